@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# Runs a real single-node Apache Kafka broker (KRaft, combined broker+controller) on
+# 127.0.0.1 without Docker, for local development and benchmarks of Benchstream.
+#
+# The broker jars come from Maven Central through deploy/local/kafka-pom.xml (the only
+# place the Kafka version is written down) and are cached outside the repository so
+# every checkout and every data dir shares one copy.
+#
+# Usage: deploy/local/kafka.sh start|stop|status|fetch|restart
+#
+# Environment (all optional):
+#   KAFKA_PORT             broker (PLAINTEXT) port                      [9092]
+#   KAFKA_CONTROLLER_PORT  KRaft controller port                        [KAFKA_PORT+1]
+#   BENCHSTREAM_DATA_DIR   root for local state                         [<repo>/.benchstream]
+#   KAFKA_DATA_DIR         config, KRaft log dirs, pid file, broker.log [$BENCHSTREAM_DATA_DIR/kafka-$KAFKA_PORT]
+#   KAFKA_LIBS_DIR         jar cache      [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/kafka-<version>/libs]
+#   KAFKA_HEAP             JVM heap flags                               [-Xmx512m -Xms256m]
+#   KAFKA_PARTITIONS       num.partitions for new topics                [4]
+#   KAFKA_START_TIMEOUT    seconds to wait for readiness on start       [60]
+#   KAFKA_STOP_TIMEOUT     seconds to wait after SIGTERM before SIGKILL [30]
+set -euo pipefail
+
+# Resolve paths from the script's own location so it works from any cwd.
+SCRIPT_DIR="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd -P -- "$SCRIPT_DIR/../.." && pwd)"
+POM="$SCRIPT_DIR/kafka-pom.xml"
+
+die() { echo "kafka.sh: $*" >&2; exit 1; }
+
+usage() {
+  echo "usage: ${0##*/} start|stop|status|fetch|restart" >&2
+  echo "  start    fetch jars if needed, format storage once, start broker, wait until ready" >&2
+  echo "  stop     SIGTERM the broker (SIGKILL after KAFKA_STOP_TIMEOUT s)" >&2
+  echo "  status   exit 0 if the broker is running, 3 if not" >&2
+  echo "  fetch    download the broker jars into the cache (KAFKA_LIBS_DIR)" >&2
+  echo "  restart  stop, then start" >&2
+  exit 2
+}
+
+is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# The version is read from the pom rather than repeated here, so bumping the pom
+# also moves the cache dir (old and new jars never mix) and the messages.
+[[ -f "$POM" ]] || die "missing $POM"
+KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\([^<]*\)</kafka.version>.*:\1:p' "$POM" | head -n1)"
+[[ -n "$KAFKA_VERSION" ]] || die "cannot read <kafka.version> from $POM"
+
+KAFKA_PORT="${KAFKA_PORT:-9092}"
+is_uint "$KAFKA_PORT" || die "KAFKA_PORT must be a number, got '$KAFKA_PORT'"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-$((10#$KAFKA_PORT + 1))}"
+is_uint "$KAFKA_CONTROLLER_PORT" || die "KAFKA_CONTROLLER_PORT must be a number, got '$KAFKA_CONTROLLER_PORT'"
+[[ "$KAFKA_PORT" != "$KAFKA_CONTROLLER_PORT" ]] || die "KAFKA_PORT and KAFKA_CONTROLLER_PORT must differ"
+KAFKA_PARTITIONS="${KAFKA_PARTITIONS:-4}"
+if ! is_uint "$KAFKA_PARTITIONS" || ((10#$KAFKA_PARTITIONS == 0)); then
+  die "KAFKA_PARTITIONS must be a positive number, got '$KAFKA_PARTITIONS'"
+fi
+KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
+is_uint "$KAFKA_START_TIMEOUT" || die "KAFKA_START_TIMEOUT must be a number of seconds"
+KAFKA_STOP_TIMEOUT="${KAFKA_STOP_TIMEOUT:-30}"
+is_uint "$KAFKA_STOP_TIMEOUT" || die "KAFKA_STOP_TIMEOUT must be a number of seconds"
+KAFKA_HEAP="${KAFKA_HEAP:--Xmx512m -Xms256m}"
+
+BENCHSTREAM_DATA_DIR="${BENCHSTREAM_DATA_DIR:-$REPO_ROOT/.benchstream}"
+DATA_DIR="${KAFKA_DATA_DIR:-$BENCHSTREAM_DATA_DIR/kafka-$KAFKA_PORT}"
+LIBS_DIR="${KAFKA_LIBS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/kafka-$KAFKA_VERSION/libs}"
+# Absolute paths: they end up in server.properties and on the JVM command line (which
+# broker_pid matches against), so they must not depend on the caller's cwd.
+[[ "$DATA_DIR" == /* ]] || DATA_DIR="$PWD/$DATA_DIR"
+[[ "$LIBS_DIR" == /* ]] || LIBS_DIR="$PWD/$LIBS_DIR"
+
+PID_FILE="$DATA_DIR/kafka.pid"
+LOG_FILE="$DATA_DIR/broker.log"
+CONFIG="$DATA_DIR/server.properties"
+LOG4J_BROKER="$DATA_DIR/log4j.properties"
+LOG4J_TOOLS="$DATA_DIR/tools-log4j.properties"
+CLUSTER_ID_FILE="$DATA_DIR/cluster.id"
+KRAFT_LOG_DIR="$DATA_DIR/kraft-logs"
+# Written last by fetch; its presence is what makes the cache "complete".
+LIBS_MARKER=".benchstream-complete"
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
+}
+
+# ---------------------------------------------------------------- jar cache
+
+libs_complete() {
+  [[ -f "$LIBS_DIR/$LIBS_MARKER" \
+    && -f "$LIBS_DIR/kafka_2.13-$KAFKA_VERSION.jar" \
+    && -f "$LIBS_DIR/kafka-tools-$KAFKA_VERSION.jar" ]]
+}
+
+FETCH_TMP=""
+cleanup_fetch_tmp() { [[ -z "$FETCH_TMP" ]] || rm -rf -- "$FETCH_TMP"; }
+
+fetch_libs() {
+  if libs_complete; then
+    echo "kafka $KAFKA_VERSION jars already cached in $LIBS_DIR"
+    return 0
+  fi
+  need mvn "install Maven 3 (e.g. apt-get install maven); it downloads the Kafka jars from Maven Central"
+  need java "install a JDK 17+ (e.g. apt-get install openjdk-17-jre-headless)"
+  local parent
+  parent="$(dirname -- "$LIBS_DIR")"
+  mkdir -p -- "$parent"
+  # The temp dir lives next to the final dir so the final mv is a same-filesystem
+  # rename(2), i.e. atomic: an interrupted fetch leaves only a .tmp dir (removed by
+  # the trap), never a half-filled cache.
+  FETCH_TMP="$(mktemp -d "$parent/.libs.tmp.XXXXXX")"
+  trap cleanup_fetch_tmp EXIT
+  # Turn signals into a normal exit so the EXIT trap removes the temp dir.
+  trap 'exit 130' INT TERM HUP
+  echo "fetching kafka $KAFKA_VERSION jars from Maven Central into $LIBS_DIR ..."
+  local mvn_log="$FETCH_TMP/mvn.log"
+  if ! mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies \
+      -DoutputDirectory="$FETCH_TMP/libs" -DincludeScope=runtime >"$mvn_log" 2>&1; then
+    cat "$mvn_log" >&2
+    die "mvn dependency:copy-dependencies failed (see output above)"
+  fi
+  [[ -f "$FETCH_TMP/libs/kafka_2.13-$KAFKA_VERSION.jar" ]] \
+    || die "mvn finished but kafka_2.13-$KAFKA_VERSION.jar is missing from its output"
+  echo "$KAFKA_VERSION $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$FETCH_TMP/libs/$LIBS_MARKER"
+  # A cache dir without the marker is a leftover from an older/broken layout: move it
+  # aside (atomic) before deleting, so the rename below lands on an empty name.
+  if [[ -e "$LIBS_DIR" ]] && ! libs_complete; then
+    mv -- "$LIBS_DIR" "$FETCH_TMP/stale"
+  fi
+  # mv -T refuses to nest into an existing non-empty dir; that only happens when a
+  # concurrent fetch won the race, and its result is equally good.
+  if ! mv -T -- "$FETCH_TMP/libs" "$LIBS_DIR" 2>/dev/null; then
+    libs_complete || die "could not move fetched jars into $LIBS_DIR"
+  fi
+  cleanup_fetch_tmp
+  FETCH_TMP=""
+  echo "kafka $KAFKA_VERSION jars cached in $LIBS_DIR ($(find "$LIBS_DIR" -name '*.jar' | wc -l) jars)"
+}
+
+# ---------------------------------------------------------------- process state
+
+# Prints the broker pid if the pid file names a live process that is really our
+# broker (checking the command line guards against pid reuse after a reboot/crash).
+broker_pid() {
+  [[ -f "$PID_FILE" ]] || return 1
+  local pid args
+  pid="$(<"$PID_FILE")"
+  is_uint "$pid" || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  args="$(ps -o args= -p "$pid" 2>/dev/null || true)"
+  [[ "$args" == *kafka.Kafka* && "$args" == *"$CONFIG"* ]] || return 1
+  echo "$pid"
+}
+
+port_open() {
+  # bash's /dev/tcp: no nc/ss dependency; loopback connects succeed or get RST at once.
+  (: <>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+broker_ready() {
+  grep -q "Kafka Server started" "$LOG_FILE" 2>/dev/null && port_open "$KAFKA_PORT"
+}
+
+print_log_tail() {
+  if [[ -f "$LOG_FILE" ]]; then
+    echo "---- last 40 lines of $LOG_FILE ----" >&2
+    tail -n 40 -- "$LOG_FILE" >&2
+    echo "----" >&2
+  else
+    echo "(no $LOG_FILE)" >&2
+  fi
+}
+
+# Serialises start/stop on one data dir (e.g. parallel test workers all calling
+# start). flock is optional: without it we behave as before, just unguarded.
+lock_data_dir() {
+  mkdir -p -- "$DATA_DIR"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$DATA_DIR/.lock"
+    flock -w $((KAFKA_START_TIMEOUT + KAFKA_STOP_TIMEOUT + 60)) 9 \
+      || die "timed out waiting for another kafka.sh on $DATA_DIR"
+  fi
+}
+
+# ---------------------------------------------------------------- config
+
+write_config() {
+  # Rewritten on every start so env changes (partitions, ports) take effect; the
+  # identity that must stay stable (cluster id, node id, log dirs) never changes.
+  cat >"$CONFIG" <<EOF
+# Generated by deploy/local/kafka.sh on every start; edits are overwritten.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KRAFT_LOG_DIR
+num.partitions=$KAFKA_PARTITIONS
+# Single node: internal topics cannot have more replicas than brokers.
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+# Consumers in benchmarks join immediately; the default 3 s delay only slows tests.
+group.initial.rebalance.delay.ms=0
+# Topics are created explicitly, so typos fail loudly instead of inventing topics.
+auto.create.topics.enable=false
+log.retention.hours=24
+EOF
+
+  # Broker logs go to broker.log only (no console appender, so nothing is doubled by
+  # the stdout redirect, which still catches JVM-level errors in the same file).
+  cat >"$LOG4J_BROKER" <<EOF
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=$LOG_FILE
+log4j.appender.file.Append=true
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+# Per-request and state-change chatter would drown the useful lines.
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.org.apache.kafka.clients=WARN
+EOF
+
+  # CLI tools (StorageTool) only need to complain, on stderr.
+  cat >"$LOG4J_TOOLS" <<EOF
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+}
+
+format_storage_once() {
+  # meta.properties is what StorageTool writes; if present the dir is already
+  # formatted and re-formatting would fail (or, forced, wipe data).
+  [[ -f "$KRAFT_LOG_DIR/meta.properties" ]] && return 0
+  local tool=(java -Dlog4j.configuration="file:$LOG4J_TOOLS" -cp "$LIBS_DIR/*" kafka.tools.StorageTool)
+  if [[ ! -s "$CLUSTER_ID_FILE" ]]; then
+    local id
+    id="$("${tool[@]}" random-uuid)" || die "kafka.tools.StorageTool random-uuid failed"
+    [[ -n "$id" ]] || die "kafka.tools.StorageTool random-uuid printed nothing"
+    echo "$id" >"$CLUSTER_ID_FILE"
+  fi
+  echo "formatting KRaft storage in $KRAFT_LOG_DIR (cluster id $(<"$CLUSTER_ID_FILE"))"
+  "${tool[@]}" format -t "$(<"$CLUSTER_ID_FILE")" -c "$CONFIG" >/dev/null \
+    || die "kafka.tools.StorageTool format failed"
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_start() {
+  need java "install a JDK 17+ (e.g. apt-get install openjdk-17-jre-headless)"
+  lock_data_dir
+
+  local pid
+  if pid="$(broker_pid)"; then
+    if port_open "$KAFKA_PORT"; then
+      echo "kafka already running on 127.0.0.1:$KAFKA_PORT"
+      return 0
+    fi
+    # Alive but not listening: most likely still starting from an earlier call whose
+    # waiting was interrupted; wait for it instead of starting a second broker.
+    echo "kafka process $pid exists but 127.0.0.1:$KAFKA_PORT is not answering yet; waiting"
+  else
+    rm -f -- "$PID_FILE"
+    # Someone else (another broker, another data dir) holds our ports: starting would
+    # only fail inside the JVM with a less obvious bind error.
+    local p
+    for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
+      if port_open "$p"; then
+        die "127.0.0.1:$p is already in use by another process (not the broker of $DATA_DIR); set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
+      fi
+    done
+
+    libs_complete || fetch_libs
+    write_config
+    format_storage_once
+
+    # Keep the previous run's log for post-mortems, and make sure the readiness grep
+    # below can only match this run's "Kafka Server started".
+    if [[ -f "$LOG_FILE" ]]; then mv -f -- "$LOG_FILE" "$LOG_FILE.1"; fi
+    local heap
+    read -r -a heap <<<"$KAFKA_HEAP"
+    # setsid+nohup: own session, immune to the caller's SIGHUP/Ctrl-C, so the broker
+    # outlives this script. Both exec in place, so $! is the java pid. fd 9 (the lock)
+    # must not leak into the broker or it would hold the lock forever.
+    local launcher=(nohup)
+    command -v setsid >/dev/null 2>&1 && launcher=(setsid nohup)
+    "${launcher[@]}" java "${heap[@]}" \
+      -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+      -Dlog4j.configuration="file:$LOG4J_BROKER" \
+      -cp "$LIBS_DIR/*" kafka.Kafka "$CONFIG" \
+      </dev/null >>"$LOG_FILE" 2>&1 9>&- &
+    pid=$!
+    echo "$pid" >"$PID_FILE"
+  fi
+
+  local deadline=$((SECONDS + KAFKA_START_TIMEOUT))
+  until broker_ready; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f -- "$PID_FILE"
+      echo "kafka.sh: broker process $pid exited during startup" >&2
+      print_log_tail
+      exit 1
+    fi
+    if ((SECONDS >= deadline)); then
+      echo "kafka.sh: broker not ready on 127.0.0.1:$KAFKA_PORT after ${KAFKA_START_TIMEOUT}s; stopping it (raise KAFKA_START_TIMEOUT on slow machines)" >&2
+      print_log_tail
+      # Don't leave a half-started broker holding the ports and the data dir.
+      stop_pid "$pid" >/dev/null
+      rm -f -- "$PID_FILE"
+      exit 1
+    fi
+    sleep 0.25
+  done
+  echo "kafka $KAFKA_VERSION ready on 127.0.0.1:$KAFKA_PORT (data: $DATA_DIR)"
+}
+
+# SIGTERM lets Kafka flush and close its logs cleanly (faster next start, no
+# recovery); SIGKILL is only the fallback for a hung JVM.
+stop_pid() {
+  local pid="$1" deadline=$((SECONDS + KAFKA_STOP_TIMEOUT))
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS >= deadline)); then
+      echo "kafka.sh: broker $pid did not exit ${KAFKA_STOP_TIMEOUT}s after SIGTERM; sending SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      local tries=20
+      while ((tries-- > 0)) && kill -0 "$pid" 2>/dev/null; do sleep 0.25; done
+      break
+    fi
+    sleep 0.2
+  done
+}
+
+cmd_stop() {
+  [[ -d "$DATA_DIR" ]] || { echo "kafka not running"; return 0; }
+  lock_data_dir
+  local pid
+  if ! pid="$(broker_pid)"; then
+    rm -f -- "$PID_FILE"   # stale pid file from a crash/reboot
+    echo "kafka not running"
+    return 0
+  fi
+  stop_pid "$pid"
+  rm -f -- "$PID_FILE"
+  echo "kafka stopped (pid $pid)"
+}
+
+cmd_status() {
+  local pid
+  if pid="$(broker_pid)"; then
+    if port_open "$KAFKA_PORT"; then
+      echo "kafka $KAFKA_VERSION running on 127.0.0.1:$KAFKA_PORT (pid $pid, data: $DATA_DIR)"
+    else
+      echo "kafka $KAFKA_VERSION process running (pid $pid, data: $DATA_DIR) but 127.0.0.1:$KAFKA_PORT not answering yet"
+    fi
+    return 0
+  fi
+  echo "kafka not running (data: $DATA_DIR)"
+  return 3
+}
+
+[[ $# -eq 1 ]] || usage
+case "$1" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  fetch) fetch_libs ;;
+  restart) cmd_stop; cmd_start ;;
+  *) usage ;;
+esac

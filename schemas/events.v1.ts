@@ -1,0 +1,195 @@
+/**
+ * Benchstream event schema, version 1: the single source of the shapes that
+ * drivers put on Kafka and the processor takes off it.
+ *
+ * One Kafka message carries one *record batch* of one *kind*. Every message
+ * starts with the same 4-byte header so a consumer can route or reject it
+ * before decoding anything else:
+ *
+ *   offset 0  u8  0x42 'B'   magic
+ *   offset 1  u8  0x53 'S'   magic
+ *   offset 2  u8  version    = SCHEMA_VERSION (1); anything else goes to the dead-letter topic
+ *   offset 3  u8  kind       one of RECORD_KIND
+ *
+ * The body of each kind is described next to its type below; the codec lives
+ * in services/core/event-codec.ts and follows this file, nothing else.
+ * All integers are little-endian; "varint" is unsigned LEB128 and "zigzag" is
+ * a signed varint (protobuf style).
+ */
+
+export const SCHEMA_VERSION = 1
+export const MAGIC_0 = 0x42
+export const MAGIC_1 = 0x53
+
+/** Kinds of record batch. Values are wire codes; never renumber. */
+export const RECORD_KIND = {
+  /** Per-operation latency events (the main stream). */
+  OPS: 1,
+  /** Pre-aggregated interval histograms (from YCSB/HdrHistogram interval logs). */
+  INTERVAL_HISTOGRAM: 2,
+  /** Run lifecycle: a driver announcing a run start or end (JSON body). */
+  RUN_LIFECYCLE: 3,
+  /** Server-side metric samples (cache hits/misses from the datastore; JSON body). */
+  SERVER_METRICS: 4,
+} as const
+export type RecordKind = (typeof RECORD_KIND)[keyof typeof RECORD_KIND]
+
+/** YCSB operation names, with their wire codes. */
+export const OPERATIONS = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE'] as const
+export type Operation = (typeof OPERATIONS)[number]
+/** Wire code of an operation is its index in OPERATIONS plus one (0 is never valid). */
+export const opCode = (op: Operation): number => OPERATIONS.indexOf(op) + 1
+
+/**
+ * Outcome of an operation. OK or an error class; the names are YCSB's Status
+ * names so reports read the same (`Return=OK`, `Return=NOT_FOUND`).
+ */
+export const STATUSES = [
+  'OK',
+  'ERROR',
+  'NOT_FOUND',
+  'NOT_IMPLEMENTED',
+  'UNEXPECTED_STATE',
+  'BAD_REQUEST',
+  'FORBIDDEN',
+  'SERVICE_UNAVAILABLE',
+  'TIMEOUT',
+] as const
+export type Status = (typeof STATUSES)[number]
+
+/** Cache outcome of an operation, as far as the client can know it. */
+export const CACHE_OUTCOMES = ['UNKNOWN', 'HIT', 'MISS'] as const
+export type CacheOutcome = (typeof CACHE_OUTCOMES)[number]
+
+/** Identifiers (run id, client id, label keys) are short and safe to put in SQL, URLs and metric labels. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
+export const ID_RULE = '1-64 characters from A-Z a-z 0-9 . _ : -, starting with a letter or digit'
+
+/** Largest latency accepted: one hour in microseconds (the histogram's documented range). */
+export const MAX_LATENCY_US = 3_600_000_000
+/** Largest thread index accepted. */
+export const MAX_THREAD = 65_535
+/** Largest payload size accepted for one operation, in bytes (1 GiB). */
+export const MAX_BYTES = 1_073_741_824
+
+/**
+ * One operation, as measured by a driver.
+ *
+ * | field        | unit / range                         | meaning |
+ * |--------------|--------------------------------------|---------|
+ * | runId        | ID_PATTERN                           | the benchmark run; several clients share it |
+ * | clientId     | ID_PATTERN                           | the driver process (one machine, one YCSB client) |
+ * | thread       | 0..MAX_THREAD                        | worker index inside the client |
+ * | op           | OPERATIONS                           | YCSB operation |
+ * | startUs      | µs since the Unix epoch              | when the operation was actually issued (event time) |
+ * | latencyUs    | 0..MAX_LATENCY_US µs                 | measured service time: issue to completion |
+ * | intendedUs   | latencyUs..MAX_LATENCY_US µs         | from the *scheduled* start to completion; equals latencyUs when unthrottled. Corrects coordinated omission (YCSB `measurement.interval=both`) |
+ * | status       | STATUSES                             | OK or the error class |
+ * | cache        | CACHE_OUTCOMES                       | HIT/MISS where the binding knows, else UNKNOWN |
+ * | bytes        | 0..MAX_BYTES                         | payload bytes read or written |
+ */
+export interface OpEvent {
+  runId: string
+  clientId: string
+  thread: number
+  op: Operation
+  startUs: number
+  latencyUs: number
+  intendedUs: number
+  status: Status
+  cache: CacheOutcome
+  bytes: number
+}
+
+/**
+ * OPS body (kind 1). Run and client are written once per batch, the events as
+ * rows of small varints relative to a base time, about 9-12 bytes an event:
+ *
+ *   u8 len + utf8   runId
+ *   u8 len + utf8   clientId
+ *   f64             baseStartUs (µs since epoch; every startUs is base + delta)
+ *   varint          event count N
+ *   N times:
+ *     varint        thread
+ *     u8            (opCode << 4) | (cache index << 2)      low 2 bits reserved, must be 0
+ *     u8            status index
+ *     zigzag        startUs - baseStartUs
+ *     varint        latencyUs
+ *     varint        intendedUs - latencyUs                    (never negative)
+ *     varint        bytes
+ */
+export interface OpsBatch {
+  kind: typeof RECORD_KIND.OPS
+  runId: string
+  clientId: string
+  events: OpEvent[]
+}
+
+/**
+ * INTERVAL_HISTOGRAM body (kind 2): one operation's latencies over one
+ * interval, already bucketed in Benchstream's histogram layout
+ * (services/core/histogram.ts). Adapters convert HdrHistogram interval logs
+ * into this; the processor merges it into the same windows as OPS events.
+ *
+ *   u8 len + utf8   runId
+ *   u8 len + utf8   clientId
+ *   u8              opCode
+ *   u8              status index
+ *   f64             intervalStartUs
+ *   varint          intervalLengthUs
+ *   varint          bucket count B
+ *   B times: varint bucket index, varint count
+ */
+export interface IntervalHistogram {
+  kind: typeof RECORD_KIND.INTERVAL_HISTOGRAM
+  runId: string
+  clientId: string
+  op: Operation
+  status: Status
+  intervalStartUs: number
+  intervalLengthUs: number
+  buckets: Array<[index: number, count: number]>
+}
+
+/**
+ * RUN_LIFECYCLE body (kind 3): UTF-8 JSON of RunLifecycle. A driver sends
+ * `start` before its first event and `end` after its last event was
+ * acknowledged by Kafka, carrying what it sent so that anyone can check the
+ * pipeline's totals against the driver's.
+ */
+export interface RunLifecycle {
+  kind: typeof RECORD_KIND.RUN_LIFECYCLE
+  phase: 'start' | 'end'
+  runId: string
+  clientId: string
+  /** µs since epoch of the phase. */
+  atUs: number
+  labels: Record<string, string>
+  workload: string
+  binding: string
+  threads: number
+  /** Target ops/s of this client, 0 = unthrottled. */
+  target: number
+  /** On `end`: operations whose events Kafka acknowledged, by operation and status (`READ/OK`). */
+  sent?: Record<string, number>
+  /** On `end`: events the driver measured but could not deliver (buffer full, broker down). */
+  undelivered?: number
+  /** On `end`: the driver's measured run time in ms. */
+  runtimeMs?: number
+}
+
+/**
+ * SERVER_METRICS body (kind 4): UTF-8 JSON of ServerMetrics: cumulative
+ * counters sampled from the datastore (e.g. Redis keyspace_hits, PostgreSQL
+ * blks_hit) at `atUs`.
+ */
+export interface ServerMetrics {
+  kind: typeof RECORD_KIND.SERVER_METRICS
+  runId: string
+  clientId: string
+  atUs: number
+  source: string
+  values: Record<string, number>
+}
+
+export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics

@@ -1,0 +1,75 @@
+/**
+ * The HTTP API: runs, reports, live timelines, ad hoc read-only SQL and a
+ * live web page. build() assembles the app without listening, so tests use
+ * app.inject() and need no port.
+ */
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
+import type { ClickHouse } from '../adapters/clickhouse.js'
+import { queryRows } from '../adapters/clickhouse.js'
+import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
+import { formatYcsb } from '../core/ycsb-report.js'
+import type { ApiConfig } from './config.js'
+import { liveViewHtml } from './live-view.js'
+import { deadLetterCounts, listRuns, runReport, timeline } from './queries.js'
+
+export interface ApiDeps {
+  ch: ClickHouse
+  /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
+  status?: () => Record<string, unknown>
+}
+
+const READ_ONLY = /^\s*(SELECT|WITH|SHOW|DESCRIBE|DESC|EXPLAIN)\b/i
+const HTTP_STATUS: Partial<Record<string, number>> = { BS_ERR_NOT_FOUND: 404, BS_ERR_BAD_REQUEST: 400, BS_ERR_CLICKHOUSE: 502 }
+
+export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
+  const app = Fastify({ logger: config.logRequests ? { level: 'info' } : false }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setErrorHandler((err, _req, reply) => {
+    if (isBenchstreamError(err)) {
+      const statusCode = HTTP_STATUS[err.code] ?? 500
+      return reply.status(statusCode).send({ statusCode, code: err.code, error: err.name, message: err.message })
+    }
+    const e = err as { validation?: unknown; statusCode?: number; code?: string; message: string }
+    if (e.validation !== undefined) return reply.status(400).send({ statusCode: 400, code: 'BS_ERR_BAD_REQUEST', error: 'Bad Request', message: e.message })
+    const statusCode = e.statusCode ?? 500
+    return reply.status(statusCode).send({ statusCode, code: e.code ?? 'BS_ERR_INTERNAL', error: 'Error', message: e.message })
+  })
+
+  app.get('/healthz', async () => ({ ok: true, clickhouse: deps.ch.mode, location: deps.ch.location, ...(deps.status?.() ?? {}) }))
+
+  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await listRuns(deps.ch, req.query.limit ?? 100) }))
+
+  app.get('/api/v1/runs/:runId/report', { schema: { params: RunIdParams, querystring: ReportQuery } }, async (req, reply) => {
+    const report = await runReport(deps.ch, req.params.runId)
+    if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatYcsb(report))
+    return report
+  })
+
+  app.get('/api/v1/runs/:runId/timeline', { schema: { params: RunIdParams, querystring: TimelineQuery } }, async (req) => ({
+    runId: req.params.runId,
+    points: await timeline(deps.ch, req.params.runId, req.query.since ?? 0),
+  }))
+
+  app.get('/api/v1/dead-letters', async () => ({ byReason: await deadLetterCounts(deps.ch) }))
+
+  // Ad hoc SQL for people without a ClickHouse client (in the embedded mode this
+  // process owns the data directory, so this is the way in). Read-only.
+  app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req) => {
+    const sql = req.body.sql.trim().replace(/;\s*$/, '')
+    if (!READ_ONLY.test(sql) || sql.includes(';')) {
+      throw new BenchstreamError('BS_ERR_BAD_REQUEST', 'only one read-only statement is allowed: SELECT, WITH, SHOW, DESCRIBE or EXPLAIN, without ";" inside')
+    }
+    try {
+      const rows = await queryRows<Record<string, unknown>>(deps.ch, `${sql}\nSETTINGS max_result_rows = ${config.maxQueryRows}, result_overflow_mode = 'break'`)
+      return { rows, rowCount: rows.length, limit: config.maxQueryRows }
+    } catch (err) {
+      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `query failed: ${(err as Error).message}`, { cause: err })
+    }
+  })
+
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
+
+  return app
+}

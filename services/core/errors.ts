@@ -1,0 +1,36 @@
+/**
+ * Benchstream's coded errors. Every error a user can see has a stable code
+ * (`BS_ERR_*`), a message that says what was wrong and what is allowed, an
+ * optional cause, and whether retrying the same thing can help.
+ */
+export const ERROR_CODES = {
+  BS_ERR_CONFIG: { retryable: false, summary: 'invalid configuration' },
+  BS_ERR_USAGE: { retryable: false, summary: 'invalid command line' },
+  BS_ERR_WORKLOAD: { retryable: false, summary: 'invalid workload property' },
+  BS_ERR_DECODE: { retryable: false, summary: 'malformed record batch' },
+  BS_ERR_SCHEMA_VERSION: { retryable: false, summary: 'unknown schema version' },
+  BS_ERR_INVALID_EVENT: { retryable: false, summary: 'event value out of range' },
+  BS_ERR_CLICKHOUSE: { retryable: true, summary: 'ClickHouse request failed' },
+  BS_ERR_KAFKA: { retryable: true, summary: 'Kafka request failed' },
+  BS_ERR_MIGRATION: { retryable: false, summary: 'schema migration failed' },
+  BS_ERR_NOT_FOUND: { retryable: false, summary: 'not found' },
+  BS_ERR_BAD_REQUEST: { retryable: false, summary: 'bad request' },
+  BS_ERR_BINDING: { retryable: false, summary: 'datastore binding failed' },
+  BS_ERR_TIMEOUT: { retryable: true, summary: 'timed out' },
+} as const
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export class BenchstreamError extends Error {
+  readonly code: ErrorCode
+  readonly retryable: boolean
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'BenchstreamError'
+    this.code = code
+    this.retryable = options?.retryable ?? ERROR_CODES[code].retryable
+  }
+}
+
+export function isBenchstreamError(err: unknown, code?: ErrorCode): err is BenchstreamError {
+  return err instanceof BenchstreamError && (code === undefined || err.code === code)
+}

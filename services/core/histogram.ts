@@ -1,0 +1,130 @@
+/**
+ * A log-linear latency histogram (the HdrHistogram layout with 128 linear
+ * sub-buckets per power of two), mergeable by adding bucket counts.
+ *
+ * Values are integer microseconds. 0..255 µs get one bucket each (exact);
+ * above that each power-of-two range [2^k, 2^(k+1)) is cut into 128 equal
+ * buckets, so a bucket is at most 1/128 of its lower bound wide and its
+ * midpoint is within 0.4% of any value in it. The range covers 1 µs to 2^32 µs
+ * (71 minutes) in at most 3,328 buckets; the same index function is written
+ * in SQL (schemas/clickhouse) so ClickHouse computes identical percentiles.
+ */
+
+/** log2 of the number of linear sub-buckets per power of two. */
+export const SUB_BUCKET_BITS = 7
+const SUB = 1 << SUB_BUCKET_BITS // 128
+/** Values below this have a bucket of their own. */
+const EXACT_LIMIT = SUB * 2 // 256
+/** Largest value the layout can hold: 2^32 - 1 µs. */
+export const MAX_TRACKABLE_US = 0xffff_ffff
+/** One past the largest bucket index. */
+export const BUCKET_COUNT = (32 - SUB_BUCKET_BITS + 1) * SUB // 3,328: index of 2^32 - 1 is 3,327
+
+/** Bucket index of a value in µs; values are clamped to [0, MAX_TRACKABLE_US]. */
+export function bucketIndex(valueUs: number): number {
+  if (valueUs < EXACT_LIMIT) return valueUs <= 0 ? 0 : Math.floor(valueUs)
+  const v = valueUs >= MAX_TRACKABLE_US ? MAX_TRACKABLE_US : Math.floor(valueUs)
+  const shift = 31 - Math.clz32(v) - SUB_BUCKET_BITS
+  return shift * SUB + (v >>> shift)
+}
+
+/** Lowest value in µs that falls into a bucket. */
+export function bucketLow(index: number): number {
+  if (index < EXACT_LIMIT) return index
+  const shift = Math.floor(index / SUB) - 1
+  return (index - shift * SUB) * 2 ** shift
+}
+
+/** Width of a bucket in µs. */
+export function bucketWidth(index: number): number {
+  return index < EXACT_LIMIT ? 1 : 2 ** (Math.floor(index / SUB) - 1)
+}
+
+/** The value reported for a bucket: the midpoint of the integers it holds. */
+export function bucketValue(index: number): number {
+  return bucketLow(index) + (bucketWidth(index) - 1) / 2
+}
+
+/**
+ * Rank (1-based) of quantile q among n values: the smallest r with r >= q*n.
+ * The small epsilon stops 0.99 * 100 = 99.00000000000001 from rounding up to
+ * rank 100; the SQL twin uses the same expression.
+ */
+export function quantileRank(q: number, n: number): number {
+  return Math.max(1, Math.ceil(q * n - 1e-7))
+}
+
+/** Dense histogram used while aggregating; tracks the used index range so iteration stays cheap. */
+export class Histogram {
+  readonly counts = new Float64Array(BUCKET_COUNT)
+  total = 0
+  minIndex = BUCKET_COUNT
+  maxIndex = -1
+
+  record(valueUs: number): void {
+    const i = bucketIndex(valueUs)
+    this.counts[i]! += 1
+    this.total += 1
+    if (i < this.minIndex) this.minIndex = i
+    if (i > this.maxIndex) this.maxIndex = i
+  }
+
+  recordBucket(index: number, count: number): void {
+    this.counts[index]! += count
+    this.total += count
+    if (index < this.minIndex) this.minIndex = index
+    if (index > this.maxIndex) this.maxIndex = index
+  }
+
+  merge(other: Histogram): void {
+    for (let i = other.minIndex; i <= other.maxIndex; i++) {
+      const c = other.counts[i]!
+      if (c !== 0) this.recordBucket(i, c)
+    }
+  }
+
+  /** Non-empty buckets as [index, count] pairs in index order. */
+  entries(): Array<[number, number]> {
+    const out: Array<[number, number]> = []
+    for (let i = this.minIndex; i <= this.maxIndex; i++) {
+      const c = this.counts[i]!
+      if (c !== 0) out.push([i, c])
+    }
+    return out
+  }
+
+  /** Bucket map as ClickHouse's Map(UInt16, UInt64) takes it in JSONEachRow. */
+  toMap(): Record<string, number> {
+    const out: Record<string, number> = {}
+    for (let i = this.minIndex; i <= this.maxIndex; i++) {
+      const c = this.counts[i]!
+      if (c !== 0) out[i] = c
+    }
+    return out
+  }
+
+  quantile(q: number): number {
+    return quantileFromEntries(this.entries(), q)
+  }
+}
+
+/** Quantile q (0..1) from [index, count] pairs sorted by index; 0 when empty. */
+export function quantileFromEntries(entries: ReadonlyArray<readonly [number, number]>, q: number): number {
+  let n = 0
+  for (const [, c] of entries) n += c
+  if (n === 0) return 0
+  const rank = quantileRank(q, n)
+  let seen = 0
+  for (const [i, c] of entries) {
+    seen += c
+    if (seen >= rank) return bucketValue(i)
+  }
+  return bucketValue(entries[entries.length - 1]![0])
+}
+
+/** Entries from a ClickHouse Map as returned in JSON (`{"12": 3}`), sorted by index. */
+export function entriesFromMap(map: Record<string, number | string>): Array<[number, number]> {
+  return Object.entries(map)
+    .map(([k, v]): [number, number] => [Number(k), Number(v)])
+    .sort((a, b) => a[0] - b[0])
+}

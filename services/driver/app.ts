@@ -1,0 +1,89 @@
+/**
+ * One driver client: announces the run, runs the phase, samples server
+ * metrics, announces the end with what it delivered, and returns its report.
+ * No sockets are opened here; main.ts wires the real sink and binding.
+ */
+import { RECORD_KIND } from '../../schemas/events.v1.js'
+import { formatYcsb, type Report } from '../core/ycsb-report.js'
+import type { Workload } from '../core/workload-types.js'
+import type { Binding } from './binding.js'
+import type { DriverConfig } from './config.js'
+import type { EventSink, SinkStats } from './event-sink.js'
+import { runPhase, type StatusSnapshot } from './runner.js'
+
+export interface DriverDeps {
+  workload: Workload
+  binding: Binding
+  sink: EventSink
+  /** Status lines (YCSB prints them to stderr). */
+  status: (line: string) => void
+  signal?: AbortSignal
+}
+
+export interface DriverOutcome {
+  report: Report
+  delivery: SinkStats
+  runtimeMs: number
+}
+
+export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<DriverOutcome> {
+  const base = { runId: cfg.runId, clientId: cfg.clientId, labels: cfg.labels, workload: cfg.workloadName, binding: cfg.binding, threads: cfg.threads, target: cfg.target }
+  await deps.sink.sendRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'start', atUs: nowUs(), ...base })
+  let sampler: NodeJS.Timeout | undefined
+  const sampling: Array<Promise<void>> = []
+  const sample = deps.binding.sampleServerMetrics?.bind(deps.binding)
+  if (sample !== undefined && cfg.phase === 'run') {
+    const once = (): void => {
+      const p = sample()
+        .then((m) => deps.sink.sendRecord({ kind: RECORD_KIND.SERVER_METRICS, runId: cfg.runId, clientId: cfg.clientId, atUs: nowUs(), source: m.source, values: m.values }))
+        .catch((err: unknown) => deps.status(`server metrics sample failed: ${(err as Error).message}`))
+      sampling.push(p)
+    }
+    once()
+    sampler = setInterval(once, 1000)
+  }
+  let result
+  try {
+    result = await runPhase(deps.workload, deps.binding, deps.sink, {
+      phase: cfg.phase,
+      threads: cfg.threads,
+      target: cfg.target,
+      operationCount: 0,
+      maxExecutionTimeS: deps.workload.maxExecutionTimeS,
+      statusIntervalS: cfg.statusIntervalS,
+      onStatus: (s) => deps.status(formatStatus(s)),
+      ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    })
+  } finally {
+    if (sampler !== undefined) clearInterval(sampler)
+  }
+  if (sample !== undefined && cfg.phase === 'run') {
+    // One last sample so the server-side ratio covers the whole run.
+    sampling.push(sample().then((m) => deps.sink.sendRecord({ kind: RECORD_KIND.SERVER_METRICS, runId: cfg.runId, clientId: cfg.clientId, atUs: nowUs(), source: m.source, values: m.values })).catch(() => undefined))
+  }
+  await Promise.all(sampling)
+  await deps.sink.flush(60_000)
+  const delivery = deps.sink.stats()
+  await deps.sink.sendRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'end', atUs: nowUs(), ...base, sent: delivery.sent, undelivered: delivery.undelivered + delivery.queuedEvents, runtimeMs: result.runtimeMs })
+  return { report: result.report, delivery, runtimeMs: result.runtimeMs }
+}
+
+function nowUs(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000)
+}
+
+/** YCSB's status line: `2026-12-02 10:00:10:000 10 sec: 123456 operations; 12345.6 current ops/sec; [READ: Count=...]`. */
+export function formatStatus(s: StatusSnapshot, now = new Date()): string {
+  const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
+  const ts = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())} ${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}:${pad(now.getMilliseconds(), 3)}`
+  const parts = [...s.intervals].map(([name, c]) => {
+    const q = (x: number): number => c.hist.quantile(x)
+    return `[${name}: Count=${c.count}, Max=${c.maxUs}, Min=${c.minUs}, Avg=${(c.sumUs / c.count).toFixed(2)}, 90=${q(0.9)}, 99=${q(0.99)}, 99.9=${q(0.999)}, 99.99=${q(0.9999)}]`
+  })
+  return `${ts} ${Math.floor(s.elapsedMs / 1000)} sec: ${s.operations} operations; ${s.currentOpsPerSec.toFixed(1)} current ops/sec; ${parts.join(' ')}`.trimEnd()
+}
+
+export function formatOutcome(cfg: DriverConfig, o: DriverOutcome): string {
+  if (cfg.export === 'json') return JSON.stringify({ runId: cfg.runId, clientId: cfg.clientId, ...o.report, delivery: o.delivery }, null, 2) + '\n'
+  return formatYcsb(o.report) + `[BENCHSTREAM], RunId, ${cfg.runId}\n[BENCHSTREAM], ClientId, ${cfg.clientId}\n[BENCHSTREAM], EventsDelivered, ${o.delivery.sentEvents}\n[BENCHSTREAM], EventsUndelivered, ${o.delivery.undelivered + o.delivery.queuedEvents}\n`
+}

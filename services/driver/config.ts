@@ -1,0 +1,179 @@
+/**
+ * Driver configuration from a YCSB-style command line:
+ *   benchstream run -P workloads/workloada -p recordcount=10000 -threads 8 -target 20000 -s -db memory
+ * plus Benchstream's own flags (--run-id, --client-id, --label, --seconds, --export, --no-emit).
+ * Parsed and validated once; unknown flags, properties and bindings are
+ * rejected with the list of valid choices.
+ */
+import { readFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
+import { freeze, type Env } from '../common/env.js'
+import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
+import { BenchstreamError } from '../core/errors.js'
+import { CORE_WORKLOAD_PROPERTIES, parseProperties } from '../core/properties.js'
+import { BINDING_NAMES, type BindingName } from './bindings/index.js'
+
+export interface DriverConfig {
+  phase: 'load' | 'run'
+  /** Merged properties: workload files in order, then -p overrides. */
+  properties: Record<string, string>
+  workloadName: string
+  threads: number
+  /** ops/s for this client, 0 = unthrottled */
+  target: number
+  /** Seconds between status lines; 0 = no status. */
+  statusIntervalS: number
+  binding: BindingName
+  runId: string
+  clientId: string
+  labels: Record<string, string>
+  export: 'text' | 'json'
+  /** Send events to Kafka (off only to measure the driver alone). */
+  emit: boolean
+  infra: InfraConfig
+}
+
+export const DRIVER_USAGE = `usage: benchstream load|run [options]
+  -P <file>              workload property file (repeatable; later files win)
+  -p <key>=<value>       workload property (repeatable; overrides files)
+  -threads <n>           concurrent workers (default 1)
+  -target <ops/s>        throughput target for this client, 0 = unthrottled (default 0)
+  -s                     print a status line every status.interval seconds (default 10)
+  -db <binding>          datastore binding: ${BINDING_NAMES.join(', ')} (also --binding)
+  --run-id <id>          run id shared by all clients of one run (default: generated)
+  --client-id <id>       this client's id (default: <host>-<pid>)
+  --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
+  --seconds <n>          stop after n seconds (same as -p maxexecutiontime=n)
+  --export text|json     final report format on stdout (default text)
+  --no-emit              measure without sending events (overhead baseline)
+environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
+
+/** Driver-level property names accepted besides CoreWorkload's and binding-prefixed ones. */
+const DRIVER_PROPERTIES = ['threadcount', 'target', 'status.interval', 'measurement.interval', 'measurementtype', 'hdrhistogram.percentiles', 'db', 'workload', 'exportfile', 'exporter']
+
+function usage(message: string): BenchstreamError {
+  return new BenchstreamError('BS_ERR_USAGE', `${message}\n${DRIVER_USAGE}`)
+}
+
+function keyValue(flag: string, raw: string | undefined): [string, string] {
+  if (raw === undefined) throw usage(`${flag} needs a key=value argument`)
+  const eq = raw.indexOf('=')
+  if (eq <= 0) throw usage(`${flag} ${JSON.stringify(raw)} is not key=value`)
+  return [raw.slice(0, eq).trim(), raw.slice(eq + 1).trim()]
+}
+
+function nonNegativeInt(name: string, raw: string | undefined, max = Number.MAX_SAFE_INTEGER): number {
+  const v = Number(raw)
+  if (raw === undefined || raw === '' || !Number.isInteger(v) || v < 0 || v > max) throw usage(`${name} ${JSON.stringify(raw ?? '')} is not allowed: expected an integer from 0 to ${max}`)
+  return v
+}
+
+export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, readFile: (p: string) => string = (p) => readFileSync(p, 'utf8')): Readonly<DriverConfig> {
+  const files: Array<{ name: string; props: Record<string, string> }> = []
+  const overrides: Array<[string, string]> = []
+  const labels: Record<string, string> = {}
+  let threads: number | undefined
+  let target: number | undefined
+  let status = false
+  let binding: string | undefined
+  let runId: string | undefined
+  let clientId: string | undefined
+  let exportFormat: 'text' | 'json' = 'text'
+  let emit = true
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    const next = (): string | undefined => argv[++i]
+    switch (a) {
+      case '-P': {
+        const f = next()
+        if (f === undefined) throw usage('-P needs a workload file')
+        let text: string
+        try {
+          text = readFile(f)
+        } catch (err) {
+          throw usage(`cannot read workload file ${f}: ${(err as Error).message}`)
+        }
+        files.push({ name: path.basename(f), props: parseProperties(text) })
+        break
+      }
+      case '-p':
+        overrides.push(keyValue('-p', next()))
+        break
+      case '-threads':
+        threads = nonNegativeInt('-threads', next(), 100_000)
+        break
+      case '-target':
+        target = nonNegativeInt('-target', next())
+        break
+      case '-s':
+        status = true
+        break
+      case '-db':
+      case '--binding':
+        binding = next()
+        break
+      case '--run-id':
+        runId = next()
+        break
+      case '--client-id':
+        clientId = next()
+        break
+      case '--label': {
+        const [k, v] = keyValue('--label', next())
+        if (!ID_PATTERN.test(k)) throw usage(`label key ${JSON.stringify(k)} is not allowed: ${ID_RULE}`)
+        labels[k] = v
+        break
+      }
+      case '--seconds':
+        overrides.push(['maxexecutiontime', String(nonNegativeInt('--seconds', next()))])
+        break
+      case '--export': {
+        const f = next()
+        if (f !== 'text' && f !== 'json') throw usage(`--export ${JSON.stringify(f ?? '')} is not allowed: expected text or json`)
+        exportFormat = f
+        break
+      }
+      case '--no-emit':
+        emit = false
+        break
+      default:
+        throw usage(`unknown option ${JSON.stringify(a)}`)
+    }
+  }
+  const properties: Record<string, string> = {}
+  for (const f of files) Object.assign(properties, f.props)
+  for (const [k, v] of overrides) properties[k] = v
+  const known = new Set<string>([...CORE_WORKLOAD_PROPERTIES, ...DRIVER_PROPERTIES])
+  const unknown = Object.keys(properties).filter((k) => !known.has(k) && !BINDING_NAMES.some((b) => k.startsWith(`${b}.`)))
+  if (unknown.length > 0) {
+    throw new BenchstreamError('BS_ERR_WORKLOAD', `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.join(', ')}; valid properties are ${[...known].sort().join(', ')}, and binding properties prefixed with ${BINDING_NAMES.map((b) => `${b}.`).join(', ')}`)
+  }
+  threads ??= properties.threadcount === undefined ? 1 : nonNegativeInt('threadcount', properties.threadcount, 100_000)
+  if (threads < 1) throw usage('-threads must be at least 1')
+  target ??= properties.target === undefined ? 0 : nonNegativeInt('target', properties.target)
+  binding ??= properties.db ?? 'memory'
+  if (!(BINDING_NAMES as readonly string[]).includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}; valid bindings are ${BINDING_NAMES.join(', ')}`)
+  const workloadName = files.map((f) => f.name).join('+') || 'custom'
+  runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  clientId ??= `${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-${process.pid}`
+  if (!ID_PATTERN.test(runId)) throw usage(`--run-id ${JSON.stringify(runId)} is not allowed: ${ID_RULE}`)
+  if (!ID_PATTERN.test(clientId)) throw usage(`--client-id ${JSON.stringify(clientId)} is not allowed: ${ID_RULE}`)
+  const statusIntervalS = status ? nonNegativeInt('status.interval', properties['status.interval'] ?? '10', 86_400) : 0
+  return freeze({
+    phase,
+    properties,
+    workloadName,
+    threads,
+    target,
+    statusIntervalS,
+    binding: binding as BindingName,
+    runId,
+    clientId,
+    labels,
+    export: exportFormat,
+    emit,
+    infra: readInfraConfig(env),
+  })
+}

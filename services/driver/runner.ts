@@ -1,0 +1,184 @@
+/**
+ * Runs a workload phase: N concurrent workers take transactions from the
+ * workload, execute them on the binding, time them, and hand one event per
+ * operation to the sink. Also keeps the driver's own histograms, so the
+ * driver can print YCSB's report without asking anyone.
+ *
+ * Timing: latency is measured from the actual issue to completion; with a
+ * target rate each worker follows an intended schedule, and the intended
+ * latency is measured from the scheduled start (coordinated-omission
+ * correction, YCSB's measurement.interval=both).
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type Operation } from '../../schemas/events.v1.js'
+import { Histogram } from '../core/histogram.js'
+import type { Transaction, Workload } from '../core/workload-types.js'
+import { buildReport, type OpStatusAggregate, type Report } from '../core/ycsb-report.js'
+import { statusOf, type Binding, type OpResult } from './binding.js'
+import type { EventSink } from './event-sink.js'
+
+export interface PhaseOptions {
+  phase: 'load' | 'run'
+  threads: number
+  /** Target ops/s for this client; 0 = as fast as possible. */
+  target: number
+  /** Stop after this many operations (0 = workload's own count, or unlimited for run with maxExecutionTimeS). */
+  operationCount: number
+  /** Stop after this many seconds (0 = no limit). */
+  maxExecutionTimeS: number
+  /** Called every statusIntervalS seconds with a status snapshot (0 = never). */
+  statusIntervalS: number
+  onStatus?: (s: StatusSnapshot) => void
+  signal?: AbortSignal
+}
+
+export interface StatusSnapshot {
+  elapsedMs: number
+  operations: number
+  /** ops/s over the last interval */
+  currentOpsPerSec: number
+  /** Per operation name, this interval's histogram and counters. */
+  intervals: Map<string, { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram }>
+}
+
+export interface PhaseResult {
+  runtimeMs: number
+  operations: number
+  report: Report
+}
+
+const OP_CODE: Record<Operation, number> = Object.fromEntries(OPERATIONS.map((o, i) => [o, i + 1])) as Record<Operation, number>
+const STATUS_INDEX = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<string, number>
+const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as Record<string, number>
+
+/** Per (opCode, status) accumulators for the driver's own report. */
+class Measurements {
+  readonly cells = new Map<number, { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram }>()
+  add(key: number, latencyUs: number): void {
+    let c = this.cells.get(key)
+    if (c === undefined) {
+      c = { count: 0, sumUs: 0, minUs: Number.MAX_SAFE_INTEGER, maxUs: 0, hist: new Histogram() }
+      this.cells.set(key, c)
+    }
+    c.count++
+    c.sumUs += latencyUs
+    if (latencyUs < c.minUs) c.minUs = latencyUs
+    if (latencyUs > c.maxUs) c.maxUs = latencyUs
+    c.hist.record(latencyUs)
+  }
+  aggregates(): OpStatusAggregate[] {
+    return [...this.cells].map(([key, c]) => ({ op: OPERATIONS[(key >> 4) - 1]!, status: STATUSES[key & 15]!, count: c.count, sumUs: c.sumUs, minUs: c.minUs, maxUs: c.maxUs, hist: c.hist.entries() }))
+  }
+}
+
+export async function runPhase(workload: Workload, binding: Binding, sink: EventSink, opts: PhaseOptions): Promise<PhaseResult> {
+  const limit = opts.operationCount > 0 ? opts.operationCount : opts.phase === 'load' ? workload.loadCount : workload.operationCount
+  const deadline = opts.maxExecutionTimeS > 0 ? performance.now() + opts.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
+  if (limit === 0 && deadline === Number.POSITIVE_INFINITY && opts.signal === undefined) {
+    throw new Error('the phase has no end: set operationcount or maxexecutiontime')
+  }
+  const total = new Measurements()
+  let interval = new Measurements()
+  let issued = 0
+  let done = 0
+  const origin = performance.timeOrigin
+  const t0 = performance.now()
+  // Interval between two scheduled operations of one worker, in ms.
+  const perWorkerIntervalMs = opts.target > 0 ? (1000 * opts.threads) / opts.target : 0
+
+  const execute = (tx: Transaction): Promise<OpResult> => {
+    switch (tx.op) {
+      case 'READ':
+        return binding.read(tx.table, tx.key, tx.fields)
+      case 'UPDATE':
+        return binding.update(tx.table, tx.key, tx.values)
+      case 'INSERT':
+        return binding.insert(tx.table, tx.key, tx.values)
+      case 'SCAN':
+        return binding.scan(tx.table, tx.startKey, tx.count, tx.fields)
+      case 'DELETE':
+        return binding.delete(tx.table, tx.key)
+      case 'READ-MODIFY-WRITE':
+        // Measured as one operation: read, then write back, end to end.
+        return binding.read(tx.table, tx.key, tx.fields).then((r) => (r.status !== 'OK' ? r : binding.update(tx.table, tx.key, tx.values).then((u) => ({ ...u, cache: r.cache, bytes: r.bytes + u.bytes }))))
+    }
+  }
+
+  const worker = async (thread: number): Promise<void> => {
+    // Each worker starts at a different phase of its schedule so that the
+    // client's operations are spread evenly over time, not in bursts.
+    let k = 0
+    const offsetMs = perWorkerIntervalMs > 0 ? (perWorkerIntervalMs * thread) / opts.threads : 0
+    for (;;) {
+      if ((limit > 0 && issued >= limit) || opts.signal?.aborted) return
+      let intendedStart = 0
+      if (perWorkerIntervalMs > 0) {
+        intendedStart = t0 + offsetMs + k * perWorkerIntervalMs
+        k++
+        for (let now = performance.now(); now < intendedStart; now = performance.now()) {
+          const ahead = intendedStart - now
+          if (ahead > 2) await new Promise((r) => setTimeout(r, ahead - 1))
+          else await yieldToLoop()
+        }
+      }
+      if (performance.now() >= deadline) return
+      if ((limit > 0 && issued >= limit) || opts.signal?.aborted) return
+      issued++
+      const tx = opts.phase === 'load' ? workload.nextLoad() : workload.nextTransaction()
+      if (tx === undefined) return
+      const start = performance.now()
+      let r: OpResult
+      try {
+        r = await execute(tx)
+      } catch (err) {
+        r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
+      }
+      const end = performance.now()
+      if (tx.op === 'INSERT' && r.status === 'OK') workload.acknowledgeInsert(tx.keynum)
+      const latencyUs = Math.round((end - start) * 1000)
+      const intendedUs = intendedStart > 0 ? Math.max(latencyUs, Math.round((end - intendedStart) * 1000)) : latencyUs
+      const opCode = OP_CODE[tx.op]
+      const statusIndex = STATUS_INDEX[r.status]!
+      sink.record(thread, opCode, CACHE_INDEX[r.cache]!, statusIndex, Math.round((origin + start) * 1000), latencyUs, intendedUs, r.bytes)
+      const key = opCode * 16 + statusIndex
+      total.add(key, latencyUs)
+      if (opts.statusIntervalS > 0) interval.add(key, latencyUs)
+      done++
+    }
+  }
+
+  let statusTimer: NodeJS.Timeout | undefined
+  if (opts.statusIntervalS > 0 && opts.onStatus !== undefined) {
+    let lastDone = 0
+    let lastAt = t0
+    statusTimer = setInterval(() => {
+      const now = performance.now()
+      const snap = interval
+      interval = new Measurements()
+      const intervals: StatusSnapshot['intervals'] = new Map()
+      for (const a of snap.aggregates()) {
+        const name = a.status === 'OK' ? a.op : `${a.op}-FAILED`
+        const cell = snap.cells.get(OP_CODE[a.op as Operation] * 16 + STATUS_INDEX[a.status]!)!
+        const prev = intervals.get(name)
+        if (prev === undefined) intervals.set(name, { ...cell, hist: cell.hist })
+        else {
+          prev.count += cell.count
+          prev.sumUs += cell.sumUs
+          prev.minUs = Math.min(prev.minUs, cell.minUs)
+          prev.maxUs = Math.max(prev.maxUs, cell.maxUs)
+          prev.hist.merge(cell.hist)
+        }
+      }
+      opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), intervals })
+      lastDone = done
+      lastAt = now
+    }, opts.statusIntervalS * 1000)
+  }
+  try {
+    await Promise.all(Array.from({ length: opts.threads }, (_, i) => worker(i)))
+  } finally {
+    if (statusTimer !== undefined) clearInterval(statusTimer)
+  }
+  const runtimeMs = performance.now() - t0
+  return { runtimeMs, operations: done, report: buildReport(total.aggregates(), runtimeMs) }
+}

@@ -1,0 +1,107 @@
+/**
+ * The whole pipeline on real components: driver -> Kafka -> processor ->
+ * ClickHouse (embedded) -> API. Counts must be exact per operation, and
+ * percentiles from merged windows within 1% of exact values computed in SQL
+ * over the raw events. A malformed message goes to the dead-letter topic
+ * with its reason and the counts stay exact.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { queryRows } from '../../services/adapters/clickhouse.js'
+import { createKafka } from '../../services/adapters/kafka.js'
+import { KafkaEventSink } from '../../services/adapters/kafka-event-sink.js'
+import { readInfraConfig } from '../../services/common/infra-config.js'
+import { CoreWorkload } from '../../services/core/core-workload.js'
+import { runDriver } from '../../services/driver/app.js'
+import { createBinding } from '../../services/driver/bindings/index.js'
+import { parseDriverArgs } from '../../services/driver/config.js'
+import { NullSink } from '../../services/driver/event-sink.js'
+import { runPhase } from '../../services/driver/runner.js'
+import { startProcessorService } from '../../services/processor/main.js'
+import { testEnv, waitFor } from '../helpers/env.js'
+
+test('driver events land in ClickHouse exactly, percentiles within 1%, bad input dead-lettered', async (t) => {
+  const te = testEnv()
+  t.after(te.cleanup)
+  const svc = await startProcessorService(te.env, { api: true })
+  t.after(() => svc.stop())
+  const infra = readInfraConfig(te.env)
+  const kafka = createKafka(infra.kafka, 'e2e')
+
+  // Two clients of one run, each with its own store, as two machines would be.
+  const runId = `e2e-${Date.now()}`
+  const clients = ['client-a', 'client-b']
+  const sent: Record<string, number> = {}
+  let delivered = 0
+  for (const [i, clientId] of clients.entries()) {
+    const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=2000', '-p', `operationcount=${15_000 + i * 5000}`, '-p', `memory.cachesize=${300 + i}`, '-threads', '4', '-db', 'memory', '--run-id', runId, '--client-id', clientId, '--label', 'test=e2e'], te.env)
+    const workload = CoreWorkload.fromProperties(cfg.properties)
+    const binding = createBinding(cfg.binding, cfg.properties)
+    await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
+    const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
+    await sink.close()
+    assert.equal(outcome.delivery.undelivered, 0)
+    assert.equal(outcome.report.operations, 15_000 + i * 5000)
+    delivered += outcome.delivery.sentEvents
+    for (const [k, n] of Object.entries(outcome.delivery.sent)) sent[k] = (sent[k] ?? 0) + n
+  }
+  assert.equal(delivered, 35_000)
+
+  // A malformed message in the middle of the stream.
+  const producer = kafka.producer()
+  await producer.connect()
+  await producer.send({ topic: infra.topics.events, messages: [{ key: 'junk', value: Buffer.from('{"op":"READ","latency":12}') }] })
+  await producer.disconnect()
+
+  const ch = svc.ch
+  await waitFor('all events and the end records in ClickHouse', async () => {
+    const [r] = await queryRows<{ n: string; ended: string; dl: string }>(ch, `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS n, (SELECT count() FROM benchstream.run_clients WHERE run_id = {runId:String} AND phase = 'end') AS ended, (SELECT count() FROM benchstream.dead_letters) AS dl`, { runId })
+    return Number(r!.n) === delivered && Number(r!.ended) === 2 && Number(r!.dl) === 1 ? true : undefined
+  })
+
+  // Exact counts per operation and status, against what the drivers sent.
+  const perOp = await queryRows<{ op: string; status: string; n: string }>(ch, `SELECT op, status, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY op, status`, { runId })
+  assert.deepEqual(Object.fromEntries(perOp.map((r) => [`${r.op}/${r.status}`, Number(r.n)])), sent)
+  const run = await queryRows<{ sent: Record<string, string>; clients: string }>(ch, `SELECT sent, clients FROM benchstream.runs WHERE run_id = {runId:String}`, { runId })
+  assert.equal(Number(run[0]!.clients), 2)
+  assert.deepEqual(Object.fromEntries(Object.entries(run[0]!.sent).map(([k, v]) => [k, Number(v)])), sent)
+
+  // Percentiles from merged windows (both clients, whole run) vs exact over raw events.
+  const acc = await queryRows<{ op: string; q: number; windows: number; exact: number }>(ch, `
+    SELECT w.op AS op, q, bs_quantile(q, w.h) AS windows,
+           e.s[toUInt64(greatest(1, ceil(q * length(e.s) - 1e-7)))] AS exact
+    FROM (SELECT op, sumMap(hist) AS h FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY op) AS w
+    JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s FROM benchstream.ops WHERE run_id = {runId:String} GROUP BY op) AS e ON e.op = w.op
+    ARRAY JOIN [0.5, 0.95, 0.99, 0.999] AS q`, { runId })
+  assert.equal(acc.length, 8)
+  for (const r of acc) {
+    const tolerance = Math.max(0.01 * r.exact, 0.5) // below 256 µs buckets are exact; allow the bucket midpoint's half unit
+    assert.ok(Math.abs(r.windows - r.exact) <= tolerance, `${r.op} p${r.q * 100}: windows ${r.windows} vs exact ${r.exact}`)
+  }
+
+  // The dead letter on its topic, with the reason.
+  const dlq = kafka.consumer({ groupId: `${te.env.PROCESSOR_GROUP_ID}-dlq-reader` })
+  await dlq.connect()
+  await dlq.subscribe({ topic: infra.topics.deadLetter, fromBeginning: true })
+  const reason = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no dead letter within 30 s')), 30_000)
+    void dlq.run({ eachMessage: async ({ message }) => { clearTimeout(timer); resolve(String(message.headers?.reason)) } })
+  })
+  await dlq.disconnect()
+  assert.equal(reason, 'bad_magic')
+
+  // The API reads the same numbers.
+  const res = await svc.api!.inject({ method: 'GET', url: `/api/v1/runs/${runId}/report` })
+  assert.equal(res.statusCode, 200)
+  const report = res.json<{ operations: number; completeness: { sent: number; counted: number } }>()
+  assert.equal(report.operations, delivered)
+  assert.equal(report.completeness.sent, delivered)
+  const text = await svc.api!.inject({ method: 'GET', url: `/api/v1/runs/${runId}/report?format=text` })
+  assert.match(text.body, /^\[READ\], 99thPercentileLatency\(us\), [\d.]+$/m)
+  const missing = await svc.api!.inject({ method: 'GET', url: '/api/v1/runs/no-such-run/report' })
+  assert.equal(missing.statusCode, 404)
+  assert.equal(missing.json<{ code: string }>().code, 'BS_ERR_NOT_FOUND')
+  const bad = await svc.api!.inject({ method: 'POST', url: '/api/v1/query', payload: { sql: 'DROP TABLE benchstream.ops' } })
+  assert.equal(bad.statusCode, 400)
+})

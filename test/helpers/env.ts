@@ -1,0 +1,53 @@
+/**
+ * Test environment helpers: every test gets its own topics, consumer group
+ * and embedded ClickHouse directory, removed afterwards.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+export function requireBrokers(): string {
+  const b = process.env.KAFKA_BROKERS
+  if (b === undefined || b === '') throw new Error('integration tests need KAFKA_BROKERS: run them with `npm test` (it starts a broker) or set it')
+  return b
+}
+
+export interface TestEnv {
+  env: Record<string, string>
+  dataDir: string
+  cleanup(): void
+}
+
+export function testEnv(overrides: Record<string, string> = {}): TestEnv {
+  const id = randomUUID().slice(0, 8)
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `benchstream-test-${id}-`))
+  const env: Record<string, string> = {
+    KAFKA_BROKERS: overrides.KAFKA_BROKERS ?? requireBrokers(),
+    BENCHSTREAM_DATA_DIR: dataDir,
+    BENCHSTREAM_TOPIC_EVENTS: `test-events-${id}`,
+    BENCHSTREAM_TOPIC_DLQ: `test-dlq-${id}`,
+    BENCHSTREAM_TOPIC_ALERTS: `test-alerts-${id}`,
+    BENCHSTREAM_TOPIC_PARTITIONS: '3',
+    PROCESSOR_GROUP_ID: `test-group-${id}`,
+    API_PORT: '0',
+    FLUSH_INTERVAL_MS: '300',
+    ...overrides,
+  }
+  return { env, dataDir, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) }
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v !== undefined) return v
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The ClickHouse side against the real engine (embedded chDB): migrations,
+ * idempotent flushes, and SQL percentiles identical to the TypeScript ones.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ClickHouseWindowStore } from '../../services/adapters/clickhouse-window-store.js'
+import { migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse.js'
+import { readInfraConfig } from '../../services/common/infra-config.js'
+import { OpsBatchWriter } from '../../services/core/event-codec.js'
+import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/histogram.js'
+import { PartitionState } from '../../services/processor/partition-state.js'
+import { testEnv } from '../helpers/env.js'
+
+const NOW = Date.now() * 1000
+
+test('migrations apply once and re-run safely; flushes are idempotent by token; SQL quantiles equal TS quantiles', async (t) => {
+  const te = testEnv({ KAFKA_BROKERS: '127.0.0.1:1' })
+  t.after(te.cleanup)
+  const infra = readInfraConfig(te.env)
+  const ch = openClickHouse(infra.clickhouse)
+  t.after(() => ch.close())
+  assert.deepEqual(await migrate(ch, { opsTtlDays: 30 }), [1])
+  assert.deepEqual(await migrate(ch, { opsTtlDays: 0 }), [], 'second run applies nothing')
+  assert.deepEqual(await migrate(ch, { opsTtlDays: 7 }), [])
+  const ttl = await queryRows<{ q: string }>(ch, `SELECT create_table_query AS q FROM system.tables WHERE database = 'benchstream' AND name = 'ops'`)
+  assert.match(ttl[0]!.q, /TTL toDateTime\(start\) \+ toIntervalDay\(7\)/)
+
+  // Build one flush from real encoded messages.
+  const st = new PartitionState('topic', 0, 0, { windowUs: 1_000_000, allowedLatenessUs: 0, storeRawEvents: true, maxEventAgeUs: 86_400e6, maxEventFutureUs: 600e6 })
+  const w = new OpsBatchWriter('run-ch', 'client-1')
+  const values: number[] = []
+  let seed = 3
+  for (let i = 0; i < 20_000; i++) {
+    seed = (seed * 16807) % 2147483647
+    const v = Math.round(20 + (seed % 1000) * (i % 10 === 0 ? 90 : 1))
+    values.push(v)
+    w.add(i % 4, 1, 1 + (i % 2), 0, NOW + i * 100, v, v, 10)
+  }
+  st.add(w.finish(), 0, NOW)
+  st.add(Buffer.from('garbage'), 1, NOW)
+  const batch = st.drain('g')
+  const store = new ClickHouseWindowStore(ch)
+  await store.write(batch)
+  await store.write(batch) // the retry after a crash: must be dropped
+  const [c] = await queryRows<{ n: string; raw: string; dl: string }>(ch, `SELECT (SELECT sum(count) FROM benchstream.op_windows) AS n, (SELECT count() FROM benchstream.ops) AS raw, (SELECT count() FROM benchstream.dead_letters) AS dl`)
+  assert.equal(Number(c!.n), 20_000)
+  assert.equal(Number(c!.raw), 20_000)
+  assert.equal(Number(c!.dl), 1)
+
+  const h = new Histogram()
+  for (const v of values) h.record(v)
+  const rows = await queryRows<{ hist: Record<string, string>; p50: number; p99: number; p999: number; e99: number }>(ch, `
+    SELECT sumMap(hist) AS hist, bs_quantile(0.5, hist) AS p50, bs_quantile(0.99, hist) AS p99, bs_quantile(0.999, hist) AS p999,
+      (SELECT arraySort(groupArray(latency_us))[toUInt64(ceil(0.99 * count() - 1e-7))] FROM benchstream.ops) AS e99
+    FROM benchstream.op_windows`)
+  const r = rows[0]!
+  assert.deepEqual(entriesFromMap(r.hist), h.entries())
+  assert.equal(r.p50, h.quantile(0.5))
+  assert.equal(r.p99, h.quantile(0.99))
+  assert.equal(r.p999, quantileFromEntries(h.entries(), 0.999))
+  assert.ok(Math.abs(r.p99 - r.e99) / r.e99 <= 0.01, `p99 ${r.p99} vs exact ${r.e99}`)
+  const summary = await queryRows<{ operations: string; cache_hit_ratio: number }>(ch, `SELECT operations, cache_hit_ratio FROM benchstream.run_summary WHERE run_id = 'run-ch'`)
+  assert.equal(Number(summary[0]!.operations), 20_000)
+  assert.equal(summary[0]!.cache_hit_ratio, 0.5)
+})

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Test entry (npm test): runs the compiled test tiers with node's test runner.
+// Tiers: unit (pure, no services), integration and e2e (a real Kafka broker,
+// started here on a private port and data directory, stopped at the end;
+// ClickHouse is the embedded engine, one data directory per test file).
+//   node test/run.mjs                 all tiers
+//   node test/run.mjs unit            only unit tests
+//   node test/run.mjs integration e2e only those tiers
+// KAFKA_BROKERS set in the environment: use that cluster instead of starting one.
+import { spawnSync, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const TIERS = ['unit', 'integration', 'e2e']
+const asked = process.argv.slice(2)
+for (const t of asked) {
+  if (!TIERS.includes(t)) {
+    console.error(`unknown test tier ${JSON.stringify(t)}; valid tiers are ${TIERS.join(', ')}`)
+    process.exit(2)
+  }
+}
+const tiers = asked.length > 0 ? asked : TIERS
+const files = tiers.flatMap((t) => {
+  const dir = path.join(root, 'dist', 'test', t)
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(dir, f)) : []
+})
+if (files.length === 0) {
+  console.error('no compiled tests found under dist/test: run `npm run build` first')
+  process.exit(1)
+}
+
+const needsKafka = tiers.some((t) => t !== 'unit')
+const env = { ...process.env }
+let kafka
+if (needsKafka && !env.KAFKA_BROKERS) {
+  const port = Number(env.TEST_KAFKA_PORT ?? 19092)
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-kafka-'))
+  kafka = { env: { ...process.env, KAFKA_PORT: String(port), KAFKA_DATA_DIR: dataDir }, dataDir }
+  const r = spawnSync('bash', [path.join(root, 'deploy/local/kafka.sh'), 'start'], { env: kafka.env, stdio: 'inherit' })
+  if (r.status !== 0) {
+    console.error('could not start the test Kafka broker')
+    process.exit(1)
+  }
+  env.KAFKA_BROKERS = `127.0.0.1:${port}`
+  env.TEST_KAFKA_PORT = String(port)
+  env.TEST_KAFKA_DATA_DIR = dataDir
+}
+
+// One file at a time: two cores, and the broker is shared. Human-readable
+// output on stdout; a TAP copy to read the totals from for the closing line.
+const tap = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-tap-')), 'results.tap')
+const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files], { env, stdio: 'inherit' })
+const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
+const totals = existsSync(tap) ? readFileSync(tap, 'utf8') : ''
+const count = (k) => Number(new RegExp(`^# ${k} (\\d+)$`, 'm').exec(totals)?.[1] ?? 0)
+console.log(`${count('pass')} passed, ${count('fail') + count('cancelled')} failed, ${count('skipped') + count('todo')} skipped`)
+if (kafka) {
+  spawnSync('bash', [path.join(root, 'deploy/local/kafka.sh'), 'stop'], { env: kafka.env, stdio: 'inherit' })
+  rmSync(kafka.dataDir, { recursive: true, force: true })
+}
+process.exit(code)

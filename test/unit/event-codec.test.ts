@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { MAX_LATENCY_US, RECORD_KIND } from '../../schemas/events.v1.js'
+import { decodeMessage, encodeIntervalHistogram, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp, type OpsVisitor, type RejectReason } from '../../services/core/event-codec.js'
+
+const NOW = 1_764_680_000_000_000
+const limits = { minStartUs: NOW - 86_400e6, maxStartUs: NOW + 600e6 }
+
+function collect(): { events: DecodedOp[]; rejects: Array<[RejectReason, number]>; visitor: OpsVisitor } {
+  const events: DecodedOp[] = []
+  const rejects: Array<[RejectReason, number]> = []
+  return { events, rejects, visitor: { event: (e) => events.push({ ...e }), reject: (r, i) => rejects.push([r, i]) } }
+}
+
+test('OPS batches round-trip every field, including out-of-order start times', () => {
+  const w = new OpsBatchWriter('run-1', 'client-a')
+  const input: DecodedOp[] = []
+  for (let i = 0; i < 1000; i++) {
+    const [opCode, statusIndex, cacheIndex] = opCodes(i % 3 === 0 ? 'UPDATE' : 'READ', i % 50 === 0 ? 'ERROR' : 'OK', i % 2 === 0 ? 'HIT' : 'MISS')
+    const e: DecodedOp = { thread: i % 17, opCode, statusIndex, cacheIndex, startUs: NOW + i * 37 - (i % 5) * 1000, latencyUs: (i * 7919) % 100_000, intendedUs: 0, bytes: i * 3 }
+    e.intendedUs = e.latencyUs + (i % 4) * 10
+    input.push(e)
+    w.add(e.thread, e.opCode, e.cacheIndex, e.statusIndex, e.startUs, e.latencyUs, e.intendedUs, e.bytes)
+  }
+  const buf = w.finish()
+  assert.ok(buf.length < 1000 * 14, `compact: ${buf.length} bytes for 1000 events`)
+  const c = collect()
+  const r = decodeMessage(buf, limits, c.visitor)
+  assert.equal(r.ok, true)
+  assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.runId === 'run-1' && r.clientId === 'client-a' && r.count === 1000 && r.rejected === 0)
+  assert.deepEqual(c.events, input)
+  // The writer is reusable after finish().
+  w.add(1, 1, 0, 0, NOW, 5, 5, 0)
+  assert.equal(w.finish().length > 0, true)
+})
+
+test('structural problems reject the whole message with a named reason', () => {
+  const w = new OpsBatchWriter('r', 'c')
+  w.add(0, 1, 0, 0, NOW, 10, 10, 0)
+  const good = w.finish()
+  const cases: Array<[Buffer | null, RejectReason]> = [
+    [null, 'empty_message'],
+    [Buffer.alloc(0), 'empty_message'],
+    [Buffer.from([0x42]), 'truncated'],
+    [Buffer.from('{"json":"per event"}'), 'bad_magic'],
+    [Buffer.concat([Buffer.from([0x42, 0x53, 9]), good.subarray(3)]), 'unknown_schema_version'],
+    [Buffer.concat([Buffer.from([0x42, 0x53, 1, 77]), good.subarray(4)]), 'unknown_record_kind'],
+    [good.subarray(0, good.length - 2), 'truncated'],
+    [Buffer.concat([good, Buffer.from([1, 2, 3])]), 'trailing_bytes'],
+  ]
+  for (const [buf, reason] of cases) {
+    const c = collect()
+    const r = decodeMessage(buf, limits, c.visitor)
+    assert.equal(r.ok, false)
+    assert.equal(!r.ok && r.reason, reason)
+    assert.equal(c.events.length, 0, 'no event of a rejected message is counted')
+  }
+})
+
+test('value problems reject only the bad event', () => {
+  const w = new OpsBatchWriter('r', 'c')
+  w.add(0, 1, 0, 0, NOW, 10, 10, 0) // good
+  w.add(0, 9, 0, 0, NOW, 10, 10, 0) // unknown op
+  w.add(0, 1, 0, 0, NOW, MAX_LATENCY_US + 1, MAX_LATENCY_US + 1, 0) // absurd latency
+  w.add(0, 1, 0, 0, NOW + 3600e6, 10, 10, 0) // an hour in the future
+  w.add(0, 1, 0, 12, NOW, 10, 10, 0) // unknown status
+  w.add(0, 2, 1, 0, NOW, 11, 11, 0) // good
+  const c = collect()
+  const r = decodeMessage(w.finish(), limits, c.visitor)
+  assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.count === 6 && r.rejected === 4)
+  assert.equal(c.events.length, 2)
+  assert.deepEqual(c.rejects, [['unknown_operation', 1], ['latency_out_of_range', 2], ['timestamp_out_of_range', 3], ['unknown_status', 4]])
+})
+
+test('interval histograms and JSON records decode', () => {
+  const h = encodeIntervalHistogram({ runId: 'r', clientId: 'c', op: 'SCAN', status: 'OK', intervalStartUs: NOW, intervalLengthUs: 1_000_000, buckets: [[10, 5], [300, 2]] })
+  const r = decodeMessage(h, limits, collect().visitor)
+  assert.ok(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM)
+  assert.deepEqual(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM && r.record.buckets, [[10, 5], [300, 2]])
+  const l = encodeJsonRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'end', runId: 'r', clientId: 'c', atUs: NOW, labels: { v: '1' }, workload: 'w', binding: 'memory', threads: 2, target: 0, sent: { 'READ/OK': 5 } })
+  const lr = decodeMessage(l, limits, collect().visitor)
+  assert.ok(lr.ok && lr.kind === RECORD_KIND.RUN_LIFECYCLE && lr.record.sent?.['READ/OK'] === 5)
+  const bad = decodeMessage(Buffer.concat([Buffer.from([0x42, 0x53, 1, 3]), Buffer.from('{nope')]), limits, collect().visitor)
+  assert.equal(!bad.ok && bad.reason, 'invalid_json')
+})
+
+test('random bytes never throw and never yield events silently', () => {
+  let seed = 7
+  const rnd = (): number => ((seed = (seed * 48271) % 2147483647) / 2147483647)
+  for (let i = 0; i < 20_000; i++) {
+    const len = Math.floor(rnd() * 64)
+    const buf = Buffer.alloc(len)
+    for (let j = 0; j < len; j++) buf[j] = Math.floor(rnd() * 256)
+    if (len > 3 && i % 2 === 0) {
+      buf[0] = 0x42
+      buf[1] = 0x53
+      buf[2] = 1
+      buf[3] = 1 + (i % 4)
+    }
+    const c = collect()
+    const r = decodeMessage(buf, limits, c.visitor)
+    if (!r.ok) assert.equal(c.events.length, 0)
+    else if (r.kind === RECORD_KIND.OPS) assert.equal(c.events.length + c.rejects.length, r.count)
+  }
+})
