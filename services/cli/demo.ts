@@ -124,7 +124,7 @@ async function status(ch: Awaited<ReturnType<typeof startProcessorService>>['ch'
     SELECT op, sum(count) AS n, sumMap(hist) AS hist, sum(cache_hits) AS hits, sum(cache_misses) AS misses,
            (SELECT sum(count) FROM ${ch.database}.op_windows WHERE run_id = {runId:String}) AS total
     FROM ${ch.database}.op_windows
-    WHERE run_id = {runId:String} AND window_start = newest - INTERVAL 1 SECOND
+    WHERE run_id = {runId:String} AND window_start = newest - INTERVAL 2 SECOND
     GROUP BY op ORDER BY op`, { runId })
   const elapsed = Math.round((Date.now() - started) / 1000)
   if (rows.length === 0) return `[live] ${String(elapsed).padStart(3)}s  waiting for the first complete window...`
