@@ -6,6 +6,7 @@
 //   node test/run.mjs                 all tiers
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
+//   node test/run.mjs e2e --only pipeline   only files whose name contains "pipeline"
 // KAFKA_BROKERS set in the environment: use that cluster instead of starting one.
 import { spawnSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
@@ -15,7 +16,10 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const TIERS = ['unit', 'integration', 'e2e']
-const asked = process.argv.slice(2)
+const argv = process.argv.slice(2)
+const onlyAt = argv.indexOf('--only')
+const only = onlyAt === -1 ? undefined : argv[onlyAt + 1]
+const asked = onlyAt === -1 ? argv : argv.filter((_, i) => i !== onlyAt && i !== onlyAt + 1)
 for (const t of asked) {
   if (!TIERS.includes(t)) {
     console.error(`unknown test tier ${JSON.stringify(t)}; valid tiers are ${TIERS.join(', ')}`)
@@ -25,7 +29,7 @@ for (const t of asked) {
 const tiers = asked.length > 0 ? asked : TIERS
 const files = tiers.flatMap((t) => {
   const dir = path.join(root, 'dist', 'test', t)
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(dir, f)) : []
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && (only === undefined || f.includes(only))).sort().map((f) => path.join(dir, f)) : []
 })
 if (files.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
