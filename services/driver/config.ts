@@ -12,7 +12,7 @@ import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { freeze, type Env } from '../common/env.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { BenchstreamError } from '../core/errors.js'
-import { CORE_WORKLOAD_PROPERTIES, parseProperties } from '../core/properties.js'
+import { assertKnownProperties, mergeProperties } from '../core/properties.js'
 import { BINDING_NAMES, type BindingName } from './bindings/index.js'
 
 export interface DriverConfig {
@@ -50,9 +50,6 @@ export const DRIVER_USAGE = `usage: benchstream load|run [options]
   --no-emit              measure without sending events (overhead baseline)
 environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
 
-/** Driver-level property names accepted besides CoreWorkload's and binding-prefixed ones. */
-const DRIVER_PROPERTIES = ['threadcount', 'target', 'status.interval', 'measurement.interval', 'measurementtype', 'hdrhistogram.percentiles', 'db', 'workload', 'exportfile', 'exporter']
-
 function usage(message: string): BenchstreamError {
   return new BenchstreamError('BS_ERR_USAGE', `${message}\n${DRIVER_USAGE}`)
 }
@@ -71,7 +68,7 @@ function nonNegativeInt(name: string, raw: string | undefined, max = Number.MAX_
 }
 
 export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, readFile: (p: string) => string = (p) => readFileSync(p, 'utf8')): Readonly<DriverConfig> {
-  const files: Array<{ name: string; props: Record<string, string> }> = []
+  const files: Array<{ name: string; text: string }> = []
   const overrides: Array<[string, string]> = []
   const labels: Record<string, string> = {}
   let threads: number | undefined
@@ -95,7 +92,7 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
         } catch (err) {
           throw usage(`cannot read workload file ${f}: ${(err as Error).message}`)
         }
-        files.push({ name: path.basename(f), props: parseProperties(text) })
+        files.push({ name: path.basename(f), text })
         break
       }
       case '-p':
@@ -142,14 +139,8 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
         throw usage(`unknown option ${JSON.stringify(a)}`)
     }
   }
-  const properties: Record<string, string> = {}
-  for (const f of files) Object.assign(properties, f.props)
-  for (const [k, v] of overrides) properties[k] = v
-  const known = new Set<string>([...CORE_WORKLOAD_PROPERTIES, ...DRIVER_PROPERTIES])
-  const unknown = Object.keys(properties).filter((k) => !known.has(k) && !BINDING_NAMES.some((b) => k.startsWith(`${b}.`)))
-  if (unknown.length > 0) {
-    throw new BenchstreamError('BS_ERR_WORKLOAD', `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.join(', ')}; valid properties are ${[...known].sort().join(', ')}, and binding properties prefixed with ${BINDING_NAMES.map((b) => `${b}.`).join(', ')}`)
-  }
+  const properties = mergeProperties(files.map((f) => f.text), overrides)
+  assertKnownProperties(properties, BINDING_NAMES.map((b) => `${b}.`))
   threads ??= properties.threadcount === undefined ? 1 : nonNegativeInt('threadcount', properties.threadcount, 100_000)
   if (threads < 1) throw usage('-threads must be at least 1')
   target ??= properties.target === undefined ? 0 : nonNegativeInt('target', properties.target)

@@ -134,7 +134,9 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
         r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
       }
       const end = performance.now()
-      if (tx.op === 'INSERT' && r.status === 'OK') workload.acknowledgeInsert(tx.keynum)
+      // Acknowledge every insert, failed or not (as YCSB does in a finally): a
+      // key left unacknowledged would freeze the 'latest' distribution.
+      if (tx.op === 'INSERT') workload.acknowledgeInsert(tx.keynum)
       const latencyUs = Math.round((end - start) * 1000)
       const intendedUs = intendedStart > 0 ? Math.max(latencyUs, Math.round((end - intendedStart) * 1000)) : latencyUs
       const opCode = OP_CODE[tx.op]

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { isBenchstreamError } from '../../services/core/errors.js'
+import { parseDriverArgs } from '../../services/driver/config.js'
+
+const files: Record<string, string> = { a: 'recordcount=1000\nreadproportion=0.5\nupdateproportion=0.5\n', b: 'recordcount=2000\n' }
+const read = (p: string): string => {
+  const f = files[p]
+  if (f === undefined) throw new Error('ENOENT')
+  return f
+}
+const env = { KAFKA_BROKERS: '127.0.0.1:9092' }
+
+test('YCSB flags: -P files in order, -p overrides, threads, target, status, binding, labels', () => {
+  const c = parseDriverArgs('run', ['-P', 'a', '-P', 'b', '-p', 'recordcount=3000', '-threads', '8', '-target', '20000', '-s', '-db', 'memory', '--run-id', 'r1', '--client-id', 'c1', '--label', 'version=0.98.4'], env, read)
+  assert.equal(c.properties.recordcount, '3000')
+  assert.equal(c.properties.readproportion, '0.5')
+  assert.equal(c.threads, 8)
+  assert.equal(c.target, 20000)
+  assert.equal(c.statusIntervalS, 10)
+  assert.equal(c.binding, 'memory')
+  assert.deepEqual(c.labels, { version: '0.98.4' })
+  assert.equal(c.workloadName, 'a+b')
+  assert.ok(Object.isFrozen(c))
+})
+
+test('bad input is rejected with the valid choices named', () => {
+  const expect = (argv: string[], code: string, pattern: RegExp): void => {
+    assert.throws(() => parseDriverArgs('run', argv, env, read), (err: unknown) => isBenchstreamError(err) && err.code === code && pattern.test(err.message))
+  }
+  expect(['-p', 'recordcont=5'], 'BS_ERR_WORKLOAD', /unknown property recordcont; valid names are .*recordcount/)
+  expect(['-db', 'hbase'], 'BS_ERR_USAGE', /unknown binding "hbase"; valid bindings are memory/)
+  expect(['-threads', '-3'], 'BS_ERR_USAGE', /-threads "-3" is not allowed: expected an integer from 0 to/)
+  expect(['-threads', '0'], 'BS_ERR_USAGE', /at least 1/)
+  expect(['--run-id', 'has space'], 'BS_ERR_USAGE', /--run-id "has space" is not allowed/)
+  expect(['--frobnicate'], 'BS_ERR_USAGE', /unknown option "--frobnicate"/)
+  expect(['-P', 'missing'], 'BS_ERR_USAGE', /cannot read workload file missing/)
+  expect(['--export', 'xml'], 'BS_ERR_USAGE', /expected text or json/)
+})
