@@ -15,7 +15,7 @@ import { runPhase } from './runner.js'
 export async function driverMain(phase: 'load' | 'run', argv: readonly string[]): Promise<number> {
   const cfg = parseDriverArgs(phase, argv, process.env)
   const workload = CoreWorkload.fromProperties(cfg.properties)
-  const binding = createBinding(cfg.binding, cfg.properties)
+  const binding = createBinding(cfg.binding, cfg.properties, { threads: cfg.threads })
   await binding.init()
   const abort = new AbortController()
   const onSignal = (): void => abort.abort()
