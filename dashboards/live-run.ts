@@ -1,0 +1,205 @@
+/**
+ * "Benchstream — live run": one run as it happens. Throughput against the
+ * target, latency percentiles from merged histograms, coordinated-omission
+ * corrected p99, cache-hit ratios as the client and as the server see them,
+ * errors and per-client throughput. Every panel follows the time range; the
+ * stat row summarises the run within it.
+ */
+import { DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
+import { dashedLine, finishDashboard, LIVE_REFRESH, queryVariable, RATE_DIVISOR, runVariable, SERVER_CACHE_COUNTERS, sql, SQL_FORMAT, sqlTarget, statPanel, timeseriesPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+
+export const LIVE_RUN_UID = 'benchstream-live'
+
+// Grafana variable references, kept out of TypeScript template interpolation.
+const RUN = '${run:singlequote}'
+const OPS = '${op:singlequote}'
+
+/** Seconds of closed windows that "current throughput" averages over. */
+const CURRENT_LOOKBACK_S = 10
+
+export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
+  const db = cfg.database
+  const windows = `${db}.op_windows`
+  const where = `run_id = ${RUN} AND op IN (${OPS}) AND $__timeFilter_ms(window_start)`
+  const bucket = '$__timeInterval(window_start)'
+
+  const hitNames = Object.entries(SERVER_CACHE_COUNTERS).map(([source, c]) => `('${source}', '${c.hits}')`).join(', ')
+  const missNames = Object.entries(SERVER_CACHE_COUNTERS).map(([source, c]) => `('${source}', '${c.misses}')`).join(', ')
+
+  const stat = (title: string, unit: string, description: string, query: string) => statPanel(cfg, title, unit, description).withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, query))
+  const stats = [
+    stat('Operations', UNITS.count, 'Operations counted into windows, all selected operations and outcomes.', sql`
+      SELECT sum(count) AS operations
+      FROM ${windows}
+      WHERE ${where}`),
+    stat('Current throughput', UNITS.throughput, `Operations per second over the last ${CURRENT_LOOKBACK_S} s of closed windows (the newest window may still be filling).`, sql`
+      WITH (SELECT max(window_start) FROM ${windows} WHERE run_id = ${RUN} AND $__timeFilter_ms(window_start)) AS newest
+      SELECT if(count() = 0, NULL, sum(count) * 1000 / (toUnixTimestamp64Milli(newest) - toUnixTimestamp64Milli(min(window_start)))) AS ops_per_s
+      FROM ${windows}
+      WHERE run_id = ${RUN} AND op IN (${OPS})
+        AND window_start >= newest - INTERVAL ${CURRENT_LOOKBACK_S} SECOND AND window_start < newest`),
+    stat('p99 latency', UNITS.latency, 'p99 of the merged histogram of all clients, selected operations, all outcomes.', sql`
+      SELECT if(sum(count) = 0, NULL, bs_quantile(0.99, sumMap(hist))) AS p99_us
+      FROM ${windows}
+      WHERE ${where}`),
+    stat('Cache-hit ratio', UNITS.ratio, 'hits / (hits + misses) as the client saw them; empty when the binding cannot tell.', sql`
+      SELECT sum(cache_hits) / nullIf(sum(cache_hits) + sum(cache_misses), 0) AS hit_ratio
+      FROM ${windows}
+      WHERE ${where}`),
+    stat('Errors', UNITS.count, 'Operations whose status was not OK.', sql`
+      SELECT sum(errors) AS errors
+      FROM ${windows}
+      WHERE ${where}`),
+    stat('Clients', UNITS.count, 'Driver clients that announced the run.', sql`
+      SELECT clients
+      FROM ${db}.runs
+      WHERE run_id = ${RUN}`),
+  ]
+
+  const throughput = [
+    timeseriesPanel(cfg, 'Throughput', UNITS.throughput, 'Operations per second per operation (selected operations), the total over all operations, and the run target (sum of the clients\' -target; absent when unthrottled).')
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT ${bucket} AS time, op, sum(count) / ${RATE_DIVISOR} AS ops_per_s
+        FROM ${windows}
+        WHERE ${where}
+        GROUP BY time, op
+        ORDER BY time, op`))
+      .withTarget(sqlTarget(cfg, 'B', SQL_FORMAT.timeSeries, sql`
+        SELECT ${bucket} AS time,
+               sum(count) / ${RATE_DIVISOR} AS total,
+               nullIf((SELECT any(target) FROM ${db}.runs WHERE run_id = ${RUN}), 0) AS target
+        FROM ${windows}
+        WHERE run_id = ${RUN} AND $__timeFilter_ms(window_start)
+        GROUP BY time
+        ORDER BY time`))
+      .overrideByQuery('A', [{ id: 'displayName', value: '${__field.labels.op}' }])
+      .overrideByName('target', dashedLine())
+      .span(16),
+    timeseriesPanel(cfg, 'Throughput per client', UNITS.throughput, 'Operations per second per driver client (selected operations); the clients add up to the total.')
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT ${bucket} AS time, client_id, sum(count) / ${RATE_DIVISOR} AS ops_per_s
+        FROM ${windows}
+        WHERE ${where}
+        GROUP BY time, client_id
+        ORDER BY time, client_id`))
+      .displayName('${__field.labels.client_id}')
+      .span(8),
+  ]
+
+  const latency = [
+    timeseriesPanel(cfg, 'Latency percentiles', UNITS.latency, 'p50, p95, p99 and p99.9 per operation from the histograms of all clients merged per time bucket (never averaged percentiles). All outcomes.')
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT time, op,
+               bs_quantile(0.5, h) AS p50,
+               bs_quantile(0.95, h) AS p95,
+               bs_quantile(0.99, h) AS p99,
+               bs_quantile(0.999, h) AS \`p99.9\`
+        FROM
+        (
+            SELECT ${bucket} AS time, op, sumMap(hist) AS h
+            FROM ${windows}
+            WHERE ${where}
+            GROUP BY time, op
+        )
+        ORDER BY time, op`))
+      .displayName('${__field.labels.op} ${__field.name}')
+      .span(12),
+    timeseriesPanel(cfg, 'p99: measured vs intended', UNITS.latency, 'Measured p99 (from issue) beside intended p99 (from the scheduled start, corrected for coordinated omission). They part when a throttled client falls behind its schedule.')
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT time, op,
+               bs_quantile(0.99, h) AS measured_p99,
+               bs_quantile(0.99, ih) AS intended_p99
+        FROM
+        (
+            SELECT ${bucket} AS time, op, sumMap(hist) AS h, sumMap(intended_hist) AS ih
+            FROM ${windows}
+            WHERE ${where}
+            GROUP BY time, op
+        )
+        ORDER BY time, op`))
+      .displayName('${__field.labels.op} ${__field.name}')
+      .overrideByRegexp('.*intended_p99', dashedLine().filter((p) => p.id !== 'color'))
+      .span(12),
+  ]
+
+  const cache = [
+    timeseriesPanel(cfg, 'Cache-hit ratio per operation (client)', UNITS.ratio, 'hits / (hits + misses) per operation, as the binding reported each operation.')
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT ${bucket} AS time, op,
+               sum(cache_hits) / nullIf(sum(cache_hits) + sum(cache_misses), 0) AS hit_ratio
+        FROM ${windows}
+        WHERE ${where}
+        GROUP BY time, op
+        ORDER BY time, op`))
+      .displayName('${__field.labels.op}')
+      .min(0)
+      .max(1),
+    timeseriesPanel(cfg, 'Cache-hit ratio (server)', UNITS.ratio, `From the datastore's cumulative counters (${Object.entries(SERVER_CACHE_COUNTERS).map(([s, c]) => `${s}: ${c.hits}/${c.misses}`).join(', ')}): the increase between consecutive samples of each client, summed per source and bucket. A counter that went down (server restart) counts from zero.`)
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT $__timeInterval(at) AS time, source,
+               sumIf(delta, hit) / nullIf(sum(delta), 0) AS hit_ratio
+        FROM
+        (
+            SELECT at, source, (source, name) IN (${hitNames}) AS hit,
+                   if(value >= prev, value - prev, value) AS delta
+            FROM
+            (
+                SELECT at, source, name, value,
+                       lagInFrame(value) OVER w AS prev,
+                       row_number() OVER w AS n
+                FROM ${db}.server_metrics
+                WHERE run_id = ${RUN} AND (source, name) IN (${hitNames}, ${missNames}) AND at <= $__toTime_ms
+                WINDOW w AS (PARTITION BY client_id, source, name ORDER BY at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+            )
+            WHERE n > 1
+        )
+        WHERE $__timeFilter_ms(at)
+        GROUP BY time, source
+        ORDER BY time, source`))
+      .displayName('${__field.labels.source}')
+      .min(0)
+      .max(1),
+  ]
+
+  const errors = [
+    timeseriesPanel(cfg, 'Errors per second by status', UNITS.throughput, 'Operations per second that ended in each non-OK status (selected operations).')
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+        SELECT ${bucket} AS time, status, sum(count) / ${RATE_DIVISOR} AS errors_per_s
+        FROM ${windows}
+        WHERE ${where} AND status != 'OK'
+        GROUP BY time, status
+        ORDER BY time, status`))
+      .displayName('${__field.labels.status}')
+      .noValue('no errors')
+      .span(24),
+  ]
+
+  const builder = new DashboardBuilder('Benchstream — live run')
+    .uid(LIVE_RUN_UID)
+    .description('One benchmark run as it happens, from ClickHouse windows written by the Benchstream processor.')
+    .tags(['benchstream'])
+    .editable()
+    .timezone('browser')
+    .tooltip(DashboardCursorSync.Crosshair)
+    .time({ from: 'now-15m', to: 'now' })
+    .refresh(LIVE_REFRESH)
+    .annotations([])
+    .withVariable(runVariable(cfg, 'run', 'Run', 'Runs active in the time range, newest first.'))
+    .withVariable(
+      queryVariable(cfg, 'op', 'Operation', 'Operations of the run.', sql`
+        SELECT DISTINCT op
+        FROM ${windows}
+        WHERE run_id = ${RUN}
+        ORDER BY op`)
+        .multi(true)
+        .includeAll(true),
+    )
+  withSections(builder, [
+    ['Run so far (within the time range)', stats],
+    ['Throughput', throughput],
+    ['Latency', latency],
+    ['Cache', cache],
+    ['Errors', errors],
+  ])
+  return finishDashboard(builder.build(), cfg)
+}
