@@ -20,7 +20,7 @@ test('migrations apply once and re-run safely; flushes are idempotent by token; 
   const infra = readInfraConfig(te.env)
   const ch = openClickHouse(infra.clickhouse)
   t.after(() => ch.close())
-  assert.deepEqual(await migrate(ch, { opsTtlDays: 30 }), [1])
+  assert.deepEqual(await migrate(ch, { opsTtlDays: 30 }), [1, 2])
   assert.deepEqual(await migrate(ch, { opsTtlDays: 0 }), [], 'second run applies nothing')
   assert.deepEqual(await migrate(ch, { opsTtlDays: 7 }), [])
   const ttl = await queryRows<{ q: string }>(ch, `SELECT create_table_query AS q FROM system.tables WHERE database = 'benchstream' AND name = 'ops'`)
