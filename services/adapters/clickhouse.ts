@@ -24,12 +24,16 @@ export interface ClickHouse {
   close(): Promise<void>
 }
 
-export function openClickHouse(cfg: ClickHouseConfig): ClickHouse {
+/** The connection port of @clickhouse/client; chDB and HTTP both implement it. */
+export type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>
+
+export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (c: Connection) => Connection } = {}): ClickHouse {
   if (cfg.url === undefined) {
     mkdirSync(cfg.embeddedPath, { recursive: true })
     // chdb implements the Connection contract of @clickhouse/client-common; the
     // client bundles its own copy of those types, identical in shape.
-    const connection = createChdbConnection({ path: cfg.embeddedPath }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>
+    const raw = createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection
+    const connection = opts.wrapConnection === undefined ? raw : opts.wrapConnection(raw)
     const client = createClient({ connection })
     return { client, database: cfg.database, mode: 'embedded', location: cfg.embeddedPath, close: () => client.close() }
   }

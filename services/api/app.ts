@@ -3,6 +3,7 @@
  * live web page. build() assembles the app without listening, so tests use
  * app.inject() and need no port.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
@@ -18,6 +19,8 @@ export interface ApiDeps {
   ch: ClickHouse
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
+  /** Prometheus text exposition of this process's OpenTelemetry metrics, served at /metrics. */
+  metricsHandler?: (req: IncomingMessage, res: ServerResponse) => void
 }
 
 const READ_ONLY = /^\s*(SELECT|WITH|SHOW|DESCRIBE|DESC|EXPLAIN)\b/i
@@ -70,6 +73,15 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   })
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
+
+  const metricsHandler = deps.metricsHandler
+  if (metricsHandler !== undefined) {
+    app.get('/metrics', (req, reply) => {
+      // The exporter writes the response itself.
+      reply.hijack()
+      metricsHandler(req.raw, reply.raw)
+    })
+  }
 
   return app
 }

@@ -10,32 +10,61 @@ import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse
 import { createKafka, ensureTopics } from '../adapters/kafka.js'
 import { build } from '../api/app.js'
 import { readApiConfig } from '../api/config.js'
-import type { Env } from '../common/env.js'
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
+import { int, str, type Env } from '../common/env.js'
+import { initTelemetry, type Telemetry } from '../common/telemetry.js'
+import { readAlertsConfig } from '../alerts/config.js'
+import { startAlerts, type AlertsService } from '../alerts/main.js'
 import { readProcessorConfig } from './config.js'
+import { ProcessorMetrics } from './metrics.js'
 import { Processor, type ProcessorHooks } from './processor.js'
 
 export interface ProcessorService {
   processor: Processor
   ch: ClickHouse
+  telemetry: Telemetry
+  metrics: ProcessorMetrics
+  /** The alert evaluator, when ALERTS_ENABLED (the default). */
+  alerts: AlertsService | undefined
   api: FastifyInstance | undefined
   /** http://host:port of the API, when it runs. */
   apiUrl: string | undefined
   stop(): Promise<void>
 }
 
-export async function startProcessorService(env: Env, opts: { api: boolean; hooks?: ProcessorHooks }): Promise<ProcessorService> {
+export interface ProcessorServiceOptions {
+  api: boolean
+  hooks?: ProcessorHooks
+  /** Extra span exporter (tests). */
+  spanExporter?: SpanExporter
+  /** Use this ClickHouse handle instead of opening one from the config (tests put a failing connection in front of the engine). */
+  clickhouse?: ClickHouse
+}
+
+export async function startProcessorService(env: Env, opts: ProcessorServiceOptions): Promise<ProcessorService> {
   const cfg = readProcessorConfig(env)
   const apiCfg = readApiConfig(env)
-  const ch = openClickHouse(cfg.infra.clickhouse)
+  const alertsCfg = readAlertsConfig(env)
+  // Without the API in this process, /metrics gets a small server of its own (METRICS_PORT, 0 = off).
+  const metricsPort = int(env, 'METRICS_PORT', 9464, 0, 65535)
+  const telemetry = initTelemetry({
+    serviceName: 'benchstream-processor',
+    env,
+    ...(opts.spanExporter === undefined ? {} : { spanExporter: opts.spanExporter }),
+    ...(opts.api || metricsPort === 0 ? {} : { metricsServer: { port: metricsPort, host: str(env, 'METRICS_HOST', '127.0.0.1') } }),
+  })
+  const metrics = new ProcessorMetrics(telemetry.meter)
+  const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
   await migrate(ch, { opsTtlDays: cfg.infra.clickhouse.opsTtlDays })
   const kafka = createKafka(cfg.infra.kafka, 'processor')
   await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
-  const processor = new Processor(cfg, kafka, new ClickHouseWindowStore(ch), opts.hooks)
+  const processor = new Processor(cfg, kafka, new ClickHouseWindowStore(ch), { metrics, tracer: telemetry.tracer, ...opts.hooks })
   await processor.start()
+  const alerts = alertsCfg.enabled ? await startAlerts(alertsCfg, { ch, kafka }) : undefined
   let api: FastifyInstance | undefined
   let apiUrl: string | undefined
   if (opts.api) {
-    api = build(apiCfg, { ch, status: () => ({ processor: processor.stats }) })
+    api = build(apiCfg, { ch, status: () => ({ processor: processor.stats }), metricsHandler: telemetry.metricsHandler })
     await api.listen({ host: apiCfg.host, port: apiCfg.port })
     const addr = api.server.address()
     apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host}:${addr.port}` : undefined
@@ -44,14 +73,19 @@ export async function startProcessorService(env: Env, opts: { api: boolean; hook
   return {
     processor,
     ch,
+    alerts,
+    telemetry,
+    metrics,
     api,
     apiUrl,
     async stop() {
       if (stopped) return
       stopped = true
+      await alerts?.stop()
       await processor.stop()
       await api?.close()
       await ch.close()
+      await telemetry.shutdown()
     },
   }
 }

@@ -14,10 +14,12 @@
  * flushed is simply read again. So a rebalance or crash loses nothing and
  * counts nothing twice, without a revocation callback (kafkajs has none).
  */
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api'
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs'
 import { BenchstreamError } from '../core/errors.js'
 import type { RejectReason } from '../core/event-codec.js'
 import type { ProcessorConfig } from './config.js'
+import type { ProcessorMetrics } from './metrics.js'
 import { PartitionState, type FlushBatch } from './partition-state.js'
 import type { WindowStore } from './window-store.js'
 
@@ -39,9 +41,17 @@ export interface ProcessorStats {
 export interface ProcessorHooks {
   /** Called after each batch is stored and committed (alerts and live views subscribe here). */
   onFlushed?: (batch: FlushBatch) => void
+  /** OpenTelemetry instruments (services/processor/metrics.ts). */
+  metrics?: ProcessorMetrics
+  /** Each flush becomes a span. */
+  tracer?: Tracer
 }
 
 const INTENT_VERSION = 1
+/** Dead letters per produce request (each carries at most one source message, ≤ ~1 MB together). */
+const DEAD_LETTERS_PER_REQUEST = 200
+/** Messages held per partition before a flush is forced, whatever they hold (bounds dead letters and control records). */
+const MAX_PENDING_MESSAGES = 20_000
 
 export class Processor {
   private consumer: Consumer | undefined
@@ -51,6 +61,7 @@ export class Processor {
   private readonly locks = new Map<number, Promise<void>>()
   private generation = 0
   private timer: NodeJS.Timeout | undefined
+  private lagTimer: NodeJS.Timeout | undefined
   private running = false
   readonly stats: ProcessorStats = { messages: 0, events: 0, flushes: 0, insertRetries: 0, lateEvents: 0, deadLetters: 0, rejectedByReason: {}, lastFlushMs: 0, flushMsTotal: 0, replays: 0 }
 
@@ -97,11 +108,12 @@ export class Processor {
             }
             st.add(m.value, offset, nowUs)
             this.stats.messages++
+            this.hooks.metrics?.consumed(1)
             resolveOffset(m.offset)
             if (st.replayEnd !== undefined) {
               // Replaying an interrupted flush: cut exactly where it was cut.
               if (offset >= st.replayEnd) await this.flush(st, heartbeat)
-            } else if (st.pendingEvents >= this.config.maxPendingEvents) {
+            } else if (st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES) {
               await this.flush(st, heartbeat)
             }
           }
@@ -114,6 +126,20 @@ export class Processor {
     })
     // Partitions that stop receiving messages still get flushed on time.
     this.timer = setInterval(() => void this.flushDue(), Math.max(50, Math.floor(this.config.flushIntervalMs / 4)))
+    if (this.hooks.metrics !== undefined) this.lagTimer = setInterval(() => void this.refreshLag().catch(() => undefined), 5000)
+  }
+
+  /** Consumer lag per owned partition: the log end minus the next offset to consume. */
+  private async refreshLag(): Promise<void> {
+    const metrics = this.hooks.metrics!
+    const ends = await this.admin!.fetchTopicOffsets(this.config.infra.topics.events)
+    metrics.lag.clear()
+    for (const st of this.states.values()) {
+      const end = ends.find((e) => e.partition === st.partition)
+      if (end === undefined) continue
+      const next = st.lastOffset >= 0 ? st.lastOffset + 1 : st.startOffset
+      metrics.lag.set(st.partition, Math.max(0, Number(end.high) - next))
+    }
   }
 
   /** Flushes every partition that has pending data (used on shutdown and by tests). */
@@ -129,6 +155,7 @@ export class Processor {
     if (!this.running) return
     this.running = false
     if (this.timer !== undefined) clearInterval(this.timer)
+    if (this.lagTimer !== undefined) clearInterval(this.lagTimer)
     // Stop fetching first, then write what is held, then leave the group.
     await this.consumer?.stop()
     await this.flushAll().catch(() => undefined)
@@ -172,6 +199,22 @@ export class Processor {
 
   private async flush(st: PartitionState, heartbeat: () => Promise<void>): Promise<void> {
     if (st.pendingMessages === 0) return
+    const tracer = this.hooks.tracer
+    if (tracer === undefined) return this.flushInner(st, heartbeat)
+    return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': st.startOffset, 'benchstream.last_offset': st.lastOffset, 'benchstream.replay': st.replayEnd !== undefined } }, async (span) => {
+      try {
+        await this.flushInner(st, heartbeat, (events, windows) => span.setAttributes({ 'benchstream.events': events, 'benchstream.window_rows': windows }))
+      } catch (err) {
+        span.recordException(err as Error)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
+        throw err
+      } finally {
+        span.end()
+      }
+    })
+  }
+
+  private async flushInner(st: PartitionState, heartbeat: () => Promise<void>, describe?: (events: number, windows: number) => void): Promise<void> {
     const gen = this.generation
     const t0 = performance.now()
     const topic = st.topic
@@ -181,7 +224,9 @@ export class Processor {
     }
     const lateBefore = st.windows.lateTotal
     const batch = st.drain(this.config.groupId)
-    this.stats.lateEvents += st.windows.lateTotal - lateBefore
+    const late = st.windows.lateTotal - lateBefore
+    this.stats.lateEvents += late
+    describe?.(batch.events, batch.windows.length)
     if (batch.deadLetters.length > 0) await this.sendDeadLetters(batch)
     await this.retrying(() => this.store.write(batch), heartbeat, gen)
     if (gen !== this.generation) return
@@ -195,6 +240,7 @@ export class Processor {
     this.stats.deadLetters += batch.deadLetters.length
     for (const d of batch.deadLetters) this.stats.rejectedByReason[d.reason] = (this.stats.rejectedByReason[d.reason] ?? 0) + 1
     void topic
+    this.hooks.metrics?.flushed(batch, ms, late)
     this.hooks.onFlushed?.(batch)
   }
 
@@ -218,6 +264,7 @@ export class Processor {
       } catch (err) {
         if (!this.running || gen !== this.generation) throw err
         this.stats.insertRetries++
+        this.hooks.metrics?.retried()
         await new Promise((r) => setTimeout(r, wait))
         wait = Math.min(this.config.insertRetryMaxMs, wait * 2)
         await heartbeat().catch(() => undefined)
@@ -227,16 +274,19 @@ export class Processor {
 
   private async sendDeadLetters(batch: FlushBatch): Promise<void> {
     const topic = this.config.infra.topics.deadLetter
-    await this.producer!.send({
-      topic,
-      acks: -1,
-      messages: batch.deadLetters.map((d) => ({
-        // Same key for the same source message: a replay's duplicate can be recognised.
-        key: `${batch.topic}/${batch.partition}/${d.offset}`,
-        value: d.payload,
-        headers: { reason: d.reason, detail: d.detail.slice(0, 1000), 'source-topic': batch.topic, 'source-partition': String(batch.partition), 'source-offset': String(d.offset) },
-      })),
-    })
+    // Chunked: one produce request must stay under the broker's message.max.bytes.
+    for (let i = 0; i < batch.deadLetters.length; i += DEAD_LETTERS_PER_REQUEST) {
+      await this.producer!.send({
+        topic,
+        acks: -1,
+        messages: batch.deadLetters.slice(i, i + DEAD_LETTERS_PER_REQUEST).map((d) => ({
+          // Same key for the same source message: a replay's duplicate can be recognised.
+          key: `${batch.topic}/${batch.partition}/${d.offset}`,
+          value: d.payload,
+          headers: { reason: d.reason, detail: d.detail.slice(0, 1000), 'source-topic': batch.topic, 'source-partition': String(batch.partition), 'source-offset': String(d.offset) },
+        })),
+      })
+    }
   }
 
   /** Serialises work per partition; a waiter keeps the consumer's session alive. */

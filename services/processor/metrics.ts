@@ -1,0 +1,62 @@
+/**
+ * The processor's self-observability: OpenTelemetry instruments fed from
+ * flushes, plus the per-run operation counter that Prometheus alert rules use
+ * (rate(benchstream_operations_total) is the live throughput per run and op).
+ */
+import type { Meter, ObservableResult } from '@opentelemetry/api'
+import type { FlushBatch } from './partition-state.js'
+
+/** Runs whose per-run series are exported; older ones stop updating (bounded label cardinality). */
+const MAX_TRACKED_RUNS = 200
+
+export class ProcessorMetrics {
+  private readonly events
+  private readonly messages
+  private readonly flushDuration
+  private readonly insertRetries
+  private readonly lateEvents
+  private readonly deadLetters
+  private readonly operations
+  private readonly runs = new Set<string>()
+  /** partition -> lag in messages, refreshed by the processor. */
+  readonly lag = new Map<number, number>()
+  untrackedRunEvents = 0
+
+  constructor(meter: Meter) {
+    this.events = meter.createCounter('benchstream_processor_events', { description: 'Operation events counted into windows' })
+    this.messages = meter.createCounter('benchstream_processor_messages', { description: 'Kafka messages consumed' })
+    this.flushDuration = meter.createHistogram('benchstream_processor_flush_duration', { description: 'Time from flush start to offsets committed', unit: 'ms', advice: { explicitBucketBoundaries: [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] } })
+    this.insertRetries = meter.createCounter('benchstream_processor_insert_retries', { description: 'ClickHouse writes retried' })
+    this.lateEvents = meter.createCounter('benchstream_processor_late_events', { description: 'Events that arrived after their window closed (still counted)' })
+    this.deadLetters = meter.createCounter('benchstream_processor_dead_letters', { description: 'Messages sent to the dead-letter topic, by reason' })
+    this.operations = meter.createCounter('benchstream_operations', { description: 'Benchmark operations by run, operation and status, as written to ClickHouse' })
+    meter.createObservableGauge('benchstream_processor_consumer_lag', { description: 'Messages not yet consumed, by partition' }).addCallback((r: ObservableResult) => {
+      for (const [partition, lag] of this.lag) r.observe(lag, { partition })
+    })
+  }
+
+  consumed(messages: number): void {
+    this.messages.add(messages)
+  }
+
+  retried(): void {
+    this.insertRetries.add(1)
+  }
+
+  flushed(batch: FlushBatch, ms: number, late: number): void {
+    this.flushDuration.record(ms)
+    this.events.add(batch.events)
+    if (late > 0) this.lateEvents.add(late)
+    for (const d of batch.deadLetters) this.deadLetters.add(1, { reason: d.reason })
+    for (const w of batch.windows) {
+      if (!this.runs.has(w.runId)) {
+        if (this.runs.size >= MAX_TRACKED_RUNS) {
+          this.untrackedRunEvents += w.count
+          continue
+        }
+        this.runs.add(w.runId)
+      }
+      this.operations.add(w.count, { run_id: w.runId, op: w.op, status: w.status })
+    }
+  }
+}
