@@ -8,4 +8,7 @@ if (!existsSync(fileURLToPath(entry))) {
   process.exit(1)
 }
 const { main } = await import(entry.href)
-process.exitCode = await main(process.argv.slice(2))
+// Exit explicitly once the command is done: a client library's idle socket or
+// retry timer must not keep a finished command alive. (stdout/stderr are
+// synchronous for files and pipes on Linux, so nothing written is lost.)
+process.exit(await main(process.argv.slice(2)))

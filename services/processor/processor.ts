@@ -62,6 +62,8 @@ export class Processor {
   private generation = 0
   private timer: NodeJS.Timeout | undefined
   private lagTimer: NodeJS.Timeout | undefined
+  /** Work started by timers; stop() waits for it so no client reconnects after disconnect. */
+  private readonly inflight = new Set<Promise<unknown>>()
   private running = false
   readonly stats: ProcessorStats = { messages: 0, events: 0, flushes: 0, insertRetries: 0, lateEvents: 0, deadLetters: 0, rejectedByReason: {}, lastFlushMs: 0, flushMsTotal: 0, replays: 0 }
 
@@ -125,8 +127,14 @@ export class Processor {
       },
     })
     // Partitions that stop receiving messages still get flushed on time.
-    this.timer = setInterval(() => void this.flushDue(), Math.max(50, Math.floor(this.config.flushIntervalMs / 4)))
-    if (this.hooks.metrics !== undefined) this.lagTimer = setInterval(() => void this.refreshLag().catch(() => undefined), 5000)
+    this.timer = setInterval(() => this.track(this.flushDue()), Math.max(50, Math.floor(this.config.flushIntervalMs / 4)))
+    if (this.hooks.metrics !== undefined) this.lagTimer = setInterval(() => this.track(this.refreshLag()), 5000)
+  }
+
+  private track(p: Promise<unknown>): void {
+    const guarded = p.catch(() => undefined)
+    this.inflight.add(guarded)
+    void guarded.finally(() => this.inflight.delete(guarded))
   }
 
   /** Consumer lag per owned partition: the log end minus the next offset to consume. */
@@ -157,11 +165,11 @@ export class Processor {
     if (this.timer !== undefined) clearInterval(this.timer)
     if (this.lagTimer !== undefined) clearInterval(this.lagTimer)
     // Stop fetching first, then write what is held, then leave the group.
-    await this.consumer?.stop()
+    await this.consumer?.stop().catch(() => undefined)
+    await Promise.allSettled([...this.inflight])
     await this.flushAll().catch(() => undefined)
-    await this.consumer?.disconnect()
-    await this.producer?.disconnect()
-    await this.admin?.disconnect()
+    // Every client is closed even if another fails to.
+    await Promise.allSettled([this.consumer?.disconnect(), this.producer?.disconnect(), this.admin?.disconnect()])
   }
 
   private async flushDue(): Promise<void> {
