@@ -26,6 +26,9 @@ export interface KafkaSinkOptions {
   batchesPerRequest?: number
 }
 
+/** How long flush() waits for a failing Kafka to make progress. */
+const STALL_MS = 5000
+
 interface Sealed {
   value: Buffer
   events: number
@@ -64,12 +67,33 @@ export class KafkaEventSink implements EventSink {
     }, opts.lingerMs ?? 50)
   }
 
+  /**
+   * Opens the sink. An unreachable broker does not stop the benchmark: the
+   * sink keeps trying in the background, buffers up to maxQueuedBatches and
+   * counts the rest as undelivered.
+   */
   static async open(kafka: Kafka, opts: KafkaSinkOptions): Promise<KafkaEventSink> {
     // Idempotent producer: a retried send cannot write a batch twice, so the
     // processor never counts an operation twice because of the driver.
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: partitioner, allowAutoTopicCreation: false })
-    await producer.connect()
-    return new KafkaEventSink(producer, opts)
+    const sink = new KafkaEventSink(producer, opts)
+    await sink.ensureConnected()
+    return sink
+  }
+
+  private connected = false
+  /** Control records (run start/end, server metrics) that could not be sent. */
+  private undeliveredRecords = 0
+
+  private async ensureConnected(): Promise<boolean> {
+    if (this.connected) return true
+    try {
+      await this.producer.connect()
+      this.connected = true
+    } catch (err) {
+      this.lastError = err as Error
+    }
+    return this.connected
   }
 
   record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void {
@@ -85,13 +109,30 @@ export class KafkaEventSink implements EventSink {
     // Control records travel on the same topic; before an 'end' record, deliver
     // pending events first so the record's counts are final.
     if (record.kind === RECORD_KIND.RUN_LIFECYCLE && record.phase === 'end') await this.flush(30_000)
-    await this.producer.send({ topic: this.opts.topic, acks: -1, messages: [{ key: `${this.opts.runId}:${this.opts.clientId}:ctl`, value: encodeJsonRecord(record) }] })
+    try {
+      if (!(await this.ensureConnected())) throw this.lastError ?? new Error('not connected')
+      await this.producer.send({ topic: this.opts.topic, acks: -1, messages: [{ key: `${this.opts.runId}:${this.opts.clientId}:ctl`, value: encodeJsonRecord(record) }] })
+    } catch (err) {
+      // Never fail the benchmark for telemetry: count it, the report shows it.
+      this.lastError = err as Error
+      this.undeliveredRecords++
+    }
   }
 
   async flush(timeoutMs: number): Promise<void> {
     if (this.writer.count > 0) this.seal()
     const deadline = Date.now() + timeoutMs
+    // While Kafka is failing, give up after STALL_MS without progress rather than
+    // holding the benchmark's end hostage; what is left is counted at close().
+    let lastProgress = Date.now()
+    let delivered = this.delivered
     while ((this.queue.length > 0 || this.pumping !== undefined) && Date.now() < deadline) {
+      if (this.delivered !== delivered) {
+        delivered = this.delivered
+        lastProgress = Date.now()
+      } else if (this.lastError !== undefined && Date.now() - lastProgress > STALL_MS) {
+        return
+      }
       this.pump()
       if (this.pumping !== undefined) await Promise.race([this.pumping, sleep(50)])
       else await sleep(20)
@@ -104,7 +145,7 @@ export class KafkaEventSink implements EventSink {
       const c = this.sent[i]!
       if (c > 0) sent[`${OPERATIONS[(i >> 4) - 1]}/${STATUSES[i & 15]}`] = c
     }
-    return { sent, sentEvents: this.sentEvents, undelivered: this.undelivered, queuedBatches: this.queue.length, queuedEvents: this.queue.reduce((n, b) => n + b.events, 0) + this.writer.count, deliveredBatches: this.delivered }
+    return { sent, sentEvents: this.sentEvents, undelivered: this.undelivered, undeliveredRecords: this.undeliveredRecords, queuedBatches: this.queue.length, queuedEvents: this.queue.reduce((n, b) => n + b.events, 0) + this.writer.count, deliveredBatches: this.delivered }
   }
 
   /** The last delivery error, if Kafka is failing now. */
@@ -119,7 +160,7 @@ export class KafkaEventSink implements EventSink {
     await this.flush(30_000)
     // Whatever is still queued now will never be sent: count it.
     for (const b of this.queue.splice(0)) this.undelivered += b.events
-    await this.producer.disconnect().catch(() => undefined)
+    if (this.connected) await this.producer.disconnect().catch(() => undefined)
   }
 
   private seal(): void {
@@ -142,6 +183,11 @@ export class KafkaEventSink implements EventSink {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
+      if (!(await this.ensureConnected())) {
+        await sleep(500)
+        if (this.closed) return
+        continue
+      }
       const chunk = this.queue.slice(0, this.perRequest)
       try {
         await this.producer.send({

@@ -85,5 +85,5 @@ export function formatStatus(s: StatusSnapshot, now = new Date()): string {
 
 export function formatOutcome(cfg: DriverConfig, o: DriverOutcome): string {
   if (cfg.export === 'json') return JSON.stringify({ runId: cfg.runId, clientId: cfg.clientId, ...o.report, delivery: o.delivery }, null, 2) + '\n'
-  return formatYcsb(o.report) + `[BENCHSTREAM], RunId, ${cfg.runId}\n[BENCHSTREAM], ClientId, ${cfg.clientId}\n[BENCHSTREAM], EventsDelivered, ${o.delivery.sentEvents}\n[BENCHSTREAM], EventsUndelivered, ${o.delivery.undelivered + o.delivery.queuedEvents}\n`
+  return formatYcsb(o.report) + `[BENCHSTREAM], RunId, ${cfg.runId}\n[BENCHSTREAM], ClientId, ${cfg.clientId}\n[BENCHSTREAM], EventsDelivered, ${o.delivery.sentEvents}\n[BENCHSTREAM], EventsUndelivered, ${o.delivery.undelivered + o.delivery.queuedEvents}\n[BENCHSTREAM], ControlRecordsUndelivered, ${o.delivery.undeliveredRecords}\n`
 }

@@ -12,6 +12,8 @@ export interface SinkStats {
   sentEvents: number
   /** Events measured but not delivered (buffer full, transport down at close). */
   undelivered: number
+  /** Control records (run start/end, server metrics) that could not be sent. */
+  undeliveredRecords: number
   /** Batches and events waiting for delivery now. */
   queuedBatches: number
   queuedEvents: number
@@ -38,7 +40,7 @@ export class NullSink implements EventSink {
   async sendRecord(): Promise<void> {}
   async flush(): Promise<void> {}
   stats(): SinkStats {
-    return { sent: {}, sentEvents: 0, undelivered: 0, queuedBatches: 0, queuedEvents: 0, deliveredBatches: 0 }
+    return { sent: {}, sentEvents: 0, undelivered: 0, undeliveredRecords: 0, queuedBatches: 0, queuedEvents: 0, deliveredBatches: 0 }
   }
   async close(): Promise<void> {}
 }
