@@ -24,6 +24,12 @@ export const RunsQuery = Type.Object({
 })
 export type RunsQuery = Static<typeof RunsQuery>
 
+export const CompareQuery = Type.Object({
+  baseline: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id of the baseline (e.g. release A)' }),
+  candidate: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id of the candidate (e.g. release B)' }),
+})
+export type CompareQuery = Static<typeof CompareQuery>
+
 export const SqlBody = Type.Object(
   {
     sql: Type.String({ minLength: 1, maxLength: 100_000, description: 'one read-only statement: SELECT, WITH, SHOW, DESCRIBE or EXPLAIN' }),

@@ -6,14 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
+import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
 import type { ClickHouse } from '../adapters/clickhouse.js'
 import { queryRows } from '../adapters/clickhouse.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import { formatYcsb } from '../core/ycsb-report.js'
 import type { ApiConfig } from './config.js'
 import { liveViewHtml } from './live-view.js'
-import { deadLetterCounts, listRuns, runReport, timeline } from './queries.js'
+import { compareRuns, deadLetterCounts, listRuns, runReport, timeline } from './queries.js'
 
 export interface ApiDeps {
   ch: ClickHouse
@@ -54,6 +54,8 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     runId: req.params.runId,
     points: await timeline(deps.ch, req.params.runId, req.query.since ?? 0),
   }))
+
+  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req) => compareRuns(deps.ch, req.query.baseline, req.query.candidate))
 
   app.get('/api/v1/dead-letters', async () => ({ byReason: await deadLetterCounts(deps.ch) }))
 

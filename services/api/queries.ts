@@ -133,3 +133,61 @@ export async function deadLetterCounts(ch: ClickHouse): Promise<Record<string, n
   const rows = await queryRows<{ reason: string; n: string }>(ch, `SELECT reason, count() AS n FROM ${ch.database}.dead_letters GROUP BY reason`)
   return Object.fromEntries(rows.map((r) => [r.reason, Number(r.n)]))
 }
+
+export interface ComparisonRow {
+  /** Measurement name (READ, READ-FAILED, ...) or OVERALL. */
+  name: string
+  baseline: { throughputOpsPerSec: number; averageLatencyUs: number; p95LatencyUs: number; p99LatencyUs: number } | null
+  candidate: { throughputOpsPerSec: number; averageLatencyUs: number; p95LatencyUs: number; p99LatencyUs: number } | null
+  /** Change of candidate against baseline in percent (null when either side is missing or zero). */
+  changePercent: { throughput: number | null; averageLatency: number | null; p95Latency: number | null; p99Latency: number | null }
+}
+
+export interface Comparison {
+  baseline: string
+  candidate: string
+  rows: ComparisonRow[]
+}
+
+/** Release A vs release B: per measurement, throughput and latencies with the change in percent. */
+export async function compareRuns(ch: ClickHouse, baseline: string, candidate: string): Promise<Comparison> {
+  const [a, b] = await Promise.all([runReport(ch, baseline), runReport(ch, candidate)])
+  const side = (r: RunReport, name: string): ComparisonRow['baseline'] => {
+    if (name === 'OVERALL') return { throughputOpsPerSec: r.throughputOpsPerSec, averageLatencyUs: weightedAverage(r), p95LatencyUs: NaN, p99LatencyUs: NaN }
+    const m = r.measurements.find((x) => x.name === name)
+    if (m === undefined) return null
+    return { throughputOpsPerSec: r.runtimeMs > 0 ? (m.operations * 1000) / r.runtimeMs : 0, averageLatencyUs: m.averageLatencyUs, p95LatencyUs: m.p95LatencyUs, p99LatencyUs: m.p99LatencyUs }
+  }
+  const change = (x: number | undefined, y: number | undefined): number | null => (x === undefined || y === undefined || !Number.isFinite(x) || !Number.isFinite(y) || x === 0 ? null : ((y - x) / x) * 100)
+  const names = ['OVERALL', ...new Set([...a.measurements, ...b.measurements].map((m) => m.name))]
+  return {
+    baseline,
+    candidate,
+    rows: names.map((name) => {
+      const x = side(a, name)
+      const y = side(b, name)
+      const clean = (s: ComparisonRow['baseline']): ComparisonRow['baseline'] => (s === null ? null : { ...s, p95LatencyUs: Number.isFinite(s.p95LatencyUs) ? s.p95LatencyUs : 0, p99LatencyUs: Number.isFinite(s.p99LatencyUs) ? s.p99LatencyUs : 0 })
+      return {
+        name,
+        baseline: clean(x),
+        candidate: clean(y),
+        changePercent: {
+          throughput: change(x?.throughputOpsPerSec, y?.throughputOpsPerSec),
+          averageLatency: change(x?.averageLatencyUs, y?.averageLatencyUs),
+          p95Latency: change(x?.p95LatencyUs, y?.p95LatencyUs),
+          p99Latency: change(x?.p99LatencyUs, y?.p99LatencyUs),
+        },
+      }
+    }),
+  }
+}
+
+function weightedAverage(r: RunReport): number {
+  let n = 0
+  let sum = 0
+  for (const m of r.measurements) {
+    n += m.operations
+    sum += m.averageLatencyUs * m.operations
+  }
+  return n === 0 ? 0 : sum / n
+}

@@ -64,7 +64,7 @@ export async function startProcessorService(env: Env, opts: ProcessorServiceOpti
   let api: FastifyInstance | undefined
   let apiUrl: string | undefined
   if (opts.api) {
-    api = build(apiCfg, { ch, status: () => ({ processor: processor.stats }), metricsHandler: telemetry.metricsHandler })
+    api = build(apiCfg, { ch, status: () => ({ processor: processor.stats, ...(alerts === undefined ? {} : { alerts: alerts.engine.stats }) }), metricsHandler: telemetry.metricsHandler })
     await api.listen({ host: apiCfg.host, port: apiCfg.port })
     const addr = api.server.address()
     apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host}:${addr.port}` : undefined

@@ -99,6 +99,15 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   assert.equal(report.completeness.sent, delivered)
   const text = await svc.api!.inject({ method: 'GET', url: `/api/v1/runs/${runId}/report?format=text` })
   assert.match(text.body, /^\[READ\], 99thPercentileLatency\(us\), [\d.]+$/m)
+  // A run compared with itself changes by 0%; a bad run id is a clear 400.
+  const cmp = await svc.api!.inject({ method: 'GET', url: `/api/v1/compare?baseline=${runId}&candidate=${runId}` })
+  assert.equal(cmp.statusCode, 200)
+  const rows = cmp.json<{ rows: Array<{ name: string; baseline: { throughputOpsPerSec: number }; changePercent: { throughput: number; p99Latency: number } }> }>().rows
+  assert.equal(rows[0]!.name, 'OVERALL')
+  assert.ok(Math.abs(rows[0]!.baseline.throughputOpsPerSec - report.operations * 1000 / (report as unknown as { runtimeMs: number }).runtimeMs) < 1e-6)
+  for (const r of rows) assert.equal(r.changePercent.throughput, 0)
+  const badCmp = await svc.api!.inject({ method: 'GET', url: '/api/v1/compare?baseline=a%20b&candidate=x' })
+  assert.equal(badCmp.statusCode, 400)
   const missing = await svc.api!.inject({ method: 'GET', url: '/api/v1/runs/no-such-run/report' })
   assert.equal(missing.statusCode, 404)
   assert.equal(missing.json<{ code: string }>().code, 'BS_ERR_NOT_FOUND')
