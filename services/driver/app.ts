@@ -76,11 +76,11 @@ function nowUs(): number {
 export function formatStatus(s: StatusSnapshot, now = new Date()): string {
   const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
   const ts = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())} ${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}:${pad(now.getMilliseconds(), 3)}`
-  const parts = [...s.intervals].map(([name, c]) => {
+  const parts = [...s.intervals].sort(([a], [b]) => a.localeCompare(b)).map(([name, c]) => {
     const q = (x: number): number => c.hist.quantile(x)
     return `[${name}: Count=${c.count}, Max=${c.maxUs}, Min=${c.minUs}, Avg=${(c.sumUs / c.count).toFixed(2)}, 90=${q(0.9)}, 99=${q(0.99)}, 99.9=${q(0.999)}, 99.99=${q(0.9999)}]`
   })
-  return `${ts} ${Math.floor(s.elapsedMs / 1000)} sec: ${s.operations} operations; ${s.currentOpsPerSec.toFixed(1)} current ops/sec; ${parts.join(' ')}`.trimEnd()
+  return `${ts} ${Math.round(s.elapsedMs / 1000)} sec: ${s.operations} operations; ${s.currentOpsPerSec.toFixed(1)} current ops/sec; ${parts.join(' ')}`.trimEnd()
 }
 
 export function formatOutcome(cfg: DriverConfig, o: DriverOutcome): string {
