@@ -1,0 +1,433 @@
+/**
+ * Shared pieces of the benchmarks in bench/: flags, statistics, a private
+ * Kafka broker, synthetic OPS batches and bulk production.
+ *
+ * Benchmarks print figures and ratios against a baseline measured in the
+ * same run; nothing here asserts on time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { Kafka, Producer } from 'kafkajs'
+import { OPERATIONS, STATUSES } from '../schemas/events.v1.js'
+import { createKafka, partitioner } from '../services/adapters/kafka.js'
+import { startLocalKafka, stopLocalKafka } from '../services/adapters/local-kafka.js'
+import type { Env } from '../services/common/env.js'
+import { BenchstreamError } from '../services/core/errors.js'
+import { OpsBatchWriter } from '../services/core/event-codec.js'
+import { Rng } from '../services/core/random.js'
+
+// ---------------------------------------------------------------- flags
+
+export type FlagSpec =
+  | { kind: 'int'; default: number; min: number; max: number; help: string }
+  | { kind: 'ints'; default: readonly number[]; min: number; max: number; help: string }
+  | { kind: 'bool'; default: boolean; help: string }
+  | { kind: 'choices'; default: readonly string[]; allowed: readonly string[]; help: string }
+
+type FlagValue<S extends FlagSpec> = S extends { kind: 'int' } ? number : S extends { kind: 'ints' } ? number[] : S extends { kind: 'bool' } ? boolean : string[]
+export type Flags<S extends Record<string, FlagSpec>> = { [K in keyof S]: FlagValue<S[K]> }
+
+/** The broker port used when KAFKA_BROKERS is unset (its controller takes the next port). */
+export const KAFKA_FLAGS = {
+  'kafka-port': { kind: 'int', default: 19492, min: 1024, max: 65534, help: 'port of the private broker this bench starts when KAFKA_BROKERS is unset' },
+} as const satisfies Record<string, FlagSpec>
+
+/** `--kafka-port` -> `BENCH_KAFKA_PORT`. */
+export function envName(flag: string): string {
+  return `BENCH_${flag.toUpperCase().replaceAll('-', '_')}`
+}
+
+const SUFFIX: Record<string, number> = { '': 1, k: 1e3, K: 1e3, m: 1e6, M: 1e6, g: 1e9, G: 1e9 }
+
+/** Integer with optional `_` separators and a k/M/G suffix: `20M`, `1.5k`, `5_000_000`. */
+function parseCount(raw: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)([kKmMgG]?)$/.exec(raw.replaceAll('_', '').trim())
+  if (m === null) return undefined
+  const v = Number(m[1]) * SUFFIX[m[2]!]!
+  return Number.isSafeInteger(v) ? v : undefined
+}
+
+function usageText(bench: string, summary: string, specs: Record<string, FlagSpec>): string {
+  const lines = Object.entries(specs).map(([name, s]) => {
+    const def = s.kind === 'bool' ? String(s.default) : s.kind === 'int' ? String(s.default) : s.default.join(',')
+    const range = s.kind === 'int' || s.kind === 'ints' ? ` (${s.min}..${s.max})` : s.kind === 'choices' ? ` (any of ${s.allowed.join(',')})` : ''
+    return `  --${name.padEnd(22)} ${s.help}${range}; default ${def}; env ${envName(name)}`
+  })
+  return `usage: node dist/bench/${bench}.js [options]\n${summary}\n${lines.join('\n')}\nNumbers take _ separators and k/M/G suffixes (20M = 20000000).`
+}
+
+/**
+ * Reads `--name value` / `--name=value` flags, then `BENCH_NAME` from the
+ * environment, then the default. `--help` prints the usage and exits.
+ * Anything unknown or out of range is a BS_ERR_USAGE naming what is allowed.
+ */
+export function parseFlags<S extends Record<string, FlagSpec>>(bench: string, summary: string, argv: readonly string[], env: Env, specs: S): Flags<S> {
+  const usage = usageText(bench, summary, specs)
+  const raw = new Map<string, string>()
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--help' || a === '-h') {
+      process.stdout.write(usage + '\n')
+      process.exit(0)
+    }
+    if (!a.startsWith('--')) throw new BenchstreamError('BS_ERR_USAGE', `unexpected argument ${JSON.stringify(a)}\n${usage}`)
+    const eq = a.indexOf('=')
+    const name = eq === -1 ? a.slice(2) : a.slice(2, eq)
+    const spec = specs[name]
+    if (spec === undefined) throw new BenchstreamError('BS_ERR_USAGE', `unknown option --${name}; valid options are ${Object.keys(specs).map((k) => `--${k}`).join(', ')}\n${usage}`)
+    if (eq !== -1) raw.set(name, a.slice(eq + 1))
+    else if (spec.kind === 'bool' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--'))) raw.set(name, 'true')
+    else {
+      const v = argv[++i]
+      if (v === undefined) throw new BenchstreamError('BS_ERR_USAGE', `--${name} needs a value\n${usage}`)
+      raw.set(name, v)
+    }
+  }
+  const out: Record<string, unknown> = {}
+  for (const [name, spec] of Object.entries(specs)) {
+    const fromEnv = env[envName(name)]
+    const given = raw.get(name) ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv)
+    const where = raw.has(name) ? `--${name}` : envName(name)
+    if (given === undefined) {
+      out[name] = spec.kind === 'ints' || spec.kind === 'choices' ? [...spec.default] : spec.default
+      continue
+    }
+    switch (spec.kind) {
+      case 'int': {
+        const v = parseCount(given)
+        if (v === undefined || v < spec.min || v > spec.max) throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected an integer from ${spec.min} to ${spec.max}`)
+        out[name] = v
+        break
+      }
+      case 'ints': {
+        const vs = given.split(',').map((x) => parseCount(x))
+        if (vs.length === 0 || vs.some((v) => v === undefined || v < spec.min || v > spec.max)) {
+          throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected a comma-separated list of integers from ${spec.min} to ${spec.max}`)
+        }
+        out[name] = vs as number[]
+        break
+      }
+      case 'bool': {
+        const v = given.toLowerCase()
+        if (['1', 'true', 'yes', 'on'].includes(v)) out[name] = true
+        else if (['0', 'false', 'no', 'off'].includes(v)) out[name] = false
+        else throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected true/false (or 1/0, yes/no, on/off)`)
+        break
+      }
+      case 'choices': {
+        const vs = given.split(',').map((x) => x.trim())
+        const bad = vs.filter((v) => !spec.allowed.includes(v))
+        if (vs.length === 0 || bad.length > 0) throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected a comma-separated list from ${spec.allowed.join(', ')}`)
+        out[name] = vs
+        break
+      }
+    }
+  }
+  return out as Flags<S>
+}
+
+/** Runs a bench's main, printing coded errors without a stack trace. */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      if (err instanceof BenchstreamError) process.stderr.write(`bench: ${err.code}: ${err.message}\n`)
+      else process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`)
+      process.exit(1)
+    },
+  )
+}
+
+// ---------------------------------------------------------------- statistics and formatting
+
+/** Median of a non-empty list (mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+
+/** Quantile with the pipeline's rank rule: the value at rank max(1, ceil(q*n)). */
+export function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return Number.NaN
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length, Math.max(1, Math.ceil(q * s.length - 1e-7))) - 1]!
+}
+
+const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
+/** 1234567.8 -> "1,234,568". */
+export function fmtInt(n: number): string {
+  return grouped.format(n)
+}
+
+/** Grouped with fixed decimals: 92952.84 -> "92,952.8". */
+export function fmtGrouped(n: number, digits: number): string {
+  return new Intl.NumberFormat('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(n)
+}
+
+/** Fixed decimals, with the sign kept for signed figures. */
+export function fmt(n: number, digits: number, signed = false): string {
+  const s = n.toFixed(digits)
+  return signed && n >= 0 ? `+${s}` : s
+}
+
+/** Monotonic wall-clock milliseconds since the Unix epoch, comparable across processes on one machine. */
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now()
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms))
+}
+
+/** A short random id for topics, groups and run ids. */
+export function shortId(): string {
+  return Math.random().toString(36).slice(2, 8)
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), `benchstream-bench-${prefix}-`))
+}
+
+/** Prints a progress line on stderr, so stdout holds only the result block. */
+export function progress(bench: string, line: string): void {
+  process.stderr.write(`[${bench}] ${line}\n`)
+}
+
+// ---------------------------------------------------------------- Kafka
+
+export interface Broker {
+  /** host:port list for KAFKA_BROKERS. */
+  brokers: string
+  kafka: Kafka
+  /** True when this bench started the broker (and will stop it). */
+  own: boolean
+}
+
+/**
+ * Runs fn with a broker: the cluster in KAFKA_BROKERS if set, else a private
+ * single-node broker on `port` with a temporary data directory, stopped and
+ * removed afterwards (also on Ctrl-C).
+ */
+export async function withBroker<T>(bench: string, port: number, fn: (b: Broker) => Promise<T>): Promise<T> {
+  const external = process.env.KAFKA_BROKERS
+  if (external !== undefined && external !== '') {
+    progress(bench, `using the Kafka cluster in KAFKA_BROKERS (${external})`)
+    return fn({ brokers: external, kafka: createKafka({ brokers: external.split(','), clientId: `bench-${bench}` }, 'bench'), own: false })
+  }
+  const dataDir = tempDir('kafka')
+  const opts = { port, dataDir, log: (l: string) => progress(bench, `kafka: ${l}`) }
+  let stopping: Promise<void> | undefined
+  const stop = (): Promise<void> => (stopping ??= stopLocalKafka(opts).catch((err: unknown) => progress(bench, `stopping Kafka failed: ${(err as Error).message}`)).finally(() => rmSync(dataDir, { recursive: true, force: true })))
+  const onSignal = (): void => {
+    progress(bench, 'interrupted: stopping the private Kafka broker')
+    void stop().finally(() => process.exit(130))
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  try {
+    progress(bench, `starting a private Kafka broker on 127.0.0.1:${port} (data in ${dataDir})`)
+    const brokers = await startLocalKafka(opts)
+    return await fn({ brokers, kafka: createKafka({ brokers: [brokers], clientId: `bench-${bench}` }, 'bench'), own: true })
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    await stop()
+  }
+}
+
+export async function createTopic(kafka: Kafka, topic: string, partitions: number): Promise<void> {
+  const admin = kafka.admin()
+  await admin.connect()
+  try {
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] })
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/** Deletes a bench's topics on a shared cluster (a private broker is removed whole). */
+export async function deleteTopics(b: Broker, topics: string[]): Promise<void> {
+  if (b.own) return
+  const admin = b.kafka.admin()
+  await admin.connect()
+  try {
+    const existing = new Set(await admin.listTopics())
+    const mine = topics.filter((t) => existing.has(t))
+    if (mine.length > 0) await admin.deleteTopics({ topics: mine })
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/**
+ * Environment for a processor reading `topic` (its DLQ and alert topics are
+ * derived from it), always on the embedded ClickHouse in its own `dataDir`,
+ * so that each measurement starts from empty tables. Everything else keeps
+ * the processor's defaults (the alert evaluator included), unless set in
+ * this process's environment (e.g. ALERTS_ENABLED=false).
+ */
+export function processorEnv(o: { brokers: string; topic: string; partitions: number; dataDir: string; group: string; storeRaw: boolean; flushMs?: number; windowMs?: number }): Record<string, string> {
+  return {
+    KAFKA_BROKERS: o.brokers,
+    CLICKHOUSE_URL: '',
+    CLICKHOUSE_DATABASE: DATABASE,
+    BENCHSTREAM_DATA_DIR: o.dataDir,
+    BENCHSTREAM_TOPIC_EVENTS: o.topic,
+    BENCHSTREAM_TOPIC_DLQ: `${o.topic}.dlq`,
+    BENCHSTREAM_TOPIC_ALERTS: `${o.topic}.alerts`,
+    BENCHSTREAM_TOPIC_PARTITIONS: String(o.partitions),
+    PROCESSOR_GROUP_ID: o.group,
+    BENCHSTREAM_STORE_RAW_EVENTS: String(o.storeRaw),
+    ...(o.flushMs === undefined ? {} : { FLUSH_INTERVAL_MS: String(o.flushMs) }),
+    ...(o.windowMs === undefined ? {} : { WINDOW_MS: String(o.windowMs) }),
+    API_PORT: '0',
+    // No /metrics server: several bench processors, and other people's, share this machine's ports.
+    METRICS_PORT: '0',
+  }
+}
+
+/** The ClickHouse database the benches' processors write. */
+export const DATABASE = 'benchstream'
+
+/** The topics a processor on `topic` creates besides it. */
+export function derivedTopics(topic: string): string[] {
+  return [topic, `${topic}.dlq`, `${topic}.alerts`]
+}
+
+// ---------------------------------------------------------------- synthetic events
+
+export interface SyntheticOptions {
+  runId: string
+  clients: number
+  /** Event-time rate over all clients, events per second: how fast the simulated benchmark ran. */
+  eventsPerSecond: number
+  /** Event time of the first event, µs since the epoch. */
+  startUs: number
+  /** Events per Kafka message (one OPS batch). @default 4096 */
+  eventsPerMessage?: number
+  seed?: number
+}
+
+/**
+ * Endless OPS batches as drivers would send them: clients take turns, each
+ * message holds one client's next events, event time advances at
+ * eventsPerSecond overall, reads and updates half and half, about 1 in 1,000
+ * an error, latencies log-normal around 500 µs.
+ */
+export class SyntheticStream {
+  private readonly writers: OpsBatchWriter[]
+  private readonly clientUs: number[]
+  private readonly stepUs: number
+  private readonly perMessage: number
+  private readonly rng: Rng
+  private turn = 0
+
+  constructor(private readonly o: SyntheticOptions) {
+    this.writers = Array.from({ length: o.clients }, (_, c) => new OpsBatchWriter(o.runId, `client-${c + 1}`))
+    this.clientUs = Array.from({ length: o.clients }, () => o.startUs)
+    // Each client runs at eventsPerSecond / clients.
+    this.stepUs = (1e6 * o.clients) / o.eventsPerSecond
+    this.perMessage = o.eventsPerMessage ?? 4096
+    this.rng = new Rng(o.seed ?? 1)
+  }
+
+  /** The next message, holding `count` (default eventsPerMessage) events. */
+  next(count = this.perMessage): Buffer {
+    const c = this.turn
+    this.turn = (this.turn + 1) % this.o.clients
+    const w = this.writers[c]!
+    const rng = this.rng
+    let t = this.clientUs[c]!
+    for (let i = 0; i < count; i++) {
+      const r = rng.nextUint32()
+      const latency = lognormalUs(rng, 500, 0.7)
+      const status = r % 1000 === 0 ? 1 : 0
+      const op = (r & 1024) === 0 ? 1 : 2
+      const cache = op === 1 ? (r & 2048 ? 1 : 2) : 0
+      w.add(r & 7, op, cache, status, Math.round(t), latency, latency, op === 1 ? 1000 : 100)
+      t += this.stepUs
+    }
+    this.clientUs[c] = t
+    return w.finish()
+  }
+}
+
+/** A log-normal latency in whole µs with the given median and shape, at least 1. */
+export function lognormalUs(rng: Rng, medianUs: number, sigma: number): number {
+  return Math.max(1, Math.min(3_600_000_000, Math.round(medianUs * Math.exp(sigma * gaussian(rng)))))
+}
+
+/** Standard normal variate (Box-Muller). */
+export function gaussian(rng: Rng): number {
+  const u = 1 - rng.next()
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next())
+}
+
+export const OP_READ = OPERATIONS.indexOf('READ') + 1
+export const STATUS_OK = STATUSES.indexOf('OK')
+
+// ---------------------------------------------------------------- bulk production
+
+export interface ProduceResult {
+  messages: number
+  events: number
+  ms: number
+}
+
+/** A plain producer for benches: explicit partitions, no idempotence, several requests in flight. */
+export async function openProducer(kafka: Kafka): Promise<Producer> {
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: partitioner })
+  await producer.connect()
+  return producer
+}
+
+/**
+ * Sends `events` events from `next(count)` in messages of up to
+ * eventsPerMessage, round-robin over the partitions, `perRequest` messages a
+ * request and up to `inFlight` requests at once.
+ */
+export async function produceEvents(
+  producer: Producer,
+  topic: string,
+  partitions: number,
+  events: number,
+  next: (count: number) => Buffer,
+  o: { eventsPerMessage?: number; perRequest?: number; inFlight?: number; onProgress?: (events: number) => void } = {},
+): Promise<ProduceResult> {
+  const perMessage = o.eventsPerMessage ?? 4096
+  const perRequest = o.perRequest ?? 16
+  const inFlight = o.inFlight ?? 4
+  const t0 = performance.now()
+  let produced = 0
+  let messages = 0
+  let partition = 0
+  const pending = new Set<Promise<void>>()
+  let failure: unknown
+  while (produced < events) {
+    const chunk: Array<{ partition: number; value: Buffer }> = []
+    while (chunk.length < perRequest && produced < events) {
+      const n = Math.min(perMessage, events - produced)
+      chunk.push({ partition, value: next(n) })
+      partition = (partition + 1) % partitions
+      produced += n
+      messages++
+    }
+    const p: Promise<void> = producer.send({ topic, acks: -1, messages: chunk }).then(
+      () => void pending.delete(p),
+      (err: unknown) => {
+        failure = err
+        pending.delete(p)
+      },
+    )
+    pending.add(p)
+    if (pending.size >= inFlight) await Promise.race(pending)
+    if (failure !== undefined) throw new BenchstreamError('BS_ERR_KAFKA', `producing to ${topic} failed: ${(failure as Error).message}`, { cause: failure })
+    o.onProgress?.(produced)
+  }
+  await Promise.all(pending)
+  if (failure !== undefined) throw new BenchstreamError('BS_ERR_KAFKA', `producing to ${topic} failed: ${(failure as Error).message}`, { cause: failure })
+  return { messages, events: produced, ms: performance.now() - t0 }
+}

@@ -1,0 +1,252 @@
+/**
+ * bench/processor-throughput (issue 4): how many events per second one
+ * processor takes from Kafka into ClickHouse, against what Kafka's own
+ * consumer reads from the same topic on the same machine.
+ *
+ * N synthetic events go into a fresh topic as OPS batches of 4,096 events.
+ * Then (a) org.apache.kafka.tools.ConsumerPerformance reads the topic: the
+ * ceiling set by the broker and the network; (b) a processor (child process,
+ * raw-event storage off, its own group and embedded ClickHouse) reads it from
+ * the beginning until ClickHouse's op_windows count all N events. Optionally
+ * the same with raw storage on, and a profiled run that prints the hot spots.
+ *
+ * Target: >= 1,000,000 events/s through one processor with raw storage off.
+ */
+import { spawn } from 'node:child_process'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { repoRoot } from '../services/common/repo-root.js'
+import { BenchstreamError } from '../services/core/errors.js'
+import {
+  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, nowMs, openProducer, parseFlags, processorEnv, produceEvents, progress, runMain, shortId, SyntheticStream, tempDir, withBroker,
+} from './common.js'
+import { ProcessorProcess } from './processor-process.js'
+
+const BENCH = 'processor-throughput'
+const TARGET_EVENTS_PER_S = 1_000_000
+const EVENTS_PER_MESSAGE = 4096
+/** The processor's default FLUSH_INTERVAL_MS: the last rows land up to one interval after the last message. */
+const FLUSH_MS = 1000
+
+const FLAGS = {
+  events: { kind: 'int', default: 5_000_000, min: 10_000, max: 2_000_000_000, help: 'events to produce and process' },
+  partitions: { kind: 'int', default: 4, min: 1, max: 256, help: 'partitions of the topic' },
+  clients: { kind: 'int', default: 4, min: 1, max: 1000, help: 'simulated driver clients (one run)' },
+  'event-rate': { kind: 'int', default: 200_000, min: 1000, max: 100_000_000, help: 'event-time rate of the simulated run, events/s over all clients (sets how many windows the events span)' },
+  'raw-run': { kind: 'bool', default: true, help: 'also measure a processor with raw-event storage on' },
+  profile: { kind: 'bool', default: false, help: 'add profiled runs (V8 CPU profiler in the processor, raw storage off, and on with --raw-run) and print their hot spots' },
+  'stall-s': { kind: 'int', default: 60, min: 5, max: 3600, help: 'give up on a processor whose count has not moved for this long' },
+  ...KAFKA_FLAGS,
+} as const
+
+interface ConsumerPerf {
+  mbPerS: number
+  msgsPerS: number
+  fetchMbPerS: number
+  fetchMsgsPerS: number
+  seconds: number
+}
+
+interface ProcessorRun {
+  label: string
+  eventsPerS: number
+  seconds: number
+  /** From group join to the last message taken from Kafka. */
+  consumeSeconds: number
+  counted: number
+  reached: boolean
+  startupMs: number
+  flushes: number
+  meanFlushMs: number
+  rawRows: number | undefined
+  profile: string | undefined
+}
+
+function kafkaLibsDir(): string {
+  if (process.env.KAFKA_LIBS_DIR !== undefined && process.env.KAFKA_LIBS_DIR !== '') return process.env.KAFKA_LIBS_DIR
+  const pom = readFileSync(path.join(repoRoot(), 'deploy', 'local', 'kafka-pom.xml'), 'utf8')
+  const version = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(pom)?.[1]
+  if (version === undefined) throw new BenchstreamError('BS_ERR_CONFIG', 'cannot read <kafka.version> from deploy/local/kafka-pom.xml')
+  const cache = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache')
+  return path.join(cache, 'benchstream', `kafka-${version}`, 'libs')
+}
+
+/** Runs Kafka's ConsumerPerformance over the whole topic and parses its summary line. */
+async function consumerPerformance(brokers: string, topic: string, messages: number): Promise<ConsumerPerf> {
+  const dir = tempDir('consumer-perf')
+  const log4j = path.join(dir, 'log4j.properties')
+  writeFileSync(log4j, 'log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\nlog4j.appender.stderr.Target=System.err\nlog4j.appender.stderr.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stderr.layout.ConversionPattern=%p %m%n\n')
+  const args = [`-Dlog4j.configuration=file:${log4j}`, '-cp', `${kafkaLibsDir()}/*`, 'org.apache.kafka.tools.ConsumerPerformance', '--bootstrap-server', brokers, '--topic', topic, '--messages', String(messages), '--group', `bench-consumer-perf-${shortId()}`, '--timeout', '30000']
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`ConsumerPerformance exited with ${code}:\n${stdout}\n${stderr}`))))
+  }).finally(() => rmSync(dir, { recursive: true, force: true }))
+  // A header line of names and one line of values, both comma-separated.
+  const lines = out.split('\n').map((l) => l.trim()).filter((l) => l !== '')
+  const at = lines.findIndex((l) => l.startsWith('start.time'))
+  if (at === -1 || lines[at + 1] === undefined) throw new Error(`cannot find ConsumerPerformance's summary in its output:\n${out}`)
+  const names = lines[at]!.split(',').map((s) => s.trim())
+  const values = lines[at + 1]!.split(',').map((s) => s.trim())
+  const get = (name: string): number => {
+    const i = names.indexOf(name)
+    const v = Number(values[i])
+    if (i === -1 || !Number.isFinite(v)) throw new Error(`ConsumerPerformance printed no number for ${name}:\n${out}`)
+    return v
+  }
+  const consumed = get('data.consumed.in.nMsg')
+  if (consumed !== messages) throw new Error(`ConsumerPerformance read ${consumed} messages; the topic holds ${messages}`)
+  return { mbPerS: get('MB.sec'), msgsPerS: get('nMsg.sec'), fetchMbPerS: get('fetch.MB.sec'), fetchMsgsPerS: get('fetch.nMsg.sec'), seconds: get('fetch.time.ms') / 1000 }
+}
+
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  children?: number[]
+}
+
+/** Self and inclusive time per function from a .cpuprofile, as printable lines. */
+function hotSpots(file: string, top: number): string {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]))
+  const parent = new Map<number, number>()
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  const root = `file://${repoRoot()}/`
+  const key = (n: ProfileNode): string => {
+    const f = n.callFrame
+    if (f.url === '') return f.functionName === '' ? '(anonymous)' : f.functionName
+    return `${f.functionName === '' ? '(anonymous)' : f.functionName}  ${f.url.replace(root, '').replace(/^node:/, 'node:')}:${f.lineNumber + 1}`
+  }
+  const self = new Map<string, number>()
+  const inclusive = new Map<string, number>()
+  let total = 0
+  let idle = 0
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = prof.timeDeltas[i] ?? 0
+    const n = byId.get(prof.samples[i]!)
+    if (n === undefined) continue
+    if (n.callFrame.functionName === '(idle)') {
+      idle += dt
+      continue
+    }
+    total += dt
+    self.set(key(n), (self.get(key(n)) ?? 0) + dt)
+    const seen = new Set<string>()
+    for (let id: number | undefined = n.id; id !== undefined; id = parent.get(id)) {
+      const k = key(byId.get(id)!)
+      if (k === '(root)' || seen.has(k)) continue
+      seen.add(k)
+      inclusive.set(k, (inclusive.get(k) ?? 0) + dt)
+    }
+  }
+  const table = (m: Map<string, number>, n: number): string =>
+    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `    ${fmt((100 * us) / total, 1).padStart(5)}%  ${fmt(us / 1000, 0).padStart(7)} ms  ${k}`).join('\n')
+  return [
+    `  profile: ${fmt(total / 1000, 0)} ms busy on the main thread, ${fmt(idle / 1000, 0)} ms idle (chDB works on its own threads, which a JS profile does not show)`,
+    `  top ${top} by self time:`,
+    table(self, top),
+    `  top ${top} by inclusive time (program, GC and runtime frames excluded):`,
+    table(new Map([...inclusive].filter(([k]) => !k.startsWith('('))), top),
+  ].join('\n')
+}
+
+async function main(): Promise<void> {
+  const f = parseFlags(BENCH, 'One processor from Kafka into ClickHouse vs Kafka\'s own ConsumerPerformance on the same topic.', process.argv.slice(2), process.env, FLAGS)
+  const id = shortId()
+  const topic = `bench-throughput-${id}`
+  const runs: ProcessorRun[] = []
+  await withBroker(BENCH, f['kafka-port'], async (b) => {
+    await createTopic(b.kafka, topic, f.partitions)
+    const stream = new SyntheticStream({ runId: `throughput-${id}`, clients: f.clients, eventsPerSecond: f['event-rate'], startUs: (Date.now() - 120_000) * 1000 - (f.events / f['event-rate']) * 1e6, eventsPerMessage: EVENTS_PER_MESSAGE })
+    progress(BENCH, `producing ${fmtInt(f.events)} events into ${topic} (${f.partitions} partitions)`)
+    const producer = await openProducer(b.kafka)
+    let bytes = 0
+    const produced = await produceEvents(producer, topic, f.partitions, f.events, (n) => {
+      const m = stream.next(n)
+      bytes += m.length
+      return m
+    })
+    await producer.disconnect()
+    const eventsPerMessage = produced.events / produced.messages
+    progress(BENCH, `produced in ${fmt(produced.ms / 1000, 1)} s; running ConsumerPerformance`)
+    const perf = await consumerPerformance(b.brokers, topic, produced.messages)
+
+    const measure = async (label: string, storeRaw: boolean, profileDir?: string): Promise<ProcessorRun> => {
+      const dataDir = tempDir(`processor-${label}`)
+      try {
+        progress(BENCH, `processor (${label}): starting`)
+        const p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-throughput-${id}-${label}`, storeRaw, flushMs: FLUSH_MS }))
+        if (profileDir !== undefined) await p.profileStart()
+        await p.watch(`SELECT 'all' AS k, sum(count) AS v FROM ${DATABASE}.op_windows`, 200)
+        let lastReport = 0
+        const done = await p.waitForValue('all', f.events, {
+          stallMs: f['stall-s'] * 1000,
+          onProgress: (v) => {
+            if (nowMs() - lastReport > 5000) {
+              lastReport = nowMs()
+              progress(BENCH, `processor (${label}): ${fmtInt(v)} events counted`)
+            }
+          },
+        })
+        const profFile = profileDir === undefined ? undefined : path.join(profileDir, `${label}.cpuprofile`)
+        if (profFile !== undefined) await p.profileStop(profFile)
+        const stats = await p.stats()
+        const rawRows = storeRaw ? Number((await p.query<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.ops`))[0]?.n ?? 0) : undefined
+        await p.stop()
+        const seconds = (done.changedAtMs - p.readyAtMs) / 1000
+        return {
+          label,
+          eventsPerS: done.v / seconds,
+          seconds,
+          consumeSeconds: (stats.lastMessageAtMs - p.readyAtMs) / 1000,
+          counted: done.v,
+          reached: done.reached,
+          startupMs: p.startupMs,
+          flushes: stats.processor.flushes,
+          meanFlushMs: stats.processor.flushes > 0 ? stats.processor.flushMsTotal / stats.processor.flushes : 0,
+          rawRows,
+          profile: profFile === undefined ? undefined : hotSpots(profFile, 15),
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true })
+      }
+    }
+
+    runs.push(await measure('raw-off', false))
+    if (f['raw-run']) runs.push(await measure('raw-on', true))
+    if (f.profile) {
+      const dir = tempDir('cpu-prof')
+      try {
+        runs.push(await measure('raw-off-profiled', false, dir))
+        if (f['raw-run']) runs.push(await measure('raw-on-profiled', true, dir))
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+    await deleteTopics(b, derivedTopics(topic))
+
+    const kafkaEventsPerS = perf.fetchMsgsPerS * eventsPerMessage
+    const main = runs[0]!
+    const out = [
+      `${BENCH}: ${fmtInt(produced.events)} events in ${fmtInt(produced.messages)} messages (~${fmtInt(eventsPerMessage)} events, ${fmt(bytes / produced.messages / 1024, 1)} KiB each), ${f.partitions} partitions, ${f.clients} clients, ${fmt(f.events / f['event-rate'], 0)} s of event time, embedded ClickHouse`,
+      `  produced          : ${fmt(produced.ms / 1000, 1)} s, ${fmtInt(produced.events / (produced.ms / 1000))} events/s (kafkajs producer), ${fmt(bytes / 1e6, 1)} MB`,
+      `  kafka consumer    : ${fmtInt(kafkaEventsPerS)} events/s = ${fmtInt(perf.fetchMsgsPerS)} msgs/s x ${fmtInt(eventsPerMessage)}, ${fmt(perf.fetchMbPerS, 1)} MB/s (ConsumerPerformance, fetch time ${fmt(perf.seconds, 2)} s; with group join ${fmtInt(perf.msgsPerS * eventsPerMessage)} events/s)`,
+    ]
+    for (const r of runs) {
+      out.push(
+        `  processor ${r.label.padEnd(8)}: ${fmtInt(r.eventsPerS)} events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`})`,
+      )
+    }
+    out.push(`  ratio processor/kafka (raw off): ${fmt(main.eventsPerS / kafkaEventsPerS, 3)}`)
+    out.push(`  target: >= ${fmtInt(TARGET_EVENTS_PER_S)} events/s with raw storage off -> ${main.reached && main.eventsPerS >= TARGET_EVENTS_PER_S ? 'met' : 'NOT met'} (${fmt((100 * main.eventsPerS) / TARGET_EVENTS_PER_S, 0)}% of target)`)
+    for (const r of runs) if (r.profile !== undefined) out.push(`  hot spots of the profiled run (${r.label}, ${fmtInt(r.eventsPerS)} events/s under the profiler):\n${r.profile}`)
+    process.stdout.write(out.join('\n') + '\n')
+  })
+}
+
+runMain(main)
