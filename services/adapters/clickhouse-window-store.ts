@@ -65,22 +65,74 @@ export class ClickHouseWindowStore implements WindowStore {
     await this.ch.client.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: `${token}:${table}` } })
   }
 
-  private async insertStream(table: string, token: string, body: string): Promise<void> {
+  private async insertStream(table: string, token: string, body: Buffer): Promise<void> {
     await this.ch.client.insert({
       table,
-      values: Readable.from([Buffer.from(body)], { objectMode: false }),
+      values: Readable.from([body], { objectMode: false }),
       format: 'TabSeparated',
       clickhouse_settings: { insert_deduplication_token: `${token}:${table}` },
     })
   }
 }
 
-/** Raw events as TabSeparated rows in the column order of `ops`. */
-function opsTsv(ops: RawOps, partition: number): string {
-  const parts: string[] = new Array(ops.length)
+/**
+ * Raw events as TabSeparated rows in the column order of `ops`, written
+ * straight into one Buffer: no string per event (this runs for every event
+ * when raw storage is on, and strings made it garbage-collector bound).
+ */
+export function opsTsv(ops: RawOps, partition: number): Buffer {
+  const ascii = (x: string): Buffer => Buffer.from(x, 'latin1')
+  const prefixes = ops.runIds.map((r, i) => ascii(`${r}\t${ops.clientIds[i]}\t`))
+  const opNames = OPERATIONS.map((o) => ascii(`\t${o}\t`))
+  const statusNames = STATUSES.map((x) => ascii(`\t${x}\t`))
+  const cacheNames = CACHE_OUTCOMES.map((x) => ascii(`${x}\t`))
+  const partitionText = ascii(`\t${partition}\t`)
+  let longestPrefix = 0
+  for (const p of prefixes) longestPrefix = Math.max(longestPrefix, p.length)
+  // Upper bound per row: prefix + names (≤ 45) + numbers (≤ 90) + separators.
+  const out = Buffer.allocUnsafe(ops.length * (longestPrefix + 160) + 16)
+  let pos = 0
   for (let i = 0; i < ops.length; i++) {
-    const g = ops.group[i]!
-    parts[i] = `${ops.runIds[g]}\t${ops.clientIds[g]}\t${ops.thread[i]}\t${OPERATIONS[ops.opCode[i]! - 1]}\t${usToDateTime64(ops.startUs[i]!)}\t${ops.latencyUs[i]}\t${ops.intendedUs[i]}\t${STATUSES[ops.statusIndex[i]!]}\t${CACHE_OUTCOMES[ops.cacheIndex[i]!]}\t${ops.bytes[i]}\t${partition}\t${ops.offset[i]}\n`
+    pos += prefixes[ops.group[i]!]!.copy(out, pos)
+    pos = writeUint(out, pos, ops.thread[i]!)
+    pos += opNames[ops.opCode[i]! - 1]!.copy(out, pos)
+    const us = ops.startUs[i]!
+    const sec = Math.floor(us / 1e6)
+    pos = writeUint(out, pos, sec)
+    out[pos++] = 0x2e // '.'
+    pos = writeFraction6(out, pos, us - sec * 1e6)
+    out[pos++] = 0x09
+    pos = writeUint(out, pos, ops.latencyUs[i]!)
+    out[pos++] = 0x09
+    pos = writeUint(out, pos, ops.intendedUs[i]!)
+    pos += statusNames[ops.statusIndex[i]!]!.copy(out, pos)
+    pos += cacheNames[ops.cacheIndex[i]!]!.copy(out, pos)
+    pos = writeUint(out, pos, ops.bytes[i]!)
+    pos += partitionText.copy(out, pos)
+    pos = writeUint(out, pos, ops.offset[i]!)
+    out[pos++] = 0x0a
   }
-  return parts.join('')
+  return out.subarray(0, pos)
+}
+
+/** Decimal digits of a non-negative integer (< 2^53). */
+function writeUint(buf: Buffer, pos: number, n: number): number {
+  if (n < 10) {
+    buf[pos] = 48 + n
+    return pos + 1
+  }
+  let digits = 0
+  for (let m = n; m >= 1; m = Math.floor(m / 10)) digits++
+  let end = pos + digits
+  for (let m = n; end > pos; m = Math.floor(m / 10)) buf[--end] = 48 + (m % 10)
+  return pos + digits
+}
+
+/** Exactly six digits, zero-padded (the microseconds of a DateTime64(6)). */
+function writeFraction6(buf: Buffer, pos: number, n: number): number {
+  for (let i = 5; i >= 0; i--) {
+    buf[pos + i] = 48 + (n % 10)
+    n = Math.floor(n / 10)
+  }
+  return pos + 6
 }

@@ -47,6 +47,9 @@ export interface PhaseResult {
   report: Report
 }
 
+/** Longest stretch the workers run without letting timers and I/O in, ms. */
+const YIELD_EVERY_MS = 5
+
 const OP_CODE: Record<Operation, number> = Object.fromEntries(OPERATIONS.map((o, i) => [o, i + 1])) as Record<Operation, number>
 const STATUS_INDEX = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<string, number>
 const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as Record<string, number>
@@ -104,7 +107,14 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     }
   }
 
+  // A binding that resolves at once (memory) never gives the event loop a turn:
+  // timers (status lines), Kafka delivery and signals would all wait for the
+  // end of the phase. Every YIELD_EVERY_MS all workers step aside once.
+  let yieldEpoch = 0
+  let lastYieldAt = t0
+
   const worker = async (thread: number): Promise<void> => {
+    let seenEpoch = 0
     // Each worker starts at a different phase of its schedule so that the
     // client's operations are spread evenly over time, not in bursts.
     let k = 0
@@ -120,6 +130,15 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
           if (ahead > 2) await new Promise((r) => setTimeout(r, ahead - 1))
           else await yieldToLoop()
         }
+      }
+      const now = performance.now()
+      if (now - lastYieldAt >= YIELD_EVERY_MS) {
+        lastYieldAt = now
+        yieldEpoch++
+      }
+      if (seenEpoch !== yieldEpoch) {
+        seenEpoch = yieldEpoch
+        await yieldToLoop()
       }
       if (performance.now() >= deadline) return
       if ((limit > 0 && issued >= limit) || opts.signal?.aborted) return

@@ -174,13 +174,16 @@ export class Processor {
 
   private async flushDue(): Promise<void> {
     const now = performance.now()
-    for (const st of [...this.states.values()]) {
-      if (st.pendingMessages === 0 || st.replayEnd !== undefined || now - st.firstAddedAt < this.config.flushIntervalMs) continue
-      if (this.locks.has(st.partition)) continue
-      await this.withLock(st.partition, async () => undefined, async () => {
-        if (this.states.get(st.partition) === st && st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st, async () => undefined)
-      }).catch(() => undefined)
-    }
+    // Due partitions flush side by side: their inserts and commits overlap
+    // instead of queueing behind each other (each partition has its own lock).
+    const due = [...this.states.values()].filter((st) => st.pendingMessages > 0 && st.replayEnd === undefined && now - st.firstAddedAt >= this.config.flushIntervalMs && !this.locks.has(st.partition))
+    await Promise.all(
+      due.map((st) =>
+        this.withLock(st.partition, async () => undefined, async () => {
+          if (this.states.get(st.partition) === st && st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st, async () => undefined)
+        }).catch(() => undefined),
+      ),
+    )
   }
 
   /** Reads the committed offset and any flush intent of a newly owned partition. */
