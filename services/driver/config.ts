@@ -30,6 +30,8 @@ export interface DriverConfig {
   clientId: string
   labels: Record<string, string>
   export: 'text' | 'json'
+  /** Write the final report to this file instead of stdout (YCSB's exportfile property). */
+  exportFile: string | undefined
   /** Send events to Kafka (off only to measure the driver alone). */
   emit: boolean
   infra: InfraConfig
@@ -46,7 +48,9 @@ export const DRIVER_USAGE = `usage: benchstream load|run [options]
   --client-id <id>       this client's id (default: <host>-<pid>)
   --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
   --seconds <n>          stop after n seconds (same as -p maxexecutiontime=n)
-  --export text|json     final report format on stdout (default text)
+  --export text|json     final report format (default text); -p exportfile=<path> writes it to a file
+  --kafka-brokers <list> Kafka brokers host:port,... (default: KAFKA_BROKERS or 127.0.0.1:9092)
+  --topic <name>         event topic (default: BENCHSTREAM_TOPIC_EVENTS or benchstream.events.v1)
   --no-emit              measure without sending events (overhead baseline)
 environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
 
@@ -79,6 +83,7 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
   let clientId: string | undefined
   let exportFormat: 'text' | 'json' = 'text'
   let emit = true
+  const envOverrides: Record<string, string> = {}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     const next = (): string | undefined => argv[++i]
@@ -135,6 +140,13 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
       case '--no-emit':
         emit = false
         break
+      case '--kafka-brokers':
+      case '--topic': {
+        const v = next()
+        if (v === undefined || v === '') throw usage(`${a} needs a value`)
+        envOverrides[a === '--topic' ? 'BENCHSTREAM_TOPIC_EVENTS' : 'KAFKA_BROKERS'] = v
+        break
+      }
       default:
         throw usage(`unknown option ${JSON.stringify(a)}`)
     }
@@ -164,7 +176,8 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
     clientId,
     labels,
     export: exportFormat,
+    exportFile: properties.exportfile === undefined || properties.exportfile === '' ? undefined : properties.exportfile,
     emit,
-    infra: readInfraConfig(env),
+    infra: readInfraConfig({ ...env, ...envOverrides }),
   })
 }

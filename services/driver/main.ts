@@ -2,6 +2,7 @@
  * `benchstream load|run`: reads the command line, opens Kafka and the
  * binding, runs one client, prints the report, handles Ctrl-C.
  */
+import { writeFileSync } from 'node:fs'
 import { createKafka, ensureTopics } from '../adapters/kafka.js'
 import { KafkaEventSink } from '../adapters/kafka-event-sink.js'
 import { CoreWorkload } from '../core/core-workload.js'
@@ -37,7 +38,12 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
     }
     process.stderr.write(`benchstream ${phase}: run ${cfg.runId}, client ${cfg.clientId}, binding ${cfg.binding}, ${cfg.threads} thread(s), target ${cfg.target || 'unthrottled'}\n`)
     const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal })
-    process.stdout.write(formatOutcome(cfg, outcome))
+    const text = formatOutcome(cfg, outcome)
+    if (cfg.exportFile === undefined) process.stdout.write(text)
+    else {
+      writeFileSync(cfg.exportFile, text)
+      process.stderr.write(`report written to ${cfg.exportFile}\n`)
+    }
     return outcome.delivery.undelivered + outcome.delivery.queuedEvents > 0 ? 3 : 0
   } finally {
     process.off('SIGINT', onSignal)

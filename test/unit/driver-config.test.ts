@@ -22,6 +22,16 @@ test('YCSB flags: -P files in order, -p overrides, threads, target, status, bind
   assert.deepEqual(c.labels, { version: '0.98.4' })
   assert.equal(c.workloadName, 'a+b')
   assert.ok(Object.isFrozen(c))
+  assert.equal(c.exportFile, undefined)
+})
+
+test('Kafka settings and the export file come from flags too', () => {
+  const c = parseDriverArgs('run', ['-P', 'a', '--kafka-brokers', '10.0.0.1:9092,10.0.0.2:9092', '--topic', 'bench.events', '-p', 'exportfile=/tmp/r.txt', '--export', 'json'], env, read)
+  assert.deepEqual(c.infra.kafka.brokers, ['10.0.0.1:9092', '10.0.0.2:9092'])
+  assert.equal(c.infra.topics.events, 'bench.events')
+  assert.equal(c.exportFile, '/tmp/r.txt')
+  assert.equal(c.export, 'json')
+  assert.throws(() => parseDriverArgs('run', ['--kafka-brokers', 'nohost'], env, read), /KAFKA_BROKERS entry "nohost" is not allowed: expected host:port/)
 })
 
 test('bad input is rejected with the valid choices named', () => {
