@@ -38,6 +38,14 @@ if (files.length === 0) {
 
 const needsKafka = tiers.some((t) => t !== 'unit')
 const env = { ...process.env }
+if (needsKafka) {
+  // Java/Maven (Kafka), redis-server, postgresql, promtool: installed if missing.
+  const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
+  if (deps.status !== 0) {
+    console.error('could not install the system packages the integration tests need (see above)')
+    process.exit(1)
+  }
+}
 let kafka
 if (needsKafka && !env.KAFKA_BROKERS) {
   const port = Number(env.TEST_KAFKA_PORT ?? 19092)
