@@ -15,6 +15,7 @@ import { int, str, type Env } from '../common/env.js'
 import { initTelemetry, type Telemetry } from '../common/telemetry.js'
 import { readAlertsConfig } from '../alerts/config.js'
 import { startAlerts, type AlertsService } from '../alerts/main.js'
+import { BenchstreamError } from '../core/errors.js'
 import { readProcessorConfig } from './config.js'
 import { ProcessorMetrics } from './metrics.js'
 import { Processor, type ProcessorHooks } from './processor.js'
@@ -65,7 +66,16 @@ export async function startProcessorService(env: Env, opts: ProcessorServiceOpti
   let apiUrl: string | undefined
   if (opts.api) {
     api = build(apiCfg, { ch, status: () => ({ processor: processor.stats, ...(alerts === undefined ? {} : { alerts: alerts.engine.stats }) }), metricsHandler: telemetry.metricsHandler })
-    await api.listen({ host: apiCfg.host, port: apiCfg.port })
+    try {
+      await api.listen({ host: apiCfg.host, port: apiCfg.port })
+    } catch (err) {
+      await alerts?.stop()
+      await processor.stop()
+      await ch.close()
+      await telemetry.shutdown()
+      const inUse = (err as { code?: string }).code === 'EADDRINUSE'
+      throw new BenchstreamError('BS_ERR_CONFIG', inUse ? `API_PORT ${apiCfg.port} on ${apiCfg.host} is already in use: stop what holds it or set API_PORT (0 picks a free port)` : `the API cannot listen on ${apiCfg.host}:${apiCfg.port}: ${(err as Error).message}`, { cause: err })
+    }
     const addr = api.server.address()
     apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host}:${addr.port}` : undefined
   }
