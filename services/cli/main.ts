@@ -11,6 +11,7 @@ const COMMANDS = {
   report: 'print a run\'s report from ClickHouse: benchstream report <run-id> [--json]',
   sql: 'run a read-only SQL query: benchstream sql "SELECT ..."',
   runs: 'list runs',
+  'import-ycsb': 'send YCSB HdrHistogram interval logs into a run: benchstream import-ycsb --run-id R --client-id C READ=file.hdr ...',
 } as const
 
 export function help(): string {
@@ -51,6 +52,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'runs': {
         const { readMain } = await import('./read.js')
         return await readMain(cmd, rest)
+      }
+      case 'import-ycsb': {
+        const { importYcsbMain } = await import('./import-ycsb.js')
+        return await importYcsbMain(rest)
       }
       default:
         process.stderr.write(`unknown command ${JSON.stringify(cmd)}; valid commands are ${Object.keys(COMMANDS).join(', ')}\n\n${help()}`)

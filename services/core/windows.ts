@@ -149,7 +149,7 @@ export class WindowAggregator {
    * Adds a pre-aggregated interval histogram. Its counts go to the window of
    * the interval's start: an interval log has no finer timing to split by.
    */
-  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number): void {
+  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0): void {
     this.begin(runId, clientId)
     const g = this.current!
     const opCode = OPERATIONS.indexOf(op) + 1
@@ -177,7 +177,8 @@ export class WindowAggregator {
       this.pending += c
     }
     if (intervalStartUs < a.firstStartUs) a.firstStartUs = intervalStartUs
-    if (intervalStartUs > a.lastEndUs) a.lastEndUs = intervalStartUs
+    // The interval's operations ended by its end, not its start.
+    if (intervalStartUs + intervalLengthUs > a.lastEndUs) a.lastEndUs = intervalStartUs + intervalLengthUs
     this.flushWatermark()
     this.current = undefined
   }

@@ -197,7 +197,7 @@ export class PartitionState {
         const h = r.record
         let n = 0
         for (const [, c] of h.buckets) n += c
-        this.windows.addHistogram(h.runId, h.clientId, h.op, h.status, h.intervalStartUs, h.buckets, bucketValue)
+        this.windows.addHistogram(h.runId, h.clientId, h.op, h.status, h.intervalStartUs, h.buckets, bucketValue, h.intervalLengthUs)
         this.events += n
         return
       }
