@@ -40,33 +40,25 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
   const rate = (run: string): string => `if(countIf(run_id = ${run}) = 0, NULL, sumIf(count, run_id = ${run}) / greatest(${STEP}, max(window_ms) / 1000))`
   const p99 = (run: string): string => `if(countIf(run_id = ${run}) = 0, NULL, bs_quantile(0.99, sumMapIf(hist, run_id = ${run})))`
 
+  // Baseline and candidate overlaid on time since each run's start: one panel per metric.
+  const overlay = (title: string, unit: string, description: string, metric: (run: string) => string) =>
+    trendPanel(cfg, title, unit, 't_s', description)
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+        SELECT t_s,
+               ${metric(BASELINE)} AS baseline,
+               ${metric(CANDIDATE)} AS candidate
+        FROM
+        (
+            ${nested}
+        )
+        GROUP BY t_s
+        ORDER BY t_s`))
+      .overrideByName('baseline', [{ id: 'displayName', value: 'baseline ${baseline}' }])
+      .overrideByName('candidate', [{ id: 'displayName', value: 'candidate ${candidate}' }])
+
   const timeseries = [
-    trendPanel(cfg, 'Throughput since start', UNITS.throughput, 't_s', 'Operations per second, all operations and clients, against seconds since each run\'s first window.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
-        SELECT t_s,
-               ${rate(BASELINE)} AS baseline,
-               ${rate(CANDIDATE)} AS candidate
-        FROM
-        (
-            ${nested}
-        )
-        GROUP BY t_s
-        ORDER BY t_s`))
-      .overrideByName('baseline', [{ id: 'displayName', value: 'baseline ${baseline}' }])
-      .overrideByName('candidate', [{ id: 'displayName', value: 'candidate ${candidate}' }]),
-    trendPanel(cfg, 'p99 latency since start', UNITS.latency, 't_s', 'p99 of the merged histograms of all operations and clients per bucket, against seconds since each run\'s first window.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
-        SELECT t_s,
-               ${p99(BASELINE)} AS baseline,
-               ${p99(CANDIDATE)} AS candidate
-        FROM
-        (
-            ${nested}
-        )
-        GROUP BY t_s
-        ORDER BY t_s`))
-      .overrideByName('baseline', [{ id: 'displayName', value: 'baseline ${baseline}' }])
-      .overrideByName('candidate', [{ id: 'displayName', value: 'candidate ${candidate}' }]),
+    overlay('Throughput since start', UNITS.throughput, 'Operations per second, all operations and clients, against seconds since each run\'s first window.', rate),
+    overlay('p99 latency since start', UNITS.latency, 'p99 of the merged histograms of all operations and clients per bucket, against seconds since each run\'s first window.', p99),
   ]
 
   const metrics = [
