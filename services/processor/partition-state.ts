@@ -78,6 +78,9 @@ export class RawOps {
   }
 }
 
+/** Rejected events of one message kept in its dead letter as examples. */
+const DEAD_LETTER_SAMPLE = 20
+
 export interface FlushBatch {
   topic: string
   partition: number
@@ -148,7 +151,10 @@ export class PartitionState {
     this.messages++
     this.lastOffset = offset
     const limits: DecodeLimits = { minStartUs: nowUs - this.opts.maxEventAgeUs, maxStartUs: nowUs + this.opts.maxEventFutureUs }
-    const rejects: Array<{ reason: RejectReason; index: number; event: DecodedOp }> = []
+    // Rejected events: counted by reason, and the first few kept as a sample
+    // for the dead letter (a message may reject thousands).
+    const rejectedByReason = new Map<RejectReason, number>()
+    const sample: Array<{ reason: RejectReason; index: number; event: DecodedOp }> = []
     let groupIndex = -1
     const raw = this.raw
     const visitor: OpsVisitor = {
@@ -158,8 +164,8 @@ export class PartitionState {
         if (raw !== undefined) raw.push(groupIndex, e, offset)
       },
       reject: (reason, index, e) => {
-        if (rejects.length < 20) rejects.push({ reason, index, event: { ...e } })
-        else rejects.push({ reason, index, event: e })
+        rejectedByReason.set(reason, (rejectedByReason.get(reason) ?? 0) + 1)
+        if (sample.length < DEAD_LETTER_SAMPLE) sample.push({ reason, index, event: { ...e } })
       },
     }
     // The aggregator needs the (run, client) before the first event: begin the
@@ -183,13 +189,11 @@ export class PartitionState {
     switch (r.kind) {
       case RECORD_KIND.OPS:
         if (r.rejected > 0) {
-          const byReason = new Map<RejectReason, number>()
-          for (const x of rejects) byReason.set(x.reason, (byReason.get(x.reason) ?? 0) + 1)
-          const detail = [...byReason].map(([k, v]) => `${v} ${k}`).join(', ')
-          const sample = rejects.slice(0, 20).map((x) => ({ index: x.index, reason: x.reason, ...describe(x.event) }))
-          const payload = Buffer.from(JSON.stringify({ runId: r.runId, clientId: r.clientId, rejected: r.rejected, of: r.count, sample }))
+          const detail = [...rejectedByReason].map(([k, v]) => `${v} ${k}`).join(', ')
+          const described = sample.map((x) => ({ index: x.index, reason: x.reason, ...describe(x.event) }))
+          const payload = Buffer.from(JSON.stringify({ runId: r.runId, clientId: r.clientId, rejected: r.rejected, of: r.count, sample: described }))
           // One dead letter per message, under its most frequent reason; the detail lists all.
-          const main = [...byReason].sort((a, b) => b[1] - a[1])[0]![0]
+          const main = [...rejectedByReason].sort((a, b) => b[1] - a[1])[0]![0]
           this.reject(offset, main, r.runId, r.rejected, `${r.rejected} of ${r.count} events rejected: ${detail}`, payload)
         }
         return

@@ -17,7 +17,6 @@
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api'
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs'
 import { BenchstreamError } from '../core/errors.js'
-import type { RejectReason } from '../core/event-codec.js'
 import type { ProcessorConfig } from './config.js'
 import type { ProcessorMetrics } from './metrics.js'
 import { PartitionState, type FlushBatch } from './partition-state.js'
@@ -228,7 +227,6 @@ export class Processor {
   private async flushInner(st: PartitionState, heartbeat: () => Promise<void>, describe?: (events: number, windows: number) => void): Promise<void> {
     const gen = this.generation
     const t0 = performance.now()
-    const topic = st.topic
     const p = st.partition
     if (st.replayEnd === undefined) {
       await this.commit(p, st.startOffset, JSON.stringify({ v: INTENT_VERSION, end: st.lastOffset }))
@@ -250,7 +248,6 @@ export class Processor {
     this.stats.flushMsTotal += ms
     this.stats.deadLetters += batch.deadLetters.length
     for (const d of batch.deadLetters) this.stats.rejectedByReason[d.reason] = (this.stats.rejectedByReason[d.reason] ?? 0) + 1
-    void topic
     this.hooks.metrics?.flushed(batch, ms, late)
     this.hooks.onFlushed?.(batch)
   }
@@ -328,4 +325,3 @@ function parseIntent(metadata: string | null | undefined): { end: number } | und
   }
 }
 
-export type { RejectReason }
