@@ -18,8 +18,8 @@
  */
 import { rmSync } from 'node:fs'
 import { BenchstreamError } from '../services/core/errors.js'
-import { OpsBatchWriter } from '../services/core/event-codec.js'
-import { Rng } from '../services/core/random.js'
+import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { Rng } from '../services/core/workload/random.js'
 import {
   createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtGrouped, fmtInt, gaussian, KAFKA_FLAGS, lognormalUs, nowMs, OP_READ, openProducer, parseFlags, processorEnv, progress, runMain, shortId, STATUS_OK, tempDir, withBroker,
 } from './common.js'

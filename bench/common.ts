@@ -10,12 +10,12 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Kafka, Producer } from 'kafkajs'
 import { OPERATIONS, STATUSES } from '../schemas/events.v1.js'
-import { createKafka, partitioner } from '../services/adapters/kafka.js'
-import { startLocalKafka, stopLocalKafka } from '../services/adapters/local-kafka.js'
+import { createKafka, partitioner } from '../services/adapters/kafka/client.js'
+import { startLocalKafka, stopLocalKafka } from '../services/adapters/kafka/local-broker.js'
 import type { Env } from '../services/common/env.js'
 import { BenchstreamError } from '../services/core/errors.js'
-import { OpsBatchWriter } from '../services/core/event-codec.js'
-import { Rng } from '../services/core/random.js'
+import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { Rng } from '../services/core/workload/random.js'
 
 // ---------------------------------------------------------------- flags
 

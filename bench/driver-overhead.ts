@@ -13,15 +13,15 @@
  * Targets: throughput with emission >= 95% of without; <= 1 µs added per op.
  */
 import path from 'node:path'
-import { KafkaEventSink } from '../services/adapters/kafka-event-sink.js'
+import { KafkaEventSink } from '../services/adapters/kafka/event-sink.js'
 import { repoRoot } from '../services/common/repo-root.js'
-import { CoreWorkload } from '../services/core/core-workload.js'
-import { OpsBatchWriter } from '../services/core/event-codec.js'
-import { Rng } from '../services/core/random.js'
-import type { Binding } from '../services/driver/binding.js'
-import { createBinding } from '../services/driver/bindings/index.js'
+import { CoreWorkload } from '../services/core/workload/core-workload.js'
+import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { Rng } from '../services/core/workload/random.js'
+import type { Binding } from '../services/core/ports/binding.js'
+import { createBinding } from '../services/adapters/datastores/index.js'
 import { parseDriverArgs, type DriverConfig } from '../services/driver/config.js'
-import { NullSink, type EventSink, type SinkStats } from '../services/driver/event-sink.js'
+import { NullSink, type EventSink, type SinkStats } from '../services/core/ports/event-sink.js'
 import { runPhase } from '../services/driver/runner.js'
 import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, lognormalUs, median, parseFlags, progress, runMain, shortId, withBroker, type Broker } from './common.js'
 

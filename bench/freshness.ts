@@ -12,8 +12,8 @@
  */
 import { rmSync } from 'node:fs'
 import type { Producer } from 'kafkajs'
-import { OpsBatchWriter } from '../services/core/event-codec.js'
-import { Rng } from '../services/core/random.js'
+import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { Rng } from '../services/core/workload/random.js'
 import {
   createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, lognormalUs, nowMs, openProducer, parseFlags, processorEnv, progress, quantile, runMain, shortId, sleep, tempDir, withBroker,
 } from './common.js'

@@ -5,8 +5,8 @@
  */
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
-import { queryRows } from '../services/adapters/clickhouse.js'
-import { startProcessorService, type ProcessorService } from '../services/processor/main.js'
+import { queryRows } from '../services/adapters/clickhouse/client.js'
+import { startProcessorService, type ProcessorService } from '../services/server/main.js'
 import type { ChildStats, FlushLog, MemorySample, Reply, Request, WatchEntry, WatchResult } from './processor-process.js'
 
 const send = (m: Reply): void => void process.send!(m)

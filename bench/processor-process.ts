@@ -12,7 +12,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { BenchstreamError } from '../services/core/errors.js'
-import type { ProcessorStats } from '../services/processor/processor.js'
+import type { ProcessorStats } from '../services/processor/app.js'
 
 export interface MemorySample {
   rss: number

@@ -11,13 +11,13 @@
  * Target: achieved within 1% of the target, up to the driver's maximum.
  */
 import path from 'node:path'
-import { KafkaEventSink } from '../services/adapters/kafka-event-sink.js'
+import { KafkaEventSink } from '../services/adapters/kafka/event-sink.js'
 import { repoRoot } from '../services/common/repo-root.js'
-import { CoreWorkload } from '../services/core/core-workload.js'
-import type { Binding } from '../services/driver/binding.js'
-import { createBinding } from '../services/driver/bindings/index.js'
+import { CoreWorkload } from '../services/core/workload/core-workload.js'
+import type { Binding } from '../services/core/ports/binding.js'
+import { createBinding } from '../services/adapters/datastores/index.js'
 import { parseDriverArgs, type DriverConfig } from '../services/driver/config.js'
-import { NullSink, type EventSink } from '../services/driver/event-sink.js'
+import { NullSink, type EventSink } from '../services/core/ports/event-sink.js'
 import { runPhase } from '../services/driver/runner.js'
 import { createTopic, deleteTopics, fmt, fmtGrouped, fmtInt, KAFKA_FLAGS, parseFlags, progress, runMain, shortId, withBroker, type Broker } from './common.js'
 

@@ -3,7 +3,7 @@
  * Time series are drawn against seconds since each run's first window, so
  * two runs started at different times line up; the table compares whole runs
  * per YCSB measurement (READ, READ-FAILED, ...) with the same numbers as the
- * run report (services/api/queries.ts runReport).
+ * run report (services/adapters/clickhouse/read-model.ts runReport).
  */
 import { CustomVariableBuilder, DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
 import { finishDashboard, indentTail, OPERATION_ORDER, runVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'

@@ -12,7 +12,7 @@
  *   offset 3  u8  kind       one of RECORD_KIND
  *
  * The body of each kind is described next to its type below; the codec lives
- * in services/core/event-codec.ts and follows this file, nothing else.
+ * in services/core/codec/event-codec.ts and follows this file, nothing else.
  * All integers are little-endian; "varint" is unsigned LEB128 and "zigzag" is
  * a signed varint (protobuf style).
  */
@@ -128,7 +128,7 @@ export interface OpsBatch {
 /**
  * INTERVAL_HISTOGRAM body (kind 2): one operation's latencies over one
  * interval, already bucketed in Benchstream's histogram layout
- * (services/core/histogram.ts). Adapters convert HdrHistogram interval logs
+ * (services/core/stats/histogram.ts). Adapters convert HdrHistogram interval logs
  * into this; the processor merges it into the same windows as OPS events.
  *
  *   u8 len + utf8   runId

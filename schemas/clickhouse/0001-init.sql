@@ -9,7 +9,7 @@
 CREATE DATABASE IF NOT EXISTS {db};
 
 -- Histogram bucket index -> representative value in µs (the midpoint of the
--- bucket). Same layout as services/core/histogram.ts: 0..255 exact, then 128
+-- bucket). Same layout as services/core/stats/histogram.ts: 0..255 exact, then 128
 -- linear sub-buckets per power of two.
 CREATE FUNCTION IF NOT EXISTS bs_bucket_value AS (i) ->
   if(i < 256, toFloat64(i),

@@ -2,7 +2,7 @@
  * The alert engine: every interval it asks the window source for the newly
  * complete windows of each active run (merged over clients and partitions,
  * gaps filled with zeros), feeds them to the pure evaluator
- * (services/core/alert-rules.ts), and delivers the transitions: each one to
+ * (services/core/alerting/alert-rules.ts), and delivers the transitions: each one to
  * every notifier (alerts topic, webhook), then recorded in the alert store.
  *
  * One notification per state change of an incident: the evaluator fires an
@@ -18,8 +18,8 @@
  * retried forever.
  */
 import type { AlertState } from '../../schemas/alert-rules.v1.js'
-import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alert-rules.js'
-import { completeBefore, firstJudgedWindowMs, windowStarts, type RunProgress } from '../core/alert-windows.js'
+import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
+import { completeBefore, firstJudgedWindowMs, windowStarts, type RunProgress } from '../core/alerting/alert-windows.js'
 import type { AlertsConfig } from './config.js'
 
 export interface AlertRunInfo {
@@ -39,7 +39,7 @@ export interface WindowCountRow {
   errors: number
 }
 
-/** Where windows come from (ClickHouse: services/adapters/clickhouse-alerts.ts). */
+/** Where windows come from (ClickHouse: services/adapters/clickhouse/alerts.ts). */
 export interface AlertWindowSource {
   /** Runs started since sinceMs that have not ended, and runs that ended since sinceMs. */
   runs(sinceMs: number): Promise<AlertRunInfo[]>

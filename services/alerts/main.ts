@@ -6,10 +6,10 @@
  * it can move to a process of its own without changes here.
  */
 import type { Kafka } from 'kafkajs'
-import type { ClickHouse } from '../adapters/clickhouse.js'
-import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse-alerts.js'
-import { KafkaAlertPublisher } from '../adapters/kafka-alert-publisher.js'
-import { WebhookNotifier } from '../adapters/alert-webhook.js'
+import type { ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
+import { KafkaAlertPublisher } from '../adapters/kafka/alert-publisher.js'
+import { WebhookNotifier } from '../adapters/http/alert-webhook.js'
 import { build, type AlertEngine, type AlertNotifier } from './app.js'
 import type { AlertsConfig } from './config.js'
 

@@ -7,13 +7,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
-import type { ClickHouse } from '../adapters/clickhouse.js'
-import { queryRows } from '../adapters/clickhouse.js'
+import type { ClickHouse } from '../adapters/clickhouse/client.js'
+import { queryRows } from '../adapters/clickhouse/client.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
-import { formatYcsb } from '../core/ycsb-report.js'
+import { formatYcsb } from '../core/reports/ycsb-report.js'
 import type { ApiConfig } from './config.js'
 import { liveViewHtml } from './live-view.js'
-import { compareRuns, deadLetterCounts, listRuns, runReport, timeline } from './queries.js'
+import { compareRuns, deadLetterCounts, listRuns, runReport, timeline } from '../adapters/clickhouse/read-model.js'
 
 export interface ApiDeps {
   ch: ClickHouse

@@ -11,14 +11,14 @@
  */
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { queryRows } from '../adapters/clickhouse.js'
-import { startLocalKafka, stopLocalKafka } from '../adapters/local-kafka.js'
-import { runReport } from '../api/queries.js'
+import { queryRows } from '../adapters/clickhouse/client.js'
+import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
+import { runReport } from '../adapters/clickhouse/read-model.js'
 import { repoRoot } from '../common/repo-root.js'
 import { BenchstreamError } from '../core/errors.js'
-import { entriesFromMap, quantileFromEntries } from '../core/histogram.js'
-import { formatYcsb } from '../core/ycsb-report.js'
-import { startProcessorService } from '../processor/main.js'
+import { entriesFromMap, quantileFromEntries } from '../core/stats/histogram.js'
+import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { startProcessorService } from '../server/main.js'
 
 interface DemoOptions {
   seconds: number

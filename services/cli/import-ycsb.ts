@@ -8,12 +8,12 @@
  */
 import { readFileSync } from 'node:fs'
 import { ID_PATTERN, ID_RULE, OPERATIONS, RECORD_KIND, type Operation, type RunLifecycle } from '../../schemas/events.v1.js'
-import { createKafka, ensureTopics, partitioner } from '../adapters/kafka.js'
+import { createKafka, ensureTopics, partitioner } from '../adapters/kafka/client.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/env.js'
 import { BenchstreamError } from '../core/errors.js'
-import { encodeIntervalHistogram, encodeJsonRecord } from '../core/event-codec.js'
-import { parseHdrLog, type HdrInterval } from '../core/hdr-log.js'
+import { encodeIntervalHistogram, encodeJsonRecord } from '../core/codec/event-codec.js'
+import { parseHdrLog, type HdrInterval } from '../core/ycsb/hdr-log.js'
 
 export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] OP=FILE [OP=FILE...]
 

@@ -40,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
         return await driverMain(cmd, rest)
       }
       case 'processor': {
-        const { processorMain } = await import('../processor/main.js')
+        const { processorMain } = await import('../server/main.js')
         return await processorMain(rest)
       }
       case 'demo': {

@@ -3,11 +3,11 @@
  * ask a running API (the way in while a processor holds the embedded data
  * directory); otherwise they open ClickHouse themselves.
  */
-import { openClickHouse, queryRows } from '../adapters/clickhouse.js'
-import { listRuns, runReport } from '../api/queries.js'
+import { openClickHouse, queryRows } from '../adapters/clickhouse/client.js'
+import { listRuns, runReport } from '../adapters/clickhouse/read-model.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { BenchstreamError } from '../core/errors.js'
-import { formatYcsb, type Report } from '../core/ycsb-report.js'
+import { formatYcsb, type Report } from '../core/reports/ycsb-report.js'
 
 export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly string[]): Promise<number> {
   const json = argv.includes('--json')

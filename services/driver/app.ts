@@ -4,11 +4,11 @@
  * No sockets are opened here; main.ts wires the real sink and binding.
  */
 import { RECORD_KIND } from '../../schemas/events.v1.js'
-import { formatYcsb, type Report } from '../core/ycsb-report.js'
-import type { Workload } from '../core/workload-types.js'
-import type { Binding } from './binding.js'
+import { formatYcsb, type Report } from '../core/reports/ycsb-report.js'
+import type { Workload } from '../core/workload/workload-types.js'
+import type { Binding } from '../core/ports/binding.js'
 import type { DriverConfig } from './config.js'
-import type { EventSink, SinkStats } from './event-sink.js'
+import type { EventSink, SinkStats } from '../core/ports/event-sink.js'
 import { runPhase, type StatusSnapshot } from './runner.js'
 
 export interface DriverDeps {

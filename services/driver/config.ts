@@ -12,8 +12,8 @@ import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { freeze, type Env } from '../common/env.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { BenchstreamError } from '../core/errors.js'
-import { assertKnownProperties, mergeProperties } from '../core/properties.js'
-import { BINDING_NAMES, type BindingName } from './bindings/index.js'
+import { assertKnownProperties, mergeProperties } from '../core/workload/properties.js'
+import { BINDING_NAMES, type BindingName } from '../adapters/datastores/index.js'
 
 export interface DriverConfig {
   phase: 'load' | 'run'

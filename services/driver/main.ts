@@ -3,14 +3,14 @@
  * binding, runs one client, prints the report, handles Ctrl-C.
  */
 import { writeFileSync } from 'node:fs'
-import { createKafka, ensureTopics } from '../adapters/kafka.js'
-import { KafkaEventSink } from '../adapters/kafka-event-sink.js'
-import { CoreWorkload } from '../core/core-workload.js'
+import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
+import { KafkaEventSink } from '../adapters/kafka/event-sink.js'
+import { CoreWorkload } from '../core/workload/core-workload.js'
 import { runDriver, formatOutcome } from './app.js'
-import { createBinding } from './bindings/index.js'
-import { MemoryBinding } from './bindings/memory.js'
+import { createBinding } from '../adapters/datastores/index.js'
+import { MemoryBinding } from '../adapters/datastores/memory.js'
 import { parseDriverArgs } from './config.js'
-import { NullSink, type EventSink } from './event-sink.js'
+import { NullSink, type EventSink } from '../core/ports/event-sink.js'
 import { runPhase } from './runner.js'
 
 export async function driverMain(phase: 'load' | 'run', argv: readonly string[]): Promise<number> {

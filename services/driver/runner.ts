@@ -11,11 +11,11 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type Operation } from '../../schemas/events.v1.js'
-import { Histogram } from '../core/histogram.js'
-import type { Transaction, Workload } from '../core/workload-types.js'
-import { buildReport, type OpStatusAggregate, type Report } from '../core/ycsb-report.js'
-import { statusOf, type Binding, type OpResult } from './binding.js'
-import type { EventSink } from './event-sink.js'
+import { Histogram } from '../core/stats/histogram.js'
+import type { Transaction, Workload } from '../core/workload/workload-types.js'
+import { buildReport, type OpStatusAggregate, type Report } from '../core/reports/ycsb-report.js'
+import { statusOf, type Binding, type OpResult } from '../core/ports/binding.js'
+import type { EventSink } from '../core/ports/event-sink.js'
 
 export interface PhaseOptions {
   phase: 'load' | 'run'

@@ -4,7 +4,7 @@
  * (rate(benchstream_operations_total) is the live throughput per run and op).
  */
 import type { Meter, ObservableResult } from '@opentelemetry/api'
-import type { FlushBatch } from './partition-state.js'
+import type { FlushBatch } from '../core/stats/partition-state.js'
 
 /** Runs whose per-run series are exported; older ones stop updating (bounded label cardinality). */
 const MAX_TRACKED_RUNS = 200

@@ -1,5 +1,5 @@
-import type { ClickHouse } from '../../services/adapters/clickhouse.js'
-import { queryRows } from '../../services/adapters/clickhouse.js'
+import type { ClickHouse } from '../../services/adapters/clickhouse/client.js'
+import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import type { Truth } from './produce.js'
 
 export interface Stored {

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
-import { WebhookNotifier } from '../../services/adapters/alert-webhook.js'
-import type { AlertTransition } from '../../services/core/alert-rules.js'
+import { WebhookNotifier } from '../../services/adapters/http/alert-webhook.js'
+import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
 import type { AlertmanagerPayload } from '../../services/alerts/notices.js'
 
 const t: AlertTransition = {

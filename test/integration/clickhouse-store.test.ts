@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ClickHouseWindowStore } from '../../services/adapters/clickhouse-window-store.js'
-import { migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse.js'
+import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
+import { migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
-import { OpsBatchWriter } from '../../services/core/event-codec.js'
-import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/histogram.js'
-import { PartitionState } from '../../services/processor/partition-state.js'
+import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/stats/histogram.js'
+import { PartitionState } from '../../services/core/stats/partition-state.js'
 import { testEnv } from '../helpers/env.js'
 
 const NOW = Date.now() * 1000

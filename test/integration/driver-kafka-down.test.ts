@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Kafka, logLevel } from 'kafkajs'
-import { KafkaEventSink } from '../../services/adapters/kafka-event-sink.js'
-import { CoreWorkload } from '../../services/core/core-workload.js'
+import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
+import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { formatOutcome, runDriver } from '../../services/driver/app.js'
-import { createBinding } from '../../services/driver/bindings/index.js'
+import { createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
-import { NullSink } from '../../services/driver/event-sink.js'
+import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
 
 test('with no broker the driver finishes, reports every operation it measured, and counts undelivered events', async () => {

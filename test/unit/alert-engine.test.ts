@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
 import { AlertEngine, type AlertNotifier, type AlertRunInfo, type AlertStore, type AlertWindowSource, type DeliveryResult, type WindowCountRow } from '../../services/alerts/app.js'
-import type { AlertTransition } from '../../services/core/alert-rules.js'
-import type { RunProgress } from '../../services/core/alert-windows.js'
+import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
+import type { RunProgress } from '../../services/core/alerting/alert-windows.js'
 
 const T0 = 1_700_000_000_000
 const rules: AlertRule[] = [{ type: 'drop_vs_baseline', name: 'Drop', severity: 'warning', percent: 30, baselineWindows: 5, warmupWindows: 1, windows: 3, resolveWindows: 2 }]

@@ -1,6 +1,6 @@
 /**
- * Pure alert evaluation (services/core/alert-rules.ts), window completeness
- * (services/core/alert-windows.ts), the rules file validation and the
+ * Pure alert evaluation (services/core/alerting/alert-rules.ts), window completeness
+ * (services/core/alerting/alert-windows.ts), the rules file validation and the
  * Alertmanager payload: series of complete windows in, transitions out.
  */
 import assert from 'node:assert/strict'
@@ -9,8 +9,8 @@ import { test } from 'node:test'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
 import { loadAlertRules, validateAlertRules } from '../../services/alerts/rules-file.js'
 import { alertmanagerPayload, alertNotice, ZERO_TIME } from '../../services/alerts/notices.js'
-import { AlertEvaluator, alertFingerprint, baselineOf, type AlertTransition, type RunContext } from '../../services/core/alert-rules.js'
-import { completeBefore, runWatermarkUs, windowStarts, type RunProgress } from '../../services/core/alert-windows.js'
+import { AlertEvaluator, alertFingerprint, baselineOf, type AlertTransition, type RunContext } from '../../services/core/alerting/alert-rules.js'
+import { completeBefore, runWatermarkUs, windowStarts, type RunProgress } from '../../services/core/alerting/alert-windows.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 

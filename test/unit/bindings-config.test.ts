@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { BINDING_NAMES, BINDING_PROPERTIES, createBinding, DEFAULT_POSTGRES_URL, postgresConfig, redisConfig } from '../../services/driver/bindings/index.js'
+import { BINDING_NAMES, BINDING_PROPERTIES, createBinding, DEFAULT_POSTGRES_URL, postgresConfig, redisConfig } from '../../services/adapters/datastores/index.js'
 
 const rejects = (fn: () => unknown, ...parts: string[]): void => {
   assert.throws(fn, (err: unknown) => {

@@ -7,11 +7,11 @@ import { readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { CoreWorkload, REQUEST_DISTRIBUTIONS } from '../../services/core/core-workload.js'
+import { CoreWorkload, REQUEST_DISTRIBUTIONS } from '../../services/core/workload/core-workload.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { fnvhash64 } from '../../services/core/generators.js'
-import { CORE_WORKLOAD_PROPERTIES, mergeProperties, parseProperties, type Properties } from '../../services/core/properties.js'
-import type { Operation, Transaction } from '../../services/core/workload-types.js'
+import { fnvhash64 } from '../../services/core/workload/generators.js'
+import { CORE_WORKLOAD_PROPERTIES, mergeProperties, parseProperties, type Properties } from '../../services/core/workload/properties.js'
+import type { Operation, Transaction } from '../../services/core/workload/workload-types.js'
 
 const WORKLOADS_DIR = path.join(repoRoot(), 'workloads')
 const readWorkload = (name: string): Properties => parseProperties(readFileSync(path.join(WORKLOADS_DIR, name), 'utf8'), name)

@@ -23,8 +23,8 @@ import {
   fnvhash64Mod,
   zeta,
   zetaRange,
-} from '../../services/core/generators.js'
-import { Rng } from '../../services/core/random.js'
+} from '../../services/core/workload/generators.js'
+import { Rng } from '../../services/core/workload/random.js'
 
 const isWorkloadError = (err: unknown): boolean => isBenchstreamError(err, 'BS_ERR_WORKLOAD')
 

@@ -1,7 +1,7 @@
 /**
  * HdrHistogram interval logs, written by the real hdr-histogram-js (3
  * significant digits, as YCSB) from known latencies, decoded by
- * services/core/hdr-log.ts: counts exact, percentiles within 1% of the exact
+ * services/core/ycsb/hdr-log.ts: counts exact, percentiles within 1% of the exact
  * quantiles of the recorded values, malformed lines rejected by line number.
  */
 import assert from 'node:assert/strict'
@@ -10,8 +10,8 @@ import { inflateSync } from 'node:zlib'
 import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js'
 import { parseImportYcsbArgs } from '../../services/cli/import-ycsb.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { decodeHistogramBase64, hdrBucketRange, hdrLayout, parseHdrLog } from '../../services/core/hdr-log.js'
-import { Histogram, quantileFromEntries } from '../../services/core/histogram.js'
+import { decodeHistogramBase64, hdrBucketRange, hdrLayout, parseHdrLog } from '../../services/core/ycsb/hdr-log.js'
+import { Histogram, quantileFromEntries } from '../../services/core/stats/histogram.js'
 import { exactQuantile, lognormalUs, prng, writeYcsbHdrLog } from '../helpers/ycsb-hdr.js'
 
 const START_MS = 1_764_000_000_123

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BUCKET_COUNT, bucketIndex, bucketLow, bucketValue, bucketWidth, Histogram, MAX_TRACKABLE_US, quantileRank } from '../../services/core/histogram.js'
+import { BUCKET_COUNT, bucketIndex, bucketLow, bucketValue, bucketWidth, Histogram, MAX_TRACKABLE_US, quantileRank } from '../../services/core/stats/histogram.js'
 
 test('bucket index is monotonic and every value lies inside its bucket', () => {
   let prev = -1

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CACHE_OUTCOMES, OPERATIONS, STATUSES } from '../../schemas/events.v1.js'
-import { opsTsv, usToDateTime64 } from '../../services/adapters/clickhouse-window-store.js'
-import { RawOps } from '../../services/processor/partition-state.js'
+import { opsTsv, usToDateTime64 } from '../../services/adapters/clickhouse/window-store.js'
+import { RawOps } from '../../services/core/stats/partition-state.js'
 
 test('raw events serialize to the same TabSeparated rows as a plain string template', () => {
   const ops = new RawOps()

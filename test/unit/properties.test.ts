@@ -12,7 +12,7 @@ import {
   mergeProperties,
   parseProperties,
   unknownProperties,
-} from '../../services/core/properties.js'
+} from '../../services/core/workload/properties.js'
 
 test('parseProperties: comments, blank lines, separators and trimming', () => {
   const text = [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Histogram } from '../../services/core/histogram.js'
+import { Histogram } from '../../services/core/stats/histogram.js'
 import { formatStatus } from '../../services/driver/app.js'
 
 test('status line follows YCSB layout', () => {

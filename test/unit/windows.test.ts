@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { opCodes, type DecodedOp } from '../../services/core/event-codec.js'
-import { WindowAggregator } from '../../services/core/windows.js'
+import { opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
+import { WindowAggregator } from '../../services/core/stats/windows.js'
 
 const ev = (startUs: number, latencyUs: number, op: 'READ' | 'UPDATE' = 'READ', status: 'OK' | 'ERROR' = 'OK', cache: 'HIT' | 'MISS' | 'UNKNOWN' = 'UNKNOWN'): DecodedOp => {
   const [opCode, statusIndex, cacheIndex] = opCodes(op, status, cache)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Histogram } from '../../services/core/histogram.js'
-import { buildReport, formatYcsb } from '../../services/core/ycsb-report.js'
+import { Histogram } from '../../services/core/stats/histogram.js'
+import { buildReport, formatYcsb } from '../../services/core/reports/ycsb-report.js'
 
 test('report follows YCSB layout, failed operations under OP-FAILED, Return= counts on the operation', () => {
   const ok = new Histogram()

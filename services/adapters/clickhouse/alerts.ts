@@ -1,0 +1,171 @@
+/**
+ * The alerts service's ClickHouse side: complete-window counts merged over
+ * clients, statuses and partitions (op_windows), runs and targets (runs),
+ * and the `alerts` table (schemas/clickhouse/0002-alerts.sql). Every query
+ * is bounded: by run, by a window-start range, or by a LIMIT.
+ */
+import { ALERT_STATES, RULE_TYPES, SEVERITIES, type AlertState, type RuleType, type Severity } from '../../../schemas/alert-rules.v1.js'
+import type { AlertTransition } from '../../core/alerting/alert-rules.js'
+import type { RunProgress } from '../../core/alerting/alert-windows.js'
+import { BenchstreamError } from '../../core/errors.js'
+import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../alerts/app.js'
+import { queryRows, type ClickHouse } from './client.js'
+
+/** Runs evaluated at once; beyond this the oldest active runs are left out. */
+export const MAX_ACTIVE_RUNS = 1000
+/** Incidents loaded at start-up. */
+export const MAX_LOADED_INCIDENTS = 100_000
+
+type Num = string | number
+
+export class ClickHouseAlertSource implements AlertWindowSource {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async runs(sinceMs: number): Promise<AlertRunInfo[]> {
+    const rows = await this.query<{ run_id: string; started_ms: Num; ended_ms: Num | null; target: Num }>(`
+      SELECT run_id, toUnixTimestamp64Milli(started_at) AS started_ms,
+             if(ended_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ended_at))) AS ended_ms, target
+      FROM ${this.ch.database}.runs
+      WHERE (ended_at IS NULL AND started_at >= fromUnixTimestamp64Milli({since:Int64})) OR ended_at >= fromUnixTimestamp64Milli({since:Int64})
+      ORDER BY started_at DESC
+      LIMIT {limit:UInt32}`, { since: Math.max(0, Math.floor(sinceMs)), limit: MAX_ACTIVE_RUNS })
+    return rows.map((r) => ({ runId: r.run_id, startedAtMs: Number(r.started_ms), endedAtMs: r.ended_ms === null ? undefined : Number(r.ended_ms), targetOpsPerSec: Number(r.target) }))
+  }
+
+  async progress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
+    const rows = await this.query<{ p: Num; max_end_us: Num; first_ms: Num; last_ms: Num; window_ms: Num }>(`
+      SELECT src_partition AS p, toUnixTimestamp64Micro(max(last_end)) AS max_end_us,
+             toUnixTimestamp64Milli(min(window_start)) AS first_ms, toUnixTimestamp64Milli(max(window_start)) AS last_ms, max(window_ms) AS window_ms
+      FROM ${this.ch.database}.op_windows
+      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({since:Int64})
+      GROUP BY p`, { runId, since: Math.max(0, Math.floor(sinceMs)) })
+    if (rows.length === 0) return undefined
+    const ends = rows.map((r) => Number(r.max_end_us))
+    return {
+      windowMs: Math.max(...rows.map((r) => Number(r.window_ms))),
+      firstWindowMs: Math.min(...rows.map((r) => Number(r.first_ms))),
+      lastWindowMs: Math.max(...rows.map((r) => Number(r.last_ms))),
+      partitionMaxEndUs: ends,
+      lastDataMs: Math.floor(Math.max(...ends) / 1000),
+    }
+  }
+
+  async windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]> {
+    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num }>(`
+      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS n, sum(errors) AS e
+      FROM ${this.ch.database}.op_windows
+      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
+      GROUP BY t, op ORDER BY t, op`, { runId, from: fromMs, to: toMs })
+    return rows.map((r) => ({ startMs: Number(r.t), op: r.op, count: Number(r.n), errors: Number(r.e) }))
+  }
+
+  private async query<T>(sql: string, params: Record<string, unknown>): Promise<T[]> {
+    try {
+      return await queryRows<T>(this.ch, sql, params)
+    } catch (err) {
+      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: reading windows from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+    }
+  }
+}
+
+interface AlertRow {
+  rule: string
+  rule_type: string
+  severity: string
+  run_id: string
+  op: string
+  state: string
+  starts_ms: Num
+  ends_ms: Num | null
+  at_window_ms: Num
+  value: number
+  threshold: number
+  summary: string
+  description: string
+  fingerprint: string
+}
+
+const ALERT_COLUMNS = `rule, rule_type, severity, run_id, op, state, toUnixTimestamp64Milli(starts_at) AS starts_ms,
+  if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms, toUnixTimestamp64Milli(at_window) AS at_window_ms,
+  value, threshold, summary, description, fingerprint`
+
+export class ClickHouseAlertStore implements AlertStore {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async loadOpen(): Promise<AlertTransition[]> {
+    const db = this.ch.database
+    return this.load(`
+      SELECT ${ALERT_COLUMNS} FROM ${db}.alerts
+      WHERE state = 'firing' AND fingerprint NOT IN (SELECT fingerprint FROM ${db}.alerts WHERE state = 'resolved')
+      ORDER BY fingerprint LIMIT 1 BY fingerprint LIMIT {limit:UInt32}`, { limit: MAX_LOADED_INCIDENTS })
+  }
+
+  async loadRuns(runIds: readonly string[]): Promise<AlertTransition[]> {
+    // resolved sorts after firing in the enum: DESC puts each incident's latest state first.
+    return this.load(`
+      SELECT ${ALERT_COLUMNS} FROM ${this.ch.database}.alerts
+      WHERE run_id IN {runIds:Array(String)}
+      ORDER BY fingerprint, state DESC LIMIT 1 BY fingerprint LIMIT {limit:UInt32}`, { runIds, limit: MAX_LOADED_INCIDENTS })
+  }
+
+  async record(t: AlertTransition, notifiedAtMs: number | undefined): Promise<void> {
+    try {
+      await this.ch.client.insert({
+        table: `${this.ch.database}.alerts`,
+        format: 'JSONEachRow',
+        values: [{
+          rule: t.rule, rule_type: t.ruleType, severity: t.severity, run_id: t.runId, op: t.op, state: t.state,
+          starts_at: msText(t.startsAtMs), ends_at: t.endsAtMs === undefined ? null : msText(t.endsAtMs), at_window: msText(t.atWindowMs),
+          value: finite(t.value), threshold: finite(t.threshold), summary: t.summary, description: t.description, fingerprint: t.fingerprint,
+          notified_at: notifiedAtMs === undefined ? null : msText(notifiedAtMs),
+        }],
+        // The same state change recorded twice (a retry after a lost reply) is stored once.
+        clickhouse_settings: { insert_deduplication_token: `alerts:${t.fingerprint}:${t.state}` },
+      })
+    } catch (err) {
+      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: recording ${t.state} ${t.rule} (run ${t.runId}) in ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+    }
+  }
+
+  private async load(sql: string, params: Record<string, unknown>): Promise<AlertTransition[]> {
+    let rows: AlertRow[]
+    try {
+      rows = await queryRows<AlertRow>(this.ch, sql, params)
+    } catch (err) {
+      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: loading incidents from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+    }
+    return rows.map((r) => ({
+      state: pick(ALERT_STATES, r.state, 'firing') as AlertState,
+      rule: r.rule,
+      ruleType: pick(RULE_TYPES, r.rule_type, 'drop_vs_baseline') as RuleType,
+      severity: pick(SEVERITIES, r.severity, 'warning') as Severity,
+      runId: r.run_id,
+      op: r.op,
+      fingerprint: r.fingerprint,
+      startsAtMs: Number(r.starts_ms),
+      endsAtMs: r.ends_ms === null ? undefined : Number(r.ends_ms),
+      atWindowMs: Number(r.at_window_ms),
+      value: Number(r.value),
+      threshold: Number(r.threshold),
+      summary: r.summary,
+      description: r.description,
+    }))
+  }
+}
+
+/** `seconds.millis` text that DateTime64(3) parses exactly. */
+function msText(ms: number): string {
+  const m = Math.floor(ms)
+  const s = Math.floor(m / 1000)
+  return `${s}.${String(m - s * 1000).padStart(3, '0')}`
+}
+
+/** ClickHouse's JSON input takes no NaN/Infinity. */
+function finite(v: number): number {
+  return Number.isFinite(v) ? v : 0
+}
+
+/** A stored value back to its type; a row written by a newer version with an unknown value falls back. */
+function pick<T extends readonly string[]>(allowed: T, v: string, fallback: T[number]): T[number] {
+  return (allowed as readonly string[]).includes(v) ? v : fallback
+}

@@ -1,0 +1,108 @@
+/**
+ * ClickHouse adapter: one @clickhouse/client for both modes. With
+ * CLICKHOUSE_URL unset it runs the embedded chDB engine in this process
+ * (chdb/connection); otherwise it talks HTTP to a server. Nothing above this
+ * file knows which.
+ *
+ * chDB binds its data directory to one process: open it once, in the process
+ * that runs the processor and the API, and let other processes use the API.
+ */
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import path from 'node:path'
+import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client'
+import { createChdbConnection } from 'chdb/connection'
+import { BenchstreamError } from '../../core/errors.js'
+import type { ClickHouseConfig } from '../../common/infra-config.js'
+import { repoRoot } from '../../common/repo-root.js'
+
+export interface ClickHouse {
+  client: ClickHouseClient
+  database: string
+  mode: 'embedded' | 'server'
+  /** Where the data is: the embedded directory or the server URL. */
+  location: string
+  close(): Promise<void>
+}
+
+/** The connection port of @clickhouse/client; chDB and HTTP both implement it. */
+export type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>
+
+export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (c: Connection) => Connection } = {}): ClickHouse {
+  if (cfg.url === undefined) {
+    mkdirSync(cfg.embeddedPath, { recursive: true })
+    // chdb implements the Connection contract of @clickhouse/client-common; the
+    // client bundles its own copy of those types, identical in shape.
+    const raw = createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection
+    const connection = opts.wrapConnection === undefined ? raw : opts.wrapConnection(raw)
+    const client = createClient({ connection })
+    return { client, database: cfg.database, mode: 'embedded', location: cfg.embeddedPath, close: () => client.close() }
+  }
+  const client = createClient({ url: cfg.url, username: cfg.user, password: cfg.password, request_timeout: 60_000 })
+  return { client, database: cfg.database, mode: 'server', location: cfg.url, close: () => client.close() }
+}
+
+interface Migration {
+  version: number
+  name: string
+  statements: string[]
+}
+
+/** Reads schemas/clickhouse/NNNN-name.sql in order; `{db}` becomes the database name. */
+export function loadMigrations(database: string, dir = path.join(repoRoot(), 'schemas', 'clickhouse')): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}-[a-z0-9-]+\.sql$/.test(f))
+    .sort()
+    .map((file) => {
+      const sql = readFileSync(path.join(dir, file), 'utf8')
+        .split('\n')
+        .filter((l) => !l.trimStart().startsWith('--'))
+        .join('\n')
+        .replaceAll('{db}', database)
+      return {
+        version: Number(file.slice(0, 4)),
+        name: file.slice(5, -4),
+        statements: sql.split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter((s) => s !== ''),
+      }
+    })
+}
+
+/**
+ * Applies the migrations not yet recorded in `schema_migrations`. Every
+ * statement is idempotent (IF NOT EXISTS), so a migration interrupted half
+ * way simply runs again. Returns the versions applied now.
+ */
+export async function migrate(ch: ClickHouse, opts: { opsTtlDays: number }): Promise<number[]> {
+  const db = ch.database
+  const applied: number[] = []
+  try {
+    await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` })
+    await ch.client.command({
+      query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version`,
+    })
+    const rs = await ch.client.query({ query: `SELECT DISTINCT version FROM ${db}.schema_migrations`, format: 'JSONEachRow' })
+    const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)))
+    for (const m of loadMigrations(db)) {
+      if (done.has(m.version)) continue
+      for (const statement of m.statements) await ch.client.command({ query: statement })
+      await ch.client.insert({ table: `${db}.schema_migrations`, values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' })
+      applied.push(m.version)
+    }
+    // TTL follows the configuration on every start: it can be changed or switched off later.
+    await ch.client.command({
+      query: opts.opsTtlDays > 0 ? `ALTER TABLE ${db}.ops MODIFY TTL toDateTime(start) + INTERVAL ${opts.opsTtlDays} DAY` : `ALTER TABLE ${db}.ops REMOVE TTL`,
+    }).catch((err: unknown) => {
+      // REMOVE TTL on a table that has none is an error in ClickHouse; that is the state we want.
+      if (opts.opsTtlDays > 0 || !String((err as Error).message).includes('TTL')) throw err
+    })
+  } catch (err) {
+    if (err instanceof BenchstreamError) throw err
+    throw new BenchstreamError('BS_ERR_MIGRATION', `applying the ClickHouse schema to database ${db} at ${ch.location} failed: ${(err as Error).message}`, { cause: err })
+  }
+  return applied
+}
+
+/** Runs a query and returns its rows as objects. */
+export async function queryRows<T>(ch: ClickHouse, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await ch.client.query({ query, query_params: params, format: 'JSONEachRow' })
+  return rs.json<T>()
+}

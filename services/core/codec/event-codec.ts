@@ -1,0 +1,419 @@
+/**
+ * Encoder and decoder for the record batches of schemas/events.v1.ts.
+ *
+ * The hot paths (a driver appending an event, the processor visiting one)
+ * allocate nothing per event: the writer appends varints into a growing
+ * buffer and the reader hands a reused object to a visitor.
+ */
+import {
+  CACHE_OUTCOMES,
+  ID_PATTERN,
+  MAGIC_0,
+  MAGIC_1,
+  MAX_BYTES,
+  MAX_LATENCY_US,
+  MAX_THREAD,
+  OPERATIONS,
+  RECORD_KIND,
+  SCHEMA_VERSION,
+  STATUSES,
+  type IntervalHistogram,
+  type Operation,
+  type RunLifecycle,
+  type ServerMetrics,
+  type Status,
+} from '../../../schemas/events.v1.js'
+import { BUCKET_COUNT } from '../stats/histogram.js'
+
+/** Why a message or an event was rejected. Stable names: they are metric labels and dead-letter reasons. */
+export const REJECT_REASONS = [
+  'empty_message',
+  'bad_magic',
+  'unknown_schema_version',
+  'unknown_record_kind',
+  'truncated',
+  'trailing_bytes',
+  'invalid_id',
+  'invalid_json',
+  'unknown_operation',
+  'unknown_status',
+  'unknown_cache_outcome',
+  'reserved_bits_set',
+  'latency_out_of_range',
+  'intended_latency_out_of_range',
+  'timestamp_out_of_range',
+  'thread_out_of_range',
+  'bytes_out_of_range',
+  'invalid_histogram',
+] as const
+export type RejectReason = (typeof REJECT_REASONS)[number]
+
+const MAX_ID_BYTES = 64
+/** Smallest encoded event: six one-byte fields plus the zigzag delta. */
+const MIN_EVENT_BYTES = 7
+
+// ---------------------------------------------------------------- writer
+
+/** Builds one OPS batch. Not thread-safe; one per emitting lane. */
+export class OpsBatchWriter {
+  private buf: Buffer
+  private pos = 0
+  private baseUs = 0
+  count = 0
+
+  constructor(
+    readonly runId: string,
+    readonly clientId: string,
+    initialBytes = 64 * 1024,
+  ) {
+    this.buf = Buffer.allocUnsafe(initialBytes)
+  }
+
+  /** Appends one event. Codes are indexes into the schema's tables (op code = index + 1). */
+  add(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void {
+    if (this.buf.length - this.pos < 48) this.grow()
+    if (this.count === 0) this.baseUs = startUs
+    this.count++
+    this.varint(thread)
+    this.buf[this.pos++] = (opCode << 4) | (cacheIndex << 2)
+    this.buf[this.pos++] = statusIndex
+    const delta = startUs - this.baseUs
+    this.varint(delta >= 0 ? delta * 2 : -delta * 2 - 1)
+    this.varint(latencyUs)
+    this.varint(intendedUs > latencyUs ? intendedUs - latencyUs : 0)
+    this.varint(bytes)
+  }
+
+  /** Encoded size so far, for batch-size limits. */
+  get size(): number {
+    return this.pos
+  }
+
+  /** Returns the finished message and resets the writer for the next batch. */
+  finish(): Buffer {
+    const run = Buffer.from(this.runId)
+    const client = Buffer.from(this.clientId)
+    const head = Buffer.allocUnsafe(4 + 1 + run.length + 1 + client.length + 8 + 10)
+    let p = 0
+    head[p++] = MAGIC_0
+    head[p++] = MAGIC_1
+    head[p++] = SCHEMA_VERSION
+    head[p++] = RECORD_KIND.OPS
+    head[p++] = run.length
+    p += run.copy(head, p)
+    head[p++] = client.length
+    p += client.copy(head, p)
+    head.writeDoubleLE(this.baseUs, p)
+    p += 8
+    p = writeVarint(head, p, this.count)
+    const out = Buffer.concat([head.subarray(0, p), this.buf.subarray(0, this.pos)])
+    this.pos = 0
+    this.count = 0
+    return out
+  }
+
+  private varint(v: number): void {
+    this.pos = writeVarint(this.buf, this.pos, v)
+  }
+
+  private grow(): void {
+    const next = Buffer.allocUnsafe(this.buf.length * 2)
+    this.buf.copy(next, 0, 0, this.pos)
+    this.buf = next
+  }
+}
+
+/** Writes an unsigned LEB128 varint of a non-negative integer up to 2^53. */
+function writeVarint(buf: Buffer, pos: number, v: number): number {
+  while (v >= 0x80) {
+    buf[pos++] = (v % 0x80) | 0x80
+    v = Math.floor(v / 0x80)
+  }
+  buf[pos++] = v
+  return pos
+}
+
+function header(kind: number): Buffer {
+  return Buffer.from([MAGIC_0, MAGIC_1, SCHEMA_VERSION, kind])
+}
+
+function idBytes(id: string): Buffer {
+  const b = Buffer.from(id)
+  return Buffer.concat([Buffer.from([b.length]), b])
+}
+
+export function encodeIntervalHistogram(h: Omit<IntervalHistogram, 'kind'>): Buffer {
+  const body = Buffer.allocUnsafe(32 + h.buckets.length * 12)
+  let p = 0
+  body[p++] = OPERATIONS.indexOf(h.op) + 1
+  body[p++] = STATUSES.indexOf(h.status)
+  body.writeDoubleLE(h.intervalStartUs, p)
+  p += 8
+  p = writeVarint(body, p, h.intervalLengthUs)
+  p = writeVarint(body, p, h.buckets.length)
+  for (const [i, c] of h.buckets) {
+    p = writeVarint(body, p, i)
+    p = writeVarint(body, p, c)
+  }
+  return Buffer.concat([header(RECORD_KIND.INTERVAL_HISTOGRAM), idBytes(h.runId), idBytes(h.clientId), body.subarray(0, p)])
+}
+
+export function encodeJsonRecord(record: RunLifecycle | ServerMetrics): Buffer {
+  return Buffer.concat([header(record.kind), Buffer.from(JSON.stringify(record))])
+}
+
+// ---------------------------------------------------------------- reader
+
+/** One decoded event. The reader reuses a single instance: copy what you keep. */
+export interface DecodedOp {
+  thread: number
+  opCode: number
+  statusIndex: number
+  cacheIndex: number
+  startUs: number
+  latencyUs: number
+  intendedUs: number
+  bytes: number
+}
+
+export interface DecodeLimits {
+  /** Earliest accepted startUs (µs since epoch). */
+  minStartUs: number
+  /** Latest accepted startUs (µs since epoch). */
+  maxStartUs: number
+}
+
+export interface OpsVisitor {
+  /** Called once per valid event, with a reused object. */
+  event(e: DecodedOp): void
+  /** Called once per invalid event: the message was well-formed but this event's values are not. */
+  reject(reason: RejectReason, index: number, e: DecodedOp): void
+}
+
+export type DecodeResult =
+  | { ok: true; kind: typeof RECORD_KIND.OPS; runId: string; clientId: string; count: number; rejected: number }
+  | { ok: true; kind: typeof RECORD_KIND.INTERVAL_HISTOGRAM; record: IntervalHistogram }
+  | { ok: true; kind: typeof RECORD_KIND.RUN_LIFECYCLE; record: RunLifecycle }
+  | { ok: true; kind: typeof RECORD_KIND.SERVER_METRICS; record: ServerMetrics }
+  | { ok: false; reason: RejectReason; detail: string }
+
+class Truncated extends Error {}
+
+/** Cursor over a message; throws Truncated when reading past the end. */
+class Reader {
+  pos: number
+  constructor(
+    readonly buf: Buffer,
+    start: number,
+  ) {
+    this.pos = start
+  }
+  u8(): number {
+    if (this.pos >= this.buf.length) throw new Truncated()
+    return this.buf[this.pos++]!
+  }
+  f64(): number {
+    if (this.pos + 8 > this.buf.length) throw new Truncated()
+    const v = this.buf.readDoubleLE(this.pos)
+    this.pos += 8
+    return v
+  }
+  varint(): number {
+    const buf = this.buf
+    let result = 0
+    let mul = 1
+    for (let i = 0; i < 8; i++) {
+      if (this.pos >= buf.length) throw new Truncated()
+      const b = buf[this.pos++]!
+      result += (b & 0x7f) * mul
+      if (b < 0x80) return result
+      mul *= 0x80
+    }
+    // More than 8 varint bytes would exceed 2^56: never produced by the writer.
+    throw new Truncated()
+  }
+  id(): string | undefined {
+    const len = this.u8()
+    if (this.pos + len > this.buf.length) throw new Truncated()
+    const s = this.buf.toString('utf8', this.pos, this.pos + len)
+    this.pos += len
+    return len > 0 && len <= MAX_ID_BYTES && ID_PATTERN.test(s) ? s : undefined
+  }
+}
+
+/**
+ * Decodes one Kafka message. OPS events are streamed to the visitor;
+ * structural problems reject the whole message, value problems reject the
+ * single event. Never throws on any input.
+ */
+export function decodeMessage(buf: Buffer | null, limits: DecodeLimits, visitor: OpsVisitor): DecodeResult {
+  if (buf === null || buf.length === 0) return { ok: false, reason: 'empty_message', detail: 'message has no value' }
+  if (buf.length < 4) return { ok: false, reason: 'truncated', detail: `message is ${buf.length} bytes; the header alone is 4` }
+  if (buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1) {
+    return { ok: false, reason: 'bad_magic', detail: `first bytes are 0x${buf.subarray(0, 2).toString('hex')}; expected 0x4253 ("BS")` }
+  }
+  if (buf[2] !== SCHEMA_VERSION) {
+    return { ok: false, reason: 'unknown_schema_version', detail: `schema version ${buf[2]}; this processor reads version ${SCHEMA_VERSION}` }
+  }
+  const kind = buf[3]!
+  try {
+    switch (kind) {
+      case RECORD_KIND.OPS:
+        return decodeOps(new Reader(buf, 4), limits, visitor)
+      case RECORD_KIND.INTERVAL_HISTOGRAM:
+        return decodeHistogram(new Reader(buf, 4), limits)
+      case RECORD_KIND.RUN_LIFECYCLE:
+      case RECORD_KIND.SERVER_METRICS:
+        return decodeJson(buf, kind)
+      default:
+        return { ok: false, reason: 'unknown_record_kind', detail: `record kind ${kind}; known kinds are ${Object.entries(RECORD_KIND).map(([k, v]) => `${v} (${k})`).join(', ')}` }
+    }
+  } catch (err) {
+    if (err instanceof Truncated) return { ok: false, reason: 'truncated', detail: `message of ${buf.length} bytes ends inside a field` }
+    throw err
+  }
+}
+
+const scratch: DecodedOp = { thread: 0, opCode: 0, statusIndex: 0, cacheIndex: 0, startUs: 0, latencyUs: 0, intendedUs: 0, bytes: 0 }
+
+function decodeOps(r: Reader, limits: DecodeLimits, visitor: OpsVisitor): DecodeResult {
+  const runId = r.id()
+  const clientId = r.id()
+  if (runId === undefined || clientId === undefined) return { ok: false, reason: 'invalid_id', detail: 'run id or client id is empty, too long or has characters outside A-Z a-z 0-9 . _ : -' }
+  const base = r.f64()
+  const count = r.varint()
+  if (!Number.isFinite(base)) return { ok: false, reason: 'timestamp_out_of_range', detail: 'batch base time is not a finite number' }
+  if (count * MIN_EVENT_BYTES > r.buf.length - r.pos) {
+    return { ok: false, reason: 'truncated', detail: `batch claims ${count} events but only ${r.buf.length - r.pos} bytes follow` }
+  }
+  // Structure first: a message that does not parse to the end is rejected
+  // whole, before any of its events reach the visitor.
+  const start = r.pos
+  for (let i = 0; i < count; i++) {
+    r.varint(); r.u8(); r.u8(); r.varint(); r.varint(); r.varint(); r.varint()
+  }
+  if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last of ${count} events` }
+  r.pos = start
+  let rejected = 0
+  const e = scratch
+  for (let i = 0; i < count; i++) {
+    e.thread = r.varint()
+    const opByte = r.u8()
+    e.opCode = opByte >> 4
+    e.cacheIndex = (opByte >> 2) & 3
+    e.statusIndex = r.u8()
+    const z = r.varint()
+    e.startUs = base + (z % 2 === 0 ? z / 2 : -(z + 1) / 2)
+    e.latencyUs = r.varint()
+    e.intendedUs = e.latencyUs + r.varint()
+    e.bytes = r.varint()
+    const reason = checkEvent(e, opByte, limits)
+    if (reason === undefined) visitor.event(e)
+    else {
+      rejected++
+      visitor.reject(reason, i, e)
+    }
+  }
+  return { ok: true, kind: RECORD_KIND.OPS, runId, clientId, count, rejected }
+}
+
+function checkEvent(e: DecodedOp, opByte: number, limits: DecodeLimits): RejectReason | undefined {
+  if (e.opCode < 1 || e.opCode > OPERATIONS.length) return 'unknown_operation'
+  if (e.cacheIndex >= CACHE_OUTCOMES.length) return 'unknown_cache_outcome'
+  if ((opByte & 3) !== 0) return 'reserved_bits_set'
+  if (e.statusIndex >= STATUSES.length) return 'unknown_status'
+  if (e.latencyUs > MAX_LATENCY_US) return 'latency_out_of_range'
+  if (e.intendedUs > MAX_LATENCY_US) return 'intended_latency_out_of_range'
+  if (!(e.startUs >= limits.minStartUs && e.startUs <= limits.maxStartUs)) return 'timestamp_out_of_range'
+  if (e.thread > MAX_THREAD) return 'thread_out_of_range'
+  if (e.bytes > MAX_BYTES) return 'bytes_out_of_range'
+  return undefined
+}
+
+function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
+  const runId = r.id()
+  const clientId = r.id()
+  if (runId === undefined || clientId === undefined) return { ok: false, reason: 'invalid_id', detail: 'run id or client id is empty, too long or has characters outside A-Z a-z 0-9 . _ : -' }
+  const opCode = r.u8()
+  const statusIndex = r.u8()
+  const intervalStartUs = r.f64()
+  const intervalLengthUs = r.varint()
+  const n = r.varint()
+  if (n * 2 > r.buf.length - r.pos) return { ok: false, reason: 'truncated', detail: `histogram claims ${n} buckets but only ${r.buf.length - r.pos} bytes follow` }
+  const buckets: Array<[number, number]> = []
+  for (let i = 0; i < n; i++) {
+    const idx = r.varint()
+    const c = r.varint()
+    if (idx >= BUCKET_COUNT) return { ok: false, reason: 'invalid_histogram', detail: `bucket index ${idx}; valid indexes are 0..${BUCKET_COUNT - 1}` }
+    buckets.push([idx, c])
+  }
+  if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last bucket` }
+  const op = OPERATIONS[opCode - 1]
+  const status = STATUSES[statusIndex]
+  if (op === undefined) return { ok: false, reason: 'unknown_operation', detail: `operation code ${opCode}; valid codes are 1..${OPERATIONS.length}` }
+  if (status === undefined) return { ok: false, reason: 'unknown_status', detail: `status index ${statusIndex}; valid are 0..${STATUSES.length - 1}` }
+  if (!(intervalStartUs >= limits.minStartUs && intervalStartUs <= limits.maxStartUs)) return { ok: false, reason: 'timestamp_out_of_range', detail: `interval start ${intervalStartUs} µs is outside the accepted range` }
+  return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record: { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op: op as Operation, status: status as Status, intervalStartUs, intervalLengthUs, buckets } }
+}
+
+function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof RECORD_KIND.SERVER_METRICS): DecodeResult {
+  let value: unknown
+  try {
+    value = JSON.parse(buf.toString('utf8', 4))
+  } catch (err) {
+    return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
+  }
+  if (typeof value !== 'object' || value === null) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  const v = value as Record<string, unknown>
+  if (typeof v.runId !== 'string' || !ID_PATTERN.test(v.runId) || typeof v.clientId !== 'string' || !ID_PATTERN.test(v.clientId)) {
+    return { ok: false, reason: 'invalid_id', detail: 'runId and clientId must be strings of 1-64 characters from A-Z a-z 0-9 . _ : -' }
+  }
+  if (typeof v.atUs !== 'number' || !Number.isFinite(v.atUs)) return { ok: false, reason: 'invalid_json', detail: 'atUs must be a number (µs since epoch)' }
+  if (kind === RECORD_KIND.RUN_LIFECYCLE) {
+    if (v.phase !== 'start' && v.phase !== 'end') return { ok: false, reason: 'invalid_json', detail: `phase must be "start" or "end"` }
+    const record: RunLifecycle = {
+      kind,
+      phase: v.phase,
+      runId: v.runId,
+      clientId: v.clientId,
+      atUs: v.atUs,
+      labels: stringRecord(v.labels),
+      workload: typeof v.workload === 'string' ? v.workload : '',
+      binding: typeof v.binding === 'string' ? v.binding : '',
+      threads: typeof v.threads === 'number' ? v.threads : 0,
+      target: typeof v.target === 'number' ? v.target : 0,
+    }
+    if (v.sent !== undefined) record.sent = numberRecord(v.sent)
+    if (typeof v.undelivered === 'number') record.undelivered = v.undelivered
+    if (typeof v.runtimeMs === 'number') record.runtimeMs = v.runtimeMs
+    return { ok: true, kind, record }
+  }
+  return { ok: true, kind, record: { kind, runId: v.runId, clientId: v.clientId, atUs: v.atUs, source: typeof v.source === 'string' ? v.source : '', values: numberRecord(v.values) } }
+}
+
+function stringRecord(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x
+  return out
+}
+
+function numberRecord(v: unknown): Record<string, number> {
+  const out: Record<string, number> = {}
+  if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && Number.isFinite(x)) out[k] = x
+  return out
+}
+
+/** Writer for the per-event fields of OpEvent-shaped objects (tests, adapters). */
+export function opCodes(op: Operation, status: Status, cache: (typeof CACHE_OUTCOMES)[number]): [opCode: number, statusIndex: number, cacheIndex: number] {
+  return [OPERATIONS.indexOf(op) + 1, STATUSES.indexOf(status), CACHE_OUTCOMES.indexOf(cache)]
+}
+

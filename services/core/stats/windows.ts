@@ -1,0 +1,238 @@
+/**
+ * Event-time tumbling windows over operation events.
+ *
+ * An aggregator accumulates *partial* window rows: every drain() hands out
+ * what arrived since the previous drain, and the store adds partial rows of
+ * the same window together when it is queried (counts and histogram buckets
+ * add; min and max combine). This is what lets the processor write rows for
+ * still-open windows every second (fresh dashboards) and lets a late event
+ * become one more partial row instead of being dropped.
+ *
+ * Lateness is judged against a watermark: the newest event time this
+ * aggregator has seen for the run. A window [s, s+W) is closed once the
+ * watermark passes s + W + allowedLateness; an event for a closed window is
+ * still counted, and also counted as late.
+ */
+import { OPERATIONS, STATUSES, type Operation, type Status } from '../../../schemas/events.v1.js'
+import type { DecodedOp } from '../codec/event-codec.js'
+import { Histogram } from './histogram.js'
+
+const STATUS_OK = 0
+const CACHE_HIT = 1
+const CACHE_MISS = 2
+
+/** One partial window row, the shape of a row in ClickHouse `op_windows` (less the bookkeeping columns). */
+export interface WindowRow {
+  runId: string
+  clientId: string
+  op: Operation
+  status: Status
+  /** Window start, µs since epoch (a multiple of the window length). */
+  windowStartUs: number
+  windowUs: number
+  count: number
+  errors: number
+  sumUs: number
+  minUs: number
+  maxUs: number
+  intendedSumUs: number
+  intendedMaxUs: number
+  cacheHits: number
+  cacheMisses: number
+  bytes: number
+  /** Bucket index -> count (services/core/stats/histogram.ts). */
+  hist: Histogram
+  intendedHist: Histogram
+  /** Events in this row that arrived after their window had closed. */
+  lateEvents: number
+  /** Earliest operation start in the row, µs since epoch. */
+  firstStartUs: number
+  /** Latest operation end (start + latency) in the row, µs since epoch. */
+  lastEndUs: number
+}
+
+class Acc {
+  count = 0
+  errors = 0
+  sumUs = 0
+  minUs = Number.MAX_SAFE_INTEGER
+  maxUs = 0
+  intendedSumUs = 0
+  intendedMaxUs = 0
+  cacheHits = 0
+  cacheMisses = 0
+  bytes = 0
+  lateEvents = 0
+  firstStartUs = Number.MAX_SAFE_INTEGER
+  lastEndUs = 0
+  readonly hist = new Histogram()
+  readonly intendedHist = new Histogram()
+}
+
+interface Group {
+  runId: string
+  clientId: string
+  /** key = windowIndex * 256 + opCode * 16 + statusIndex */
+  accs: Map<number, Acc>
+}
+
+export interface WindowOptions {
+  /** Window length in µs. @default 1_000_000 */
+  windowUs: number
+  /** How long after a window's end events still count as on time, in µs. @default 2_000_000 */
+  allowedLatenessUs: number
+}
+
+export class WindowAggregator {
+  private groups = new Map<string, Group>()
+  private current: Group | undefined
+  /** Newest event time seen per run (µs): the watermark. Survives drains. */
+  private readonly watermarks = new Map<string, number>()
+  private currentWatermark = 0
+  private currentRun = ''
+  /** Events added since the last drain. */
+  pending = 0
+  /** Late events since the processor started (for metrics). */
+  lateTotal = 0
+
+  constructor(readonly options: WindowOptions) {}
+
+  /** Selects the (run, client) that the following add() calls belong to. */
+  begin(runId: string, clientId: string): void {
+    this.flushWatermark()
+    const key = `${runId}\u0000${clientId}`
+    let g = this.groups.get(key)
+    if (g === undefined) {
+      g = { runId, clientId, accs: new Map() }
+      this.groups.set(key, g)
+    }
+    this.current = g
+    this.currentRun = runId
+    this.currentWatermark = this.watermarks.get(runId) ?? 0
+  }
+
+  add(e: DecodedOp): void {
+    const g = this.current
+    if (g === undefined) throw new Error('WindowAggregator.add() before begin()')
+    const W = this.options.windowUs
+    const windowIndex = Math.floor(e.startUs / W)
+    const key = windowIndex * 256 + e.opCode * 16 + e.statusIndex
+    let a = g.accs.get(key)
+    if (a === undefined) {
+      a = new Acc()
+      g.accs.set(key, a)
+    }
+    a.count++
+    if (e.statusIndex !== STATUS_OK) a.errors++
+    a.sumUs += e.latencyUs
+    if (e.latencyUs < a.minUs) a.minUs = e.latencyUs
+    if (e.latencyUs > a.maxUs) a.maxUs = e.latencyUs
+    a.intendedSumUs += e.intendedUs
+    if (e.intendedUs > a.intendedMaxUs) a.intendedMaxUs = e.intendedUs
+    if (e.cacheIndex === CACHE_HIT) a.cacheHits++
+    else if (e.cacheIndex === CACHE_MISS) a.cacheMisses++
+    a.bytes += e.bytes
+    if (e.startUs < a.firstStartUs) a.firstStartUs = e.startUs
+    const end = e.startUs + e.latencyUs
+    if (end > a.lastEndUs) a.lastEndUs = end
+    a.hist.record(e.latencyUs)
+    a.intendedHist.record(e.intendedUs)
+    if ((windowIndex + 1) * W + this.options.allowedLatenessUs < this.currentWatermark) {
+      a.lateEvents++
+      this.lateTotal++
+    }
+    if (e.startUs > this.currentWatermark) this.currentWatermark = e.startUs
+    this.pending++
+  }
+
+  /**
+   * Adds a pre-aggregated interval histogram. Its counts go to the window of
+   * the interval's start: an interval log has no finer timing to split by.
+   */
+  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0): void {
+    this.begin(runId, clientId)
+    const g = this.current!
+    const opCode = OPERATIONS.indexOf(op) + 1
+    const statusIndex = STATUSES.indexOf(status)
+    const windowIndex = Math.floor(intervalStartUs / this.options.windowUs)
+    const key = windowIndex * 256 + opCode * 16 + statusIndex
+    let a = g.accs.get(key)
+    if (a === undefined) {
+      a = new Acc()
+      g.accs.set(key, a)
+    }
+    for (const [i, c] of buckets) {
+      if (c === 0) continue
+      const v = bucketValue(i)
+      a.count += c
+      if (statusIndex !== STATUS_OK) a.errors += c
+      // Bucket midpoints can be x.5: round so sums stay integer microseconds.
+      a.sumUs += Math.round(v * c)
+      if (v < a.minUs) a.minUs = Math.floor(v)
+      if (v > a.maxUs) a.maxUs = Math.ceil(v)
+      a.intendedSumUs += Math.round(v * c)
+      if (v > a.intendedMaxUs) a.intendedMaxUs = Math.ceil(v)
+      a.hist.recordBucket(i, c)
+      a.intendedHist.recordBucket(i, c)
+      this.pending += c
+    }
+    if (intervalStartUs < a.firstStartUs) a.firstStartUs = intervalStartUs
+    // The interval's operations ended by its end, not its start.
+    if (intervalStartUs + intervalLengthUs > a.lastEndUs) a.lastEndUs = intervalStartUs + intervalLengthUs
+    this.flushWatermark()
+    this.current = undefined
+  }
+
+  /** Watermark (µs) of a run: the newest event time seen for it. */
+  watermark(runId: string): number {
+    this.flushWatermark()
+    return this.watermarks.get(runId) ?? 0
+  }
+
+  /** Returns every partial row accumulated since the last drain, and starts afresh. */
+  drain(): WindowRow[] {
+    this.flushWatermark()
+    const rows: WindowRow[] = []
+    const W = this.options.windowUs
+    for (const g of this.groups.values()) {
+      for (const [key, a] of g.accs) {
+        const windowIndex = Math.floor(key / 256)
+        const opCode = Math.floor((key % 256) / 16)
+        const statusIndex = key % 16
+        rows.push({
+          runId: g.runId,
+          clientId: g.clientId,
+          op: OPERATIONS[opCode - 1]!,
+          status: STATUSES[statusIndex]!,
+          windowStartUs: windowIndex * W,
+          windowUs: W,
+          count: a.count,
+          errors: a.errors,
+          sumUs: a.sumUs,
+          minUs: a.minUs,
+          maxUs: a.maxUs,
+          intendedSumUs: a.intendedSumUs,
+          intendedMaxUs: a.intendedMaxUs,
+          cacheHits: a.cacheHits,
+          cacheMisses: a.cacheMisses,
+          bytes: a.bytes,
+          hist: a.hist,
+          intendedHist: a.intendedHist,
+          lateEvents: a.lateEvents,
+          firstStartUs: a.firstStartUs,
+          lastEndUs: a.lastEndUs,
+        })
+      }
+    }
+    this.groups = new Map()
+    this.current = undefined
+    this.pending = 0
+    return rows
+  }
+
+  private flushWatermark(): void {
+    if (this.currentRun !== '' && this.currentWatermark > (this.watermarks.get(this.currentRun) ?? 0)) {
+      this.watermarks.set(this.currentRun, this.currentWatermark)
+    }
+  }
+}

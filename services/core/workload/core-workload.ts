@@ -1,0 +1,484 @@
+/**
+ * YCSB's CoreWorkload, from its documented properties and semantics: a table
+ * of `recordcount` records with `fieldcount` string fields, loaded key by
+ * key, then exercised by a weighted mix of reads, updates, inserts, scans,
+ * read-modify-writes (and, as a Benchstream extension, deletes) whose keys
+ * follow the chosen request distribution.
+ *
+ * Key numbers and key names: record n is named keyprefix + n, where n is
+ * first FNV-hashed when insertorder=hashed (the default) so that inserts in
+ * key-number order land all over the key space, and zero-padded to
+ * `zeropadding` digits. The names match YCSB's, so a table loaded by YCSB can
+ * be run by Benchstream and the other way round.
+ *
+ * Everything on the per-transaction path is chosen to be cheap (no BigInt,
+ * value strings sliced from one pre-generated pool) because one driver
+ * process is expected to issue well over 500k operations per second.
+ */
+import { BenchstreamError } from '../errors.js'
+import {
+  AcknowledgedCounterGenerator,
+  ConstantIntegerGenerator,
+  CounterGenerator,
+  DiscreteGenerator,
+  ExponentialGenerator,
+  HotspotIntegerGenerator,
+  ScrambledZipfianGenerator,
+  SequentialGenerator,
+  SkewedLatestGenerator,
+  UniformLongGenerator,
+  ZipfianGenerator,
+  fnvhash64,
+  type NumberGenerator,
+} from './generators.js'
+import type { Properties } from './properties.js'
+import { Rng } from './random.js'
+import type { FieldValues, Operation, Transaction, Workload } from './workload-types.js'
+
+export const REQUEST_DISTRIBUTIONS = ['uniform', 'zipfian', 'latest', 'hotspot', 'sequential', 'exponential'] as const
+export type RequestDistribution = (typeof REQUEST_DISTRIBUTIONS)[number]
+export const FIELD_LENGTH_DISTRIBUTIONS = ['constant', 'uniform', 'zipfian'] as const
+export type FieldLengthDistribution = (typeof FIELD_LENGTH_DISTRIBUTIONS)[number]
+export const SCAN_LENGTH_DISTRIBUTIONS = ['uniform', 'zipfian'] as const
+export type ScanLengthDistribution = (typeof SCAN_LENGTH_DISTRIBUTIONS)[number]
+export const INSERT_ORDERS = ['hashed', 'ordered'] as const
+export type InsertOrder = (typeof INSERT_ORDERS)[number]
+
+/** Operation proportion properties, in the order they are reported. */
+export const PROPORTION_PROPERTIES = [
+  ['readproportion', 'READ'],
+  ['updateproportion', 'UPDATE'],
+  ['insertproportion', 'INSERT'],
+  ['scanproportion', 'SCAN'],
+  ['readmodifywriteproportion', 'READ-MODIFY-WRITE'],
+  ['deleteproportion', 'DELETE'],
+] as const satisfies ReadonlyArray<readonly [string, Operation]>
+
+/** Key numbers stay below 2^37 so hashed keys can be reduced without BigInt (generators.ts). */
+export const MAX_RECORD_COUNT = 2 ** 37
+/** Largest field length accepted (16 MiB); the value pool is twice the largest field. */
+export const MAX_FIELD_LENGTH = 16 * 1024 * 1024
+/** Largest field count accepted; each field is a separate value per insert. */
+export const MAX_FIELD_COUNT = 10_000
+/** Largest zero padding accepted (YCSB's hashed keys have at most 19 digits). */
+export const MAX_ZERO_PADDING = 64
+/** Sum of the proportions must be within this of 1. */
+export const PROPORTION_TOLERANCE = 1e-9
+
+/** CoreWorkload's validated settings, one per property (names in camelCase). */
+export interface CoreWorkloadConfig {
+  /** @default 0 (required to be >= 1) */
+  recordCount: number
+  /** Run-phase transactions across all threads. @default 0 (no limit) */
+  operationCount: number
+  /** Seconds. @default 0 (no limit) */
+  maxExecutionTimeS: number
+  /** @default 'usertable' */
+  table: string
+  /** @default 10 */
+  fieldCount: number
+  /** Maximum (or constant) field length, characters. @default 100 */
+  fieldLength: number
+  /** @default 1 */
+  minFieldLength: number
+  /** @default 'constant' */
+  fieldLengthDistribution: FieldLengthDistribution
+  /** @default 'field' */
+  fieldNamePrefix: string
+  /** @default true */
+  readAllFields: boolean
+  /** Read all fields by listing their names instead of "all". @default false */
+  readAllFieldsByName: boolean
+  /** @default false */
+  writeAllFields: boolean
+  /** @default READ 0.95, UPDATE 0.05, the rest 0 */
+  proportions: Readonly<Record<Operation, number>>
+  /** @default 'uniform' */
+  requestDistribution: RequestDistribution
+  /** Theta of the 'zipfian' and 'latest' request distributions. @default 0.99 */
+  zipfianConstant: number
+  /** @default 1 */
+  minScanLength: number
+  /** @default 1000 */
+  maxScanLength: number
+  /** @default 'uniform' */
+  scanLengthDistribution: ScanLengthDistribution
+  /** @default 'hashed' */
+  insertOrder: InsertOrder
+  /** First key number this client loads. @default 0 */
+  insertStart: number
+  /** Key numbers this client loads. @default recordCount - insertStart */
+  insertCount: number
+  /** @default 0.2 */
+  hotspotDataFraction: number
+  /** @default 0.8 */
+  hotspotOpnFraction: number
+  /** @default 95 */
+  exponentialPercentile: number
+  /** @default 0.8571428571 (1/7 of the records hold `exponentialPercentile` per cent of the requests) */
+  exponentialFrac: number
+  /** @default 'user' */
+  keyPrefix: string
+  /** Key numbers are left-padded with zeros to this many digits. @default 1 */
+  zeroPadding: number
+}
+
+function invalid(message: string): BenchstreamError {
+  return new BenchstreamError('BS_ERR_WORKLOAD', message)
+}
+
+function raw(props: Properties, name: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(props, name) ? props[name]?.trim() : undefined
+}
+
+function intProp(props: Properties, name: string, def: number, min: number, max: number): number {
+  const s = raw(props, name)
+  const v = s === undefined ? def : /^\+?\d+$/.test(s) ? Number(s) : Number.NaN
+  if (!Number.isSafeInteger(v) || v < min || v > max) {
+    throw invalid(`${name} must be an integer in [${min}, ${max}]; got '${s ?? def}'`)
+  }
+  return v
+}
+
+function numProp(props: Properties, name: string, def: number, min: number, max: number, bounds = '[]'): number {
+  const s = raw(props, name)
+  const v = s === undefined ? def : s === '' ? Number.NaN : Number(s)
+  const lowOk = bounds[0] === '(' ? v > min : v >= min
+  const highOk = bounds[1] === ')' ? v < max : v <= max
+  if (!Number.isFinite(v) || !lowOk || !highOk) {
+    throw invalid(`${name} must be a number in ${bounds[0]}${min}, ${max}${bounds[1]}; got '${s ?? def}'`)
+  }
+  return v
+}
+
+function boolProp(props: Properties, name: string, def: boolean): boolean {
+  const s = raw(props, name)
+  if (s === undefined) return def
+  const l = s.toLowerCase()
+  if (l === 'true') return true
+  if (l === 'false') return false
+  throw invalid(`${name} must be true or false; got '${s}'`)
+}
+
+function choiceProp<T extends string>(props: Properties, name: string, def: T, choices: readonly T[]): T {
+  const s = raw(props, name)
+  if (s === undefined) return def
+  const found = choices.find((c) => c === s)
+  if (found === undefined) throw invalid(`${name} must be one of ${choices.join(', ')}; got '${s}'`)
+  return found
+}
+
+function stringProp(props: Properties, name: string, def: string, allowEmpty: boolean): string {
+  const s = raw(props, name)
+  if (s === undefined) return def
+  if (s === '' && !allowEmpty) throw invalid(`${name} must not be empty`)
+  return s
+}
+
+/** Reads and validates CoreWorkload's properties; the result is frozen. */
+export function parseCoreWorkloadConfig(props: Properties): Readonly<CoreWorkloadConfig> {
+  const recordCount = intProp(props, 'recordcount', 0, 1, MAX_RECORD_COUNT)
+  const insertStart = intProp(props, 'insertstart', 0, 0, recordCount - 1)
+  const insertCount = intProp(props, 'insertcount', recordCount - insertStart, 1, MAX_RECORD_COUNT)
+  if (insertStart + insertCount > recordCount) {
+    throw invalid(
+      `insertstart (${insertStart}) + insertcount (${insertCount}) = ${insertStart + insertCount} must not exceed recordcount (${recordCount}): ` +
+        'each client loads the key numbers [insertstart, insertstart + insertcount) out of [0, recordcount)',
+    )
+  }
+
+  const proportions = {} as Record<Operation, number>
+  let sum = 0
+  for (const [name, op] of PROPORTION_PROPERTIES) {
+    const v = numProp(props, name, op === 'READ' ? 0.95 : op === 'UPDATE' ? 0.05 : 0, 0, 1)
+    proportions[op] = v
+    sum += v
+  }
+  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE) {
+    const terms = PROPORTION_PROPERTIES.map(([name, op]) => `${name}=${proportions[op]}`).join(' + ')
+    throw invalid(`operation proportions must add up to 1, but ${terms} = ${Number(sum.toPrecision(12))}`)
+  }
+
+  const fieldLength = intProp(props, 'fieldlength', 100, 1, MAX_FIELD_LENGTH)
+  const minScanLength = intProp(props, 'minscanlength', 1, 1, MAX_RECORD_COUNT)
+  const config: CoreWorkloadConfig = {
+    recordCount,
+    operationCount: intProp(props, 'operationcount', 0, 0, Number.MAX_SAFE_INTEGER),
+    maxExecutionTimeS: intProp(props, 'maxexecutiontime', 0, 0, Number.MAX_SAFE_INTEGER),
+    table: stringProp(props, 'table', 'usertable', false),
+    fieldCount: intProp(props, 'fieldcount', 10, 1, MAX_FIELD_COUNT),
+    fieldLength,
+    minFieldLength: intProp(props, 'minfieldlength', 1, 1, fieldLength),
+    fieldLengthDistribution: choiceProp(props, 'fieldlengthdistribution', 'constant', FIELD_LENGTH_DISTRIBUTIONS),
+    fieldNamePrefix: stringProp(props, 'fieldnameprefix', 'field', true),
+    readAllFields: boolProp(props, 'readallfields', true),
+    readAllFieldsByName: boolProp(props, 'readallfieldsbyname', false),
+    writeAllFields: boolProp(props, 'writeallfields', false),
+    proportions: Object.freeze(proportions),
+    requestDistribution: choiceProp(props, 'requestdistribution', 'uniform', REQUEST_DISTRIBUTIONS),
+    zipfianConstant: numProp(props, 'zipfianconstant', ZipfianGenerator.DEFAULT_CONSTANT, 0, 1, '()'),
+    minScanLength,
+    maxScanLength: intProp(props, 'maxscanlength', Math.max(1000, minScanLength), minScanLength, MAX_RECORD_COUNT),
+    scanLengthDistribution: choiceProp(props, 'scanlengthdistribution', 'uniform', SCAN_LENGTH_DISTRIBUTIONS),
+    insertOrder: choiceProp(props, 'insertorder', 'hashed', INSERT_ORDERS),
+    insertStart,
+    insertCount,
+    hotspotDataFraction: numProp(props, 'hotspotdatafraction', 0.2, 0, 1),
+    hotspotOpnFraction: numProp(props, 'hotspotopnfraction', 0.8, 0, 1),
+    exponentialPercentile: numProp(props, 'exponential.percentile', 95, 0, 100, '()'),
+    exponentialFrac: numProp(props, 'exponential.frac', 0.8571428571, 0, Number.MAX_SAFE_INTEGER, '(]'),
+    keyPrefix: stringProp(props, 'keyprefix', 'user', true),
+    zeroPadding: intProp(props, 'zeropadding', 1, 0, MAX_ZERO_PADDING),
+  }
+  return Object.freeze(config)
+}
+
+// Values are slices of one random string: slicing is O(1) in V8, so a value
+// costs the same whatever its length. The pool is much longer than a value
+// so values differ from each other; 1 MiB keeps that true without letting a
+// datastore's compressor see the same few kilobytes over and over.
+const VALUE_POOL_MIN = 1 << 20
+// 64 characters that need no escaping in any protocol or query language.
+const VALUE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+
+function makeValuePool(rng: Rng, length: number): string {
+  const alphabet = Uint8Array.from(VALUE_ALPHABET, (ch) => ch.charCodeAt(0))
+  const bytes = new Uint8Array(length)
+  // Five 6-bit characters from each 32-bit draw.
+  for (let i = 0; i < length; i += 5) {
+    const r = rng.nextUint32()
+    for (let j = 0; j < 5 && i + j < length; j++) bytes[i + j] = alphabet[(r >>> (6 * j)) & 63]!
+  }
+  // ASCII only, so decoding as UTF-8 is one character per byte.
+  return new TextDecoder().decode(bytes)
+}
+
+// Redraws of a key chooser that went past the acknowledged keys before the
+// draw is folded into range instead (bounds the time one pick can take when
+// most of the zipfian range is still unacknowledged).
+const MAX_KEY_REDRAWS = 64
+
+const OP_READ = 0
+const OP_UPDATE = 1
+const OP_INSERT = 2
+const OP_SCAN = 3
+const OP_RMW = 4
+const OP_DELETE = 5
+const OP_INDEX: Record<Operation, number> = { READ: OP_READ, UPDATE: OP_UPDATE, INSERT: OP_INSERT, SCAN: OP_SCAN, 'READ-MODIFY-WRITE': OP_RMW, DELETE: OP_DELETE }
+
+export interface CoreWorkloadOptions {
+  /** Seed for every random choice; default: random. The same seed and properties give the same transactions. */
+  seed?: number
+}
+
+export class CoreWorkload implements Workload {
+  readonly config: Readonly<CoreWorkloadConfig>
+  readonly table: string
+  readonly loadCount: number
+  readonly operationCount: number
+  readonly maxExecutionTimeS: number
+  /** fieldnameprefix + 0 .. fieldcount - 1. */
+  readonly fieldNames: readonly string[]
+
+  private readonly rng: Rng
+  private readonly orderedInserts: boolean
+  private readonly keyPrefix: string
+  private readonly zeroPadding: number
+  private readonly readAllFields: boolean
+  private readonly writeAllFields: boolean
+  // undefined = all fields; or the frozen list of every name (readallfieldsbyname)
+  private readonly allFieldsList: string[] | undefined
+  // One frozen single-name list per field, so a one-field read allocates nothing.
+  private readonly singleFieldLists: string[][]
+  private readonly valuePool: string
+  private readonly fieldLength: NumberGenerator
+  private readonly fieldChooser: UniformLongGenerator
+  private readonly operationChooser: DiscreteGenerator<number>
+  private readonly keyChooser: NumberGenerator
+  private readonly keyChooserLow: number
+  private readonly exponential: boolean
+  private readonly scanLength: NumberGenerator
+  private readonly loadSequence: CounterGenerator
+  private readonly loadEnd: number
+  private readonly insertSequence: AcknowledgedCounterGenerator
+
+  /** Builds a workload from YCSB properties; throws BS_ERR_WORKLOAD naming the property at fault. */
+  static fromProperties(props: Properties, opts: CoreWorkloadOptions = {}): CoreWorkload {
+    return new CoreWorkload(parseCoreWorkloadConfig(props), new Rng(opts.seed))
+  }
+
+  private constructor(config: Readonly<CoreWorkloadConfig>, rng: Rng) {
+    const c = config
+    this.config = c
+    this.rng = rng
+    this.table = c.table
+    this.loadCount = c.insertCount
+    this.operationCount = c.operationCount
+    this.maxExecutionTimeS = c.maxExecutionTimeS
+    this.orderedInserts = c.insertOrder === 'ordered'
+    this.keyPrefix = c.keyPrefix
+    this.zeroPadding = c.zeroPadding
+    this.readAllFields = c.readAllFields
+    this.writeAllFields = c.writeAllFields
+
+    const names = Array.from({ length: c.fieldCount }, (_, i) => c.fieldNamePrefix + i)
+    this.fieldNames = Object.freeze(names)
+    // Shared, frozen arrays: bindings read them and must not change them.
+    this.allFieldsList = c.readAllFieldsByName ? (Object.freeze([...names]) as string[]) : undefined
+    this.singleFieldLists = names.map((n) => Object.freeze([n]) as string[])
+    this.fieldChooser = new UniformLongGenerator(rng, 0, c.fieldCount - 1)
+
+    this.fieldLength =
+      c.fieldLengthDistribution === 'constant'
+        ? new ConstantIntegerGenerator(c.fieldLength)
+        : c.fieldLengthDistribution === 'uniform'
+          ? new UniformLongGenerator(rng, c.minFieldLength, c.fieldLength)
+          : new ZipfianGenerator(rng, c.minFieldLength, c.fieldLength)
+    this.valuePool = makeValuePool(rng, Math.max(VALUE_POOL_MIN, 2 * c.fieldLength))
+
+    this.operationChooser = new DiscreteGenerator(
+      rng,
+      PROPORTION_PROPERTIES.map(([, op]) => ({ weight: c.proportions[op], value: OP_INDEX[op] })),
+    )
+
+    this.loadSequence = new CounterGenerator(c.insertStart)
+    this.loadEnd = c.insertStart + c.insertCount
+    // Run-phase inserts continue after the loaded records, as YCSB's transactioninsertkeysequence.
+    this.insertSequence = new AcknowledgedCounterGenerator(c.recordCount)
+
+    const lb = c.insertStart
+    const ub = c.insertStart + c.insertCount - 1
+    this.keyChooserLow = lb
+    this.exponential = c.requestDistribution === 'exponential'
+    switch (c.requestDistribution) {
+      case 'uniform':
+        this.keyChooser = new UniformLongGenerator(rng, lb, ub)
+        break
+      case 'sequential':
+        this.keyChooser = new SequentialGenerator(lb, ub)
+        break
+      case 'hotspot':
+        this.keyChooser = new HotspotIntegerGenerator(rng, lb, ub, c.hotspotDataFraction, c.hotspotOpnFraction)
+        break
+      case 'latest':
+        this.keyChooser = new SkewedLatestGenerator(rng, this.insertSequence, c.zipfianConstant)
+        break
+      case 'exponential':
+        this.keyChooser = new ExponentialGenerator(rng, c.exponentialPercentile, c.recordCount * c.exponentialFrac)
+        break
+      case 'zipfian': {
+        // YCSB widens the range by twice the inserts it expects, so keys
+        // inserted during the run become popular too; until they are
+        // acknowledged, draws that land on them are redrawn.
+        const expectedNewKeys = Math.floor(c.operationCount * c.proportions.INSERT * 2)
+        const top = Math.min(ub + expectedNewKeys, lb + MAX_RECORD_COUNT - 1)
+        this.keyChooser = new ScrambledZipfianGenerator(rng, lb, top, c.zipfianConstant)
+        break
+      }
+    }
+
+    this.scanLength =
+      c.scanLengthDistribution === 'uniform'
+        ? new UniformLongGenerator(rng, c.minScanLength, c.maxScanLength)
+        : new ZipfianGenerator(rng, c.minScanLength, c.maxScanLength)
+  }
+
+  /** The key name of a key number: prefix, zero padding, then the number (FNV-hashed unless insertorder=ordered). */
+  buildKeyName(keynum: number): string {
+    const digits = this.orderedInserts ? String(keynum) : fnvhash64(keynum)
+    const fill = this.zeroPadding - digits.length
+    return fill > 0 ? this.keyPrefix + '0'.repeat(fill) + digits : this.keyPrefix + digits
+  }
+
+  /** Key numbers below this have been loaded or acknowledged (the newest readable key number + 1). */
+  get acknowledgedKeyLimit(): number {
+    return this.insertSequence.lastValue() + 1
+  }
+
+  nextLoad(): Transaction | undefined {
+    if (this.loadSequence.lastValue() + 1 >= this.loadEnd) return undefined
+    const keynum = this.loadSequence.nextValue()
+    return { op: 'INSERT', table: this.table, key: this.buildKeyName(keynum), values: this.buildValues(), keynum }
+  }
+
+  nextTransaction(): Transaction {
+    switch (this.operationChooser.nextValue()) {
+      case OP_READ:
+        return { op: 'READ', table: this.table, key: this.buildKeyName(this.nextKeynum()), fields: this.readFields() }
+      case OP_UPDATE:
+        return { op: 'UPDATE', table: this.table, key: this.buildKeyName(this.nextKeynum()), values: this.writeValues() }
+      case OP_INSERT: {
+        const keynum = this.insertSequence.nextValue()
+        return { op: 'INSERT', table: this.table, key: this.buildKeyName(keynum), values: this.buildValues(), keynum }
+      }
+      case OP_SCAN:
+        return {
+          op: 'SCAN',
+          table: this.table,
+          startKey: this.buildKeyName(this.nextKeynum()),
+          count: this.scanLength.nextValue(),
+          fields: this.readFields(),
+        }
+      case OP_RMW: {
+        const key = this.buildKeyName(this.nextKeynum())
+        // Read and write fields are drawn independently, as in YCSB.
+        return { op: 'READ-MODIFY-WRITE', table: this.table, key, fields: this.readFields(), values: this.writeValues() }
+      }
+      default:
+        return { op: 'DELETE', table: this.table, key: this.buildKeyName(this.nextKeynum()) }
+    }
+  }
+
+  /**
+   * Marks an insert as finished, so 'latest' (and zipfian's widened range) may
+   * pick its key. Call it for every run-phase insert handed out, whether it
+   * succeeded or not (YCSB acknowledges in a finally block): a key never
+   * acknowledged holds back every newer one. Load-phase key numbers are ignored.
+   */
+  acknowledgeInsert(keynum: number): void {
+    this.insertSequence.acknowledge(keynum)
+  }
+
+  /** A key number for a read, update, scan, RMW or delete: never past the acknowledged keys. */
+  private nextKeynum(): number {
+    const limit = this.insertSequence.lastValue()
+    if (this.exponential) {
+      // The exponential draw is a distance back from the newest key.
+      for (let i = 0; i < MAX_KEY_REDRAWS; i++) {
+        const k = limit - Math.floor(this.keyChooser.nextValue())
+        if (k >= 0) return k
+      }
+      return this.rng.int(limit + 1)
+    }
+    let k = this.keyChooser.nextValue()
+    for (let i = 0; k > limit && i < MAX_KEY_REDRAWS; i++) k = this.keyChooser.nextValue()
+    if (k > limit) k = this.keyChooserLow + ((k - this.keyChooserLow) % (limit - this.keyChooserLow + 1))
+    return k
+  }
+
+  private readFields(): string[] | undefined {
+    if (this.readAllFields) return this.allFieldsList
+    return this.singleFieldLists[this.fieldChooser.nextValue()]
+  }
+
+  private writeValues(): FieldValues {
+    if (this.writeAllFields) return this.buildValues()
+    const values: FieldValues = {}
+    values[this.fieldNames[this.fieldChooser.nextValue()]!] = this.nextValue()
+    return values
+  }
+
+  private buildValues(): FieldValues {
+    const values: FieldValues = {}
+    const names = this.fieldNames
+    for (let i = 0; i < names.length; i++) values[names[i]!] = this.nextValue()
+    return values
+  }
+
+  /** A random printable string of the configured field length. */
+  private nextValue(): string {
+    const len = this.fieldLength.nextValue()
+    const start = this.rng.int(this.valuePool.length - len + 1)
+    return this.valuePool.slice(start, start + len)
+  }
+}
