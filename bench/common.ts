@@ -8,11 +8,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { parseArgs } from 'node:util'
 import type { Kafka, Producer } from 'kafkajs'
 import { OPERATIONS, STATUSES } from '../schemas/events.v1.js'
 import { createKafka, partitioner } from '../services/adapters/kafka/client.js'
 import { startLocalKafka, stopLocalKafka } from '../services/adapters/kafka/local-broker.js'
-import type { Env } from '../services/common/env.js'
+import type { Env } from '../services/common/config.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { Rng } from '../services/core/workload/random.js'
@@ -52,37 +53,35 @@ function usageText(bench: string, summary: string, specs: Record<string, FlagSpe
   const lines = Object.entries(specs).map(([name, s]) => {
     const def = s.kind === 'bool' ? String(s.default) : s.kind === 'int' ? String(s.default) : s.default.join(',')
     const range = s.kind === 'int' || s.kind === 'ints' ? ` (${s.min}..${s.max})` : s.kind === 'choices' ? ` (any of ${s.allowed.join(',')})` : ''
-    return `  --${name.padEnd(22)} ${s.help}${range}; default ${def}; env ${envName(name)}`
+    return `  --${(s.kind === 'bool' ? `[no-]${name}` : name).padEnd(22)} ${s.help}${range}; default ${def}; env ${envName(name)}`
   })
   return `usage: node dist/bench/${bench}.js [options]\n${summary}\n${lines.join('\n')}\nNumbers take _ separators and k/M/G suffixes (20M = 20000000).`
 }
 
 /**
- * Reads `--name value` / `--name=value` flags, then `BENCH_NAME` from the
+ * Reads `--name value` / `--name=value` flags (boolean ones as `--name` /
+ * `--no-name`) with node's util.parseArgs, then `BENCH_NAME` from the
  * environment, then the default. `--help` prints the usage and exits.
  * Anything unknown or out of range is a BS_ERR_USAGE naming what is allowed.
  */
 export function parseFlags<S extends Record<string, FlagSpec>>(bench: string, summary: string, argv: readonly string[], env: Env, specs: S): Flags<S> {
   const usage = usageText(bench, summary, specs)
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } }
+  for (const [name, spec] of Object.entries(specs)) options[name] = { type: spec.kind === 'bool' ? 'boolean' : 'string' }
+  let values: Record<string, string | boolean | undefined>
+  try {
+    ;({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }))
+  } catch (err) {
+    throw new BenchstreamError('BS_ERR_USAGE', `${(err as Error).message}\n${usage}`)
+  }
+  if (values.help === true) {
+    process.stdout.write(usage + '\n')
+    process.exit(0)
+  }
   const raw = new Map<string, string>()
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(usage + '\n')
-      process.exit(0)
-    }
-    if (!a.startsWith('--')) throw new BenchstreamError('BS_ERR_USAGE', `unexpected argument ${JSON.stringify(a)}\n${usage}`)
-    const eq = a.indexOf('=')
-    const name = eq === -1 ? a.slice(2) : a.slice(2, eq)
-    const spec = specs[name]
-    if (spec === undefined) throw new BenchstreamError('BS_ERR_USAGE', `unknown option --${name}; valid options are ${Object.keys(specs).map((k) => `--${k}`).join(', ')}\n${usage}`)
-    if (eq !== -1) raw.set(name, a.slice(eq + 1))
-    else if (spec.kind === 'bool' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--'))) raw.set(name, 'true')
-    else {
-      const v = argv[++i]
-      if (v === undefined) throw new BenchstreamError('BS_ERR_USAGE', `--${name} needs a value\n${usage}`)
-      raw.set(name, v)
-    }
+  for (const name of Object.keys(specs)) {
+    const v = values[name]
+    if (v !== undefined) raw.set(name, String(v))
   }
   const out: Record<string, unknown> = {}
   for (const [name, spec] of Object.entries(specs)) {
@@ -105,7 +104,7 @@ export function parseFlags<S extends Record<string, FlagSpec>>(bench: string, su
         if (vs.length === 0 || vs.some((v) => v === undefined || v < spec.min || v > spec.max)) {
           throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected a comma-separated list of integers from ${spec.min} to ${spec.max}`)
         }
-        out[name] = vs as number[]
+        out[name] = vs
         break
       }
       case 'bool': {

@@ -19,7 +19,7 @@ import { CoreWorkload } from '../services/core/workload/core-workload.js'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { Rng } from '../services/core/workload/random.js'
 import type { Binding } from '../services/core/ports/binding.js'
-import { createBinding } from '../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding } from '../services/adapters/datastores/index.js'
 import { parseDriverArgs, type DriverConfig } from '../services/driver/config.js'
 import { NullSink, type EventSink, type SinkStats } from '../services/core/ports/event-sink.js'
 import { runPhase } from '../services/driver/runner.js'
@@ -172,7 +172,7 @@ async function main(): Promise<void> {
   const f = parseFlags(BENCH, 'Driver throughput with event emission to Kafka on vs off, and the cost of emission alone.', process.argv.slice(2), process.env, FLAGS)
   const id = shortId()
   const topic = `bench-overhead-${id}`
-  const cfg = parseDriverArgs('run', ['-P', path.join(repoRoot(), 'workloads', 'workloada'), '-p', `recordcount=${f.recordcount}`, '-threads', String(f.threads), '-db', 'memory', '--run-id', `overhead-${id}`], {})
+  const cfg = parseDriverArgs('run', ['-P', path.join(repoRoot(), 'workloads', 'workloada'), '-p', `recordcount=${f.recordcount}`, '-threads', String(f.threads), '-db', 'memory', '--run-id', `overhead-${id}`], {}, { bindings: BINDING_NAMES })
   await withBroker(BENCH, f['kafka-port'], async (b) => {
     await createTopic(b.kafka, topic, f.partitions)
     const binding = createBinding(cfg.binding, cfg.properties)

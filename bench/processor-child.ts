@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { queryRows } from '../services/adapters/clickhouse/client.js'
-import { startProcessorService, type ProcessorService } from '../services/server/main.js'
+import { startServer, type Server } from '../services/server/main.js'
 import type { ChildStats, FlushLog, MemorySample, Reply, Request, WatchEntry, WatchResult } from './processor-process.js'
 
 const send = (m: Reply): void => void process.send!(m)
@@ -29,18 +29,16 @@ async function main(): Promise<void> {
   process.on('disconnect', () => process.exit(1))
   const flushLog: FlushLog = { flushes: 0, firstFlushAtMs: 0, lastFlushAtMs: 0, windowRows: 0 }
   const t0 = performance.now()
-  let svc: ProcessorService
+  let svc: Server
   try {
-    svc = await startProcessorService(process.env, {
+    svc = await startServer(process.env, {
       api: false,
-      hooks: {
-        onFlushed: (b) => {
-          const at = now()
-          if (flushLog.flushes === 0) flushLog.firstFlushAtMs = at
-          flushLog.lastFlushAtMs = at
-          flushLog.flushes++
-          flushLog.windowRows += b.windows.length
-        },
+      onFlushed: (b) => {
+        const at = now()
+        if (flushLog.flushes === 0) flushLog.firstFlushAtMs = at
+        flushLog.lastFlushAtMs = at
+        flushLog.flushes++
+        flushLog.windowRows += b.windows.length
       },
     })
   } catch (err) {

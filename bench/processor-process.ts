@@ -4,7 +4,7 @@
  * Why a child: the embedded ClickHouse (chDB) binds one data directory to one
  * process, the processor's memory must be measured without the bench's own,
  * and a CPU profile should hold only the processor. The child
- * (processor-child.ts) runs startProcessorService with the given environment
+ * (processor-child.ts) runs startServer with the given environment
  * and answers the requests below. Timestamps are epoch milliseconds from
  * performance.timeOrigin + performance.now(), comparable between the two
  * processes.
@@ -142,7 +142,7 @@ export class ProcessorProcess {
     const id = this.nextId++
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject })
-      this.child.send({ ...body, id } as Request)
+      this.child.send({ ...body, id })
     })
   }
 

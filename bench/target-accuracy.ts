@@ -15,7 +15,7 @@ import { KafkaEventSink } from '../services/adapters/kafka/event-sink.js'
 import { repoRoot } from '../services/common/repo-root.js'
 import { CoreWorkload } from '../services/core/workload/core-workload.js'
 import type { Binding } from '../services/core/ports/binding.js'
-import { createBinding } from '../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding } from '../services/adapters/datastores/index.js'
 import { parseDriverArgs, type DriverConfig } from '../services/driver/config.js'
 import { NullSink, type EventSink } from '../services/core/ports/event-sink.js'
 import { runPhase } from '../services/driver/runner.js'
@@ -70,7 +70,7 @@ async function runAt(cfg: Readonly<DriverConfig>, binding: Binding, sink: EventS
 async function main(): Promise<void> {
   const f = parseFlags(BENCH, 'Achieved throughput vs -target at several rates up to the driver\'s maximum.', process.argv.slice(2), process.env, FLAGS)
   const id = shortId()
-  const cfg = parseDriverArgs('run', ['-P', path.join(repoRoot(), 'workloads', 'workloada'), '-p', `recordcount=${f.recordcount}`, '-threads', String(f.threads), '-db', 'memory', '--run-id', `target-${id}`], {})
+  const cfg = parseDriverArgs('run', ['-P', path.join(repoRoot(), 'workloads', 'workloada'), '-p', `recordcount=${f.recordcount}`, '-threads', String(f.threads), '-db', 'memory', '--run-id', `target-${id}`], {}, { bindings: BINDING_NAMES })
   const binding = createBinding(cfg.binding, cfg.properties)
   await binding.init()
   progress(BENCH, `loading ${fmtInt(f.recordcount)} records into the memory binding`)

@@ -8,7 +8,7 @@
  * has passed window end + allowed lateness), merged over clients and Kafka
  * partitions. A window inside a run with no operations counts as 0.
  */
-import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox'
+import { Type, type Static, type TEnum } from 'typebox'
 import { OPERATIONS } from './events.v1.js'
 
 export const ALERT_RULES_VERSION = 1
@@ -28,8 +28,8 @@ export const RULE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
 /** Upper bound on any window count in a rule: one hour of 1-second windows. */
 export const MAX_RULE_WINDOWS = 3600
 
-function literals<T extends readonly string[]>(values: T, description: string): TUnion<Array<TLiteral<T[number]>>> {
-  return Type.Union(values.map((v): TLiteral<T[number]> => Type.Literal(v)), { description })
+function literals<const T extends readonly string[]>(values: T, description: string): TEnum<[...T]> {
+  return Type.Enum<[...T]>(values, { description })
 }
 
 const common = {

@@ -2,7 +2,7 @@
  * HTTP API shapes, version 1 (JSON Schema via TypeBox; the TypeScript types
  * are derived from the same objects). Served under /api/v1.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static } from 'typebox'
 
 export const RunIdParams = Type.Object({
   runId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id: 1-64 characters from A-Z a-z 0-9 . _ : -' }),
@@ -45,3 +45,104 @@ export const ErrorReply = Type.Object({
   message: Type.String(),
 })
 export type ErrorReply = Static<typeof ErrorReply>
+
+// ---------------------------------------------------------------- response shapes
+
+/** One measurement of a report: an operation (`READ`) or its failures (`READ-FAILED`), YCSB's naming. */
+export const Measurement = Type.Object({
+  name: Type.String(),
+  operations: Type.Integer(),
+  averageLatencyUs: Type.Number(),
+  minLatencyUs: Type.Number(),
+  maxLatencyUs: Type.Number(),
+  p50LatencyUs: Type.Number(),
+  p90LatencyUs: Type.Number(),
+  p95LatencyUs: Type.Number(),
+  p99LatencyUs: Type.Number(),
+  p999LatencyUs: Type.Number(),
+  p9999LatencyUs: Type.Number(),
+  /** Return=STATUS counts; only on the operation's own measurement, as YCSB does. */
+  returns: Type.Record(Type.String(), Type.Integer()),
+})
+export type Measurement = Static<typeof Measurement>
+
+/** A run's figures, merged over clients: what YCSB prints at the end. */
+export const Report = Type.Object({
+  runtimeMs: Type.Number(),
+  operations: Type.Integer(),
+  throughputOpsPerSec: Type.Number(),
+  measurements: Type.Array(Measurement),
+})
+export type Report = Static<typeof Report>
+
+/** One run, as its drivers announced it (ClickHouse view `runs`). */
+export const RunInfo = Type.Object({
+  run_id: Type.String(),
+  started_at: Type.Union([Type.String(), Type.Null()]),
+  ended_at: Type.Union([Type.String(), Type.Null()]),
+  clients: Type.Integer(),
+  clients_ended: Type.Integer(),
+  threads: Type.Integer(),
+  target: Type.Number(),
+  labels: Type.Record(Type.String(), Type.String()),
+  workload: Type.String(),
+  binding: Type.String(),
+  sent: Type.Record(Type.String(), Type.Integer()),
+  undelivered: Type.Integer(),
+  runtime_ms: Type.Number(),
+  /** The run's window length, registered by the first processor that saw it; null before any data. */
+  window_ms: Type.Union([Type.Integer(), Type.Null()]),
+})
+export type RunInfo = Static<typeof RunInfo>
+
+export const RunReport = Type.Object({
+  ...Report.properties,
+  runId: Type.String(),
+  run: Type.Optional(RunInfo),
+  /** Per operation: cache hit ratio (hits / (hits + misses)), null when unknown. */
+  cacheHitRatio: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()])),
+  /** Events the drivers said they sent (from their end records) vs. events counted into windows. */
+  completeness: Type.Object({ sent: Type.Union([Type.Integer(), Type.Null()]), counted: Type.Integer(), undelivered: Type.Integer() }),
+  lateEvents: Type.Integer(),
+})
+export type RunReport = Static<typeof RunReport>
+
+/** Merged figures of one window and operation. */
+export const TimelinePoint = Type.Object({
+  /** Window start, ms since epoch. */
+  t: Type.Integer(),
+  op: Type.String(),
+  /** Operations per second in the window. */
+  ops: Type.Number(),
+  errors: Type.Number(),
+  p50: Type.Number(),
+  p99: Type.Number(),
+  hits: Type.Integer(),
+  misses: Type.Integer(),
+})
+export type TimelinePoint = Static<typeof TimelinePoint>
+
+const ComparisonSide = Type.Object({
+  throughputOpsPerSec: Type.Number(),
+  averageLatencyUs: Type.Number(),
+  /** null where the figure is undefined (OVERALL has no merged percentile). */
+  p95LatencyUs: Type.Union([Type.Number(), Type.Null()]),
+  p99LatencyUs: Type.Union([Type.Number(), Type.Null()]),
+})
+export type ComparisonSide = Static<typeof ComparisonSide>
+
+const Change = Type.Union([Type.Number(), Type.Null()])
+export const Comparison = Type.Object({
+  baseline: Type.String(),
+  candidate: Type.String(),
+  rows: Type.Array(Type.Object({
+    /** Measurement name (READ, READ-FAILED, ...) or OVERALL. */
+    name: Type.String(),
+    baseline: Type.Union([ComparisonSide, Type.Null()]),
+    candidate: Type.Union([ComparisonSide, Type.Null()]),
+    /** Change of candidate against baseline in percent (null when either side is missing or zero). */
+    changePercent: Type.Object({ throughput: Change, averageLatency: Change, p95Latency: Change, p99Latency: Change }),
+  })),
+})
+export type Comparison = Static<typeof Comparison>
+export type ComparisonRow = Comparison['rows'][number]

@@ -126,6 +126,13 @@ export interface OpsBatch {
 }
 
 /**
+ * Number of buckets of Benchstream's histogram layout: bucket indexes on the
+ * wire are 0..HISTOGRAM_BUCKETS-1 (layout: services/core/stats/histogram.ts,
+ * 128 linear sub-buckets per power of two from 1 µs to 2^32 µs).
+ */
+export const HISTOGRAM_BUCKETS = 3328
+
+/**
  * INTERVAL_HISTOGRAM body (kind 2): one operation's latencies over one
  * interval, already bucketed in Benchstream's histogram layout
  * (services/core/stats/histogram.ts). Adapters convert HdrHistogram interval logs

@@ -20,52 +20,8 @@
 import type { AlertState } from '../../schemas/alert-rules.v1.js'
 import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
 import { completeBefore, firstJudgedWindowMs, windowStarts, type RunProgress } from '../core/alerting/alert-windows.js'
+import type { AlertNotifier, AlertRunInfo, AlertStore, AlertWindowSource, DeliveryResult, WindowCountRow } from '../core/ports/alerts.js'
 import type { AlertsConfig } from './config.js'
-
-export interface AlertRunInfo {
-  runId: string
-  startedAtMs: number
-  /** undefined while the run has not ended. */
-  endedAtMs: number | undefined
-  /** Sum of the clients' targets, ops/s; 0 = none. */
-  targetOpsPerSec: number
-}
-
-/** Merged counts of one operation in one window. */
-export interface WindowCountRow {
-  startMs: number
-  op: string
-  count: number
-  errors: number
-}
-
-/** Where windows come from (ClickHouse: services/adapters/clickhouse/alerts.ts). */
-export interface AlertWindowSource {
-  /** Runs started since sinceMs that have not ended, and runs that ended since sinceMs. */
-  runs(sinceMs: number): Promise<AlertRunInfo[]>
-  /** A run's progress, looking only at windows starting at or after sinceMs; undefined when there are none. */
-  progress(runId: string, sinceMs: number): Promise<RunProgress | undefined>
-  /** Counts merged over clients, statuses and partitions, for window starts in [fromMs, toMs). */
-  windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]>
-}
-
-/** Where transitions are recorded (the `alerts` table). */
-export interface AlertStore {
-  /** Every incident whose latest recorded state is firing. */
-  loadOpen(): Promise<AlertTransition[]>
-  /** The latest recorded transition of every incident of these runs. */
-  loadRuns(runIds: readonly string[]): Promise<AlertTransition[]>
-  record(t: AlertTransition, notifiedAtMs: number | undefined): Promise<void>
-}
-
-/** Expected failures are values, not exceptions. */
-export type DeliveryResult = { ok: true } | { ok: false; error: string }
-
-export interface AlertNotifier {
-  /** Counter key: kafka, webhook, ... */
-  readonly channel: string
-  notify(t: AlertTransition): Promise<DeliveryResult>
-}
 
 export interface AlertEngineDeps {
   source: AlertWindowSource
@@ -207,7 +163,8 @@ export class AlertEngine {
       if (!r.finalized) await this.evaluateRun(info, r, now)
     }
     // Open incidents of runs that left the lookback (or were never seen by this instance): close them.
-    for (const t of [...this.known.values()]) {
+    // A snapshot: enqueue() updates the map.
+    for (const t of Array.from(this.known.values())) {
       if (t.state !== 'firing' || active.has(t.runId)) continue
       this.enqueue({ ...t, state: 'resolved', endsAtMs: now, atWindowMs: now, summary: `${t.summary} (resolved: the run is no longer evaluated, it is outside ALERTS_LOOKBACK_S)` })
     }
@@ -261,7 +218,8 @@ export class AlertEngine {
     const endedAt = info.endedAtMs ?? this.now()
     for (const t of this.evaluator.endRun(info.runId, endedAt)) this.enqueue(t)
     // Incidents recorded before a restart that the replay did not reproduce end with the run too.
-    for (const t of [...this.known.values()]) {
+    // A snapshot: enqueue() updates the map.
+    for (const t of Array.from(this.known.values())) {
       if (t.runId === info.runId && t.state === 'firing') this.enqueue({ ...t, state: 'resolved', endsAtMs: Math.max(endedAt, t.startsAtMs), atWindowMs: endedAt, summary: `${t.summary} (resolved: the run ended)` })
     }
     r.finalized = true

@@ -3,72 +3,72 @@
  * loaded and validated with it, then frozen.
  */
 import path from 'node:path'
+import { Type } from 'typebox'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
-import { BenchstreamError } from '../core/errors.js'
-import { bool, freeze, int, str, type Env } from '../common/env.js'
-import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
+import { EnvVar, freeze, readEnv, type Env } from '../common/config.js'
+import { ALLOWED_LATENESS_MS, readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { repoRoot } from '../common/repo-root.js'
 import { loadAlertRules } from './rules-file.js'
 
+const URL_PATTERN = '^https?://\\S+$'
+
+export const AlertsEnv = Type.Object({
+  ALERTS_ENABLED: EnvVar.boolean({ default: true, description: 'run the alert evaluator in this server (keep it on in exactly one)' }),
+  ALERTS_RULES_FILE: EnvVar.string({ default: 'deploy/alerts/rules.json', minLength: 1, description: 'alert rules file; the default is the project\'s own, also the source of the generated Prometheus rules' }),
+  ALERTS_INTERVAL_MS: EnvVar.integer({ default: 1000, minimum: 100, maximum: 3_600_000, description: 'pause between evaluations' }),
+  ALERTS_WEBHOOK_URL: EnvVar.optional({ pattern: URL_PATTERN, allowed: 'an http:// or https:// URL', description: 'POST alerts there in Alertmanager\'s webhook format; unset = no webhook' }),
+  ALERTS_WEBHOOK_TIMEOUT_MS: EnvVar.integer({ default: 5000, minimum: 100, maximum: 120_000, description: 'webhook timeout per attempt' }),
+  ALERTS_WEBHOOK_ATTEMPTS: EnvVar.integer({ default: 3, minimum: 1, maximum: 10, description: 'attempts per notification, the first included' }),
+  ALERTS_WEBHOOK_BACKOFF_MS: EnvVar.integer({ default: 500, minimum: 0, maximum: 60_000, description: 'wait before the second webhook attempt, doubled after each' }),
+  ALERTS_RECEIVER: EnvVar.string({ default: 'benchstream', description: '`receiver` of the webhook payload' }),
+  ALERTS_EXTERNAL_URL: EnvVar.string({ default: 'http://127.0.0.1:8080', pattern: URL_PATTERN, allowed: 'an http:// or https:// URL', description: 'base of externalURL and generatorURL in notifications (the API\'s live view)' }),
+  ALLOWED_LATENESS_MS,
+  ALERTS_END_GRACE_MS: EnvVar.integer({ default: 5000, minimum: 0, maximum: 3_600_000, description: 'after a run\'s end record, wait this long for the last flushes before judging its tail' }),
+  ALERTS_PARTITION_IDLE_MS: EnvVar.integer({ default: 10_000, minimum: 100, maximum: 3_600_000, description: 'a partition this far behind a run\'s newest data is treated as done with the run' }),
+  ALERTS_LOOKBACK_S: EnvVar.integer({ default: 3600, minimum: 60, maximum: 30 * 86400, description: 'runs started (or ended) this long ago or less are evaluated' }),
+  ALERTS_MAX_WINDOWS_PER_QUERY: EnvVar.integer({ default: 600, minimum: 10, maximum: 100_000, description: 'windows fetched per query (bounds each query)' }),
+})
+
 export interface AlertsConfig {
   infra: InfraConfig
-  /** Run the evaluator in this process. env ALERTS_ENABLED. @default true */
   enabled: boolean
-  /** env ALERTS_RULES_FILE. @default deploy/alerts/rules.json */
   rulesFile: string
   rules: readonly AlertRule[]
-  /** Pause between evaluations. env ALERTS_INTERVAL_MS. @default 1000 */
   intervalMs: number
-  /** Alertmanager-format webhook; unset = no webhook. env ALERTS_WEBHOOK_URL. */
   webhookUrl: string | undefined
-  /** Per attempt. env ALERTS_WEBHOOK_TIMEOUT_MS. @default 5000 */
   webhookTimeoutMs: number
-  /** Attempts per notification, the first included. env ALERTS_WEBHOOK_ATTEMPTS. @default 3 */
   webhookAttempts: number
-  /** Wait before the second attempt, doubled after each. env ALERTS_WEBHOOK_BACKOFF_MS. @default 500 */
   webhookBackoffMs: number
-  /** `receiver` of the webhook payload. env ALERTS_RECEIVER. @default benchstream */
   receiver: string
-  /** Base of externalURL and generatorURL (the API's live view). env ALERTS_EXTERNAL_URL. @default http://127.0.0.1:8080 */
   externalUrl: string
-  /** Must match the processor's. env ALLOWED_LATENESS_MS. @default 2000 */
   allowedLatenessMs: number
-  /** After a run's end record, wait this long for the last partition flushes before judging its tail. env ALERTS_END_GRACE_MS. @default 5000 */
   endGraceMs: number
-  /** A partition this far behind a run's newest data is treated as done with the run. env ALERTS_PARTITION_IDLE_MS. @default 10000 */
   partitionIdleMs: number
-  /** Runs started (or ended) this long ago or less are evaluated. env ALERTS_LOOKBACK_S. @default 3600 */
   lookbackS: number
-  /** Windows fetched per query (bounds each query). env ALERTS_MAX_WINDOWS_PER_QUERY. @default 600 */
   maxWindowsPerQuery: number
 }
 
 export function readAlertsConfig(env: Env): Readonly<AlertsConfig> {
-  const enabled = bool(env, 'ALERTS_ENABLED', true)
-  const rulesFile = path.resolve(str(env, 'ALERTS_RULES_FILE', path.join(repoRoot(), 'deploy', 'alerts', 'rules.json')))
-  const webhookUrl = env.ALERTS_WEBHOOK_URL === undefined || env.ALERTS_WEBHOOK_URL === '' ? undefined : env.ALERTS_WEBHOOK_URL
-  for (const [name, url] of [['ALERTS_WEBHOOK_URL', webhookUrl], ['ALERTS_EXTERNAL_URL', env.ALERTS_EXTERNAL_URL]] as const) {
-    if (url !== undefined && url !== '' && !/^https?:\/\/[^\s]+$/.test(url)) {
-      throw new BenchstreamError('BS_ERR_CONFIG', `${name}=${JSON.stringify(url)} is not allowed: expected an http:// or https:// URL`)
-    }
-  }
+  const e = readEnv(AlertsEnv, env)
+  // The default is the project's file; a path the user gives is taken from the working directory.
+  const rulesFile = env.ALERTS_RULES_FILE === undefined || env.ALERTS_RULES_FILE === '' ? path.join(repoRoot(), e.ALERTS_RULES_FILE) : path.resolve(e.ALERTS_RULES_FILE)
   return freeze({
     infra: readInfraConfig(env),
-    enabled,
+    enabled: e.ALERTS_ENABLED,
     rulesFile,
     // Rules are only read when the evaluator runs: a disabled one needs no file.
-    rules: enabled ? loadAlertRules(rulesFile).rules : [],
-    intervalMs: int(env, 'ALERTS_INTERVAL_MS', 1000, 100, 3_600_000),
-    webhookUrl,
-    webhookTimeoutMs: int(env, 'ALERTS_WEBHOOK_TIMEOUT_MS', 5000, 100, 120_000),
-    webhookAttempts: int(env, 'ALERTS_WEBHOOK_ATTEMPTS', 3, 1, 10),
-    webhookBackoffMs: int(env, 'ALERTS_WEBHOOK_BACKOFF_MS', 500, 0, 60_000),
-    receiver: str(env, 'ALERTS_RECEIVER', 'benchstream'),
-    externalUrl: str(env, 'ALERTS_EXTERNAL_URL', 'http://127.0.0.1:8080').replace(/\/+$/, ''),
-    allowedLatenessMs: int(env, 'ALLOWED_LATENESS_MS', 2000, 0, 3_600_000),
-    endGraceMs: int(env, 'ALERTS_END_GRACE_MS', 5000, 0, 3_600_000),
-    partitionIdleMs: int(env, 'ALERTS_PARTITION_IDLE_MS', 10_000, 100, 3_600_000),
-    lookbackS: int(env, 'ALERTS_LOOKBACK_S', 3600, 60, 30 * 86400),
-    maxWindowsPerQuery: int(env, 'ALERTS_MAX_WINDOWS_PER_QUERY', 600, 10, 100_000),
+    rules: e.ALERTS_ENABLED ? loadAlertRules(rulesFile).rules : [],
+    intervalMs: e.ALERTS_INTERVAL_MS,
+    webhookUrl: e.ALERTS_WEBHOOK_URL,
+    webhookTimeoutMs: e.ALERTS_WEBHOOK_TIMEOUT_MS,
+    webhookAttempts: e.ALERTS_WEBHOOK_ATTEMPTS,
+    webhookBackoffMs: e.ALERTS_WEBHOOK_BACKOFF_MS,
+    receiver: e.ALERTS_RECEIVER,
+    externalUrl: e.ALERTS_EXTERNAL_URL.replace(/\/+$/, ''),
+    allowedLatenessMs: e.ALLOWED_LATENESS_MS,
+    endGraceMs: e.ALERTS_END_GRACE_MS,
+    partitionIdleMs: e.ALERTS_PARTITION_IDLE_MS,
+    lookbackS: e.ALERTS_LOOKBACK_S,
+    maxWindowsPerQuery: e.ALERTS_MAX_WINDOWS_PER_QUERY,
   })
 }

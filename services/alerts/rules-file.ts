@@ -5,10 +5,11 @@
  * instead of "does not match any of the union's members".
  */
 import { readFileSync } from 'node:fs'
-import type { TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { ALERT_RULES_VERSION, AlertRulesFile, RULE_SCHEMAS, RULE_TYPES, type AlertRule } from '../../schemas/alert-rules.v1.js'
+import type { TSchema } from 'typebox'
+import { Value } from 'typebox/value'
+import { AlertRulesFile, RULE_SCHEMAS, RULE_TYPES, type AlertRule } from '../../schemas/alert-rules.v1.js'
 import { BenchstreamError } from '../core/errors.js'
+import { schemaProblems } from '../core/validation.js'
 
 /** Problems listed in one error before the rest are summarised. */
 const MAX_LISTED_PROBLEMS = 10
@@ -36,7 +37,7 @@ export function validateAlertRules(json: unknown, source: string): AlertRulesFil
     problems.push(...describeErrors(AlertRulesFile, json, ''))
     fail(source, problems)
   }
-  const file = json as { version: typeof ALERT_RULES_VERSION; rules: unknown[] }
+  const file = json
   const names = new Map<string, number>()
   file.rules.forEach((rule, i) => {
     const at = `rules[${i}]`
@@ -54,7 +55,7 @@ export function validateAlertRules(json: unknown, source: string): AlertRulesFil
       problems.push(...describeErrors(schema, rule, at, type))
       return
     }
-    const name = (rule as AlertRule).name
+    const name = rule.name
     const first = names.get(name)
     if (first !== undefined) problems.push(`${at}.name: ${show(name)} is already the name of rules[${first}]; allowed: a name no other rule has (it identifies the alert)`)
     else names.set(name, i)
@@ -70,42 +71,7 @@ function fail(source: string, problems: string[]): never {
 }
 
 function describeErrors(schema: TSchema, value: unknown, prefix: string, type?: string): string[] {
-  const out: string[] = []
-  const seen = new Set<string>()
-  for (const e of Value.Errors(schema, value)) {
-    const field = (prefix + pointerToPath(e.path)).replace(/^\./, '') || '(the file)'
-    // One line per field: a union reports each member's mismatch separately.
-    if (seen.has(field)) continue
-    seen.add(field)
-    if (e.message === 'Unexpected property') {
-      const known = Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {})
-      out.push(`${field}: is not a field of ${type === undefined ? 'the rules file' : `a ${type} rule`}; allowed fields: ${known.join(', ')}`)
-    } else if (e.value === undefined) {
-      out.push(`${field}: is missing; allowed: ${allowed(e.schema)}`)
-    } else {
-      out.push(`${field}: got ${show(e.value)}; allowed: ${allowed(e.schema)}`)
-    }
-  }
-  return out
-}
-
-/** What a schema accepts, in words: its description, or the literals of a union. */
-function allowed(schema: TSchema): string {
-  const s = schema as { description?: string; anyOf?: Array<{ const?: unknown }>; const?: unknown; type?: unknown }
-  if (typeof s.description === 'string') return s.description
-  if (s.anyOf !== undefined && s.anyOf.every((m) => m.const !== undefined)) return `one of ${s.anyOf.map((m) => String(m.const)).join(', ')}`
-  if (s.const !== undefined) return JSON.stringify(s.const)
-  return `a value of type ${String(s.type)}`
-}
-
-/** JSON pointer (/rules/0/ops/1) to a readable path (rules[0].ops[1]). */
-function pointerToPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
-    .join('')
+  return schemaProblems(schema, value, prefix, type === undefined ? 'the rules file' : `a ${type} rule`)
 }
 
 function show(v: unknown): string {

@@ -7,16 +7,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
-import type { ClickHouse } from '../adapters/clickhouse/client.js'
-import { queryRows } from '../adapters/clickhouse/client.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
+import type { ReadModel } from '../core/ports/read-model.js'
+import { compareReports } from '../core/reports/compare.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
 import type { ApiConfig } from './config.js'
 import { liveViewHtml } from './live-view.js'
-import { compareRuns, deadLetterCounts, listRuns, runReport, timeline } from '../adapters/clickhouse/read-model.js'
 
 export interface ApiDeps {
-  ch: ClickHouse
+  /** Where runs and reports are read from. */
+  readModel: ReadModel
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** Prometheus text exposition of this process's OpenTelemetry metrics, served at /metrics. */
@@ -40,24 +40,28 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     return reply.status(statusCode).send({ statusCode, code: e.code ?? 'BS_ERR_INTERNAL', error: 'Error', message: e.message })
   })
 
-  app.get('/healthz', async () => ({ ok: true, clickhouse: deps.ch.mode, location: deps.ch.location, ...(deps.status?.() ?? {}) }))
+  const rm = deps.readModel
+  app.get('/healthz', async () => ({ ok: true, ...deps.status?.() }))
 
-  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await listRuns(deps.ch, req.query.limit ?? 100) }))
+  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await rm.listRuns(req.query.limit ?? 100) }))
 
   app.get('/api/v1/runs/:runId/report', { schema: { params: RunIdParams, querystring: ReportQuery } }, async (req, reply) => {
-    const report = await runReport(deps.ch, req.params.runId)
+    const report = await rm.runReport(req.params.runId)
     if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatYcsb(report))
     return report
   })
 
   app.get('/api/v1/runs/:runId/timeline', { schema: { params: RunIdParams, querystring: TimelineQuery } }, async (req) => ({
     runId: req.params.runId,
-    points: await timeline(deps.ch, req.params.runId, req.query.since ?? 0),
+    points: await rm.timeline(req.params.runId, req.query.since ?? 0),
   }))
 
-  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req) => compareRuns(deps.ch, req.query.baseline, req.query.candidate))
+  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req) => {
+    const [a, b] = await Promise.all([rm.runReport(req.query.baseline), rm.runReport(req.query.candidate)])
+    return compareReports(a, b)
+  })
 
-  app.get('/api/v1/dead-letters', async () => ({ byReason: await deadLetterCounts(deps.ch) }))
+  app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
 
   // Ad hoc SQL for people without a ClickHouse client (in the embedded mode this
   // process owns the data directory, so this is the way in). Read-only.
@@ -66,12 +70,7 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     if (!READ_ONLY.test(sql) || sql.includes(';')) {
       throw new BenchstreamError('BS_ERR_BAD_REQUEST', 'only one read-only statement is allowed: SELECT, WITH, SHOW, DESCRIBE or EXPLAIN, without ";" inside')
     }
-    try {
-      const rows = await queryRows<Record<string, unknown>>(deps.ch, `${sql}\nSETTINGS max_result_rows = ${config.maxQueryRows}, result_overflow_mode = 'break'`)
-      return { rows, rowCount: rows.length, limit: config.maxQueryRows }
-    } catch (err) {
-      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `query failed: ${(err as Error).message}`, { cause: err })
-    }
+    return rm.query(sql, config.maxQueryRows)
   })
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))

@@ -1,21 +1,24 @@
-import { bool, freeze, int, str, type Env } from '../common/env.js'
+/**
+ * API configuration: read from the environment once, validated, frozen.
+ */
+import { Type } from 'typebox'
+import { EnvVar, freeze, readEnv, type Env } from '../common/config.js'
+
+export const ApiEnv = Type.Object({
+  API_HOST: EnvVar.string({ default: '127.0.0.1', minLength: 1, description: 'address the API listens on' }),
+  API_PORT: EnvVar.integer({ default: 8080, minimum: 0, maximum: 65535, description: 'API port; 0 picks a free one' }),
+  API_LOG: EnvVar.boolean({ default: false, description: 'log every request' }),
+  API_MAX_QUERY_ROWS: EnvVar.integer({ default: 10_000, minimum: 1, maximum: 10_000_000, description: 'row cap of ad hoc SQL (POST /api/v1/query)' }),
+})
 
 export interface ApiConfig {
-  /** env API_HOST. @default 127.0.0.1 */
   host: string
-  /** env API_PORT; 0 picks a free port. @default 8080 */
   port: number
-  /** env API_LOG. @default false */
   logRequests: boolean
-  /** Row cap of /api/v1/query. env API_MAX_QUERY_ROWS. @default 10000 */
   maxQueryRows: number
 }
 
 export function readApiConfig(env: Env): Readonly<ApiConfig> {
-  return freeze({
-    host: str(env, 'API_HOST', '127.0.0.1'),
-    port: int(env, 'API_PORT', 8080, 0, 65535),
-    logRequests: bool(env, 'API_LOG', false),
-    maxQueryRows: int(env, 'API_MAX_QUERY_ROWS', 10_000, 1, 10_000_000),
-  })
+  const e = readEnv(ApiEnv, env)
+  return freeze({ host: e.API_HOST, port: e.API_PORT, logRequests: e.API_LOG, maxQueryRows: e.API_MAX_QUERY_ROWS })
 }

@@ -7,10 +7,11 @@
  * importing each with the same --run-id and its own --client-id.
  */
 import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
 import { ID_PATTERN, ID_RULE, OPERATIONS, RECORD_KIND, type Operation, type RunLifecycle } from '../../schemas/events.v1.js'
 import { createKafka, ensureTopics, partitioner } from '../adapters/kafka/client.js'
 import { readInfraConfig } from '../common/infra-config.js'
-import type { Env } from '../common/env.js'
+import type { Env } from '../common/config.js'
 import { BenchstreamError } from '../core/errors.js'
 import { encodeIntervalHistogram, encodeJsonRecord } from '../core/codec/event-codec.js'
 import { parseHdrLog, type HdrInterval } from '../core/ycsb/hdr-log.js'
@@ -40,51 +41,41 @@ function usage(what: string): BenchstreamError {
 }
 
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
-  let runId: string | undefined
-  let clientId: string | undefined
-  let brokers: string | undefined
-  const labels: Record<string, string> = {}
-  const files: ImportYcsbArgs['files'] = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    const next = (): string => {
-      const v = argv[++i]
-      if (v === undefined) throw usage(`${a} needs a value`)
-      return v
-    }
-    switch (a) {
-      case '--run-id':
-        runId = next()
-        break
-      case '--client-id':
-        clientId = next()
-        break
-      case '--kafka-brokers':
-        brokers = next()
-        break
-      case '--label': {
-        const kv = next()
-        const eq = kv.indexOf('=')
-        const k = eq === -1 ? kv : kv.slice(0, eq)
-        if (eq === -1 || !ID_PATTERN.test(k)) throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
-        labels[k] = kv.slice(eq + 1)
-        break
-      }
-      default: {
-        const eq = a.indexOf('=')
-        if (a.startsWith('-') || eq <= 0 || eq === a.length - 1) throw usage(`unknown argument ${JSON.stringify(a)}: expected a flag above or OP=FILE`)
-        const name = a.slice(0, eq).toUpperCase()
-        const op = OPERATIONS.find((o) => o === name)
-        if (op === undefined) throw usage(`operation ${JSON.stringify(a.slice(0, eq))} in ${JSON.stringify(a)} is not allowed: valid are ${OPERATIONS.join(', ')}`)
-        if (files.some((f) => f.op === op)) throw usage(`operation ${op} is given twice; give one log per operation`)
-        files.push({ op, path: a.slice(eq + 1) })
-      }
-    }
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: { 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, 'kafka-brokers': { type: 'string' }, label: { type: 'string', multiple: true } },
+    })
+  } catch (err) {
+    throw usage((err as Error).message)
   }
+  const { values, positionals } = parsed
+  const labels: Record<string, string> = {}
+  for (const kv of values.label ?? []) {
+    const eq = kv.indexOf('=')
+    const k = eq === -1 ? kv : kv.slice(0, eq)
+    if (eq === -1 || !ID_PATTERN.test(k)) throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
+    labels[k] = kv.slice(eq + 1)
+  }
+  const files: ImportYcsbArgs['files'] = []
+  for (const a of positionals) {
+    const eq = a.indexOf('=')
+    if (eq <= 0 || eq === a.length - 1) throw usage(`unknown argument ${JSON.stringify(a)}: expected a flag above or OP=FILE`)
+    const name = a.slice(0, eq).toUpperCase()
+    const op = OPERATIONS.find((o) => o === name)
+    if (op === undefined) throw usage(`operation ${JSON.stringify(a.slice(0, eq))} in ${JSON.stringify(a)} is not allowed: valid are ${OPERATIONS.join(', ')}`)
+    if (files.some((f) => f.op === op)) throw usage(`operation ${op} is given twice; give one log per operation`)
+    files.push({ op, path: a.slice(eq + 1) })
+  }
+  const runId = values['run-id']
+  const clientId = values['client-id']
   if (runId === undefined || !ID_PATTERN.test(runId)) throw usage(`--run-id ${runId === undefined ? 'is required' : `${JSON.stringify(runId)} is not allowed`}: ${ID_RULE}`)
   if (clientId === undefined || !ID_PATTERN.test(clientId)) throw usage(`--client-id ${clientId === undefined ? 'is required' : `${JSON.stringify(clientId)} is not allowed`}: ${ID_RULE}`)
   if (files.length === 0) throw usage('at least one OP=FILE is required')
-  return { runId, clientId, labels, brokers, files }
+  return { runId, clientId, labels, brokers: values['kafka-brokers'], files }
 }
 
 export interface ImportSummary {

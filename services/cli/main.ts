@@ -7,7 +7,8 @@ const COMMANDS = {
   demo: 'start Kafka (unless KAFKA_BROKERS is set), the processor and the API, run a workload, print live status and the final report',
   run: 'run phase of a YCSB workload against a binding, emitting one event per operation (see `benchstream run --help`)',
   load: 'load phase of a YCSB workload',
-  processor: 'consume events into ClickHouse windows; serves the API in the same process unless --no-api',
+  server: 'the backend: consume events into ClickHouse windows, evaluate alerts, serve the API (unless --no-api)',
+  processor: 'alias of server',
   report: 'print a run\'s report from ClickHouse: benchstream report <run-id> [--json]',
   sql: 'run a read-only SQL query: benchstream sql "SELECT ..."',
   runs: 'list runs',
@@ -32,16 +33,18 @@ export async function main(argv: string[]): Promise<number> {
       case 'run':
       case 'load': {
         if (rest.includes('--help') || rest.includes('-h')) {
-          const { DRIVER_USAGE } = await import('../driver/config.js')
-          process.stdout.write(DRIVER_USAGE + '\n')
+          const { driverUsage } = await import('../driver/config.js')
+          const { BINDING_NAMES } = await import('../adapters/datastores/index.js')
+          process.stdout.write(driverUsage(BINDING_NAMES) + '\n')
           return 0
         }
         const { driverMain } = await import('../driver/main.js')
         return await driverMain(cmd, rest)
       }
+      case 'server':
       case 'processor': {
-        const { processorMain } = await import('../server/main.js')
-        return await processorMain(rest)
+        const { serverMain } = await import('../server/main.js')
+        return await serverMain(rest)
       }
       case 'demo': {
         const { demoMain } = await import('./demo.js')

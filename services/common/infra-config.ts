@@ -4,39 +4,53 @@
  * config.ts; the same variables drive deploy/docker-compose.yml.
  */
 import path from 'node:path'
-import { BenchstreamError } from '../core/errors.js'
-import { int, str, type Env } from './env.js'
+import { Type } from 'typebox'
+import { EnvVar, readEnv, type Env } from './config.js'
+
+const BROKER = '[A-Za-z0-9.\\-[\\]:]+:\\d{1,5}'
+const TOPIC = '^[A-Za-z0-9._-]{1,249}$'
+const TOPIC_ALLOWED = 'a Kafka topic name: 1-249 characters from A-Z a-z 0-9 . _ -'
+
+/** Read by the processor and the alert evaluator, which judges windows complete by the same grace. */
+export const ALLOWED_LATENESS_MS = EnvVar.integer({ default: 2000, minimum: 0, maximum: 3_600_000, description: 'grace after a window\'s end before its events count as late (still counted); alerts wait for it too' })
+
+/** The environment variables of the shared infrastructure (README: Configuration). */
+export const InfraEnv = Type.Object({
+  KAFKA_BROKERS: EnvVar.string({ default: '127.0.0.1:9092', pattern: `^ *${BROKER} *(, *${BROKER} *)*$`, allowed: 'host:port[,host:port...]', description: 'Kafka brokers; the demo and the tests start a local one when unset' }),
+  KAFKA_CLIENT_ID: EnvVar.string({ default: 'benchstream', pattern: '^[A-Za-z0-9._-]{1,100}$', allowed: '1-100 characters from A-Z a-z 0-9 . _ -', description: 'prefix of the Kafka client ids' }),
+  BENCHSTREAM_TOPIC_EVENTS: EnvVar.string({ default: 'benchstream.events.v1', pattern: TOPIC, allowed: TOPIC_ALLOWED, description: 'event topic: operation events, histograms, run lifecycle, server metrics' }),
+  BENCHSTREAM_TOPIC_DLQ: EnvVar.string({ default: 'benchstream.events.dlq', pattern: TOPIC, allowed: TOPIC_ALLOWED, description: 'dead-letter topic: rejected messages with their reason' }),
+  BENCHSTREAM_TOPIC_ALERTS: EnvVar.string({ default: 'benchstream.alerts', pattern: TOPIC, allowed: TOPIC_ALLOWED, description: 'alert notifications' }),
+  BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({ default: 4, minimum: 1, maximum: 1024, description: 'partitions of the event topic when Benchstream creates it' }),
+  CLICKHOUSE_URL: EnvVar.optional({ pattern: '^https?://\\S+$', allowed: 'http://host:port or https://host:port; unset for the embedded engine', description: 'ClickHouse server; unset = embedded chDB in the server process' }),
+  CLICKHOUSE_USER: EnvVar.string({ default: 'default', description: 'ClickHouse server user' }),
+  CLICKHOUSE_PASSWORD: EnvVar.string({ default: '', description: 'ClickHouse server password' }),
+  CLICKHOUSE_DATABASE: EnvVar.string({ default: 'benchstream', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', allowed: 'letters, digits and _ (not starting with a digit), at most 64', description: 'database holding Benchstream\'s tables' }),
+  BENCHSTREAM_DATA_DIR: EnvVar.string({ default: '.benchstream', minLength: 1, description: 'embedded ClickHouse data (<dir>/clickhouse) and local Kafka data' }),
+  BENCHSTREAM_OPS_TTL_DAYS: EnvVar.integer({ default: 30, minimum: 0, maximum: 36500, description: 'days raw events are kept in `ops`; 0 keeps them' }),
+})
 
 export interface KafkaConfig {
-  /** Broker list `host:port,...`. env KAFKA_BROKERS. @default 127.0.0.1:9092 */
   brokers: string[]
-  /** env KAFKA_CLIENT_ID. @default benchstream */
   clientId: string
 }
 
 export interface TopicsConfig {
-  /** Operation events, histograms, run lifecycle and server metrics. env BENCHSTREAM_TOPIC_EVENTS. @default benchstream.events.v1 */
   events: string
-  /** Rejected messages with their reason. env BENCHSTREAM_TOPIC_DLQ. @default benchstream.events.dlq */
   deadLetter: string
-  /** Alert notifications. env BENCHSTREAM_TOPIC_ALERTS. @default benchstream.alerts */
   alerts: string
-  /** Partitions for topics Benchstream creates. env BENCHSTREAM_TOPIC_PARTITIONS. @default 4 */
   partitions: number
 }
 
 export interface ClickHouseConfig {
-  /** Server URL; unset means the embedded chDB engine. env CLICKHOUSE_URL. */
+  /** Server URL; undefined means the embedded chDB engine. */
   url: string | undefined
-  /** env CLICKHOUSE_USER. @default default */
   user: string
-  /** env CLICKHOUSE_PASSWORD. @default '' */
   password: string
-  /** Database holding Benchstream's tables. env CLICKHOUSE_DATABASE. @default benchstream */
   database: string
-  /** Embedded engine's data directory. env BENCHSTREAM_DATA_DIR (+ /clickhouse). @default ./.benchstream/clickhouse */
+  /** Embedded engine's data directory: BENCHSTREAM_DATA_DIR/clickhouse. */
   embeddedPath: string
-  /** Days raw events are kept; 0 keeps them forever. env BENCHSTREAM_OPS_TTL_DAYS. @default 30 */
+  /** Days raw events are kept; 0 keeps them forever. */
   opsTtlDays: number
 }
 
@@ -47,42 +61,20 @@ export interface InfraConfig {
   clickhouse: ClickHouseConfig
 }
 
-const BROKER = /^[A-Za-z0-9.\-\[\]:]+:\d{1,5}$/
-const TOPIC = /^[A-Za-z0-9._-]{1,249}$/
-
 export function readInfraConfig(env: Env): InfraConfig {
-  const dataDir = path.resolve(str(env, 'BENCHSTREAM_DATA_DIR', '.benchstream'))
-  const brokers = str(env, 'KAFKA_BROKERS', '127.0.0.1:9092').split(',').map((b) => b.trim()).filter((b) => b !== '')
-  for (const b of brokers) {
-    if (!BROKER.test(b)) throw new BenchstreamError('BS_ERR_CONFIG', `KAFKA_BROKERS entry ${JSON.stringify(b)} is not allowed: expected host:port[,host:port...]`)
-  }
-  const topic = (name: string, fallback: string): string => {
-    const t = str(env, name, fallback)
-    if (!TOPIC.test(t)) throw new BenchstreamError('BS_ERR_CONFIG', `${name}=${JSON.stringify(t)} is not a valid Kafka topic name: 1-249 characters from A-Z a-z 0-9 . _ -`)
-    return t
-  }
-  const url = env.CLICKHOUSE_URL === undefined || env.CLICKHOUSE_URL === '' ? undefined : env.CLICKHOUSE_URL
-  if (url !== undefined && !/^https?:\/\//.test(url)) {
-    throw new BenchstreamError('BS_ERR_CONFIG', `CLICKHOUSE_URL=${JSON.stringify(url)} is not allowed: expected http://host:port or https://host:port, or leave it unset for the embedded engine`)
-  }
-  const database = str(env, 'CLICKHOUSE_DATABASE', 'benchstream')
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(database)) throw new BenchstreamError('BS_ERR_CONFIG', `CLICKHOUSE_DATABASE=${JSON.stringify(database)} is not allowed: letters, digits and _ only`)
+  const e = readEnv(InfraEnv, env)
+  const dataDir = path.resolve(e.BENCHSTREAM_DATA_DIR)
   return {
     dataDir,
-    kafka: { brokers, clientId: str(env, 'KAFKA_CLIENT_ID', 'benchstream') },
-    topics: {
-      events: topic('BENCHSTREAM_TOPIC_EVENTS', 'benchstream.events.v1'),
-      deadLetter: topic('BENCHSTREAM_TOPIC_DLQ', 'benchstream.events.dlq'),
-      alerts: topic('BENCHSTREAM_TOPIC_ALERTS', 'benchstream.alerts'),
-      partitions: int(env, 'BENCHSTREAM_TOPIC_PARTITIONS', 4, 1, 1024),
-    },
+    kafka: { brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()), clientId: e.KAFKA_CLIENT_ID },
+    topics: { events: e.BENCHSTREAM_TOPIC_EVENTS, deadLetter: e.BENCHSTREAM_TOPIC_DLQ, alerts: e.BENCHSTREAM_TOPIC_ALERTS, partitions: e.BENCHSTREAM_TOPIC_PARTITIONS },
     clickhouse: {
-      url,
-      user: str(env, 'CLICKHOUSE_USER', 'default'),
-      password: str(env, 'CLICKHOUSE_PASSWORD', ''),
-      database,
+      url: e.CLICKHOUSE_URL,
+      user: e.CLICKHOUSE_USER,
+      password: e.CLICKHOUSE_PASSWORD,
+      database: e.CLICKHOUSE_DATABASE,
       embeddedPath: path.join(dataDir, 'clickhouse'),
-      opsTtlDays: int(env, 'BENCHSTREAM_OPS_TTL_DAYS', 30, 0, 36500),
+      opsTtlDays: e.BENCHSTREAM_OPS_TTL_DAYS,
     },
   }
 }

@@ -9,11 +9,10 @@ import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import { freeze, type Env } from '../common/env.js'
+import { freeze, type Env } from '../common/config.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
-import { BenchstreamError } from '../core/errors.js'
+import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import { assertKnownProperties, mergeProperties } from '../core/workload/properties.js'
-import { BINDING_NAMES, type BindingName } from '../adapters/datastores/index.js'
 
 export interface DriverConfig {
   phase: 'load' | 'run'
@@ -25,7 +24,8 @@ export interface DriverConfig {
   target: number
   /** Seconds between status lines; 0 = no status. */
   statusIntervalS: number
-  binding: BindingName
+  /** One of the binding names the entry file offered (DriverArgsOptions.bindings). */
+  binding: string
   runId: string
   clientId: string
   labels: Record<string, string>
@@ -37,13 +37,14 @@ export interface DriverConfig {
   infra: InfraConfig
 }
 
-export const DRIVER_USAGE = `usage: benchstream load|run [options]
+/** The command-line help; `bindings` are the names the entry file's registry offers. */
+export const driverUsage = (bindings: readonly string[]): string => `usage: benchstream load|run [options]
   -P <file>              workload property file (repeatable; later files win)
   -p <key>=<value>       workload property (repeatable; overrides files)
   -threads <n>           concurrent workers (default 1)
   -target <ops/s>        throughput target for this client, 0 = unthrottled (default 0)
   -s                     print a status line every status.interval seconds (default 10)
-  -db <binding>          datastore binding: ${BINDING_NAMES.join(', ')} (also --binding)
+  -db <binding>          datastore binding: ${bindings.join(', ')} (also --binding)
   --run-id <id>          run id shared by all clients of one run (default: generated)
   --client-id <id>       this client's id (default: <host>-<pid>)
   --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
@@ -54,8 +55,11 @@ export const DRIVER_USAGE = `usage: benchstream load|run [options]
   --no-emit              measure without sending events (overhead baseline)
 environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
 
-function usage(message: string): BenchstreamError {
-  return new BenchstreamError('BS_ERR_USAGE', `${message}\n${DRIVER_USAGE}`)
+export interface DriverArgsOptions {
+  /** Binding names accepted by -db (the registry in services/adapters/datastores/index.ts). */
+  bindings: readonly string[]
+  /** Reads -P workload files. @default readFileSync */
+  readFile?: (path: string) => string
 }
 
 function keyValue(flag: string, raw: string | undefined): [string, string] {
@@ -71,7 +75,23 @@ function nonNegativeInt(name: string, raw: string | undefined, max = Number.MAX_
   return v
 }
 
-export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, readFile: (p: string) => string = (p) => readFileSync(p, 'utf8')): Readonly<DriverConfig> {
+export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, opts: DriverArgsOptions): Readonly<DriverConfig> {
+  const bindings = opts.bindings
+  const readFile = opts.readFile ?? ((p: string) => readFileSync(p, 'utf8'))
+  try {
+    return parse(phase, argv, env, bindings, readFile)
+  } catch (err) {
+    // Every command-line mistake ends with the help text.
+    if (isBenchstreamError(err, 'BS_ERR_USAGE')) throw new BenchstreamError('BS_ERR_USAGE', `${err.message}\n${driverUsage(bindings)}`)
+    throw err
+  }
+}
+
+function usage(message: string): BenchstreamError {
+  return new BenchstreamError('BS_ERR_USAGE', message)
+}
+
+function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, bindings: readonly string[], readFile: (path: string) => string): Readonly<DriverConfig> {
   const files: Array<{ name: string; text: string }> = []
   const overrides: Array<[string, string]> = []
   const labels: Record<string, string> = {}
@@ -152,12 +172,12 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
     }
   }
   const properties = mergeProperties(files.map((f) => f.text), overrides)
-  assertKnownProperties(properties, BINDING_NAMES.map((b) => `${b}.`))
+  assertKnownProperties(properties, bindings.map((b) => `${b}.`))
   threads ??= properties.threadcount === undefined ? 1 : nonNegativeInt('threadcount', properties.threadcount, 100_000)
   if (threads < 1) throw usage('-threads must be at least 1')
   target ??= properties.target === undefined ? 0 : nonNegativeInt('target', properties.target)
   binding ??= properties.db ?? 'memory'
-  if (!(BINDING_NAMES as readonly string[]).includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}; valid bindings are ${BINDING_NAMES.join(', ')}`)
+  if (!bindings.includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}; valid bindings are ${bindings.join(', ')}`)
   const workloadName = files.map((f) => f.name).join('+') || 'custom'
   runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
   clientId ??= `${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-${process.pid}`
@@ -171,7 +191,7 @@ export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], 
     threads,
     target,
     statusIntervalS,
-    binding: binding as BindingName,
+    binding,
     runId,
     clientId,
     labels,

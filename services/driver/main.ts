@@ -7,14 +7,16 @@ import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
 import { KafkaEventSink } from '../adapters/kafka/event-sink.js'
 import { CoreWorkload } from '../core/workload/core-workload.js'
 import { runDriver, formatOutcome } from './app.js'
-import { createBinding } from '../adapters/datastores/index.js'
 import { MemoryBinding } from '../adapters/datastores/memory.js'
+import { BINDING_NAMES, createBinding } from '../adapters/datastores/index.js'
+import { createLogger } from '../common/logger.js'
 import { parseDriverArgs } from './config.js'
 import { NullSink, type EventSink } from '../core/ports/event-sink.js'
 import { runPhase } from './runner.js'
 
 export async function driverMain(phase: 'load' | 'run', argv: readonly string[]): Promise<number> {
-  const cfg = parseDriverArgs(phase, argv, process.env)
+  const cfg = parseDriverArgs(phase, argv, process.env, { bindings: BINDING_NAMES })
+  const log = createLogger('benchstream-driver', process.env)
   const workload = CoreWorkload.fromProperties(cfg.properties)
   const binding = createBinding(cfg.binding, cfg.properties, { threads: cfg.threads })
   await binding.init()
@@ -33,16 +35,16 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
   try {
     if (phase === 'run' && binding instanceof MemoryBinding && (await binding.sampleServerMetrics()).values.records === 0) {
       // The embedded store lives in this process only: load it first, unmeasured.
-      process.stderr.write(`memory binding: loading ${workload.loadCount} records before the run (not measured)\n`)
+      log.info({ records: workload.loadCount }, 'memory binding: loading the records before the run (not measured)')
       await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: cfg.threads, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
     }
-    process.stderr.write(`benchstream ${phase}: run ${cfg.runId}, client ${cfg.clientId}, binding ${cfg.binding}, ${cfg.threads} thread(s), target ${cfg.target || 'unthrottled'}\n`)
+    log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
     const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal })
     const text = formatOutcome(cfg, outcome)
     if (cfg.exportFile === undefined) process.stdout.write(text)
     else {
       writeFileSync(cfg.exportFile, text)
-      process.stderr.write(`report written to ${cfg.exportFile}\n`)
+      log.info({ file: cfg.exportFile }, 'report written')
     }
     return outcome.delivery.undelivered + outcome.delivery.queuedEvents > 0 ? 3 : 0
   } finally {

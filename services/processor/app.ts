@@ -1,26 +1,34 @@
 /**
- * The stream processor: consumes record batches from Kafka, folds them into
- * per-partition state (windows, raw events, dead letters) and writes that
- * state to the WindowStore, then commits the offsets.
+ * The stream processor: takes record batches from a PartitionSource, folds
+ * them into per-partition state (windows, raw events, dead letters) and
+ * writes that state to the WindowStore, then commits the offsets.
  *
- * Exactly-once into ClickHouse, with at-least-once Kafka underneath:
+ * Exactly-once into the store, with at-least-once delivery underneath:
  *  1. Before writing offsets [a, b] of a partition, it commits offset a again
  *     with metadata {"end": b}: an *intent*.
  *  2. It writes the batch with deduplication token "<group>/<topic>/<p>/<a>-<b>".
  *  3. It commits b + 1.
  * After a crash anywhere in between, whoever owns the partition next reads
  * the committed offset and intent, re-reads exactly a..b, and writes the same
- * token, which ClickHouse drops if step 2 had landed. Data that was never
+ * token, which the store drops if step 2 had landed. Data that was never
  * flushed is simply read again. So a rebalance or crash loses nothing and
- * counts nothing twice, without a revocation callback (kafkajs has none).
+ * counts nothing twice, whatever the source tells about revocations.
+ *
+ * Imports no infrastructure client: Kafka comes in through PartitionSource
+ * and DeadLetterSink, ClickHouse through WindowStore and RunWindowRegistry
+ * (services/core/ports/); services/server/main.ts wires the adapters.
  */
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api'
-import type { Admin, Consumer, Kafka, Producer } from 'kafkajs'
+import { peekRunId } from '../core/codec/event-codec.js'
 import { BenchstreamError } from '../core/errors.js'
+import type { DeadLetterSink } from '../core/ports/dead-letter-sink.js'
+import type { PartitionSource, SourceBatch } from '../core/ports/partition-source.js'
+import type { RunWindowRegistry } from '../core/ports/run-registry.js'
+import type { WindowStore } from '../core/ports/window-store.js'
+import { PartitionState, type FlushBatch } from '../core/stats/partition-state.js'
+import type { Logger } from '../common/logger.js'
 import type { ProcessorConfig } from './config.js'
 import type { ProcessorMetrics } from './metrics.js'
-import { PartitionState, type FlushBatch } from '../core/stats/partition-state.js'
-import type { WindowStore } from '../core/ports/window-store.js'
 
 /** Counters the processor exposes (metrics, tests, the demo). */
 export interface ProcessorStats {
@@ -37,97 +45,124 @@ export interface ProcessorStats {
   replays: number
 }
 
-export interface ProcessorHooks {
+export interface ProcessorDeps {
+  source: PartitionSource
+  deadLetters: DeadLetterSink
+  store: WindowStore
+  runs: RunWindowRegistry
   /** Called after each batch is stored and committed (alerts and live views subscribe here). */
   onFlushed?: (batch: FlushBatch) => void
   /** OpenTelemetry instruments (services/processor/metrics.ts). */
   metrics?: ProcessorMetrics
   /** Each flush becomes a span. */
   tracer?: Tracer
+  /** Diagnostics: retries and failures, rate-limited. */
+  log?: Logger
 }
 
 const INTENT_VERSION = 1
-/** Dead letters per produce request (each carries at most one source message, ≤ ~1 MB together). */
-const DEAD_LETTERS_PER_REQUEST = 200
 /** Messages held per partition before a flush is forced, whatever they hold (bounds dead letters and control records). */
 const MAX_PENDING_MESSAGES = 20_000
+/** A failing write is logged at its first failure and then at most this often. */
+const RETRY_LOG_EVERY_MS = 10_000
+/** Runs whose window length is remembered; beyond this the oldest are asked for again. */
+const MAX_CACHED_RUNS = 10_000
 
 export class Processor {
-  private consumer: Consumer | undefined
-  private admin: Admin | undefined
-  private producer: Producer | undefined
   private readonly states = new Map<number, PartitionState>()
   private readonly locks = new Map<number, Promise<void>>()
+  /** Bumped on every rebalance: work started under an older generation is abandoned. */
   private generation = 0
   private timer: NodeJS.Timeout | undefined
   private lagTimer: NodeJS.Timeout | undefined
-  /** Work started by timers; stop() waits for it so no client reconnects after disconnect. */
+  /** Work started by timers; stop() waits for it so no client reconnects after close. */
   private readonly inflight = new Set<Promise<unknown>>()
   private running = false
+  /** partition -> offset a seek was last asked for. */
+  private readonly seekedTo = new Map<number, number>()
+  /** run id -> the run's window length (ms), as registered. */
+  private readonly runWindows = new Map<string, number>()
   readonly stats: ProcessorStats = { messages: 0, events: 0, flushes: 0, insertRetries: 0, lateEvents: 0, deadLetters: 0, rejectedByReason: {}, lastFlushMs: 0, flushMsTotal: 0, replays: 0 }
 
   constructor(
     private readonly config: ProcessorConfig,
-    private readonly kafka: Kafka,
-    private readonly store: WindowStore,
-    private readonly hooks: ProcessorHooks = {},
+    private readonly deps: ProcessorDeps,
   ) {}
 
   async start(): Promise<void> {
-    const { topics } = this.config.infra
-    this.admin = this.kafka.admin()
-    await this.admin.connect()
-    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false })
-    await this.producer.connect()
-    this.consumer = this.kafka.consumer({ groupId: this.config.groupId, sessionTimeout: 30_000, heartbeatInterval: 3000, maxBytes: 64 * 1024 * 1024, maxBytesPerPartition: 16 * 1024 * 1024 })
-    // Any (re)join may change the assignment and kafkajs then re-reads
-    // committed offsets: drop unflushed state, it will be read again.
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
-      this.generation++
-      this.states.clear()
-    })
-    await this.consumer.connect()
-    await this.consumer.subscribe({ topic: topics.events, fromBeginning: true })
     this.running = true
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const p = batch.partition
-        await this.withLock(p, heartbeat, async () => {
-          const gen = this.generation
-          const st = this.states.get(p) ?? (await this.initPartition(p, Number(batch.firstOffset() ?? 0)))
-          if (gen !== this.generation) return
-          const nowUs = Date.now() * 1000
-          for (const m of batch.messages) {
-            if (!isRunning() || isStale() || gen !== this.generation) return
-            const offset = Number(m.offset)
-            if (offset < st.startOffset || offset <= st.lastOffset) {
-              resolveOffset(m.offset)
-              continue
-            }
-            st.add(m.value, offset, nowUs)
-            this.stats.messages++
-            this.hooks.metrics?.consumed(1)
-            resolveOffset(m.offset)
-            if (st.replayEnd !== undefined) {
-              // Replaying an interrupted flush: cut exactly where it was cut.
-              if (offset >= st.replayEnd) await this.flush(st, heartbeat)
-            } else if (st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES) {
-              await this.flush(st, heartbeat)
-            }
-          }
-          if (st.replayEnd === undefined && st.pendingMessages > 0 && performance.now() - st.firstAddedAt >= this.config.flushIntervalMs) {
-            await this.flush(st, heartbeat)
-          }
-          await heartbeat()
-        })
+    await this.deps.source.start({
+      // Any rebalance may change the assignment and the source then re-reads
+      // committed offsets: drop unflushed state, it will be read again.
+      onRebalance: () => {
+        this.generation++
+        this.states.clear()
       },
+      onBatch: (batch) => this.withLock(batch.partition, () => batch.heartbeat(), () => this.take(batch)),
     })
     // Partitions that stop receiving messages still get flushed on time.
     this.timer = setInterval(() => this.track(this.flushDue()), Math.max(50, Math.floor(this.config.flushIntervalMs / 4)))
-    if (this.hooks.metrics !== undefined) this.lagTimer = setInterval(() => this.track(this.refreshLag()), 5000)
+    if (this.deps.metrics !== undefined) this.lagTimer = setInterval(() => this.track(this.refreshLag()), 5000)
+  }
+
+  private async take(batch: SourceBatch): Promise<void> {
+    const p = batch.partition
+    const gen = this.generation
+    const st = this.states.get(p) ?? (await this.initPartition(p, batch.firstOffset))
+    if (gen !== this.generation) return
+    if (batch.firstOffset > st.startOffset && st.lastOffset < 0 && this.seekedTo.get(p) !== st.startOffset) {
+      // State was dropped (a failed commit) while the source read on: go back
+      // to the committed position, or the messages in between would be lost.
+      // Once only: a log truncated by retention really starts later.
+      this.seekedTo.set(p, st.startOffset)
+      this.deps.source.seek(p, st.startOffset)
+      return
+    }
+    await this.retrying(() => this.learnRuns(batch), () => batch.heartbeat(), gen)
+    if (gen !== this.generation) return
+    const nowUs = Date.now() * 1000
+    for (const m of batch.messages) {
+      if (!this.running || !batch.isCurrent() || gen !== this.generation) return
+      if (m.offset < st.startOffset || m.offset <= st.lastOffset) continue
+      const refusal = this.refusal(m.value)
+      if (refusal === undefined) st.add(m.value, m.offset, nowUs)
+      else st.refuse(m.value, m.offset, 'window_length_mismatch', refusal.runId, refusal.detail)
+      this.stats.messages++
+      this.deps.metrics?.consumed(1)
+      if (st.replayEnd !== undefined) {
+        // Replaying an interrupted flush: cut exactly where it was cut.
+        if (m.offset >= st.replayEnd) await this.flush(st, () => batch.heartbeat())
+      } else if (st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES) {
+        await this.flush(st, () => batch.heartbeat())
+      }
+    }
+    if (st.replayEnd === undefined && st.pendingMessages > 0 && performance.now() - st.firstAddedAt >= this.config.flushIntervalMs) {
+      await this.flush(st, () => batch.heartbeat())
+    }
+    await batch.heartbeat()
+  }
+
+  /** Registers (or looks up) the window length of every run the batch names that this processor has not seen yet. */
+  private async learnRuns(batch: SourceBatch): Promise<void> {
+    let unknown: Set<string> | undefined
+    for (const m of batch.messages) {
+      const runId = peekRunId(m.value)
+      if (runId !== undefined && !this.runWindows.has(runId)) (unknown ??= new Set()).add(runId)
+    }
+    if (unknown === undefined) return
+    const claimed = await this.deps.runs.claim([...unknown], this.config.windowMs)
+    for (const [runId, ms] of claimed) {
+      if (this.runWindows.size >= MAX_CACHED_RUNS) this.runWindows.delete(this.runWindows.keys().next().value!)
+      this.runWindows.set(runId, ms)
+    }
+  }
+
+  private refusal(value: Buffer | null): { runId: string; detail: string } | undefined {
+    const runId = peekRunId(value)
+    if (runId === undefined) return undefined
+    const ms = this.runWindows.get(runId)
+    if (ms === undefined || ms === this.config.windowMs) return undefined
+    return { runId, detail: `run ${runId} uses ${ms} ms windows (registered by the processor that first saw it); this processor has WINDOW_MS=${this.config.windowMs}. Run every processor of a group with the same WINDOW_MS, or give this processor its own PROCESSOR_GROUP_ID.` }
   }
 
   private track(p: Promise<unknown>): void {
@@ -138,20 +173,21 @@ export class Processor {
 
   /** Consumer lag per owned partition: the log end minus the next offset to consume. */
   private async refreshLag(): Promise<void> {
-    const metrics = this.hooks.metrics!
-    const ends = await this.admin!.fetchTopicOffsets(this.config.infra.topics.events)
+    const metrics = this.deps.metrics!
+    const ends = await this.deps.source.endOffsets()
     metrics.lag.clear()
     for (const st of this.states.values()) {
-      const end = ends.find((e) => e.partition === st.partition)
+      const end = ends.get(st.partition)
       if (end === undefined) continue
       const next = st.lastOffset >= 0 ? st.lastOffset + 1 : st.startOffset
-      metrics.lag.set(st.partition, Math.max(0, Number(end.high) - next))
+      metrics.lag.set(st.partition, Math.max(0, end - next))
     }
   }
 
   /** Flushes every partition that has pending data (used on shutdown and by tests). */
   async flushAll(): Promise<void> {
-    for (const st of [...this.states.values()]) {
+    // A snapshot: flushing may drop a partition's state from the map.
+    for (const st of Array.from(this.states.values())) {
       await this.withLock(st.partition, async () => undefined, async () => {
         if (st.pendingMessages > 0 && st.replayEnd === undefined && this.states.get(st.partition) === st) await this.flush(st, async () => undefined)
       })
@@ -164,11 +200,10 @@ export class Processor {
     if (this.timer !== undefined) clearInterval(this.timer)
     if (this.lagTimer !== undefined) clearInterval(this.lagTimer)
     // Stop fetching first, then write what is held, then leave the group.
-    await this.consumer?.stop().catch(() => undefined)
-    await Promise.allSettled([...this.inflight])
+    await this.deps.source.stop().catch(() => undefined)
+    await Promise.allSettled(this.inflight)
     await this.flushAll().catch(() => undefined)
-    // Every client is closed even if another fails to.
-    await Promise.allSettled([this.consumer?.disconnect(), this.producer?.disconnect(), this.admin?.disconnect()])
+    await this.deps.source.close().catch(() => undefined)
   }
 
   private async flushDue(): Promise<void> {
@@ -187,18 +222,15 @@ export class Processor {
 
   /** Reads the committed offset and any flush intent of a newly owned partition. */
   private async initPartition(partition: number, firstFetched: number): Promise<PartitionState> {
-    const topic = this.config.infra.topics.events
-    const offsets = await this.admin!.fetchOffsets({ groupId: this.config.groupId, topics: [topic] })
-    const entry = offsets.find((t) => t.topic === topic)?.partitions.find((x) => x.partition === partition)
-    const committed = entry === undefined ? -1 : Number(entry.offset)
-    const st = new PartitionState(topic, partition, committed >= 0 ? committed : firstFetched, {
+    const committed = await this.deps.source.committed(partition)
+    const st = new PartitionState(this.config.infra.topics.events, partition, committed.offset >= 0 ? committed.offset : firstFetched, {
       windowUs: this.config.windowMs * 1000,
       allowedLatenessUs: this.config.allowedLatenessMs * 1000,
       storeRawEvents: this.config.storeRawEvents,
       maxEventAgeUs: this.config.maxEventAgeS * 1e6,
       maxEventFutureUs: this.config.maxEventFutureS * 1e6,
     })
-    const intent = parseIntent(entry?.metadata)
+    const intent = parseIntent(committed.metadata)
     if (intent !== undefined && intent.end >= st.startOffset) {
       st.replayEnd = intent.end
       this.stats.replays++
@@ -209,7 +241,7 @@ export class Processor {
 
   private async flush(st: PartitionState, heartbeat: () => Promise<void>): Promise<void> {
     if (st.pendingMessages === 0) return
-    const tracer = this.hooks.tracer
+    const tracer = this.deps.tracer
     if (tracer === undefined) return this.flushInner(st, heartbeat)
     return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': st.startOffset, 'benchstream.last_offset': st.lastOffset, 'benchstream.replay': st.replayEnd !== undefined } }, async (span) => {
       try {
@@ -229,17 +261,19 @@ export class Processor {
     const t0 = performance.now()
     const p = st.partition
     if (st.replayEnd === undefined) {
-      await this.commit(p, st.startOffset, JSON.stringify({ v: INTENT_VERSION, end: st.lastOffset }))
+      await this.commit(st, st.startOffset, JSON.stringify({ v: INTENT_VERSION, end: st.lastOffset }))
     }
     const lateBefore = st.windows.lateTotal
     const batch = st.drain(this.config.groupId)
     const late = st.windows.lateTotal - lateBefore
     this.stats.lateEvents += late
     describe?.(batch.events, batch.windows.length)
-    if (batch.deadLetters.length > 0) await this.sendDeadLetters(batch)
-    await this.retrying(() => this.store.write(batch), heartbeat, gen)
+    if (batch.deadLetters.length > 0) {
+      await this.deps.deadLetters.send(batch.deadLetters.map((d) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: d.offset, reason: d.reason, detail: d.detail, payload: d.payload })))
+    }
+    await this.retrying(() => this.deps.store.write(batch), heartbeat, gen)
     if (gen !== this.generation) return
-    await this.commit(p, batch.lastOffset + 1, null)
+    await this.commit(st, batch.lastOffset + 1, null)
     st.advance()
     const ms = performance.now() - t0
     this.stats.flushes++
@@ -248,52 +282,45 @@ export class Processor {
     this.stats.flushMsTotal += ms
     this.stats.deadLetters += batch.deadLetters.length
     for (const d of batch.deadLetters) this.stats.rejectedByReason[d.reason] = (this.stats.rejectedByReason[d.reason] ?? 0) + 1
-    this.hooks.metrics?.flushed(batch, ms, late)
-    this.hooks.onFlushed?.(batch)
+    this.deps.metrics?.flushed(batch, ms, late)
+    this.deps.onFlushed?.(batch)
   }
 
-  private async commit(partition: number, offset: number, metadata: string | null): Promise<void> {
+  private async commit(st: PartitionState, offset: number, metadata: string | null): Promise<void> {
     try {
-      await this.consumer!.commitOffsets([{ topic: this.config.infra.topics.events, partition, offset: String(offset), metadata }])
+      await this.deps.source.commit(st.partition, offset, metadata)
     } catch (err) {
-      // Most often a rebalance took the partition away: drop its state, the new owner replays.
-      this.states.delete(partition)
-      throw new BenchstreamError('BS_ERR_KAFKA', `committing offset ${offset} of partition ${partition} failed: ${(err as Error).message}`, { cause: err })
+      // Most often a rebalance took the partition away. Either way this
+      // state cannot be trusted any more: drop it and read the partition
+      // again from its committed position (the new owner, or we, replay).
+      if (this.states.get(st.partition) === st) this.states.delete(st.partition)
+      throw new BenchstreamError('BS_ERR_KAFKA', `committing offset ${offset} of partition ${st.partition} failed: ${(err as Error).message}`, { cause: err })
     }
   }
 
   /** Retries a store write with exponential backoff until it succeeds or the processor stops. Blocking here is the back-pressure: nothing more is consumed. */
   private async retrying(fn: () => Promise<void>, heartbeat: () => Promise<void>, gen: number): Promise<void> {
     let wait = this.config.insertRetryMinMs
+    let failures = 0
+    let loggedAt = 0
     for (;;) {
       try {
         await fn()
+        if (failures > 0) this.deps.log?.info({ failures }, 'ClickHouse write succeeded after retries')
         return
       } catch (err) {
         if (!this.running || gen !== this.generation) throw err
+        failures++
+        if (performance.now() - loggedAt >= RETRY_LOG_EVERY_MS) {
+          loggedAt = performance.now()
+          this.deps.log?.warn({ err: (err as Error).message, failures, nextRetryMs: wait }, 'ClickHouse write failed; retrying with backoff (consumption of the partition waits)')
+        }
         this.stats.insertRetries++
-        this.hooks.metrics?.retried()
+        this.deps.metrics?.retried()
         await new Promise((r) => setTimeout(r, wait))
         wait = Math.min(this.config.insertRetryMaxMs, wait * 2)
         await heartbeat().catch(() => undefined)
       }
-    }
-  }
-
-  private async sendDeadLetters(batch: FlushBatch): Promise<void> {
-    const topic = this.config.infra.topics.deadLetter
-    // Chunked: one produce request must stay under the broker's message.max.bytes.
-    for (let i = 0; i < batch.deadLetters.length; i += DEAD_LETTERS_PER_REQUEST) {
-      await this.producer!.send({
-        topic,
-        acks: -1,
-        messages: batch.deadLetters.slice(i, i + DEAD_LETTERS_PER_REQUEST).map((d) => ({
-          // Same key for the same source message: a replay's duplicate can be recognised.
-          key: `${batch.topic}/${batch.partition}/${d.offset}`,
-          value: d.payload,
-          headers: { reason: d.reason, detail: d.detail.slice(0, 1000), 'source-topic': batch.topic, 'source-partition': String(batch.partition), 'source-offset': String(d.offset) },
-        })),
-      })
     }
   }
 
@@ -315,6 +342,11 @@ export class Processor {
   }
 }
 
+/** Builds a processor from its config and ports; nothing starts until start(). */
+export function build(config: ProcessorConfig, deps: ProcessorDeps): Processor {
+  return new Processor(config, deps)
+}
+
 function parseIntent(metadata: string | null | undefined): { end: number } | undefined {
   if (metadata === null || metadata === undefined || metadata === '') return undefined
   try {
@@ -324,4 +356,3 @@ function parseIntent(metadata: string | null | undefined): { end: number } | und
     return undefined
   }
 }
-

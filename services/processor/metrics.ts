@@ -1,7 +1,9 @@
 /**
  * The processor's self-observability: OpenTelemetry instruments fed from
- * flushes, plus the per-run operation counter that Prometheus alert rules use
- * (rate(benchstream_operations_total) is the live throughput per run and op).
+ * flushes, plus the per-run series that the generated Prometheus alert rules
+ * use (deploy/prometheus/benchstream-rules.yml): the operation counter
+ * (rate(benchstream_operations_total) is the live throughput per run and op),
+ * each running run's target, and its clients still running.
  */
 import type { Meter, ObservableResult } from '@opentelemetry/api'
 import type { FlushBatch } from '../core/stats/partition-state.js'
@@ -18,6 +20,8 @@ export class ProcessorMetrics {
   private readonly deadLetters
   private readonly operations
   private readonly runs = new Set<string>()
+  /** run -> client -> target (ops/s) of the clients that started and have not ended, from lifecycle records. */
+  private readonly running = new Map<string, Map<string, number>>()
   /** partition -> lag in messages, refreshed by the processor. */
   readonly lag = new Map<number, number>()
   untrackedRunEvents = 0
@@ -30,6 +34,12 @@ export class ProcessorMetrics {
     this.lateEvents = meter.createCounter('benchstream_processor_late_events', { description: 'Events that arrived after their window closed (still counted)' })
     this.deadLetters = meter.createCounter('benchstream_processor_dead_letters', { description: 'Messages sent to the dead-letter topic, by reason' })
     this.operations = meter.createCounter('benchstream_operations', { description: 'Benchmark operations by run, operation and status, as written to ClickHouse' })
+    meter.createObservableGauge('benchstream_run_target_ops_per_second', { description: 'Sum of the -target of a run\'s running clients (0 = unthrottled)', unit: '{operation}/s' }).addCallback((r: ObservableResult) => {
+      for (const [run, clients] of this.running) r.observe([...clients.values()].reduce((a, b) => a + b, 0), { run_id: run })
+    })
+    meter.createObservableGauge('benchstream_run_clients_active', { description: 'Clients of a run that announced their start and not yet their end' }).addCallback((r: ObservableResult) => {
+      for (const [run, clients] of this.running) r.observe(clients.size, { run_id: run })
+    })
     meter.createObservableGauge('benchstream_processor_consumer_lag', { description: 'Messages not yet consumed, by partition' }).addCallback((r: ObservableResult) => {
       for (const [partition, lag] of this.lag) r.observe(lag, { partition })
     })
@@ -48,6 +58,20 @@ export class ProcessorMetrics {
     this.events.add(batch.events)
     if (late > 0) this.lateEvents.add(late)
     for (const d of batch.deadLetters) this.deadLetters.add(1, { reason: d.reason })
+    for (const { record: r } of batch.lifecycle) {
+      let clients = this.running.get(r.runId)
+      if (r.phase === 'start') {
+        if (clients === undefined) {
+          if (this.running.size >= MAX_TRACKED_RUNS) continue
+          clients = new Map()
+          this.running.set(r.runId, clients)
+        }
+        clients.set(r.clientId, r.target)
+      } else if (clients !== undefined) {
+        clients.delete(r.clientId)
+        if (clients.size === 0) this.running.delete(r.runId)
+      }
+    }
     for (const w of batch.windows) {
       if (!this.runs.has(w.runId)) {
         if (this.runs.size >= MAX_TRACKED_RUNS) {

@@ -1,115 +1,195 @@
 /**
- * `benchstream processor`: the processor, and (unless --no-api) the API in
- * the same process. In the embedded ClickHouse mode that is required: chDB
- * binds its data directory to one process, so the process that writes the
- * windows also serves them.
+ * `benchstream server` (alias `benchstream processor`): the backend in one
+ * process, and its composition root. It reads the configuration once, opens
+ * the infrastructure (ClickHouse, Kafka, OpenTelemetry), builds the adapters
+ * and hands them to the three services as ports:
+ *
+ *   processor (services/processor/app.ts)  PartitionSource, DeadLetterSink, WindowStore, RunWindowRegistry
+ *   alerts    (services/alerts/app.ts)     AlertWindowSource, AlertStore, AlertNotifier[]
+ *   API       (services/api/app.ts)        ReadModel
+ *
+ * Why one process: the embedded ClickHouse (chDB) binds its data directory
+ * to one process, so the process that writes the windows also serves them.
+ * With CLICKHOUSE_URL the same services could run apart; --no-api leaves the
+ * API out (then /metrics gets a small server of its own on METRICS_PORT).
  */
-import type { FastifyInstance } from 'fastify'
-import { ClickHouseWindowStore } from '../adapters/clickhouse/window-store.js'
-import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
-import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
-import { build } from '../api/app.js'
-import { readApiConfig } from '../api/config.js'
+import { randomUUID } from 'node:crypto'
+import os from 'node:os'
+import { parseArgs } from 'node:util'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
-import { int, str, type Env } from '../common/env.js'
+import type { FastifyInstance } from 'fastify'
+import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
+import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
+import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
+import { ClickHouseWindowStore } from '../adapters/clickhouse/window-store.js'
+import { WebhookNotifier } from '../adapters/http/alert-webhook.js'
+import { KafkaAlertPublisher } from '../adapters/kafka/alert-publisher.js'
+import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
+import { KafkaDeadLetterSink } from '../adapters/kafka/dead-letter-sink.js'
+import { KafkaPartitionSource } from '../adapters/kafka/partition-source.js'
 import { initTelemetry, type Telemetry } from '../adapters/otel/telemetry.js'
+import { build as buildAlerts, type AlertEngine } from '../alerts/app.js'
 import { readAlertsConfig } from '../alerts/config.js'
-import { startAlerts, type AlertsService } from '../alerts/main.js'
+import { build as buildApi } from '../api/app.js'
+import { readApiConfig } from '../api/config.js'
+import type { Env } from '../common/config.js'
+import { createLogger, type Logger } from '../common/logger.js'
 import { BenchstreamError } from '../core/errors.js'
+import type { AlertNotifier } from '../core/ports/alerts.js'
+import type { ReadModel } from '../core/ports/read-model.js'
+import type { FlushBatch } from '../core/stats/partition-state.js'
+import { build as buildProcessor, type Processor } from '../processor/app.js'
 import { readProcessorConfig } from '../processor/config.js'
 import { ProcessorMetrics } from '../processor/metrics.js'
-import { Processor, type ProcessorHooks } from '../processor/app.js'
+import { readServerConfig } from './config.js'
 
-export interface ProcessorService {
+export interface Server {
   processor: Processor
-  ch: ClickHouse
-  telemetry: Telemetry
-  metrics: ProcessorMetrics
   /** The alert evaluator, when ALERTS_ENABLED (the default). */
-  alerts: AlertsService | undefined
+  alerts: AlertEngine | undefined
   api: FastifyInstance | undefined
   /** http://host:port of the API, when it runs. */
   apiUrl: string | undefined
+  readModel: ReadModel
+  /** The open ClickHouse (tests and the demo read it directly). */
+  ch: ClickHouse
+  telemetry: Telemetry
+  metrics: ProcessorMetrics
+  log: Logger
   stop(): Promise<void>
 }
 
-export interface ProcessorServiceOptions {
+export interface ServerOptions {
   api: boolean
-  hooks?: ProcessorHooks
   /** Extra span exporter (tests). */
   spanExporter?: SpanExporter
   /** Use this ClickHouse handle instead of opening one from the config (tests put a failing connection in front of the engine). */
   clickhouse?: ClickHouse
+  log?: Logger
+  /** Called after each batch is stored and committed (benchmarks time flushes with it). */
+  onFlushed?: (batch: FlushBatch) => void
 }
 
-export async function startProcessorService(env: Env, opts: ProcessorServiceOptions): Promise<ProcessorService> {
+export async function startServer(env: Env, opts: ServerOptions): Promise<Server> {
   const cfg = readProcessorConfig(env)
   const apiCfg = readApiConfig(env)
   const alertsCfg = readAlertsConfig(env)
+  const serverCfg = readServerConfig(env)
+  const log = opts.log ?? createLogger('benchstream-server', env, { format: 'json' })
   // Without the API in this process, /metrics gets a small server of its own (METRICS_PORT, 0 = off).
-  const metricsPort = int(env, 'METRICS_PORT', 9464, 0, 65535)
+  const metricsPort = serverCfg.metricsPort
   const telemetry = initTelemetry({
-    serviceName: 'benchstream-processor',
+    serviceName: 'benchstream-server',
     env,
     ...(opts.spanExporter === undefined ? {} : { spanExporter: opts.spanExporter }),
-    ...(opts.api || metricsPort === 0 ? {} : { metricsServer: { port: metricsPort, host: str(env, 'METRICS_HOST', '127.0.0.1') } }),
+    ...(opts.api || metricsPort === 0 ? {} : { metricsServer: { port: metricsPort, host: serverCfg.metricsHost } }),
   })
   const metrics = new ProcessorMetrics(telemetry.meter)
   const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
-  await migrate(ch, { opsTtlDays: cfg.infra.clickhouse.opsTtlDays })
-  const kafka = createKafka(cfg.infra.kafka, 'processor')
-  await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
-  const processor = new Processor(cfg, kafka, new ClickHouseWindowStore(ch), { metrics, tracer: telemetry.tracer, ...opts.hooks })
-  await processor.start()
-  const alerts = alertsCfg.enabled ? await startAlerts(alertsCfg, { ch, kafka }) : undefined
-  let api: FastifyInstance | undefined
-  let apiUrl: string | undefined
-  if (opts.api) {
-    api = build(apiCfg, { ch, status: () => ({ processor: processor.stats, ...(alerts === undefined ? {} : { alerts: alerts.engine.stats }) }), metricsHandler: telemetry.metricsHandler })
-    try {
-      await api.listen({ host: apiCfg.host, port: apiCfg.port })
-    } catch (err) {
-      await alerts?.stop()
-      await processor.stop()
-      await ch.close()
-      await telemetry.shutdown()
-      const inUse = (err as { code?: string }).code === 'EADDRINUSE'
-      throw new BenchstreamError('BS_ERR_CONFIG', inUse ? `API_PORT ${apiCfg.port} on ${apiCfg.host} is already in use: stop what holds it or set API_PORT (0 picks a free port)` : `the API cannot listen on ${apiCfg.host}:${apiCfg.port}: ${(err as Error).message}`, { cause: err })
-    }
-    const addr = api.server.address()
-    apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host}:${addr.port}` : undefined
+  // Everything opened so far is closed again if a later step fails.
+  const closers: Array<() => Promise<unknown>> = [() => telemetry.shutdown(), () => ch.close()]
+  const closeAll = async (): Promise<void> => {
+    for (const c of closers.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'closing failed'))
   }
-  let stopped = false
-  return {
-    processor,
-    ch,
-    alerts,
-    telemetry,
-    metrics,
-    api,
-    apiUrl,
-    async stop() {
-      if (stopped) return
-      stopped = true
-      await alerts?.stop()
-      await processor.stop()
-      await api?.close()
-      await ch.close()
-      await telemetry.shutdown()
-    },
+  try {
+    await migrate(ch, { opsTtlDays: cfg.infra.clickhouse.opsTtlDays })
+    const kafka = createKafka(cfg.infra.kafka, 'server')
+    await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
+    const deadLetters = await KafkaDeadLetterSink.open(kafka, cfg.infra.topics.deadLetter)
+    closers.push(() => deadLetters.close())
+    const processor = buildProcessor(cfg, {
+      source: new KafkaPartitionSource(kafka, { topic: cfg.infra.topics.events, groupId: cfg.groupId }),
+      deadLetters,
+      store: new ClickHouseWindowStore(ch),
+      runs: new ClickHouseRunRegistry(ch, `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`),
+      metrics,
+      tracer: telemetry.tracer,
+      log: log.child({ component: 'processor' }),
+      ...(opts.onFlushed === undefined ? {} : { onFlushed: opts.onFlushed }),
+    })
+    await processor.start()
+    closers.push(() => processor.stop())
+
+    let alerts: AlertEngine | undefined
+    if (alertsCfg.enabled) {
+      const publisher = await KafkaAlertPublisher.open(kafka, cfg.infra.topics.alerts)
+      closers.push(() => publisher.close())
+      const notifiers: AlertNotifier[] = [publisher]
+      if (alertsCfg.webhookUrl !== undefined) {
+        notifiers.push(new WebhookNotifier({ url: alertsCfg.webhookUrl, timeoutMs: alertsCfg.webhookTimeoutMs, attempts: alertsCfg.webhookAttempts, backoffMs: alertsCfg.webhookBackoffMs, receiver: alertsCfg.receiver, externalUrl: alertsCfg.externalUrl }))
+      }
+      const engine = buildAlerts(alertsCfg, { source: new ClickHouseAlertSource(ch), store: new ClickHouseAlertStore(ch), notifiers, log: (line) => log.warn({ component: 'alerts' }, line) })
+      engine.start()
+      closers.push(() => engine.stop())
+      alerts = engine
+    }
+
+    const readModel = new ClickHouseReadModel(ch)
+    let api: FastifyInstance | undefined
+    let apiUrl: string | undefined
+    if (opts.api) {
+      const a = buildApi(apiCfg, {
+        readModel,
+        status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
+        metricsHandler: (req, res) => telemetry.metricsHandler(req, res),
+      })
+      api = a
+      closers.push(() => a.close())
+      try {
+        await a.listen({ host: apiCfg.host, port: apiCfg.port })
+      } catch (err) {
+        const inUse = (err as { code?: string }).code === 'EADDRINUSE'
+        throw new BenchstreamError('BS_ERR_CONFIG', inUse ? `API_PORT ${apiCfg.port} on ${apiCfg.host} is already in use: stop what holds it or set API_PORT (0 picks a free port)` : `the API cannot listen on ${apiCfg.host}:${apiCfg.port}: ${(err as Error).message}`, { cause: err })
+      }
+      const addr = a.server.address()
+      apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host}:${addr.port}` : undefined
+    }
+    let stopped = false
+    return {
+      processor,
+      alerts,
+      api,
+      apiUrl,
+      readModel,
+      ch,
+      telemetry,
+      metrics,
+      log,
+      async stop() {
+        if (stopped) return
+        stopped = true
+        await closeAll()
+      },
+    }
+  } catch (err) {
+    await closeAll()
+    throw err
   }
 }
 
-export async function processorMain(argv: readonly string[]): Promise<number> {
-  const unknown = argv.filter((a) => a !== '--no-api')
-  if (unknown.length > 0) throw new Error(`unknown option ${unknown[0]}; benchstream processor accepts --no-api`)
-  const svc = await startProcessorService(process.env, { api: !argv.includes('--no-api') })
-  process.stderr.write(`processor running: ClickHouse ${svc.ch.mode} at ${svc.ch.location}${svc.apiUrl === undefined ? '' : `, API ${svc.apiUrl}`}\n`)
+export const SERVER_USAGE = `usage: benchstream server [--no-api]   (alias: benchstream processor)
+
+Runs the backend: the stream processor (Kafka -> ClickHouse windows), the
+alert evaluator (ALERTS_ENABLED) and, unless --no-api, the HTTP API with the
+live view. Configuration comes from the environment (see README.md).
+  --no-api   do not serve the API; /metrics is served on METRICS_PORT instead
+  -h, --help this text`
+
+export async function serverMain(argv: readonly string[]): Promise<number> {
+  const { values } = parseArgs({ args: [...argv], options: { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false })
+  if (values.help === true) {
+    process.stdout.write(SERVER_USAGE + '\n')
+    return 0
+  }
+  const log = createLogger('benchstream-server', process.env, { format: 'json' })
+  const svc = await startServer(process.env, { api: values['no-api'] !== true, log })
+  log.info({ clickhouse: svc.ch.mode, location: svc.ch.location, api: svc.apiUrl }, 'server running')
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
   })
-  process.stderr.write('processor stopping: flushing and committing\n')
+  log.info('server stopping: flushing and committing')
   await svc.stop()
   return 0
 }

@@ -17,26 +17,27 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
-import { Value } from '@sinclair/typebox/value'
+import { Value } from 'typebox/value'
 import { AlertNotice } from '../../schemas/alert-rules.v1.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../../services/adapters/clickhouse/alerts.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
 import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
-import { build, type AlertNotifier } from '../../services/alerts/app.js'
+import { build } from '../../services/alerts/app.js'
+import type { AlertNotifier } from '../../services/core/ports/alerts.js'
 import { readAlertsConfig } from '../../services/alerts/config.js'
-import type { AlertmanagerPayload } from '../../services/alerts/notices.js'
+import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
 import type { FieldValues } from '../../services/core/workload/workload-types.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
 import type { Binding, OpResult } from '../../services/core/ports/binding.js'
-import { createBinding } from '../../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
-import { startProcessorService } from '../../services/server/main.js'
+import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 const THREADS = 10
@@ -108,16 +109,16 @@ test('a throughput drop fires within 5 windows, resolves after recovery, and a s
     ],
   }))
   const env = { ...te.env, ALERTS_ENABLED: 'true', ALERTS_RULES_FILE: rulesFile, ALERTS_WEBHOOK_URL: webhookUrl, ALERTS_INTERVAL_MS: '500', ALERTS_END_GRACE_MS: '3000', METRICS_PORT: '0' }
-  const svc = await startProcessorService(env, { api: true })
+  const svc = await startServer(env, { api: true })
   t.after(() => svc.stop())
   assert.ok(svc.alerts !== undefined, 'ALERTS_ENABLED starts the evaluator')
-  const engine = svc.alerts.engine
+  const engine = svc.alerts
   const infra = readInfraConfig(env)
   const kafka = createKafka(infra.kafka, 'e2e-alerts')
 
   const drive = async (runId: string, seconds: number, cacheSize: number, throttle?: { fromS: number; toS: number; marks: { startMs: number; endMs: number } }): Promise<void> => {
     const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=100000000', '-p', `maxexecutiontime=${seconds}`, '-p', `memory.cachesize=${cacheSize}`,
-      '-threads', String(THREADS), '-target', String(TARGET), '-db', 'memory', '--run-id', runId, '--client-id', 'c1'], env)
+      '-threads', String(THREADS), '-target', String(TARGET), '-db', 'memory', '--run-id', runId, '--client-id', 'c1'], env, { bindings: BINDING_NAMES })
     const workload = CoreWorkload.fromProperties(cfg.properties)
     const binding = new ThrottledBinding(createBinding(cfg.binding, cfg.properties))
     await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })

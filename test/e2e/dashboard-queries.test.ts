@@ -16,15 +16,16 @@ import type { ClickHouse } from '../../services/adapters/clickhouse/client.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
 import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
-import { runReport, type RunReport } from '../../services/adapters/clickhouse/read-model.js'
+import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
+import type { RunReport } from '../../services/core/ports/read-model.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
-import { createBinding } from '../../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
-import { startProcessorService } from '../../services/server/main.js'
+import { startServer } from '../../services/server/main.js'
 import { generateDashboards, generatedDir } from '../../dashboards/index.js'
 import { expandQuery, type ExpandContext } from '../../dashboards/macros.js'
 import { testEnv, waitFor } from '../helpers/env.js'
@@ -82,7 +83,7 @@ interface RunOutcome { runId: string; sentEvents: number; ops: string[] }
 test('every dashboard query runs on real data and shows the numbers the reports show', async (t) => {
   const te = testEnv()
   t.after(te.cleanup)
-  const svc = await startProcessorService(te.env, { api: true })
+  const svc = await startServer(te.env, { api: true })
   t.after(() => svc.stop())
   const ch = svc.ch
   const infra = readInfraConfig(te.env)
@@ -92,7 +93,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   // One throttled client (so the target line exists) and a run of two unthrottled clients.
   const drive = async (runId: string, clients: Array<{ id: string; args: string[] }>): Promise<RunOutcome> => {
     const outcomes = await Promise.all(clients.map(async (c) => {
-      const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-db', 'memory', '--run-id', runId, '--client-id', c.id, ...c.args], te.env)
+      const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-db', 'memory', '--run-id', runId, '--client-id', c.id, ...c.args], te.env, { bindings: BINDING_NAMES })
       const workload = CoreWorkload.fromProperties(cfg.properties)
       const binding = createBinding(cfg.binding, cfg.properties)
       await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
@@ -182,7 +183,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     return out
   }
   const reports = new Map<string, RunReport>()
-  for (const r of runs) reports.set(r.runId, await runReport(ch, r.runId))
+  for (const r of runs) reports.set(r.runId, await new ClickHouseReadModel(ch).runReport(r.runId))
 
   // -- live run, once per run -------------------------------------------------
   const live = byUid('benchstream-live')

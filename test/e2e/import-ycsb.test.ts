@@ -11,14 +11,14 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { importYcsbMain } from '../../services/cli/import-ycsb.js'
-import { startProcessorService } from '../../services/server/main.js'
+import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { exactQuantile, lognormalUs, prng, writeYcsbHdrLog } from '../helpers/ycsb-hdr.js'
 
 test('YCSB interval logs of two clients merge into one run: exact counts, p99 within 1%', async (t) => {
   const te = testEnv({ ALERTS_ENABLED: 'false' })
   t.after(te.cleanup)
-  const svc = await startProcessorService(te.env, { api: true })
+  const svc = await startServer(te.env, { api: true })
   t.after(() => svc.stop())
 
   const runId = `ycsb-import-${Date.now()}`

@@ -13,17 +13,17 @@ import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
-import { createBinding } from '../../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
-import { startProcessorService } from '../../services/server/main.js'
+import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 test('driver events land in ClickHouse exactly, percentiles within 1%, bad input dead-lettered', async (t) => {
   const te = testEnv()
   t.after(te.cleanup)
-  const svc = await startProcessorService(te.env, { api: true })
+  const svc = await startServer(te.env, { api: true })
   t.after(() => svc.stop())
   const infra = readInfraConfig(te.env)
   const kafka = createKafka(infra.kafka, 'e2e')
@@ -34,7 +34,7 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   const sent: Record<string, number> = {}
   let delivered = 0
   for (const [i, clientId] of clients.entries()) {
-    const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=2000', '-p', `operationcount=${15_000 + i * 5000}`, '-p', `memory.cachesize=${300 + i}`, '-threads', '4', '-db', 'memory', '--run-id', runId, '--client-id', clientId, '--label', 'test=e2e'], te.env)
+    const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=2000', '-p', `operationcount=${15_000 + i * 5000}`, '-p', `memory.cachesize=${300 + i}`, '-threads', '4', '-db', 'memory', '--run-id', runId, '--client-id', clientId, '--label', 'test=e2e'], te.env, { bindings: BINDING_NAMES })
     const workload = CoreWorkload.fromProperties(cfg.properties)
     const binding = createBinding(cfg.binding, cfg.properties)
     await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })

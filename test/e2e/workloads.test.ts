@@ -19,11 +19,11 @@ import { readInfraConfig } from '../../services/common/infra-config.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import type { Report } from '../../services/core/reports/ycsb-report.js'
 import { runDriver } from '../../services/driver/app.js'
-import { createBinding, type BindingName } from '../../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding, type BindingName } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
-import { startProcessorService, type ProcessorService } from '../../services/server/main.js'
+import { startServer, type Server } from '../../services/server/main.js'
 import { testEnv, waitFor, type TestEnv } from '../helpers/env.js'
 import { startPostgres, startRedis, type TestServer } from '../helpers/servers.js'
 
@@ -40,7 +40,7 @@ const SERVER_COUNTERS: Partial<Record<BindingName, readonly string[]>> = {
 }
 
 let te: TestEnv
-let svc: ProcessorService
+let svc: Server
 let redis: TestServer
 let postgres: TestServer
 let kafka: ReturnType<typeof createKafka>
@@ -49,7 +49,7 @@ const suffix = randomUUID().slice(0, 6)
 before(async () => {
   te = testEnv()
   ;[redis, postgres] = await Promise.all([startRedis(), startPostgres()])
-  svc = await startProcessorService(te.env, { api: false })
+  svc = await startServer(te.env, { api: false })
   kafka = createKafka(readInfraConfig(te.env).kafka, 'e2e-workloads')
 })
 after(async () => {
@@ -93,7 +93,7 @@ for (const binding of BINDINGS) {
       const infra = readInfraConfig(te.env)
       await resetStore(binding)
       const connection = binding === 'redis' ? ['-p', `redis.port=${redis.port}`] : binding === 'postgres' ? ['-p', `postgres.url=${postgres.url}`] : []
-      const cfg = parseDriverArgs('run', ['-P', `workloads/workload${w}`, '-p', `recordcount=${RECORDS}`, '-p', `operationcount=${OPERATIONS}`, ...connection, '-threads', String(THREADS), '-db', binding, '--run-id', runId, '--client-id', 'c1'], te.env)
+      const cfg = parseDriverArgs('run', ['-P', `workloads/workload${w}`, '-p', `recordcount=${RECORDS}`, '-p', `operationcount=${OPERATIONS}`, ...connection, '-threads', String(THREADS), '-db', binding, '--run-id', runId, '--client-id', 'c1'], te.env, { bindings: BINDING_NAMES })
       const workload = CoreWorkload.fromProperties(cfg.properties)
       const db = createBinding(cfg.binding, cfg.properties, { threads: cfg.threads })
       await db.init()

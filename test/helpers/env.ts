@@ -16,7 +16,8 @@ export function requireBrokers(): string {
 export interface TestEnv {
   env: Record<string, string>
   dataDir: string
-  cleanup(): void
+  /** Removes the data directory (an arrow: pass it to t.after as it is). */
+  readonly cleanup: () => void
 }
 
 export function testEnv(overrides: Record<string, string> = {}): TestEnv {
@@ -47,7 +48,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
     } catch (err) {
       last = err
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`)
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${last instanceof Error ? last.message : JSON.stringify(last)}`}`)
     await new Promise((r) => setTimeout(r, everyMs))
   }
 }

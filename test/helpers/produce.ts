@@ -9,12 +9,14 @@ import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
 
 export interface Truth {
   events: number
+  /** Kafka messages (OPS batches) sent. */
+  messages: number
   byOp: Record<string, number>
   latencySumByOp: Record<string, number>
 }
 
 export function emptyTruth(): Truth {
-  return { events: 0, byOp: {}, latencySumByOp: {} }
+  return { events: 0, messages: 0, byOp: {}, latencySumByOp: {} }
 }
 
 export class EventProducer {
@@ -62,6 +64,7 @@ export class EventProducer {
         this.truth.latencySumByOp[op] = (this.truth.latencySumByOp[op] ?? 0) + latency
       }
       this.truth.events += n
+      this.truth.messages++
       left -= n
       pending.push({ key: `${this.runId}:${client}:${this.seq++}`, value: w.finish() })
       if (pending.length >= perRequest) {

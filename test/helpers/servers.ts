@@ -82,7 +82,7 @@ export async function startPostgres(): Promise<TestServer> {
     chownSync(sockets, asUser.uid, asUser.gid)
   }
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: base, LC_ALL: 'C', LANG: 'C' }
-  const opts = { cwd: base, env, ...(asUser ?? {}) }
+  const opts = { cwd: base, env, ...asUser }
   try {
     // Trust auth on loopback only; C locale so key order is byte order;
     // --no-sync because the data is thrown away.

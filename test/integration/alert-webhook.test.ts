@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { WebhookNotifier } from '../../services/adapters/http/alert-webhook.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
-import type { AlertmanagerPayload } from '../../services/alerts/notices.js'
+import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 
 const t: AlertTransition = {
   state: 'firing', rule: 'Drop', ruleType: 'drop_vs_baseline', severity: 'warning', runId: 'run-x', op: 'READ', fingerprint: '0123456789abcdef',

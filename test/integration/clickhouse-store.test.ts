@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
-import { migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse/client.js'
+import { loadMigrations, migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
 import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/stats/histogram.js'
@@ -20,7 +20,10 @@ test('migrations apply once and re-run safely; flushes are idempotent by token; 
   const infra = readInfraConfig(te.env)
   const ch = openClickHouse(infra.clickhouse)
   t.after(() => ch.close())
-  assert.deepEqual(await migrate(ch, { opsTtlDays: 30 }), [1, 2, 3])
+  // Every migration file, in order, exactly once.
+  const versions = loadMigrations('benchstream').map((m) => m.version)
+  assert.ok(versions.length >= 4 && versions.every((v, i) => v === i + 1), `migrations are numbered 1..n: ${versions.join(', ')}`)
+  assert.deepEqual(await migrate(ch, { opsTtlDays: 30 }), versions)
   assert.deepEqual(await migrate(ch, { opsTtlDays: 0 }), [], 'second run applies nothing')
   assert.deepEqual(await migrate(ch, { opsTtlDays: 7 }), [])
   const ttl = await queryRows<{ q: string }>(ch, `SELECT create_table_query AS q FROM system.tables WHERE database = 'benchstream' AND name = 'ops'`)

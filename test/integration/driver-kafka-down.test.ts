@@ -8,14 +8,14 @@ import { Kafka, logLevel } from 'kafkajs'
 import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { formatOutcome, runDriver } from '../../services/driver/app.js'
-import { createBinding } from '../../services/adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
 
 test('with no broker the driver finishes, reports every operation it measured, and counts undelivered events', async () => {
   const env = { KAFKA_BROKERS: '127.0.0.1:1' }
-  const cfg = parseDriverArgs('run', ['-P', 'workloads/workloadb', '-p', 'recordcount=1000', '-p', 'operationcount=6000', '-threads', '2', '--run-id', 'down-run', '--client-id', 'c1'], env)
+  const cfg = parseDriverArgs('run', ['-P', 'workloads/workloadb', '-p', 'recordcount=1000', '-p', 'operationcount=6000', '-threads', '2', '--run-id', 'down-run', '--client-id', 'c1'], env, { bindings: BINDING_NAMES })
   const workload = CoreWorkload.fromProperties(cfg.properties)
   const binding = createBinding(cfg.binding, cfg.properties)
   await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })

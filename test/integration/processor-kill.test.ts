@@ -31,8 +31,8 @@ test(`SIGKILL the processor ${KILLS} times during ${EVENTS} events: nothing lost
   let log = ''
   const startProcessor = (): ChildProcess => {
     const child = spawn(process.execPath, [path.join(repoRoot(), 'bin', 'benchstream.js'), 'processor', '--no-api'], { env: { ...process.env, ...te.env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout!.on('data', (d: Buffer) => (log += d.toString()))
-    child.stderr!.on('data', (d: Buffer) => (log += d.toString()))
+    child.stdout.on('data', (d: Buffer) => (log += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()))
     return child
   }
   const exited = (c: ChildProcess): Promise<void> => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())))

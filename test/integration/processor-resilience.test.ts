@@ -16,8 +16,11 @@ import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
 import { readProcessorConfig } from '../../services/processor/config.js'
-import { startProcessorService } from '../../services/server/main.js'
-import { Processor } from '../../services/processor/app.js'
+import { startServer } from '../../services/server/main.js'
+import { build as buildProcessor } from '../../services/processor/app.js'
+import { ClickHouseRunRegistry } from '../../services/adapters/clickhouse/run-registry.js'
+import { KafkaDeadLetterSink } from '../../services/adapters/kafka/dead-letter-sink.js'
+import { KafkaPartitionSource } from '../../services/adapters/kafka/partition-source.js'
 import { EventProducer } from '../helpers/produce.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { sameAsTruth, sortKeys, stored } from '../helpers/stored.js'
@@ -37,7 +40,7 @@ test('100,000 corrupted messages go to the dead-letter topic by reason; good eve
   const te = testEnv()
   t.after(te.cleanup)
   const spans = new InMemorySpanExporter()
-  const svc = await startProcessorService(te.env, { api: true, spanExporter: spans })
+  const svc = await startServer(te.env, { api: true, spanExporter: spans })
   t.after(() => svc.stop())
   const infra = readInfraConfig(te.env)
   const p = await EventProducer.open(createKafka(infra.kafka, 'bad-input'), infra.topics.events, 'bad-input-run')
@@ -119,7 +122,7 @@ test('a ClickHouse outage: retries with backoff, consumption pauses, nothing los
       },
     }),
   })
-  const svc = await startProcessorService(te.env, { api: false, clickhouse: ch })
+  const svc = await startServer(te.env, { api: false, clickhouse: ch })
   t.after(() => svc.stop())
   const p = await EventProducer.open(createKafka(infra.kafka, 'outage'), infra.topics.events, 'outage-run')
   t.after(() => p.close())
@@ -147,7 +150,7 @@ test('a Kafka broker restart mid-stream is survived, exactly', async (t) => {
   if (port === undefined || dataDir === undefined) return t.skip('needs the broker started by test/run.mjs')
   const te = testEnv()
   t.after(te.cleanup)
-  const svc = await startProcessorService(te.env, { api: false })
+  const svc = await startServer(te.env, { api: false })
   t.after(() => svc.stop())
   const infra = readInfraConfig(te.env)
   const p = await EventProducer.open(createKafka(infra.kafka, 'restart'), infra.topics.events, 'restart-run')
@@ -170,8 +173,16 @@ test('two processors in one group split the partitions; rebalances lose and dupl
   const kafka = createKafka(cfg.infra.kafka, 'scale')
   await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
   const store = new ClickHouseWindowStore(ch)
-  const a = new Processor(cfg, createKafka(cfg.infra.kafka, 'scale-a'), store)
-  const b = new Processor(cfg, createKafka(cfg.infra.kafka, 'scale-b'), store)
+  const deadLetters = await KafkaDeadLetterSink.open(kafka, cfg.infra.topics.deadLetter)
+  t.after(() => deadLetters.close())
+  const instance = (name: string) => buildProcessor(cfg, {
+    source: new KafkaPartitionSource(createKafka(cfg.infra.kafka, name), { topic: cfg.infra.topics.events, groupId: cfg.groupId }),
+    deadLetters,
+    store,
+    runs: new ClickHouseRunRegistry(ch, name),
+  })
+  const a = instance('scale-a')
+  const b = instance('scale-b')
   t.after(async () => { await a.stop(); await b.stop() })
   const p = await EventProducer.open(kafka, cfg.infra.topics.events, 'scale-run')
   t.after(() => p.close())

@@ -1,9 +1,10 @@
 /**
- * The Prometheus alert rules (deploy/prometheus/benchstream-rules.yml) pass
- * their promtool unit tests, and the tests catch a broken rule: a copy whose
- * threshold no longer sees a halving, and one that fires on a steady run,
- * must both fail. Needs promtool (Debian package prometheus; .ci/run
- * installs it).
+ * The Prometheus alert rules (deploy/prometheus/benchstream-rules.yml,
+ * generated from deploy/alerts/rules.json) are the committed generator
+ * output, pass their promtool unit tests, and the tests catch a broken rule:
+ * a copy whose threshold no longer sees a halving, and one that fires on a
+ * steady run, must both fail. Needs promtool (Debian package prometheus;
+ * .ci/run installs it).
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -11,6 +12,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
+import { prometheusRulesText } from '../../services/cli/generate.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 
 const dir = path.join(repoRoot(), 'deploy', 'prometheus')
@@ -25,13 +27,17 @@ function promtool(args: string[], cwd: string): { status: number | null; out: st
   return { status: r.status, out: `${r.stdout}${r.stderr}` }
 }
 
-test('promtool: the rules pass their unit tests (steady run silent, drop fires with run_id and op)', () => {
+test('the committed Prometheus rules are generated from the alert rules file (npm run generate)', () => {
+  assert.equal(readFileSync(path.join(dir, RULES), 'utf8'), prometheusRulesText(), 'deploy/prometheus/benchstream-rules.yml differs from deploy/alerts/rules.json: run `npm run generate`')
+})
+
+test('promtool: the rules pass their unit tests (steady run silent; drop, error rate, below target and no data fire with their labels)', () => {
   const r = promtool(['test', 'rules', path.join('deploy', 'prometheus', TESTS)], repoRoot())
   assert.equal(r.status, 0, r.out)
   assert.match(r.out, /SUCCESS/)
   const check = promtool(['check', 'rules', path.join(dir, RULES)], repoRoot())
   assert.equal(check.status, 0, check.out)
-  assert.match(check.out, /SUCCESS: 3 rules found/)
+  assert.match(check.out, /SUCCESS: 7 rules found/)
 })
 
 test('promtool: deliberately broken copies of the rules fail the same tests', (t) => {

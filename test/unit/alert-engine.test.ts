@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
-import { AlertEngine, type AlertNotifier, type AlertRunInfo, type AlertStore, type AlertWindowSource, type DeliveryResult, type WindowCountRow } from '../../services/alerts/app.js'
+import { AlertEngine } from '../../services/alerts/app.js'
+import type { AlertNotifier, AlertRunInfo, AlertStore, AlertWindowSource, DeliveryResult, WindowCountRow } from '../../services/core/ports/alerts.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
 import type { RunProgress } from '../../services/core/alerting/alert-windows.js'
 

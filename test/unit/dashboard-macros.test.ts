@@ -59,7 +59,7 @@ test('every dashboard query expands completely with its variables set, and not w
   let n = 0
   for (const g of generateDashboards()) {
     const queries = [
-      ...g.dashboard.templating.list!.filter((v) => v.type === 'query').map((v) => String(v.query)),
+      ...g.dashboard.templating.list!.filter((v) => v.type === 'query').map((v) => (typeof v.query === 'string' ? v.query : JSON.stringify(v.query))),
       ...(g.dashboard.panels ?? []).flatMap((p) => ('targets' in p ? (p.targets ?? []) : []).map((t) => (t as unknown as { rawSql: string }).rawSql)),
     ]
     for (const q of queries) {

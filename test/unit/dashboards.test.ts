@@ -48,7 +48,7 @@ test('committed dashboards equal the generated ones byte for byte', () => {
     assert.ok(existsSync(file), `${path.relative(process.cwd(), file)} is missing: ${REGENERATE}`)
     const committed = readFileSync(file, 'utf8')
     if (committed !== g.json) {
-      const at = [...committed].findIndex((c, i) => c !== g.json[i])
+      const at = Array.from({ length: committed.length }, (_, i) => i).find((i) => committed[i] !== g.json[i]) ?? -1
       const line = committed.slice(0, at === -1 ? committed.length : at).split('\n').length
       assert.fail(`${g.file} differs from what dashboards/*.ts generate (first difference at line ${line}): ${REGENERATE}`)
     }

@@ -42,7 +42,7 @@ function referenceFnv(value: number): bigint {
 }
 
 function counts(n: number, draws: number, next: () => number, offset = 0): number[] {
-  const c = new Array<number>(n).fill(0)
+  const c = Array.from<number>({ length: n }).fill(0)
   for (let i = 0; i < draws; i++) {
     const v = next() - offset
     c[v] = (c[v] ?? 0) + 1

@@ -8,7 +8,7 @@ import { ALERT_STATES, RULE_TYPES, SEVERITIES, type AlertState, type RuleType, t
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
 import type { RunProgress } from '../../core/alerting/alert-windows.js'
 import { BenchstreamError } from '../../core/errors.js'
-import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../alerts/app.js'
+import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../core/ports/alerts.js'
 import { queryRows, type ClickHouse } from './client.js'
 
 /** Runs evaluated at once; beyond this the oldest active runs are left out. */
@@ -35,14 +35,16 @@ export class ClickHouseAlertSource implements AlertWindowSource {
   async progress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
     const rows = await this.query<{ p: Num; max_end_us: Num; first_ms: Num; last_ms: Num; window_ms: Num }>(`
       SELECT src_partition AS p, toUnixTimestamp64Micro(max(last_end)) AS max_end_us,
-             toUnixTimestamp64Milli(min(window_start)) AS first_ms, toUnixTimestamp64Milli(max(window_start)) AS last_ms, max(window_ms) AS window_ms
+             toUnixTimestamp64Milli(min(window_start)) AS first_ms, toUnixTimestamp64Milli(max(window_start)) AS last_ms,
+             (SELECT any(window_ms) FROM ${this.ch.database}.runs WHERE run_id = {runId:String}) AS window_ms
       FROM ${this.ch.database}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({since:Int64})
       GROUP BY p`, { runId, since: Math.max(0, Math.floor(sinceMs)) })
     if (rows.length === 0) return undefined
     const ends = rows.map((r) => Number(r.max_end_us))
     return {
-      windowMs: Math.max(...rows.map((r) => Number(r.window_ms))),
+      // The run's registered length (runs.window_ms), the same for every row.
+      windowMs: Number(rows[0]!.window_ms),
       firstWindowMs: Math.min(...rows.map((r) => Number(r.first_ms))),
       lastWindowMs: Math.max(...rows.map((r) => Number(r.last_ms))),
       partitionMaxEndUs: ends,
@@ -135,10 +137,10 @@ export class ClickHouseAlertStore implements AlertStore {
       throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: loading incidents from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
     }
     return rows.map((r) => ({
-      state: pick(ALERT_STATES, r.state, 'firing') as AlertState,
+      state: pick<AlertState>(ALERT_STATES, r.state, 'firing'),
       rule: r.rule,
-      ruleType: pick(RULE_TYPES, r.rule_type, 'drop_vs_baseline') as RuleType,
-      severity: pick(SEVERITIES, r.severity, 'warning') as Severity,
+      ruleType: pick<RuleType>(RULE_TYPES, r.rule_type, 'drop_vs_baseline'),
+      severity: pick<Severity>(SEVERITIES, r.severity, 'warning'),
       runId: r.run_id,
       op: r.op,
       fingerprint: r.fingerprint,
@@ -166,6 +168,6 @@ function finite(v: number): number {
 }
 
 /** A stored value back to its type; a row written by a newer version with an unknown value falls back. */
-function pick<T extends readonly string[]>(allowed: T, v: string, fallback: T[number]): T[number] {
-  return (allowed as readonly string[]).includes(v) ? v : fallback
+function pick<T extends string>(allowed: readonly T[], v: string, fallback: T): T {
+  return (allowed as readonly string[]).includes(v) ? (v as T) : fallback
 }

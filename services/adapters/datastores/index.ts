@@ -16,6 +16,10 @@ import { RedisBinding, type RedisBindingConfig } from './redis.js'
 export const BINDING_NAMES = ['memory', 'redis', 'postgres'] as const
 export type BindingName = (typeof BINDING_NAMES)[number]
 
+export function isBindingName(name: string): name is BindingName {
+  return (BINDING_NAMES as readonly string[]).includes(name)
+}
+
 /** Properties each binding reads; any other `<binding>.` property is rejected. */
 export const BINDING_PROPERTIES = {
   memory: ['memory.cachesize'],
@@ -37,7 +41,8 @@ export interface BindingContext {
 
 type Props = Readonly<Record<string, string>>
 
-export function createBinding(name: BindingName, props: Props, ctx: BindingContext = {}): Binding {
+export function createBinding(name: string, props: Props, ctx: BindingContext = {}): Binding {
+  if (!isBindingName(name)) throw invalid(`unknown binding ${JSON.stringify(name)}; valid bindings are ${BINDING_NAMES.join(', ')}`)
   rejectUnknown(name, props)
   switch (name) {
     case 'memory': {

@@ -1,12 +1,12 @@
 /**
  * Posts alert transitions to a webhook in Alertmanager's webhook format
- * (services/alerts/notices.ts), with a timeout per attempt and a bounded
+ * (services/core/alerting/notices.ts), with a timeout per attempt and a bounded
  * number of attempts. Network errors, timeouts, 408, 429 and 5xx are worth
  * another attempt; any other status is a final failure. Failures are
  * returned as values and counted by the engine.
  */
-import type { AlertNotifier, DeliveryResult } from '../../alerts/app.js'
-import { alertmanagerPayload } from '../../alerts/notices.js'
+import type { AlertNotifier, DeliveryResult } from '../../core/ports/alerts.js'
+import { alertmanagerPayload } from '../../core/alerting/notices.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
 
 export interface WebhookOptions {

@@ -5,8 +5,8 @@
  * one partition.
  */
 import type { Kafka, Producer } from 'kafkajs'
-import type { AlertNotifier, DeliveryResult } from '../../alerts/app.js'
-import { alertNotice } from '../../alerts/notices.js'
+import type { AlertNotifier, DeliveryResult } from '../../core/ports/alerts.js'
+import { alertNotice } from '../../core/alerting/notices.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
 import { partitioner } from './client.js'
 

@@ -7,6 +7,7 @@
  */
 import {
   CACHE_OUTCOMES,
+  HISTOGRAM_BUCKETS,
   ID_PATTERN,
   MAGIC_0,
   MAGIC_1,
@@ -23,7 +24,6 @@ import {
   type ServerMetrics,
   type Status,
 } from '../../../schemas/events.v1.js'
-import { BUCKET_COUNT } from '../stats/histogram.js'
 
 /** Why a message or an event was rejected. Stable names: they are metric labels and dead-letter reasons. */
 export const REJECT_REASONS = [
@@ -45,6 +45,7 @@ export const REJECT_REASONS = [
   'thread_out_of_range',
   'bytes_out_of_range',
   'invalid_histogram',
+  'window_length_mismatch',
 ] as const
 export type RejectReason = (typeof REJECT_REASONS)[number]
 
@@ -172,6 +173,31 @@ export function encodeJsonRecord(record: RunLifecycle | ServerMetrics): Buffer {
 }
 
 // ---------------------------------------------------------------- reader
+
+/**
+ * The run id of a message without decoding it: binary kinds carry it right
+ * after the header, JSON kinds in their body. undefined when the message is
+ * not a well-formed Benchstream message (decodeMessage then says why).
+ */
+export function peekRunId(buf: Buffer | null): string | undefined {
+  if (buf === null || buf.length < 6 || buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1 || buf[2] !== SCHEMA_VERSION) return undefined
+  const kind = buf[3]
+  if (kind === RECORD_KIND.OPS || kind === RECORD_KIND.INTERVAL_HISTOGRAM) {
+    const len = buf[4]!
+    if (len === 0 || len > MAX_ID_BYTES || 5 + len > buf.length) return undefined
+    const id = buf.toString('utf8', 5, 5 + len)
+    return ID_PATTERN.test(id) ? id : undefined
+  }
+  if (kind === RECORD_KIND.RUN_LIFECYCLE || kind === RECORD_KIND.SERVER_METRICS) {
+    try {
+      const v = JSON.parse(buf.toString('utf8', 4)) as { runId?: unknown }
+      return typeof v.runId === 'string' && ID_PATTERN.test(v.runId) ? v.runId : undefined
+    } catch {
+      return undefined
+    }
+  }
+  return undefined
+}
 
 /** One decoded event. The reader reuses a single instance: copy what you keep. */
 export interface DecodedOp {
@@ -353,7 +379,7 @@ function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   for (let i = 0; i < n; i++) {
     const idx = r.varint()
     const c = r.varint()
-    if (idx >= BUCKET_COUNT) return { ok: false, reason: 'invalid_histogram', detail: `bucket index ${idx}; valid indexes are 0..${BUCKET_COUNT - 1}` }
+    if (idx >= HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `bucket index ${idx}; valid indexes are 0..${HISTOGRAM_BUCKETS - 1}` }
     buckets.push([idx, c])
   }
   if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last bucket` }
@@ -362,7 +388,7 @@ function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   if (op === undefined) return { ok: false, reason: 'unknown_operation', detail: `operation code ${opCode}; valid codes are 1..${OPERATIONS.length}` }
   if (status === undefined) return { ok: false, reason: 'unknown_status', detail: `status index ${statusIndex}; valid are 0..${STATUSES.length - 1}` }
   if (!(intervalStartUs >= limits.minStartUs && intervalStartUs <= limits.maxStartUs)) return { ok: false, reason: 'timestamp_out_of_range', detail: `interval start ${intervalStartUs} µs is outside the accepted range` }
-  return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record: { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op: op as Operation, status: status as Status, intervalStartUs, intervalLengthUs, buckets } }
+  return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record: { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op, status, intervalStartUs, intervalLengthUs, buckets } }
 }
 
 function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof RECORD_KIND.SERVER_METRICS): DecodeResult {

@@ -3,7 +3,10 @@
  * (operation, status) aggregates, whether they come from the driver's own
  * histograms or from merged ClickHouse windows, so both read the same.
  */
+import type { Measurement, Report } from '../../../schemas/api.v1.js'
 import { quantileFromEntries } from '../stats/histogram.js'
+
+export type { Measurement, Report }
 
 /** Aggregate of one (operation, status) over a run. */
 export interface OpStatusAggregate {
@@ -15,30 +18,6 @@ export interface OpStatusAggregate {
   maxUs: number
   /** [bucket index, count], sorted by index. */
   hist: Array<[number, number]>
-}
-
-export interface Measurement {
-  /** `READ`, or `READ-FAILED` for the failed operations of READ (YCSB's naming). */
-  name: string
-  operations: number
-  averageLatencyUs: number
-  minLatencyUs: number
-  maxLatencyUs: number
-  p50LatencyUs: number
-  p90LatencyUs: number
-  p95LatencyUs: number
-  p99LatencyUs: number
-  p999LatencyUs: number
-  p9999LatencyUs: number
-  /** Return=STATUS counts; only on the operation's own measurement, as YCSB does. */
-  returns: Record<string, number>
-}
-
-export interface Report {
-  runtimeMs: number
-  operations: number
-  throughputOpsPerSec: number
-  measurements: Measurement[]
 }
 
 const ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE']
@@ -122,7 +101,7 @@ export function formatYcsb(report: Report): string {
         `${n}, 99.99PercentileLatency(us), ${m.p9999LatencyUs}`,
       )
     }
-    for (const [status, c] of Object.entries(m.returns).sort()) lines.push(`${n}, Return=${status}, ${c}`)
+    for (const [status, c] of Object.entries(m.returns).sort(([a], [b]) => a.localeCompare(b))) lines.push(`${n}, Return=${status}, ${c}`)
   }
   return lines.join('\n') + '\n'
 }

@@ -10,6 +10,8 @@
  * in SQL (schemas/clickhouse) so ClickHouse computes identical percentiles.
  */
 
+import { HISTOGRAM_BUCKETS } from '../../../schemas/events.v1.js'
+
 /** log2 of the number of linear sub-buckets per power of two. */
 export const SUB_BUCKET_BITS = 7
 const SUB = 1 << SUB_BUCKET_BITS // 128
@@ -17,8 +19,9 @@ const SUB = 1 << SUB_BUCKET_BITS // 128
 const EXACT_LIMIT = SUB * 2 // 256
 /** Largest value the layout can hold: 2^32 - 1 µs. */
 export const MAX_TRACKABLE_US = 0xffff_ffff
-/** One past the largest bucket index. */
+/** One past the largest bucket index: the schema's HISTOGRAM_BUCKETS, which the wire format checks against. */
 export const BUCKET_COUNT = (32 - SUB_BUCKET_BITS + 1) * SUB // 3,328: index of 2^32 - 1 is 3,327
+if (BUCKET_COUNT !== HISTOGRAM_BUCKETS) throw new Error(`histogram layout has ${BUCKET_COUNT} buckets; schemas/events.v1.ts says ${HISTOGRAM_BUCKETS}`)
 
 /** Bucket index of a value in µs; values are clamped to [0, MAX_TRACKABLE_US]. */
 export function bucketIndex(valueUs: number): number {

@@ -179,7 +179,7 @@ export class PartitionState {
         }
         visitor.event(e)
       },
-      reject: visitor.reject,
+      reject: (reason, index, e) => visitor.reject(reason, index, e),
     }
     const r = decodeMessage(value, limits, wrapped)
     if (!r.ok) {
@@ -243,6 +243,17 @@ export class PartitionState {
     this.startOffset = this.lastOffset + 1
     this.lastOffset = -1
     this.replayEnd = undefined
+  }
+
+  /**
+   * Takes a message without counting it: it goes to the dead letters with
+   * the reason (e.g. its run uses another window length than this processor).
+   */
+  refuse(value: Buffer | null, offset: number, reason: RejectReason, runId: string, detail: string): void {
+    if (this.messages === 0) this.firstAddedAt = performance.now()
+    this.messages++
+    this.lastOffset = offset
+    this.reject(offset, reason, runId, 0, detail, value ?? Buffer.alloc(0))
   }
 
   private beginGroup(value: Buffer): number {

@@ -4,8 +4,8 @@
  * payload (version 4), so any receiver written for Alertmanager's webhooks
  * can take Benchstream's alerts unchanged.
  */
-import type { AlertNotice } from '../../schemas/alert-rules.v1.js'
-import type { AlertTransition } from '../core/alerting/alert-rules.js'
+import type { AlertNotice } from '../../../schemas/alert-rules.v1.js'
+import type { AlertTransition } from './alert-rules.js'
 
 /** Alertmanager's endsAt for an alert that has not ended. */
 export const ZERO_TIME = '0001-01-01T00:00:00Z'

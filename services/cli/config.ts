@@ -1,0 +1,14 @@
+/**
+ * Variables the command-line tools read (beyond the services' own).
+ */
+import { Type } from 'typebox'
+import { EnvVar, readEnv, type Env } from '../common/config.js'
+
+export const CliEnv = Type.Object({
+  BENCHSTREAM_API_URL: EnvVar.optional({ pattern: '^https?://\\S+$', allowed: 'an http:// or https:// URL', description: 'read commands (report, sql, runs) ask this API instead of opening ClickHouse' }),
+})
+
+export function readCliEnv(env: Env): { apiUrl: string | undefined } {
+  const e = readEnv(CliEnv, env)
+  return { apiUrl: e.BENCHSTREAM_API_URL?.replace(/\/+$/, '') }
+}

@@ -1,0 +1,48 @@
+/**
+ * The one structured logger (pino, which fastify already uses), on stderr.
+ * Diagnostics only; what a user asked a command for (reports, tables,
+ * YCSB's status lines) goes to stdout/stderr as plain text.
+ *
+ * LOG_FORMAT=json writes pino's JSON lines (for log shippers; the server's
+ * default); `pretty` writes `level name: message key=value` lines for people
+ * (the CLI's default), through the same logger and levels.
+ */
+import { pino, type Logger } from 'pino'
+import { Type } from 'typebox'
+import { EnvVar, readEnv, type Env } from './config.js'
+
+export type { Logger }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+export const LogEnv = Type.Object({
+  LOG_LEVEL: EnvVar.oneOf(LOG_LEVELS, { default: 'info', description: 'diagnostics on stderr at this level and above' }),
+  LOG_FORMAT: EnvVar.oneOf(['auto', 'json', 'pretty'], { default: 'auto', description: 'diagnostics as JSON lines or as text; auto = JSON for the server, text for other commands' }),
+})
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' }
+const RESERVED = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'v'])
+
+/** pino's JSON line as one line of text: `warn benchstream-server: message key=value`. */
+export function prettyLine(json: string): string {
+  try {
+    const o = JSON.parse(json) as Record<string, unknown> & { name?: string; msg?: string; level?: number }
+    const extra = Object.entries(o).filter(([k]) => !RESERVED.has(k)).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    return `${LEVEL_NAMES[o.level ?? 0] ?? 'log'} ${o.name ?? ''}: ${o.msg ?? ''}${extra.length > 0 ? ' ' + extra.join(' ') : ''}\n`
+  } catch {
+    return json
+  }
+}
+
+/**
+ * A logger named after the component. Synchronous writes: a command that
+ * exits right after logging must not lose the line.
+ */
+export function createLogger(name: string, env: Env = {}, defaults: { format: 'json' | 'pretty' } = { format: 'pretty' }): Logger {
+  const e = readEnv(LogEnv, env)
+  const format = e.LOG_FORMAT === 'auto' ? defaults.format : e.LOG_FORMAT
+  const dest = pino.destination({ dest: 2, sync: true })
+  const stream = format === 'json' ? dest : { write: (line: string): void => void dest.write(prettyLine(line)) }
+  return pino({ name, level: e.LOG_LEVEL, base: { pid: process.pid } }, stream)
+}

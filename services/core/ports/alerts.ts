@@ -1,0 +1,53 @@
+/**
+ * The alert engine's ports (services/alerts/app.ts): where complete windows
+ * come from, where incidents are recorded, and who is notified. ClickHouse,
+ * Kafka and HTTP implement them in services/adapters/.
+ */
+import type { AlertTransition } from '../alerting/alert-rules.js'
+import type { RunProgress } from '../alerting/alert-windows.js'
+
+export interface AlertRunInfo {
+  runId: string
+  startedAtMs: number
+  /** undefined while the run has not ended. */
+  endedAtMs: number | undefined
+  /** Sum of the clients' targets, ops/s; 0 = none. */
+  targetOpsPerSec: number
+}
+
+/** Merged counts of one operation in one window. */
+export interface WindowCountRow {
+  startMs: number
+  op: string
+  count: number
+  errors: number
+}
+
+/** Where windows come from (ClickHouse: services/adapters/clickhouse/alerts.ts). */
+export interface AlertWindowSource {
+  /** Runs started since sinceMs that have not ended, and runs that ended since sinceMs. */
+  runs(sinceMs: number): Promise<AlertRunInfo[]>
+  /** A run's progress, looking only at windows starting at or after sinceMs; undefined when there are none. */
+  progress(runId: string, sinceMs: number): Promise<RunProgress | undefined>
+  /** Counts merged over clients, statuses and partitions, for window starts in [fromMs, toMs). */
+  windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]>
+}
+
+/** Where transitions are recorded (the `alerts` table). */
+export interface AlertStore {
+  /** Every incident whose latest recorded state is firing. */
+  loadOpen(): Promise<AlertTransition[]>
+  /** The latest recorded transition of every incident of these runs. */
+  loadRuns(runIds: readonly string[]): Promise<AlertTransition[]>
+  record(t: AlertTransition, notifiedAtMs: number | undefined): Promise<void>
+}
+
+/** Expected failures are values, not exceptions. */
+export type DeliveryResult = { ok: true } | { ok: false; error: string }
+
+export interface AlertNotifier {
+  /** Counter key: kafka, webhook, ... */
+  readonly channel: string
+  notify(t: AlertTransition): Promise<DeliveryResult>
+}
+
