@@ -7,7 +7,7 @@
  * pipeline: Kafka -> processor (child process, raw storage on) -> embedded
  * ClickHouse. Then, in SQL: p50 ... p99.99 from bs_quantile over
  * sumMap(hist) of every window and client, against the exact value at the
- * same rank (arraySort(groupArray(latency_us))[max(1, ceil(q*n))]) over the
+ * same rank (arraySort(groupArray(latency_us))[bs_rank(q, n)]) over the
  * raw events in `ops`. Also the "max of per-client p99" (and the mean of
  * per-client and of per-window p99s) that a report built from per-client or
  * per-window percentiles would show, against the true merged p99.
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
       if (Number(raw?.n) !== total) throw new BenchstreamError('BS_ERR_CLICKHOUSE', `ops holds ${raw?.n} raw events of ${total} produced`)
 
       progress(BENCH, 'querying merged-window and exact percentiles')
-      const rank = (q: string, s: string): string => `${s}[toUInt64(greatest(1, ceil(${q} * length(${s}) - 1e-7)))]`
+      const rank = (q: string, s: string): string => `${s}[bs_rank(${q}, length(${s}))]`
       const rows = await p.query<QuantileRow>(`
         SELECT w.run_id AS run, q, bs_quantile(q, w.h) AS windows, ${rank('q', 'e.s')} AS exact, toString(length(e.s)) AS n
         FROM (SELECT run_id, sumMap(hist) AS h FROM ${DATABASE}.op_windows WHERE run_id IN (${runs}) GROUP BY run_id) AS w
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
       const rel = (a: number, exact: number): number => (a - exact) / exact
       const out = [
         `${BENCH}: ${dists.length} distributions x ${fmtInt(f.events)} events, ${CLIENTS.length} clients of one run each (shares ${CLIENTS.map((c) => `${Math.round(c.share * 100)}%`).join('/')}, latency scale ${CLIENTS.map((c) => `x${c.scale}`).join('/')}), ${f['span-s']} s of event time in 1 s windows; Kafka -> processor -> embedded ClickHouse`,
-        `  merged windows (bs_quantile over sumMap(hist)) vs exact over raw events (arraySort(groupArray(latency_us))[max(1, ceil(q*n))]):`,
+        `  merged windows (bs_quantile over sumMap(hist)) vs exact over raw events (arraySort(groupArray(latency_us))[bs_rank(q, n)]):`,
         `  ${'distribution'.padEnd(12)}  ${'quantile'.padEnd(8)}  ${'exact µs'.padStart(12)}  ${'windows µs'.padStart(12)}  ${'rel. error'.padStart(10)}`,
       ]
       let worst = 0

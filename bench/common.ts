@@ -15,6 +15,7 @@ import { createKafka, partitioner } from '../services/adapters/kafka/client.js'
 import { startLocalKafka, stopLocalKafka } from '../services/adapters/kafka/local-broker.js'
 import type { Env } from '../services/common/config.js'
 import { BenchstreamError } from '../services/core/errors.js'
+import { quantileRank } from '../services/core/stats/histogram.js'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { Rng } from '../services/core/workload/random.js'
 
@@ -148,11 +149,11 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
 
-/** Quantile with the pipeline's rank rule: the value at rank max(1, ceil(q*n)). */
+/** Quantile with the pipeline's rank rule (HdrHistogram 2.1.4's): the value at rank quantileRank(q, n). */
 export function quantile(xs: readonly number[], q: number): number {
   if (xs.length === 0) return Number.NaN
   const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length, Math.max(1, Math.ceil(q * s.length - 1e-7))) - 1]!
+  return s[Math.min(s.length, quantileRank(q, s.length)) - 1]!
 }
 
 const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })

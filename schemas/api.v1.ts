@@ -145,4 +145,3 @@ export const Comparison = Type.Object({
   })),
 })
 export type Comparison = Static<typeof Comparison>
-export type ComparisonRow = Comparison['rows'][number]

@@ -32,13 +32,13 @@ export const RECORD_KIND = {
   /** Server-side metric samples (cache hits/misses from the datastore; JSON body). */
   SERVER_METRICS: 4,
 } as const
+/** @public The wire codes, as a type (part of the schema's description). */
 export type RecordKind = (typeof RECORD_KIND)[keyof typeof RECORD_KIND]
 
 /** YCSB operation names, with their wire codes. */
 export const OPERATIONS = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE'] as const
 export type Operation = (typeof OPERATIONS)[number]
-/** Wire code of an operation is its index in OPERATIONS plus one (0 is never valid). */
-export const opCode = (op: Operation): number => OPERATIONS.indexOf(op) + 1
+// Wire code of an operation: its index in OPERATIONS plus one (0 is never valid).
 
 /**
  * Outcome of an operation. OK or an error class; the names are YCSB's Status
@@ -199,4 +199,5 @@ export interface ServerMetrics {
   values: Record<string, number>
 }
 
+/** @public Every record kind a message can carry. */
 export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics

@@ -89,3 +89,14 @@ SELECT
 FROM {db}.op_windows
 WHERE run_id = {run_id:String} AND window_start >= {from:DateTime64(3)} AND window_start < {to:DateTime64(3)}
 GROUP BY run_id, op;
+
+-- Percentiles as HdrHistogram 2.1.4 (the one YCSB 0.17.0 ships) defines
+-- them, the same rule as services/core/stats/histogram.ts: rank q*n rounded
+-- half up, at least 1; the bucket's midpoint reported in whole µs (half up).
+-- Exact references over raw events use bs_rank too:
+--   arraySort(groupArray(latency_us))[bs_rank(0.99, count())]
+CREATE OR REPLACE FUNCTION bs_rank AS (q, n) -> greatest(toUInt64(1), toUInt64(floor(q * n + 0.5)));
+
+CREATE OR REPLACE FUNCTION bs_quantile AS (q, h) ->
+  toUInt64(floor(bs_bucket_value(arrayElement(mapKeys(mapSort(h)),
+    arrayFirstIndex(c -> c >= bs_rank(q, arraySum(mapValues(h))), arrayCumSum(mapValues(mapSort(h)))))) + 0.5));

@@ -14,7 +14,6 @@ import { EnvVar, readEnv, type Env } from './config.js'
 export type { Logger }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
-export type LogLevel = (typeof LOG_LEVELS)[number]
 
 export const LogEnv = Type.Object({
   LOG_LEVEL: EnvVar.oneOf(LOG_LEVELS, { default: 'info', description: 'diagnostics on stderr at this level and above' }),

@@ -8,8 +8,6 @@ export const ERROR_CODES = {
   BS_ERR_USAGE: { retryable: false, summary: 'invalid command line' },
   BS_ERR_WORKLOAD: { retryable: false, summary: 'invalid workload property' },
   BS_ERR_DECODE: { retryable: false, summary: 'malformed record batch' },
-  BS_ERR_SCHEMA_VERSION: { retryable: false, summary: 'unknown schema version' },
-  BS_ERR_INVALID_EVENT: { retryable: false, summary: 'event value out of range' },
   BS_ERR_CLICKHOUSE: { retryable: true, summary: 'ClickHouse request failed' },
   BS_ERR_KAFKA: { retryable: true, summary: 'Kafka request failed' },
   BS_ERR_MIGRATION: { retryable: false, summary: 'schema migration failed' },

@@ -4,7 +4,9 @@
  * No sockets are opened here; main.ts wires the real sink and binding.
  */
 import { RECORD_KIND } from '../../schemas/events.v1.js'
+import { decimal2, remainingText, statusTimestamp } from '../core/reports/ycsb-format.js'
 import { formatYcsb, type Report } from '../core/reports/ycsb-report.js'
+import { quantileFromEntries } from '../core/stats/histogram.js'
 import type { Workload } from '../core/workload/workload-types.js'
 import type { Binding } from '../core/ports/binding.js'
 import type { DriverConfig } from './config.js'
@@ -72,15 +74,22 @@ function nowUs(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1000)
 }
 
-/** YCSB's status line: `2026-12-02 10:00:10:000 10 sec: 123456 operations; 12345.6 current ops/sec; [READ: Count=...]`. */
+/**
+ * YCSB's status line (StatusThread.computeStats + OneMeasurementHdrHistogram.getSummary):
+ * `2026-12-02 10:00:10:000 10 sec: 123456 operations; 12345.6 current ops/sec; est completion in 5 seconds [READ: Count=..., Max=..., Min=..., Avg=..., 90=..., 99=..., 99.9=..., 99.99=...] `.
+ * Whole seconds are truncated, figures use DecimalFormat("#.##"), percentiles
+ * follow HdrHistogram's rank rule and are whole µs within [Min, Max]. The
+ * measurements come in name order (YCSB's come in hash-map order).
+ */
 export function formatStatus(s: StatusSnapshot, now = new Date()): string {
-  const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
-  const ts = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())} ${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}:${pad(now.getMilliseconds(), 3)}`
-  const parts = [...s.intervals].sort(([a], [b]) => a.localeCompare(b)).map(([name, c]) => {
-    const q = (x: number): number => c.hist.quantile(x)
-    return `[${name}: Count=${c.count}, Max=${c.maxUs}, Min=${c.minUs}, Avg=${(c.sumUs / c.count).toFixed(2)}, 90=${q(0.9)}, 99=${q(0.99)}, 99.9=${q(0.999)}, 99.99=${q(0.9999)}]`
-  })
-  return `${ts} ${Math.round(s.elapsedMs / 1000)} sec: ${s.operations} operations; ${s.currentOpsPerSec.toFixed(1)} current ops/sec; ${parts.join(' ')}`.trimEnd()
+  let line = `${statusTimestamp(now)} ${Math.floor(s.elapsedMs / 1000)} sec: ${s.operations} operations; `
+  if (s.operations !== 0) line += `${decimal2(s.currentOpsPerSec)} current ops/sec; `
+  if (s.todoOperations > 0 && s.operations > 0) line += `est completion in ${remainingText(Math.ceil(s.todoOperations / ((1000 * s.operations) / s.elapsedMs)))}`
+  for (const [name, c] of [...s.intervals].sort(([a], [b]) => a.localeCompare(b))) {
+    const q = (x: number): string => decimal2(quantileFromEntries(c.hist.entries(), x, c.minUs, c.maxUs))
+    line += `[${name}: Count=${c.count}, Max=${c.maxUs}, Min=${c.minUs}, Avg=${decimal2(c.sumUs / c.count)}, 90=${q(0.9)}, 99=${q(0.99)}, 99.9=${q(0.999)}, 99.99=${q(0.9999)}] `
+  }
+  return line
 }
 
 export function formatOutcome(cfg: DriverConfig, o: DriverOutcome): string {

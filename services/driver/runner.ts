@@ -37,6 +37,8 @@ export interface StatusSnapshot {
   operations: number
   /** ops/s over the last interval */
   currentOpsPerSec: number
+  /** Operations still to do when the phase has an operation count, else 0 (YCSB's "est completion"). */
+  todoOperations: number
   /** Per operation name, this interval's histogram and counters. */
   intervals: Map<string, { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram }>
 }
@@ -190,7 +192,7 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
           prev.hist.merge(cell.hist)
         }
       }
-      opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), intervals })
+      opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals })
       lastDone = done
       lastAt = now
     }, opts.statusIntervalS * 1000)

@@ -16,6 +16,7 @@ import { runDriver } from '../../services/driver/app.js'
 import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
+import { quantileRank } from '../../services/core/stats/histogram.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
@@ -70,7 +71,7 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   // Percentiles from merged windows (both clients, whole run) vs exact over raw events.
   const acc = await queryRows<{ op: string; q: number; windows: number; exact: number }>(ch, `
     SELECT w.op AS op, q, bs_quantile(q, w.h) AS windows,
-           e.s[toUInt64(greatest(1, ceil(q * length(e.s) - 1e-7)))] AS exact
+           e.s[bs_rank(q, length(e.s))] AS exact
     FROM (SELECT op, sumMap(hist) AS h FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY op) AS w
     JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s FROM benchstream.ops WHERE run_id = {runId:String} GROUP BY op) AS e ON e.op = w.op
     ARRAY JOIN [0.5, 0.95, 0.99, 0.999] AS q`, { runId })
@@ -99,13 +100,49 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   assert.equal(report.completeness.sent, delivered)
   const text = await svc.api!.inject({ method: 'GET', url: `/api/v1/runs/${runId}/report?format=text` })
   assert.match(text.body, /^\[READ\], 99thPercentileLatency\(us\), [\d.]+$/m)
-  // A run compared with itself changes by 0%; a bad run id is a clear 400.
-  const cmp = await svc.api!.inject({ method: 'GET', url: `/api/v1/compare?baseline=${runId}&candidate=${runId}` })
+  // Release A vs release B: this run against a second, different run. The
+  // expected changes are computed here, independently of the compare code:
+  // throughput from the drivers' own counts and run times, averages and p99
+  // from the raw events (exact), not from the windows.
+  const runB = `${runId}-b`
+  const cfgB = parseDriverArgs('run', ['-P', 'workloads/workloadb', '-p', 'recordcount=2000', '-p', 'operationcount=12000', '-p', 'memory.cachesize=50', '-threads', '2', '-db', 'memory', '--run-id', runB, '--client-id', 'client-c'], te.env, { bindings: BINDING_NAMES })
+  const workloadB = CoreWorkload.fromProperties(cfgB.properties)
+  const bindingB = createBinding(cfgB.binding, cfgB.properties)
+  await runPhase(workloadB, bindingB, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+  const sinkB = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId: runB, clientId: 'client-c' })
+  const outcomeB = await runDriver(cfgB, { workload: workloadB, binding: bindingB, sink: sinkB, status: () => undefined })
+  await sinkB.close()
+  await waitFor('run B in ClickHouse', async () => {
+    const [r] = await queryRows<{ n: string; ended: string }>(ch, `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {r:String}) AS n, (SELECT count() FROM benchstream.run_clients WHERE run_id = {r:String} AND phase = 'end') AS ended`, { r: runB })
+    return Number(r!.n) === outcomeB.delivery.sentEvents && Number(r!.ended) === 1 ? true : undefined
+  })
+  const exact = async (r: string): Promise<Map<string, { n: number; avg: number; p99: number }>> => {
+    const rows = await queryRows<{ op: string; n: string; avg: number; s: number[] }>(ch, `
+      SELECT op, count() AS n, avg(latency_us) AS avg, arraySort(groupArray(latency_us)) AS s FROM benchstream.ops WHERE run_id = {r:String} AND status = 'OK' GROUP BY op`, { r })
+    return new Map(rows.map((x) => [x.op, { n: Number(x.n), avg: x.avg, p99: Number(x.s[quantileRank(0.99, x.s.length) - 1]) }]))
+  }
+  const [ea, eb] = [await exact(runId), await exact(runB)]
+  const runtimeA = Number((await queryRows<{ ms: string }>(ch, `SELECT runtime_ms AS ms FROM benchstream.runs WHERE run_id = {r:String}`, { r: runId }))[0]!.ms)
+  const pct = (x: number, y: number): number => ((y - x) / x) * 100
+  const cmp = await svc.api!.inject({ method: 'GET', url: `/api/v1/compare?baseline=${runId}&candidate=${runB}` })
   assert.equal(cmp.statusCode, 200)
-  const rows = cmp.json<{ rows: Array<{ name: string; baseline: { throughputOpsPerSec: number }; changePercent: { throughput: number; p99Latency: number } }> }>().rows
+  const rows = cmp.json<{ rows: Array<{ name: string; changePercent: { throughput: number | null; averageLatency: number | null; p99Latency: number | null } }> }>().rows
   assert.equal(rows[0]!.name, 'OVERALL')
-  assert.ok(Math.abs(rows[0]!.baseline.throughputOpsPerSec - report.operations * 1000 / (report as unknown as { runtimeMs: number }).runtimeMs) < 1e-6)
-  for (const r of rows) assert.equal(r.changePercent.throughput, 0)
+  const tpA = (delivered * 1000) / runtimeA
+  const tpB = (outcomeB.delivery.sentEvents * 1000) / outcomeB.runtimeMs
+  assert.ok(Math.abs(rows[0]!.changePercent.throughput! - pct(tpA, tpB)) < 0.01, `OVERALL throughput change ${rows[0]!.changePercent.throughput} vs ${pct(tpA, tpB)}`)
+  let checked = 0
+  for (const [op, a] of ea) {
+    const b = eb.get(op)
+    const row = rows.find((x) => x.name === op)
+    if (b === undefined || row === undefined) continue
+    checked++
+    assert.ok(Math.abs(row.changePercent.throughput! - pct((a.n * 1000) / runtimeA, (b.n * 1000) / outcomeB.runtimeMs)) < 0.01, `${op} throughput change`)
+    assert.ok(Math.abs(row.changePercent.averageLatency! - pct(a.avg, b.avg)) < 0.01, `${op} average latency change ${row.changePercent.averageLatency} vs exact ${pct(a.avg, b.avg)}`)
+    // p99 from histograms is within 0.4% of exact on each side: the change within about 1 point.
+    assert.ok(Math.abs(row.changePercent.p99Latency! - pct(a.p99, b.p99)) < 1 + 0.01 * Math.abs(pct(a.p99, b.p99)), `${op} p99 change ${row.changePercent.p99Latency} vs exact ${pct(a.p99, b.p99)}`)
+  }
+  assert.ok(checked >= 2, `operations present in both runs were compared (${checked})`)
   const badCmp = await svc.api!.inject({ method: 'GET', url: '/api/v1/compare?baseline=a%20b&candidate=x' })
   assert.equal(badCmp.statusCode, 400)
   const missing = await svc.api!.inject({ method: 'GET', url: '/api/v1/runs/no-such-run/report' })

@@ -4,6 +4,7 @@
  * operation), with hdr-histogram-js, from latencies the test knows exactly.
  */
 import { build, HistogramLogWriter } from 'hdr-histogram-js'
+import { quantileRank } from '../../services/core/stats/histogram.js'
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same latencies. */
 export function prng(seed: number): () => number {
@@ -51,6 +52,6 @@ export function writeYcsbHdrLog(startMs: number, intervalS: number, intervals: R
 
 /** Exact quantile q of values, with the same rank rule as histogram.ts. */
 export function exactQuantile(sorted: readonly number[], q: number): number {
-  const rank = Math.max(1, Math.ceil(q * sorted.length - 1e-7))
+  const rank = quantileRank(q, sorted.length)
   return sorted[rank - 1]!
 }

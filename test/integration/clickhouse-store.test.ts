@@ -55,7 +55,7 @@ test('migrations apply once and re-run safely; flushes are idempotent by token; 
   for (const v of values) h.record(v)
   const rows = await queryRows<{ hist: Record<string, string>; p50: number; p99: number; p999: number; e99: number }>(ch, `
     SELECT sumMap(hist) AS hist, bs_quantile(0.5, hist) AS p50, bs_quantile(0.99, hist) AS p99, bs_quantile(0.999, hist) AS p999,
-      (SELECT arraySort(groupArray(latency_us))[toUInt64(ceil(0.99 * count() - 1e-7))] FROM benchstream.ops) AS e99
+      (SELECT arraySort(groupArray(latency_us))[bs_rank(0.99, count())] FROM benchstream.ops) AS e99
     FROM benchstream.op_windows`)
   const r = rows[0]!
   assert.deepEqual(entriesFromMap(r.hist), h.entries())

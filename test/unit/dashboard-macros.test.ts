@@ -57,6 +57,7 @@ test('anything unknown fails loudly', () => {
 test('every dashboard query expands completely with its variables set, and not without them', () => {
   const variables = { run: 'r', op: ['READ'], baseline: 'a', candidate: 'b', step: '5', label: 'threads', workload: '*' }
   let n = 0
+  let withVariables = 0
   for (const g of generateDashboards()) {
     const queries = [
       ...g.dashboard.templating.list!.filter((v) => v.type === 'query').map((v) => (typeof v.query === 'string' ? v.query : JSON.stringify(v.query))),
@@ -66,8 +67,13 @@ test('every dashboard query expands completely with its variables set, and not w
       const out = expandQuery(q, { ...ctx, variables })
       assert.doesNotMatch(out, /\$\w|\$\{|\[\[/, `${g.uid}: left in ${out}`)
       n++
-      if (/\$\{?\w*[a-z]/.test(q.replaceAll(/\$__\w+/g, ''))) assert.throws(() => expandQuery(q, { ...ctx, variables: {} }), refused(/is not set/))
+      // A query that uses a dashboard variable must refuse to expand without it.
+      if (/\$\{?\w*[a-z]/.test(q.replaceAll(/\$__\w+/g, ''))) {
+        withVariables++
+        assert.throws(() => expandQuery(q, { ...ctx, variables: {} }), refused(/is not set/))
+      }
     }
   }
   assert.ok(n >= 20, `expected at least 20 queries, expanded ${n}`)
+  assert.ok(withVariables >= 15, `the unset-variable check ran on ${withVariables} queries`)
 })

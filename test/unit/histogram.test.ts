@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BUCKET_COUNT, bucketIndex, bucketLow, bucketValue, bucketWidth, Histogram, MAX_TRACKABLE_US, quantileRank } from '../../services/core/stats/histogram.js'
+import { BUCKET_COUNT, bucketIndex, bucketLow, bucketValue, bucketWidth, Histogram, MAX_TRACKABLE_US, quantileFromEntries, quantileRank } from '../../services/core/stats/histogram.js'
 
 test('bucket index is monotonic and every value lies inside its bucket', () => {
   let prev = -1
@@ -31,12 +31,28 @@ test('values below 256 µs are exact', () => {
   for (let v = 0; v < 256; v++) assert.equal(bucketValue(bucketIndex(v)), v)
 })
 
-test('quantile rank follows ceil(q*n) without float artefacts', () => {
+test('quantile rank is HdrHistogram 2.1.4\'s: (long)(q*n + 0.5), at least 1', () => {
+  // AbstractHistogram.getValueAtPercentile in HdrHistogram 2.1.4, the version YCSB 0.17.0 ships.
+  const hdr214 = (q: number, n: number): number => Math.max(1, Math.trunc((q * 100 / 100.0) * n + 0.5))
   assert.equal(quantileRank(0.99, 100), 99)
   assert.equal(quantileRank(0.999, 1000), 999)
+  assert.equal(quantileRank(0.9, 1006), 905) // 905.4 rounds down; ceil would give 906
+  assert.equal(quantileRank(0.9999, 1000), 1000) // 999.9 rounds up
+  assert.equal(quantileRank(0.5, 3), 2) // 1.5: half up
   assert.equal(quantileRank(0.5, 1), 1)
   assert.equal(quantileRank(0, 10), 1)
   assert.equal(quantileRank(1, 10), 10)
+  for (const q of [0.5, 0.9, 0.95, 0.99, 0.999, 0.9999]) for (let n = 1; n <= 5000; n += 7) assert.equal(quantileRank(q, n), hdr214(q, n), `q=${q} n=${n}`)
+})
+
+test('reported percentiles are whole microseconds within [min, max]', () => {
+  const h = new Histogram()
+  for (const v of [700, 710, 725]) h.record(v)
+  // 725 lies in bucket [724, 727]: its midpoint 725.5 would be above the maximum.
+  assert.equal(quantileFromEntries(h.entries(), 0.999), 726)
+  assert.equal(quantileFromEntries(h.entries(), 0.999, 700, 725), 725)
+  assert.equal(quantileFromEntries(h.entries(), 0.001, 700, 725), 702) // bucket [700, 703]: midpoint 701.5, half up
+  assert.ok(Number.isInteger(quantileFromEntries(h.entries(), 0.5)))
 })
 
 test('quantiles match exact order statistics within bucket resolution, and merging is exact', () => {

@@ -108,12 +108,12 @@ export class ClickHouseReadModel implements ReadModel {
   }
 
   async percentileCheck(runId: string, quantiles: readonly number[]): Promise<PercentileCheck[]> {
-    // Exact: the value at rank max(1, ceil(q*n)) of the sorted raw latencies, the same rank rule as the windows.
+    // Exact: the value at rank bs_rank(q, n) of the sorted raw latencies, the same rank rule as the windows.
     const rows = await queryRows<{ op: string; q: Num; windows: Num; exact: Num }>(this.ch, `
       SELECT w.op AS op, q, bs_quantile(q, w.h) AS windows, e.exact AS exact FROM
         (SELECT op, sumMap(hist) AS h FROM ${this.db}.op_windows WHERE run_id = {runId:String} GROUP BY op) AS w
       ARRAY JOIN {qs:Array(Float64)} AS q
-      JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s, q2 AS q, s[toUInt64(greatest(1, ceil(q2 * length(s) - 1e-7)))] AS exact
+      JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s, q2 AS q, s[bs_rank(q2, length(s))] AS exact
             FROM ${this.db}.ops ARRAY JOIN {qs:Array(Float64)} AS q2 WHERE run_id = {runId:String} GROUP BY op, q2) AS e
         ON e.op = w.op AND e.q = q
       ORDER BY op, q`, { runId, qs: quantiles })

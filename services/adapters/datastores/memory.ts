@@ -32,6 +32,12 @@ export class MemoryStore {
     return this.backing.size
   }
 
+  /** The stored record, decoded, without touching the cache or its counters (for inspection and tests). */
+  peek(key: string): FieldValues | undefined {
+    const raw = this.backing.get(key)
+    return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as FieldValues)
+  }
+
   read(key: string, fields: string[] | undefined): OpResult {
     let rec = this.cache.get(key)
     let cache: OpResult['cache']

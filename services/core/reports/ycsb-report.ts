@@ -6,7 +6,7 @@
 import type { Measurement, Report } from '../../../schemas/api.v1.js'
 import { quantileFromEntries } from '../stats/histogram.js'
 
-export type { Measurement, Report }
+export type { Report }
 
 /** Aggregate of one (operation, status) over a run. */
 export interface OpStatusAggregate {
@@ -51,7 +51,7 @@ export function buildReport(aggregates: OpStatusAggregate[], runtimeMs: number):
       for (const [i, c] of p.hist) merged.set(i, (merged.get(i) ?? 0) + c)
     }
     const entries = [...merged.entries()].sort((a, b) => a[0] - b[0])
-    const q = (x: number): number => quantileFromEntries(entries, x)
+    const q = (x: number): number => quantileFromEntries(entries, x, count === 0 ? 0 : min, max)
     const isFailed = name.endsWith('-FAILED')
     return {
       name,

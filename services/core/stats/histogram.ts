@@ -49,12 +49,23 @@ export function bucketValue(index: number): number {
 }
 
 /**
- * Rank (1-based) of quantile q among n values: the smallest r with r >= q*n.
- * The small epsilon stops 0.99 * 100 = 99.00000000000001 from rounding up to
- * rank 100; the SQL twin uses the same expression.
+ * Rank (1-based) of quantile q among n values, as HdrHistogram 2.1.4 (the
+ * version YCSB 0.17.0 ships, so what YCSB prints) defines it: q*n rounded
+ * half up, at least 1 (`(long)(percentile/100 * count + 0.5)`). Newer
+ * HdrHistograms round up instead; we follow the one our users compare with.
+ * The SQL twin is bs_rank (schemas/clickhouse).
  */
 export function quantileRank(q: number, n: number): number {
-  return Math.max(1, Math.ceil(q * n - 1e-7))
+  return Math.max(1, Math.floor(q * n + 0.5))
+}
+
+/**
+ * The value reported for a bucket: its midpoint rounded to whole µs (exact
+ * below 256 µs). Reports clamp it into [min, max] of the data, so a
+ * percentile is a whole number never above the maximum, as YCSB prints.
+ */
+export function bucketReportValue(index: number): number {
+  return Math.round(bucketValue(index))
 }
 
 /** Dense histogram used while aggregating; tracks the used index range so iteration stays cheap. */
@@ -111,18 +122,26 @@ export class Histogram {
   }
 }
 
-/** Quantile q (0..1) from [index, count] pairs sorted by index; 0 when empty. */
-export function quantileFromEntries(entries: ReadonlyArray<readonly [number, number]>, q: number): number {
+/**
+ * Quantile q (0..1) from [index, count] pairs sorted by index: the report
+ * value (whole µs) of the bucket holding rank quantileRank(q, n), clamped
+ * into [minUs, maxUs] when the exact extremes are known; 0 when empty.
+ */
+export function quantileFromEntries(entries: ReadonlyArray<readonly [number, number]>, q: number, minUs = 0, maxUs = Number.POSITIVE_INFINITY): number {
   let n = 0
   for (const [, c] of entries) n += c
   if (n === 0) return 0
   const rank = quantileRank(q, n)
   let seen = 0
+  let index = entries[entries.length - 1]![0]
   for (const [i, c] of entries) {
     seen += c
-    if (seen >= rank) return bucketValue(i)
+    if (seen >= rank) {
+      index = i
+      break
+    }
   }
-  return bucketValue(entries[entries.length - 1]![0])
+  return Math.min(maxUs, Math.max(minUs, bucketReportValue(index)))
 }
 
 /** Entries from a ClickHouse Map as returned in JSON (`{"12": 3}`), sorted by index. */

@@ -109,7 +109,6 @@ export const CORE_WORKLOAD_PROPERTIES = [
   'keyprefix',
   'zeropadding',
 ] as const
-export type CoreWorkloadProperty = (typeof CORE_WORKLOAD_PROPERTIES)[number]
 
 /** Properties of the driver itself (YCSB's Client), read by the CLI rather than the workload. */
 export const DRIVER_PROPERTIES = [
