@@ -17,6 +17,8 @@
  * a signed varint (protobuf style).
  */
 
+import { Type } from 'typebox'
+
 export const SCHEMA_VERSION = 1
 export const MAGIC_0 = 0x42
 export const MAGIC_1 = 0x53
@@ -158,12 +160,43 @@ export interface IntervalHistogram {
   buckets: Array<[index: number, count: number]>
 }
 
+/** Largest JSON record (RUN_LIFECYCLE, SERVER_METRICS) accepted, bytes of the whole message. */
+export const MAX_JSON_RECORD_BYTES = 256 * 1024
+/** Longest label value, workload property value, and similar free text. */
+export const MAX_TEXT = 4096
+const id = (description: string) => Type.String({ pattern: ID_PATTERN.source, description })
+const count = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description })
+
 /**
  * RUN_LIFECYCLE body (kind 3): UTF-8 JSON of RunLifecycle. A driver sends
  * `start` before its first event and `end` after its last event was
  * acknowledged by Kafka, carrying what it sent so that anyone can check the
- * pipeline's totals against the driver's.
+ * pipeline's totals against the driver's. Every field is bounded: the
+ * processor dead-letters a record outside these bounds (reason
+ * invalid_record) instead of letting it reach ClickHouse.
  */
+export const RunLifecycleBody = Type.Object({
+  phase: Type.Enum(['start', 'end'], { description: 'start or end' }),
+  runId: id(ID_RULE),
+  clientId: id(ID_RULE),
+  atUs: Type.Number({ description: 'µs since the Unix epoch, inside the accepted event-time range (MAX_EVENT_AGE_S, MAX_EVENT_FUTURE_S)' }),
+  labels: Type.Optional(Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), { maxProperties: 64, description: 'at most 64 labels: key of ' + ID_RULE + ', value of at most 256 characters' })),
+  workload: Type.Optional(Type.String({ maxLength: 1024, description: 'workload name, at most 1024 characters' })),
+  binding: Type.Optional(Type.String({ maxLength: 256, description: 'binding name, at most 256 characters' })),
+  threads: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'an integer from 0 to 1000000' })),
+  target: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: 'ops/s of this client, 0 = unthrottled, at most 1e9' })),
+  /** Group of repetitions this run belongs to (release comparisons use repeated runs as samples). */
+  group: Type.Optional(id('a group name: ' + ID_RULE)),
+  /** 1-based repetition of the run inside its group. */
+  repeat: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'an integer from 1 to 100000' })),
+  /** The workload properties the run used (recordcount, threadcount, ...), to tell comparable runs apart. */
+  properties: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: MAX_TEXT }), { maxProperties: 512, description: 'at most 512 properties, values of at most 4096 characters' })),
+  sent: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Z-]{1,32}/[A-Z_]{1,32}$' }), count('events'), { maxProperties: 256, description: 'counts by OP/STATUS, at most 256 entries' })),
+  undelivered: Type.Optional(count('events the driver could not deliver')),
+  runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'run time in ms, at most ten years' })),
+}, { additionalProperties: true })
+
+/** What the processor keeps of a RUN_LIFECYCLE record (defaults filled in). */
 export interface RunLifecycle {
   kind: typeof RECORD_KIND.RUN_LIFECYCLE
   phase: 'start' | 'end'
@@ -177,6 +210,9 @@ export interface RunLifecycle {
   threads: number
   /** Target ops/s of this client, 0 = unthrottled. */
   target: number
+  group?: string
+  repeat?: number
+  properties?: Record<string, string>
   /** On `end`: operations whose events Kafka acknowledged, by operation and status (`READ/OK`). */
   sent?: Record<string, number>
   /** On `end`: events the driver measured but could not deliver (buffer full, broker down). */
@@ -188,8 +224,16 @@ export interface RunLifecycle {
 /**
  * SERVER_METRICS body (kind 4): UTF-8 JSON of ServerMetrics: cumulative
  * counters sampled from the datastore (e.g. Redis keyspace_hits, PostgreSQL
- * blks_hit) at `atUs`.
+ * blks_hit, HBase blockCacheHitCount) at `atUs`.
  */
+export const ServerMetricsBody = Type.Object({
+  runId: id(ID_RULE),
+  clientId: id(ID_RULE),
+  atUs: Type.Number({ description: 'µs since the Unix epoch, inside the accepted event-time range' }),
+  source: Type.String({ maxLength: 64, description: 'the metric source, at most 64 characters' }),
+  values: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), Type.Number(), { maxProperties: 256, description: 'at most 256 named numbers' }),
+}, { additionalProperties: true })
+
 export interface ServerMetrics {
   kind: typeof RECORD_KIND.SERVER_METRICS
   runId: string

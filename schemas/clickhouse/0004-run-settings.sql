@@ -5,6 +5,17 @@
 -- once, the earliest claim wins for everyone (argMin). Readers take a run's
 -- window length from runs.window_ms, never from a processor's setting.
 
+-- Percentiles as HdrHistogram 2.1.4 (the one YCSB 0.17.0 ships) defines
+-- them, the same rule as services/core/stats/histogram.ts: rank q*n rounded
+-- half up, at least 1; the bucket's midpoint reported in whole µs (half up).
+-- Exact references over raw events use bs_rank too:
+--   arraySort(groupArray(latency_us))[bs_rank(0.99, count())]
+CREATE OR REPLACE FUNCTION bs_rank AS (q, n) -> greatest(toUInt64(1), toUInt64(floor(q * n + 0.5)));
+
+CREATE OR REPLACE FUNCTION bs_quantile AS (q, h) ->
+  toUInt64(floor(bs_bucket_value(arrayElement(mapKeys(mapSort(h)),
+    arrayFirstIndex(c -> c >= bs_rank(q, arraySum(mapValues(h))), arrayCumSum(mapValues(mapSort(h)))))) + 0.5));
+
 CREATE TABLE IF NOT EXISTS {db}.run_settings
 (
     run_id      String,
@@ -14,6 +25,13 @@ CREATE TABLE IF NOT EXISTS {db}.run_settings
 )
 ENGINE = MergeTree
 ORDER BY run_id;
+
+-- What a run's drivers say about it beyond version 1's columns: the group of
+-- repetitions it belongs to, its repetition number, and the workload
+-- properties it ran with (so runs can be told comparable or not).
+ALTER TABLE {db}.run_clients ADD COLUMN IF NOT EXISTS group_id LowCardinality(String) DEFAULT '';
+ALTER TABLE {db}.run_clients ADD COLUMN IF NOT EXISTS repeat UInt32 DEFAULT 0;
+ALTER TABLE {db}.run_clients ADD COLUMN IF NOT EXISTS properties Map(String, String);
 
 -- Runs that had windows before this migration get the length they were written with.
 INSERT INTO {db}.run_settings (run_id, window_ms, claimed_by)
@@ -79,24 +97,40 @@ SELECT
     min(min_us)                                  AS min_us,
     max(max_us)                                  AS max_us,
     sumMap(hist)                                 AS merged_hist,
-    bs_quantile(0.50, merged_hist)               AS p50_us,
-    bs_quantile(0.90, merged_hist)               AS p90_us,
-    bs_quantile(0.95, merged_hist)               AS p95_us,
-    bs_quantile(0.99, merged_hist)               AS p99_us,
-    bs_quantile(0.999, merged_hist)              AS p999_us,
-    bs_quantile(0.9999, merged_hist)             AS p9999_us,
+    least(bs_quantile(0.50, merged_hist), max_us)    AS p50_us,
+    least(bs_quantile(0.90, merged_hist), max_us)    AS p90_us,
+    least(bs_quantile(0.95, merged_hist), max_us)    AS p95_us,
+    least(bs_quantile(0.99, merged_hist), max_us)    AS p99_us,
+    least(bs_quantile(0.999, merged_hist), max_us)   AS p999_us,
+    least(bs_quantile(0.9999, merged_hist), max_us)  AS p9999_us,
     bs_quantile(0.99, sumMap(intended_hist))     AS intended_p99_us
 FROM {db}.op_windows
 WHERE run_id = {run_id:String} AND window_start >= {from:DateTime64(3)} AND window_start < {to:DateTime64(3)}
 GROUP BY run_id, op;
 
--- Percentiles as HdrHistogram 2.1.4 (the one YCSB 0.17.0 ships) defines
--- them, the same rule as services/core/stats/histogram.ts: rank q*n rounded
--- half up, at least 1; the bucket's midpoint reported in whole µs (half up).
--- Exact references over raw events use bs_rank too:
---   arraySort(groupArray(latency_us))[bs_rank(0.99, count())]
-CREATE OR REPLACE FUNCTION bs_rank AS (q, n) -> greatest(toUInt64(1), toUInt64(floor(q * n + 0.5)));
-
-CREATE OR REPLACE FUNCTION bs_quantile AS (q, h) ->
-  toUInt64(floor(bs_bucket_value(arrayElement(mapKeys(mapSort(h)),
-    arrayFirstIndex(c -> c >= bs_rank(q, arraySum(mapValues(h))), arrayCumSum(mapValues(mapSort(h)))))) + 0.5));
+-- Views inline SQL functions when they are created: re-create the one of
+-- version 1 that uses bs_quantile, so it reports by the rule above.
+CREATE OR REPLACE VIEW {db}.run_summary AS
+SELECT
+    run_id,
+    op,
+    sum(count)                                   AS operations,
+    sum(errors)                                  AS errors,
+    sum(sum_us) / sum(count)                     AS avg_us,
+    min(min_us)                                  AS min_us,
+    max(max_us)                                  AS max_us,
+    sumMap(hist)                                 AS merged_hist,
+    least(bs_quantile(0.50, merged_hist), max_us)   AS p50_us,
+    least(bs_quantile(0.90, merged_hist), max_us)   AS p90_us,
+    least(bs_quantile(0.95, merged_hist), max_us)   AS p95_us,
+    least(bs_quantile(0.99, merged_hist), max_us)   AS p99_us,
+    least(bs_quantile(0.999, merged_hist), max_us)  AS p999_us,
+    bs_quantile(0.99, sumMap(intended_hist))     AS intended_p99_us,
+    sum(cache_hits)                              AS cache_hits,
+    sum(cache_misses)                            AS cache_misses,
+    if(cache_hits + cache_misses = 0, NULL, cache_hits / (cache_hits + cache_misses)) AS cache_hit_ratio,
+    sum(late_events)                             AS late_events,
+    min(first_start)                             AS first_start,
+    max(last_end)                                AS last_end
+FROM {db}.op_windows
+GROUP BY run_id, op;

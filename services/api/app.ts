@@ -19,6 +19,8 @@ export interface ApiDeps {
   readModel: ReadModel
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
+  /** What is wrong now, in words; /healthz answers 503 with them when any. */
+  problems?: () => Promise<string[]>
   /** Prometheus text exposition of this process's OpenTelemetry metrics, served at /metrics. */
   metricsHandler?: (req: IncomingMessage, res: ServerResponse) => void
 }
@@ -41,7 +43,10 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   })
 
   const rm = deps.readModel
-  app.get('/healthz', async () => ({ ok: true, ...deps.status?.() }))
+  app.get('/healthz', async (_req, reply) => {
+    const problems = (await deps.problems?.()) ?? []
+    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.() })
+  })
 
   app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await rm.listRuns(req.query.limit ?? 100) }))
 

@@ -14,6 +14,12 @@
  * flushed is simply read again. So a rebalance or crash loses nothing and
  * counts nothing twice, whatever the source tells about revocations.
  *
+ * A batch the store cannot take now (ClickHouse down, timing out) is kept
+ * and retried with backoff while its partition is paused, so one stuck
+ * partition never holds up the others; rows the store refuses for what they
+ * hold are isolated by the store and dead-lettered here, so no message can
+ * stop ingestion.
+ *
  * Imports no infrastructure client: Kafka comes in through PartitionSource
  * and DeadLetterSink, ClickHouse through WindowStore and RunWindowRegistry
  * (services/core/ports/); services/server/main.ts wires the adapters.
@@ -21,7 +27,7 @@
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api'
 import { peekRunId } from '../core/codec/event-codec.js'
 import { BenchstreamError } from '../core/errors.js'
-import type { DeadLetterSink } from '../core/ports/dead-letter-sink.js'
+import type { DeadLetterRecord, DeadLetterSink } from '../core/ports/dead-letter-sink.js'
 import type { PartitionSource, SourceBatch } from '../core/ports/partition-source.js'
 import type { RunWindowRegistry } from '../core/ports/run-registry.js'
 import type { WindowStore } from '../core/ports/window-store.js'
@@ -60,9 +66,25 @@ export interface ProcessorDeps {
   log?: Logger
 }
 
+/** A drained batch waiting to be stored. */
+interface PendingFlush {
+  batch: FlushBatch
+  gen: number
+  /** performance.now() of the next attempt. */
+  retryAt: number
+  waitMs: number
+  failures: number
+  /** Date.now() of the first failure (health). */
+  failingSince: number
+  late: number
+  deadLettersSent: boolean
+}
+
 const INTENT_VERSION = 1
 /** Messages held per partition before a flush is forced, whatever they hold (bounds dead letters and control records). */
 const MAX_PENDING_MESSAGES = 20_000
+/** How often consumer lag is read from the source. */
+const LAG_REFRESH_MS = 5000
 /** A failing write is logged at its first failure and then at most this often. */
 const RETRY_LOG_EVERY_MS = 10_000
 /** Runs whose window length is remembered; beyond this the oldest are asked for again. */
@@ -78,6 +100,14 @@ export class Processor {
   /** Work started by timers; stop() waits for it so no client reconnects after close. */
   private readonly inflight = new Set<Promise<unknown>>()
   private running = false
+  /** partition -> a drained batch the store has not taken yet, retried with backoff while the partition is paused. */
+  private readonly pending = new Map<number, PendingFlush>()
+  /** partition -> messages between the committed position and the log end, refreshed every LAG_REFRESH_MS. */
+  private readonly lag = new Map<number, number>()
+  /** partition -> Date.now() of the last commit that moved it forward (or when it was assigned). */
+  private readonly advancedAt = new Map<number, number>()
+  /** partition -> performance.now() of its last retry log line. */
+  private readonly lastRetryLogAt = new Map<number, number>()
   /** partition -> offset a seek was last asked for. */
   private readonly seekedTo = new Map<number, number>()
   /** run id -> the run's window length (ms), as registered. */
@@ -97,12 +127,17 @@ export class Processor {
       onRebalance: () => {
         this.generation++
         this.states.clear()
+        // Batches held back are dropped with their state (the offsets were not
+        // committed: the partition's owner reads them again); resume their
+        // partitions so that reading can start over.
+        for (const p of this.pending.keys()) this.deps.source.resume(p)
+        this.pending.clear()
       },
       onBatch: (batch) => this.withLock(batch.partition, () => batch.heartbeat(), () => this.take(batch)),
     })
     // Partitions that stop receiving messages still get flushed on time.
     this.timer = setInterval(() => this.track(this.flushDue()), Math.max(50, Math.floor(this.config.flushIntervalMs / 4)))
-    if (this.deps.metrics !== undefined) this.lagTimer = setInterval(() => this.track(this.refreshLag()), 5000)
+    this.lagTimer = setInterval(() => this.track(this.refreshLag()), LAG_REFRESH_MS)
   }
 
   private async take(batch: SourceBatch): Promise<void> {
@@ -110,6 +145,12 @@ export class Processor {
     const gen = this.generation
     const st = this.states.get(p) ?? (await this.initPartition(p, batch.firstOffset))
     if (gen !== this.generation) return
+    if (this.pending.has(p)) {
+      // The partition is paused behind a batch the store has not taken: take
+      // nothing more, and have these messages read again after it.
+      this.deps.source.seek(p, st.lastOffset + 1)
+      return
+    }
     if (batch.firstOffset > st.startOffset && st.lastOffset < 0 && this.seekedTo.get(p) !== st.startOffset) {
       // State was dropped (a failed commit) while the source read on: go back
       // to the committed position, or the messages in between would be lost.
@@ -129,15 +170,17 @@ export class Processor {
       else st.refuse(m.value, m.offset, 'window_length_mismatch', refusal.runId, refusal.detail)
       this.stats.messages++
       this.deps.metrics?.consumed(1)
-      if (st.replayEnd !== undefined) {
-        // Replaying an interrupted flush: cut exactly where it was cut.
-        if (m.offset >= st.replayEnd) await this.flush(st, () => batch.heartbeat())
-      } else if (st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES) {
-        await this.flush(st, () => batch.heartbeat())
+      const cut = st.replayEnd !== undefined
+        ? m.offset >= st.replayEnd // replaying an interrupted flush: cut exactly where it was cut
+        : st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES
+      if (cut && !(await this.flush(st))) {
+        // Held back: read the rest of this batch again once the store has taken it.
+        this.deps.source.seek(p, m.offset + 1)
+        return
       }
     }
     if (st.replayEnd === undefined && st.pendingMessages > 0 && performance.now() - st.firstAddedAt >= this.config.flushIntervalMs) {
-      await this.flush(st, () => batch.heartbeat())
+      await this.flush(st)
     }
     await batch.heartbeat()
   }
@@ -171,25 +214,52 @@ export class Processor {
     void guarded.finally(() => this.inflight.delete(guarded))
   }
 
-  /** Consumer lag per owned partition: the log end minus the next offset to consume. */
+  /** Consumer lag per owned partition: the log end minus the committed position (what is not yet stored). */
   private async refreshLag(): Promise<void> {
-    const metrics = this.deps.metrics!
     const ends = await this.deps.source.endOffsets()
-    metrics.lag.clear()
+    this.lag.clear()
     for (const st of this.states.values()) {
       const end = ends.get(st.partition)
-      if (end === undefined) continue
-      const next = st.lastOffset >= 0 ? st.lastOffset + 1 : st.startOffset
-      metrics.lag.set(st.partition, Math.max(0, end - next))
+      if (end !== undefined) this.lag.set(st.partition, Math.max(0, end - st.startOffset))
     }
+    const metrics = this.deps.metrics
+    if (metrics !== undefined) {
+      metrics.lag.clear()
+      for (const st of this.states.values()) {
+        const end = ends.get(st.partition)
+        if (end === undefined) continue
+        const next = st.lastOffset >= 0 ? st.lastOffset + 1 : st.startOffset
+        metrics.lag.set(st.partition, Math.max(0, end - next))
+      }
+    }
+  }
+
+  /**
+   * What is wrong with ingestion now, in words, for /healthz: a partition
+   * whose batch the store has not taken for longer than `failingMs`, and a
+   * partition with lag whose committed position has not moved for longer
+   * than `stallMs`. Empty when all is well.
+   */
+  health(bounds: { failingMs: number; stallMs: number }, now = Date.now()): string[] {
+    const problems: string[] = []
+    for (const [p, f] of this.pending) {
+      if (f.failures > 0 && now - f.failingSince > bounds.failingMs) problems.push(`partition ${p}: ClickHouse has refused its writes for ${Math.round((now - f.failingSince) / 1000)} s (${f.failures} attempts)`)
+    }
+    for (const st of this.states.values()) {
+      const lag = this.lag.get(st.partition) ?? 0
+      const since = this.advancedAt.get(st.partition) ?? now
+      if (lag > 0 && now - since > bounds.stallMs && !this.pending.has(st.partition)) problems.push(`partition ${st.partition}: ${lag} messages behind and not advanced for ${Math.round((now - since) / 1000)} s`)
+    }
+    return problems
   }
 
   /** Flushes every partition that has pending data (used on shutdown and by tests). */
   async flushAll(): Promise<void> {
-    // A snapshot: flushing may drop a partition's state from the map.
     for (const st of Array.from(this.states.values())) {
       await this.withLock(st.partition, async () => undefined, async () => {
-        if (st.pendingMessages > 0 && st.replayEnd === undefined && this.states.get(st.partition) === st) await this.flush(st, async () => undefined)
+        if (this.states.get(st.partition) !== st) return
+        if (this.pending.has(st.partition)) await this.retryPending(st)
+        else if (st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
       })
     }
   }
@@ -206,15 +276,26 @@ export class Processor {
     await this.deps.source.close().catch(() => undefined)
   }
 
+  /** Partitions whose batch the store has not taken, with how long they have been failing (health). */
+  heldBack(): Array<{ partition: number; failures: number; failingForMs: number }> {
+    const now = Date.now()
+    return [...this.pending].filter(([, f]) => f.failures > 0).map(([partition, f]) => ({ partition, failures: f.failures, failingForMs: now - f.failingSince }))
+  }
+
   private async flushDue(): Promise<void> {
     const now = performance.now()
     // Due partitions flush side by side: their inserts and commits overlap
     // instead of queueing behind each other (each partition has its own lock).
-    const due = [...this.states.values()].filter((st) => st.pendingMessages > 0 && st.replayEnd === undefined && now - st.firstAddedAt >= this.config.flushIntervalMs && !this.locks.has(st.partition))
+    // Held-back batches are retried here when their backoff has passed.
+    const due = [...this.states.values()].filter((st) => !this.locks.has(st.partition) && (this.pending.has(st.partition)
+      ? this.pending.get(st.partition)!.retryAt <= now
+      : st.pendingMessages > 0 && st.replayEnd === undefined && now - st.firstAddedAt >= this.config.flushIntervalMs))
     await Promise.all(
       due.map((st) =>
         this.withLock(st.partition, async () => undefined, async () => {
-          if (this.states.get(st.partition) === st && st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st, async () => undefined)
+          if (this.states.get(st.partition) !== st) return
+          if (this.pending.has(st.partition)) await this.retryPending(st)
+          else if (st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
         }).catch(() => undefined),
       ),
     )
@@ -236,16 +317,44 @@ export class Processor {
       this.stats.replays++
     }
     this.states.set(partition, st)
+    this.advancedAt.set(partition, Date.now())
     return st
   }
 
-  private async flush(st: PartitionState, heartbeat: () => Promise<void>): Promise<void> {
-    if (st.pendingMessages === 0) return
+  /**
+   * Commits the intent, drains the partition's state into a batch and tries
+   * to store it. True when it was stored and committed; false when it is held
+   * back (the partition is then paused and the batch retried by the timer).
+   */
+  private async flush(st: PartitionState): Promise<boolean> {
+    if (st.pendingMessages === 0) return true
+    if (st.replayEnd === undefined) {
+      await this.commit(st, st.startOffset, JSON.stringify({ v: INTENT_VERSION, end: st.lastOffset }))
+    }
+    const lateBefore = st.windows.lateTotal
+    const batch = st.drain(this.config.groupId)
+    const late = st.windows.lateTotal - lateBefore
+    this.stats.lateEvents += late
+    const f: PendingFlush = { batch, gen: this.generation, retryAt: 0, waitMs: this.config.insertRetryMinMs, failures: 0, failingSince: 0, late, deadLettersSent: false }
+    this.pending.set(st.partition, f)
+    return this.store(st, f)
+  }
+
+  private async retryPending(st: PartitionState): Promise<void> {
+    const f = this.pending.get(st.partition)
+    if (f !== undefined && f.gen === this.generation && (await this.store(st, f))) this.deps.source.resume(st.partition)
+  }
+
+  /** One attempt at storing a drained batch; on success commits it and forgets it. */
+  private async store(st: PartitionState, f: PendingFlush): Promise<boolean> {
     const tracer = this.deps.tracer
-    if (tracer === undefined) return this.flushInner(st, heartbeat)
-    return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': st.startOffset, 'benchstream.last_offset': st.lastOffset, 'benchstream.replay': st.replayEnd !== undefined } }, async (span) => {
+    const attempt = (describe?: (events: number, windows: number) => void): Promise<boolean> => this.storeOnce(st, f, describe)
+    if (tracer === undefined) return attempt()
+    return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': f.batch.firstOffset, 'benchstream.last_offset': f.batch.lastOffset, 'benchstream.replay': st.replayEnd !== undefined, 'benchstream.attempt': f.failures + 1 } }, async (span) => {
       try {
-        await this.flushInner(st, heartbeat, (events, windows) => span.setAttributes({ 'benchstream.events': events, 'benchstream.window_rows': windows }))
+        const ok = await attempt((events, windows) => span.setAttributes({ 'benchstream.events': events, 'benchstream.window_rows': windows }))
+        if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: 'held back: the store did not take the batch' })
+        return ok
       } catch (err) {
         span.recordException(err as Error)
         span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
@@ -256,34 +365,65 @@ export class Processor {
     })
   }
 
-  private async flushInner(st: PartitionState, heartbeat: () => Promise<void>, describe?: (events: number, windows: number) => void): Promise<void> {
-    const gen = this.generation
+  private async storeOnce(st: PartitionState, f: PendingFlush, describe?: (events: number, windows: number) => void): Promise<boolean> {
     const t0 = performance.now()
+    const { batch } = f
     const p = st.partition
-    if (st.replayEnd === undefined) {
-      await this.commit(st, st.startOffset, JSON.stringify({ v: INTENT_VERSION, end: st.lastOffset }))
-    }
-    const lateBefore = st.windows.lateTotal
-    const batch = st.drain(this.config.groupId)
-    const late = st.windows.lateTotal - lateBefore
-    this.stats.lateEvents += late
     describe?.(batch.events, batch.windows.length)
-    if (batch.deadLetters.length > 0) {
-      await this.deps.deadLetters.send(batch.deadLetters.map((d) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: d.offset, reason: d.reason, detail: d.detail, payload: d.payload })))
+    let refused: DeadLetterRecord[] = []
+    try {
+      if (!f.deadLettersSent && batch.deadLetters.length > 0) {
+        await this.deps.deadLetters.send(batch.deadLetters.map((d) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: d.offset, reason: d.reason, detail: d.detail, payload: d.payload })))
+        f.deadLettersSent = true
+      }
+      const result = await this.deps.store.write(batch)
+      refused = result.refused.map((r) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: Math.max(0, r.offset), reason: 'store_rejected', detail: `${r.table}: ${r.error}`, payload: r.payload }))
+      if (refused.length > 0) {
+        await this.deps.deadLetters.send(refused)
+        this.deps.log?.warn({ partition: p, refused: refused.length, first: refused[0]!.detail.slice(0, 300) }, 'ClickHouse refused rows of a batch: dead-lettered, the rest stored')
+      }
+    } catch (err) {
+      if (!this.running || f.gen !== this.generation) throw err
+      this.holdBack(st, f, err)
+      return false
     }
-    await this.retrying(() => this.deps.store.write(batch), heartbeat, gen)
-    if (gen !== this.generation) return
+    if (f.gen !== this.generation) return false
     await this.commit(st, batch.lastOffset + 1, null)
     st.advance()
+    this.advancedAt.set(p, Date.now())
+    this.pending.delete(p)
+    if (f.failures > 0) this.deps.log?.info({ partition: p, failures: f.failures }, 'ClickHouse write succeeded after retries; partition resumed')
     const ms = performance.now() - t0
+    const dead = batch.deadLetters.length + refused.length
     this.stats.flushes++
     this.stats.events += batch.events
     this.stats.lastFlushMs = ms
     this.stats.flushMsTotal += ms
-    this.stats.deadLetters += batch.deadLetters.length
+    this.stats.deadLetters += dead
     for (const d of batch.deadLetters) this.stats.rejectedByReason[d.reason] = (this.stats.rejectedByReason[d.reason] ?? 0) + 1
-    this.deps.metrics?.flushed(batch, ms, late)
+    if (refused.length > 0) this.stats.rejectedByReason.store_rejected = (this.stats.rejectedByReason.store_rejected ?? 0) + refused.length
+    this.deps.metrics?.flushed(batch, ms, f.late, refused.length)
     this.deps.onFlushed?.(batch)
+    return true
+  }
+
+  /** A failed attempt: pause the partition and schedule the next one with backoff. */
+  private holdBack(st: PartitionState, f: PendingFlush, err: unknown): void {
+    const now = performance.now()
+    if (f.failures === 0) {
+      f.failingSince = Date.now()
+      this.deps.source.pause(st.partition)
+    }
+    f.failures++
+    this.stats.insertRetries++
+    this.deps.metrics?.retried()
+    // First failure, then at most every RETRY_LOG_EVERY_MS: a storm is one line a while, not thousands.
+    if (f.failures === 1 || now - (this.lastRetryLogAt.get(st.partition) ?? 0) >= RETRY_LOG_EVERY_MS) {
+      this.lastRetryLogAt.set(st.partition, now)
+      this.deps.log?.warn({ partition: st.partition, offsets: `${f.batch.firstOffset}-${f.batch.lastOffset}`, failures: f.failures, nextRetryMs: f.waitMs, err: (err as Error).message }, 'ClickHouse write failed; partition paused, retrying with backoff')
+    }
+    f.retryAt = now + f.waitMs
+    f.waitMs = Math.min(this.config.insertRetryMaxMs, f.waitMs * 2)
   }
 
   private async commit(st: PartitionState, offset: number, metadata: string | null): Promise<void> {
@@ -298,25 +438,16 @@ export class Processor {
     }
   }
 
-  /** Retries a store write with exponential backoff until it succeeds or the processor stops. Blocking here is the back-pressure: nothing more is consumed. */
+  /** Retries a lookup with exponential backoff until it succeeds or the processor stops or rebalances. */
   private async retrying(fn: () => Promise<void>, heartbeat: () => Promise<void>, gen: number): Promise<void> {
     let wait = this.config.insertRetryMinMs
-    let failures = 0
-    let loggedAt = 0
     for (;;) {
       try {
         await fn()
-        if (failures > 0) this.deps.log?.info({ failures }, 'ClickHouse write succeeded after retries')
         return
       } catch (err) {
         if (!this.running || gen !== this.generation) throw err
-        failures++
-        if (performance.now() - loggedAt >= RETRY_LOG_EVERY_MS) {
-          loggedAt = performance.now()
-          this.deps.log?.warn({ err: (err as Error).message, failures, nextRetryMs: wait }, 'ClickHouse write failed; retrying with backoff (consumption of the partition waits)')
-        }
-        this.stats.insertRetries++
-        this.deps.metrics?.retried()
+        this.deps.log?.warn({ err: (err as Error).message, nextRetryMs: wait }, 'ClickHouse lookup failed; retrying')
         await new Promise((r) => setTimeout(r, wait))
         wait = Math.min(this.config.insertRetryMaxMs, wait * 2)
         await heartbeat().catch(() => undefined)

@@ -53,11 +53,12 @@ export class ProcessorMetrics {
     this.insertRetries.add(1)
   }
 
-  flushed(batch: FlushBatch, ms: number, late: number): void {
+  flushed(batch: FlushBatch, ms: number, late: number, refused = 0): void {
     this.flushDuration.record(ms)
     this.events.add(batch.events)
     if (late > 0) this.lateEvents.add(late)
     for (const d of batch.deadLetters) this.deadLetters.add(1, { reason: d.reason })
+    if (refused > 0) this.deadLetters.add(refused, { reason: 'store_rejected' })
     for (const { record: r } of batch.lifecycle) {
       let clients = this.running.get(r.runId)
       if (r.phase === 'start') {

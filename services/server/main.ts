@@ -131,7 +131,13 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     if (opts.api) {
       const a = buildApi(apiCfg, {
         readModel,
-        status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
+        status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, heldBack: processor.heldBack(), ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
+        problems: async () => {
+          const problems = processor.health(serverCfg.health)
+          const ping = await withTimeout(readModel.ping(), serverCfg.health.pingTimeoutMs)
+          if (ping !== 'ok') problems.push(`ClickHouse (${ch.location}) ${ping === 'timeout' ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms` : `failed: ${ping.message}`}`)
+          return problems
+        },
         metricsHandler: (req, res) => telemetry.metricsHandler(req, res),
       })
       api = a
@@ -192,4 +198,15 @@ export async function serverMain(argv: readonly string[]): Promise<number> {
   log.info('server stopping: flushing and committing')
   await svc.stop()
   return 0
+}
+
+/** 'ok', 'timeout', or the error, without leaving the promise unhandled. */
+async function withTimeout(p: Promise<unknown>, ms: number): Promise<'ok' | 'timeout' | Error> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))
+  try {
+    return await Promise.race([p.then(() => 'ok' as const, (err: unknown) => (err instanceof Error ? err : new Error(String(err)))), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
 }

@@ -103,3 +103,39 @@ test('random bytes never throw and never yield events silently', () => {
     else if (r.kind === RECORD_KIND.OPS) assert.equal(c.events.length + c.rejects.length, r.count)
   }
 })
+
+test('every field of a JSON record is range-checked at decode time: poison records are rejected with a reason', () => {
+  const json = (kind: 3 | 4, body: unknown): Buffer => Buffer.concat([Buffer.from([0x42, 0x53, 1, kind]), Buffer.from(JSON.stringify(body))])
+  const good = { phase: 'start', runId: 'r', clientId: 'c', atUs: NOW, labels: { v: '1' }, workload: 'w', binding: 'memory', threads: 2, target: 0 }
+  const reason = (b: Buffer): string => {
+    const r = decodeMessage(b, limits, collect().visitor)
+    return r.ok ? 'ok' : `${r.reason}: ${r.detail}`
+  }
+  assert.equal(reason(json(3, good)), 'ok')
+  // The poison record that once stopped ingestion: a finite atUs no DateTime64 can hold.
+  assert.match(reason(json(3, { ...good, atUs: 1e300 })), /^timestamp_out_of_range: atUs 1e\+300 is outside the accepted event-time range/)
+  assert.match(reason(json(3, { ...good, atUs: NOW - 2 * 86_400e6 })), /^timestamp_out_of_range/)
+  assert.match(reason(json(3, { ...good, atUs: 'soon' })), /^invalid_record: atUs: got "soon"/)
+  assert.match(reason(json(3, { ...good, phase: 'middle' })), /^invalid_record: phase: got "middle"; allowed: start or end/)
+  assert.match(reason(json(3, { ...good, runId: 'a b' })), /^invalid_record: runId: got "a b"/)
+  assert.match(reason(json(3, { ...good, workload: 'x'.repeat(1025) })), /^invalid_record: workload: got "x{10}.*allowed: workload name, at most 1024 characters/)
+  assert.match(reason(json(3, { ...good, threads: -1 })), /^invalid_record: threads/)
+  assert.match(reason(json(3, { ...good, labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) })), /^invalid_record: labels/)
+  assert.match(reason(json(3, { ...good, sent: { 'READ/OK': -5 } })), /^invalid_record: sent\.READ\/OK/)
+  assert.match(reason(json(3, { ...good, sent: { 'READ/OK': 1e300 } })), /^invalid_record: sent\.READ\/OK/)
+  assert.match(reason(json(4, { runId: 'r', clientId: 'c', atUs: NOW, source: 'redis', values: { hits: 'many' } })), /^invalid_record: values\.hits/)
+  assert.match(reason(json(4, { runId: 'r', clientId: 'c', atUs: NOW, source: 'redis', values: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`m${i}`, i])) })), /^invalid_record: values/)
+  // A megabyte of text is refused before it is parsed.
+  assert.match(reason(json(3, { ...good, workload: 'x'.repeat(1024 * 1024) })), /^record_too_large: a run lifecycle record of \d+ bytes; at most 262144/)
+})
+
+test('interval histograms are bounded: interval length, bucket count and operations per interval', () => {
+  const h = (o: Partial<{ intervalLengthUs: number; buckets: Array<[number, number]> }>): string => {
+    const r = decodeMessage(encodeIntervalHistogram({ runId: 'r', clientId: 'c', op: 'READ', status: 'OK', intervalStartUs: NOW, intervalLengthUs: 1e6, buckets: [[1, 1]], ...o }), limits, collect().visitor)
+    return r.ok ? 'ok' : `${r.reason}: ${r.detail}`
+  }
+  assert.equal(h({}), 'ok')
+  assert.match(h({ intervalLengthUs: 2 * 86_400e6 }), /^invalid_histogram: interval of 172800000000 µs; at most/)
+  assert.match(h({ buckets: [[5, 9e11], [6, 2e11]] }), /^invalid_histogram: more than 1000000000000 operations in one interval/)
+  assert.match(h({ buckets: [[4000, 1]] }), /^invalid_histogram: bucket index 4000/)
+})

@@ -125,6 +125,10 @@ export class ClickHouseReadModel implements ReadModel {
     return Object.fromEntries(rows.map((r) => [r.reason, Number(r.n)]))
   }
 
+  async ping(): Promise<void> {
+    await queryRows(this.ch, 'SELECT 1 AS ok')
+  }
+
   async query(sql: string, limit: number): Promise<QueryResult> {
     try {
       const rows = await queryRows<Record<string, unknown>>(this.ch, `${sql}\nSETTINGS max_result_rows = ${limit}, result_overflow_mode = 'break'`)

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream'
 import { CACHE_OUTCOMES, OPERATIONS, STATUSES } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
-import type { WindowStore } from '../../core/ports/window-store.js'
+import type { RefusedRow, WindowStore, WriteResult } from '../../core/ports/window-store.js'
 import type { ClickHouse } from './client.js'
 
 /** `seconds.micros` text that DateTime64(6) parses exactly (no float rounding). */
@@ -23,56 +23,197 @@ function msToDateTime64(us: number): string {
   return `${s}.${String(ms - s * 1000).padStart(3, '0')}`
 }
 
+/**
+ * ClickHouse error codes that mean "this data cannot be stored", whatever
+ * the retry: parse and type errors of a value. Anything else (connection
+ * refused, timeouts, memory, too many parts, an error without a code) is
+ * treated as retryable.
+ */
+const NON_RETRYABLE_CODES = new Set([
+  6, // CANNOT_PARSE_TEXT
+  25, // CANNOT_PARSE_ESCAPE_SEQUENCE
+  26, // CANNOT_PARSE_QUOTED_STRING
+  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  32, // ATTEMPT_TO_READ_AFTER_EOF
+  38, // CANNOT_PARSE_DATE
+  41, // CANNOT_PARSE_DATETIME
+  43, // ILLEGAL_TYPE_OF_ARGUMENT
+  53, // TYPE_MISMATCH
+  69, // ARGUMENT_OUT_OF_BOUND
+  70, // CANNOT_CONVERT_TYPE
+  72, // CANNOT_PARSE_NUMBER
+  117, // INCORRECT_DATA
+  131, // TOO_LARGE_STRING_SIZE
+  321, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
+  349, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
+  1001, // STD_EXCEPTION (e.g. a malformed UTF-8 sequence)
+])
+
+/** The ClickHouse error code of an error from @clickhouse/client (HTTP or chDB), or undefined. */
+export function clickhouseErrorCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; message?: unknown }
+  if (typeof e.code === 'string' && /^\d+$/.test(e.code)) return Number(e.code)
+  const m = /\bCode: (\d+)\b/.exec(typeof e.message === 'string' ? e.message : '')
+  return m === null ? undefined : Number(m[1])
+}
+
+/** True when retrying the same insert cannot help: the data itself is refused. */
+export function isDataError(err: unknown): boolean {
+  const code = clickhouseErrorCode(err)
+  return code !== undefined && NON_RETRYABLE_CODES.has(code)
+}
+
+/**
+ * Rows of one table that come from one source message (or one aggregated
+ * window): the unit a refused insert is split into.
+ */
+interface Unit<R> {
+  offset: number
+  runId: string
+  rows: R[]
+}
+
+/** Error text kept in a dead letter. */
+const MAX_ERROR_CHARS = 2000
+
 export class ClickHouseWindowStore implements WindowStore {
   constructor(private readonly ch: ClickHouse) {}
 
-  async write(b: FlushBatch): Promise<void> {
+  async write(b: FlushBatch): Promise<WriteResult> {
     const db = this.ch.database
+    const refused: RefusedRow[] = []
     try {
-      if (b.ops !== undefined) await this.insertStream(`${db}.ops`, b.token, opsTsv(b.ops, b.partition))
+      if (b.ops !== undefined) {
+        refused.push(...(await this.isolateOps(`${db}.ops`, b.token, opsTsv(b.ops, b.partition), (line) => line.toString('latin1', 0, Math.max(0, line.indexOf(0x09))))))
+      }
       if (b.lifecycle.length > 0) {
-        await this.insertRows(`${db}.run_clients`, b.token, b.lifecycle.map(({ offset, record: r }) => ({
-          run_id: r.runId, client_id: r.clientId, phase: r.phase, at: usToDateTime64(Math.round(r.atUs)), labels: r.labels, workload: r.workload, binding: r.binding,
-          threads: r.threads, target: r.target, sent: r.sent ?? {}, undelivered: r.undelivered ?? 0, runtime_ms: Math.round(r.runtimeMs ?? 0), src_partition: b.partition, src_offset: offset,
-        })))
+        const units = b.lifecycle.map(({ offset, record: r }) => ({
+          offset,
+          runId: r.runId,
+          rows: [{
+            run_id: r.runId, client_id: r.clientId, phase: r.phase, at: usToDateTime64(Math.round(r.atUs)), labels: r.labels, workload: r.workload, binding: r.binding,
+            threads: r.threads, target: r.target, sent: r.sent ?? {}, undelivered: r.undelivered ?? 0, runtime_ms: Math.round(r.runtimeMs ?? 0), src_partition: b.partition, src_offset: offset,
+            group_id: r.group ?? '', repeat: r.repeat ?? 0, properties: r.properties ?? {},
+          }],
+        }))
+        refused.push(...(await this.isolate(`${db}.run_clients`, b.token, units, (rows, token) => this.insertRows(`${db}.run_clients`, token, rows), jsonPayload)))
       }
       if (b.serverMetrics.length > 0) {
-        const rows = b.serverMetrics.flatMap(({ offset, record: r }) => Object.entries(r.values).map(([name, value]) => ({
-          run_id: r.runId, client_id: r.clientId, at: usToDateTime64(Math.round(r.atUs)), source: r.source, name, value, src_partition: b.partition, src_offset: offset,
-        })))
-        if (rows.length > 0) await this.insertRows(`${db}.server_metrics`, b.token, rows)
+        const units = b.serverMetrics
+          .map(({ offset, record: r }) => ({
+            offset,
+            runId: r.runId,
+            rows: Object.entries(r.values).map(([name, value]) => ({ run_id: r.runId, client_id: r.clientId, at: usToDateTime64(Math.round(r.atUs)), source: r.source, name, value, src_partition: b.partition, src_offset: offset })),
+          }))
+          .filter((u) => u.rows.length > 0)
+        if (units.length > 0) refused.push(...(await this.isolate(`${db}.server_metrics`, b.token, units, (rows, token) => this.insertRows(`${db}.server_metrics`, token, rows), jsonPayload)))
       }
-      if (b.deadLetters.length > 0) {
-        await this.insertRows(`${db}.dead_letters`, b.token, b.deadLetters.map((d) => ({
-          src_partition: b.partition, src_offset: d.offset, reason: d.reason, run_id: d.runId, events: d.events, detail: d.detail,
-        })))
-      }
-      // Windows last: they are what reports count, so they land only after everything else of this range.
       if (b.windows.length > 0) {
-        await this.insertRows(`${db}.op_windows`, b.token, b.windows.map((w) => ({
-          run_id: w.runId, client_id: w.clientId, op: w.op, status: w.status, window_start: msToDateTime64(w.windowStartUs), window_ms: Math.round(w.windowUs / 1000),
-          count: w.count, errors: w.errors, sum_us: w.sumUs, min_us: w.minUs, max_us: w.maxUs, intended_sum_us: w.intendedSumUs, intended_max_us: w.intendedMaxUs,
-          cache_hits: w.cacheHits, cache_misses: w.cacheMisses, bytes: w.bytes, hist: w.hist.toMap(), intended_hist: w.intendedHist.toMap(), late_events: w.lateEvents,
-          first_start: usToDateTime64(w.firstStartUs), last_end: usToDateTime64(w.lastEndUs), src_partition: b.partition, src_first_offset: b.firstOffset, src_last_offset: b.lastOffset,
-        })))
+        const units = b.windows.map((w) => ({
+          offset: -1,
+          runId: w.runId,
+          rows: [{
+            run_id: w.runId, client_id: w.clientId, op: w.op, status: w.status, window_start: msToDateTime64(w.windowStartUs), window_ms: Math.round(w.windowUs / 1000),
+            count: w.count, errors: w.errors, sum_us: w.sumUs, min_us: w.minUs, max_us: w.maxUs, intended_sum_us: w.intendedSumUs, intended_max_us: w.intendedMaxUs,
+            cache_hits: w.cacheHits, cache_misses: w.cacheMisses, bytes: w.bytes, hist: w.hist.toMap(), intended_hist: w.intendedHist.toMap(), late_events: w.lateEvents,
+            first_start: usToDateTime64(w.firstStartUs), last_end: usToDateTime64(w.lastEndUs), src_partition: b.partition, src_first_offset: b.firstOffset, src_last_offset: b.lastOffset,
+          }],
+        }))
+        // Windows last but for the dead letters: they are what reports count, so
+        // they land only after everything else of this range.
+        refused.push(...(await this.isolate(`${db}.op_windows`, b.token, units, (rows, token) => this.insertRows(`${db}.op_windows`, token, rows), jsonPayload)))
       }
+      const letters = [
+        ...b.deadLetters.map((d) => ({ src_partition: b.partition, src_offset: d.offset, reason: d.reason, run_id: d.runId, events: d.events, detail: d.detail })),
+        ...refused.map((r) => ({ src_partition: b.partition, src_offset: Math.max(0, r.offset), reason: 'store_rejected', run_id: r.runId, events: 0, detail: `${r.table}: ${r.error}` })),
+      ]
+      if (letters.length > 0) await this.insertRows(`${db}.dead_letters`, `${b.token}:${db}.dead_letters`, letters)
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `writing offsets ${b.firstOffset}-${b.lastOffset} of ${b.topic}[${b.partition}] to ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `writing offsets ${b.firstOffset}-${b.lastOffset} of ${b.topic}[${b.partition}] to ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err, retryable: true })
     }
+    return { refused }
+  }
+
+  /**
+   * Inserts all units; when ClickHouse refuses the data itself, splits the
+   * units in halves until the refused ones stand alone, stores the rest and
+   * returns the refused. Each part carries a token derived from its place in
+   * the split, so a replay of the same batch (same units, same refusals)
+   * repeats the same inserts and ClickHouse drops them. Retryable errors
+   * propagate: the caller retries the whole batch.
+   */
+  private async isolate<R>(table: string, batchToken: string, units: Array<Unit<R>>, insert: (rows: R[], token: string) => Promise<void>, payload: (rows: R[]) => Buffer): Promise<RefusedRow[]> {
+    return bisect(units.length, `${batchToken}:${table}`, (from, to, token) => insert(units.slice(from, to).flatMap((u) => u.rows), token), (i, err) => {
+      const u = units[i]!
+      return { table, offset: u.offset, runId: u.runId, error: errorText(err), payload: payload(u.rows) }
+    })
+  }
+
+  /** Raw events: the whole buffer in one insert; only a refused one is cut into lines and split. */
+  private async isolateOps(table: string, batchToken: string, body: Buffer, runIdOf: (line: Buffer) => string): Promise<RefusedRow[]> {
+    const token = `${batchToken}:${table}`
+    try {
+      await this.insertTsv(table, body, token)
+      return []
+    } catch (err) {
+      if (!isDataError(err)) throw err
+    }
+    const starts: number[] = []
+    for (let p = 0; p < body.length; p = body.indexOf(0x0a, p) + 1) {
+      starts.push(p)
+      if (body.indexOf(0x0a, p) < 0) break
+    }
+    const end = (i: number): number => (i < starts.length ? starts[i]! : body.length)
+    const line = (i: number): Buffer => body.subarray(end(i), end(i + 1))
+    return bisect(starts.length, `${token}/lines`, (from, to, t) => this.insertTsv(table, body.subarray(end(from), end(to)), t), (i, err) => {
+      const l = line(i)
+      // The last field of an ops line is its source offset.
+      const offset = Number(/(\d+)\n?$/.exec(l.toString('latin1'))?.[1] ?? -1)
+      return { table, offset, runId: runIdOf(l), error: errorText(err), payload: Buffer.from(l) }
+    })
   }
 
   private async insertRows(table: string, token: string, values: Array<Record<string, unknown>>): Promise<void> {
-    await this.ch.client.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: `${token}:${table}` } })
+    await this.ch.client.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } })
   }
 
-  private async insertStream(table: string, token: string, body: Buffer): Promise<void> {
-    await this.ch.client.insert({
-      table,
-      values: Readable.from([body], { objectMode: false }),
-      format: 'TabSeparated',
-      clickhouse_settings: { insert_deduplication_token: `${token}:${table}` },
-    })
+  private async insertTsv(table: string, body: Buffer, token: string): Promise<void> {
+    await this.ch.client.insert({ table, values: Readable.from([body], { objectMode: false }), format: 'TabSeparated', clickhouse_settings: { insert_deduplication_token: token } })
   }
+}
+
+/**
+ * Tries items [0, n) in one insert, then halves of a refused range, down to
+ * single items, which are refused. Deterministic: the same refusals give the
+ * same inserts with the same tokens.
+ */
+async function bisect(n: number, token: string, insertRange: (from: number, to: number, token: string) => Promise<void>, refuse: (i: number, err: unknown) => RefusedRow): Promise<RefusedRow[]> {
+  const refused: RefusedRow[] = []
+  const attempt = async (from: number, to: number, t: string): Promise<void> => {
+    if (from >= to) return
+    try {
+      await insertRange(from, to, t)
+    } catch (err) {
+      if (!isDataError(err)) throw err
+      if (to - from === 1) {
+        refused.push(refuse(from, err))
+        return
+      }
+      const mid = from + Math.ceil((to - from) / 2)
+      await attempt(from, mid, `${t}/a`)
+      await attempt(mid, to, `${t}/b`)
+    }
+  }
+  await attempt(0, n, token)
+  return refused
+}
+
+function errorText(err: unknown): string {
+  return String((err as Error).message ?? err).replace(/\s+/g, ' ').trim().slice(0, MAX_ERROR_CHARS)
+}
+
+function jsonPayload(rows: Array<Record<string, unknown>>): Buffer {
+  return Buffer.from(JSON.stringify(rows))
 }
 
 /**

@@ -18,12 +18,18 @@ import {
   RECORD_KIND,
   SCHEMA_VERSION,
   STATUSES,
+  MAX_JSON_RECORD_BYTES,
+  RunLifecycleBody,
+  ServerMetricsBody,
   type IntervalHistogram,
   type Operation,
   type RunLifecycle,
   type ServerMetrics,
   type Status,
 } from '../../../schemas/events.v1.js'
+import type { Static } from 'typebox'
+import { Compile } from 'typebox/compile'
+import { schemaProblems } from '../validation.js'
 
 /** Why a message or an event was rejected. Stable names: they are metric labels and dead-letter reasons. */
 export const REJECT_REASONS = [
@@ -46,10 +52,16 @@ export const REJECT_REASONS = [
   'bytes_out_of_range',
   'invalid_histogram',
   'window_length_mismatch',
+  'invalid_record',
+  'record_too_large',
 ] as const
 export type RejectReason = (typeof REJECT_REASONS)[number]
 
 const MAX_ID_BYTES = 64
+/** Longest interval of an INTERVAL_HISTOGRAM record: one day. */
+const MAX_INTERVAL_US = 86_400e6
+/** Most operations in one interval (a trillion: far above any real client, far below float trouble). */
+const MAX_INTERVAL_COUNT = 1e12
 /** Smallest encoded event: six one-byte fields plus the zigzag delta. */
 const MIN_EVENT_BYTES = 7
 
@@ -299,7 +311,7 @@ export function decodeMessage(buf: Buffer | null, limits: DecodeLimits, visitor:
         return decodeHistogram(new Reader(buf, 4), limits)
       case RECORD_KIND.RUN_LIFECYCLE:
       case RECORD_KIND.SERVER_METRICS:
-        return decodeJson(buf, kind)
+        return decodeJson(buf, kind, limits)
       default:
         return { ok: false, reason: 'unknown_record_kind', detail: `record kind ${kind}; known kinds are ${Object.entries(RECORD_KIND).map(([k, v]) => `${v} (${k})`).join(', ')}` }
     }
@@ -375,11 +387,16 @@ function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   const intervalLengthUs = r.varint()
   const n = r.varint()
   if (n * 2 > r.buf.length - r.pos) return { ok: false, reason: 'truncated', detail: `histogram claims ${n} buckets but only ${r.buf.length - r.pos} bytes follow` }
+  if (n > HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `histogram claims ${n} buckets; the layout has ${HISTOGRAM_BUCKETS}` }
+  if (intervalLengthUs > MAX_INTERVAL_US) return { ok: false, reason: 'invalid_histogram', detail: `interval of ${intervalLengthUs} µs; at most ${MAX_INTERVAL_US} µs (one day) is accepted` }
   const buckets: Array<[number, number]> = []
+  let total = 0
   for (let i = 0; i < n; i++) {
     const idx = r.varint()
     const c = r.varint()
     if (idx >= HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `bucket index ${idx}; valid indexes are 0..${HISTOGRAM_BUCKETS - 1}` }
+    total += c
+    if (total > MAX_INTERVAL_COUNT) return { ok: false, reason: 'invalid_histogram', detail: `more than ${MAX_INTERVAL_COUNT} operations in one interval` }
     buckets.push([idx, c])
   }
   if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last bucket` }
@@ -391,51 +408,54 @@ function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record: { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op, status, intervalStartUs, intervalLengthUs, buckets } }
 }
 
-function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof RECORD_KIND.SERVER_METRICS): DecodeResult {
+/** Compiled once: the JSON record bodies are checked against schemas/events.v1.ts. */
+const lifecycleBody = Compile(RunLifecycleBody)
+const serverMetricsBody = Compile(ServerMetricsBody)
+/** Problems named in one dead letter's detail. */
+const MAX_PROBLEMS_LISTED = 3
+
+function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof RECORD_KIND.SERVER_METRICS, limits: DecodeLimits): DecodeResult {
+  if (buf.length > MAX_JSON_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a ${kind === RECORD_KIND.RUN_LIFECYCLE ? 'run lifecycle' : 'server metrics'} record of ${buf.length} bytes; at most ${MAX_JSON_RECORD_BYTES} are accepted` }
   let value: unknown
   try {
     value = JSON.parse(buf.toString('utf8', 4))
   } catch (err) {
     return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
   }
-  if (typeof value !== 'object' || value === null) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
-  const v = value as Record<string, unknown>
-  if (typeof v.runId !== 'string' || !ID_PATTERN.test(v.runId) || typeof v.clientId !== 'string' || !ID_PATTERN.test(v.clientId)) {
-    return { ok: false, reason: 'invalid_id', detail: 'runId and clientId must be strings of 1-64 characters from A-Z a-z 0-9 . _ : -' }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  const schema = kind === RECORD_KIND.RUN_LIFECYCLE ? lifecycleBody : serverMetricsBody
+  if (!schema.Check(value)) {
+    const problems = schemaProblems(kind === RECORD_KIND.RUN_LIFECYCLE ? RunLifecycleBody : ServerMetricsBody, value, '', 'the record')
+    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
   }
-  if (typeof v.atUs !== 'number' || !Number.isFinite(v.atUs)) return { ok: false, reason: 'invalid_json', detail: 'atUs must be a number (µs since epoch)' }
+  const v = value as { runId: string; clientId: string; atUs: number }
+  if (!(v.atUs >= limits.minStartUs && v.atUs <= limits.maxStartUs)) {
+    return { ok: false, reason: 'timestamp_out_of_range', detail: `atUs ${v.atUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs (MAX_EVENT_AGE_S, MAX_EVENT_FUTURE_S)` }
+  }
   if (kind === RECORD_KIND.RUN_LIFECYCLE) {
-    if (v.phase !== 'start' && v.phase !== 'end') return { ok: false, reason: 'invalid_json', detail: `phase must be "start" or "end"` }
+    const l = value as Static<typeof RunLifecycleBody>
     const record: RunLifecycle = {
       kind,
-      phase: v.phase,
-      runId: v.runId,
-      clientId: v.clientId,
-      atUs: v.atUs,
-      labels: stringRecord(v.labels),
-      workload: typeof v.workload === 'string' ? v.workload : '',
-      binding: typeof v.binding === 'string' ? v.binding : '',
-      threads: typeof v.threads === 'number' ? v.threads : 0,
-      target: typeof v.target === 'number' ? v.target : 0,
+      phase: l.phase,
+      runId: l.runId,
+      clientId: l.clientId,
+      atUs: l.atUs,
+      labels: l.labels ?? {},
+      workload: l.workload ?? '',
+      binding: l.binding ?? '',
+      threads: l.threads ?? 0,
+      target: l.target ?? 0,
     }
-    if (v.sent !== undefined) record.sent = numberRecord(v.sent)
-    if (typeof v.undelivered === 'number') record.undelivered = v.undelivered
-    if (typeof v.runtimeMs === 'number') record.runtimeMs = v.runtimeMs
+    if (l.group !== undefined) record.group = l.group
+    if (l.repeat !== undefined) record.repeat = l.repeat
+    if (l.properties !== undefined) record.properties = l.properties
+    if (l.sent !== undefined) record.sent = l.sent
+    if (l.undelivered !== undefined) record.undelivered = l.undelivered
+    if (l.runtimeMs !== undefined) record.runtimeMs = l.runtimeMs
     return { ok: true, kind, record }
   }
-  return { ok: true, kind, record: { kind, runId: v.runId, clientId: v.clientId, atUs: v.atUs, source: typeof v.source === 'string' ? v.source : '', values: numberRecord(v.values) } }
-}
-
-function stringRecord(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {}
-  if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x
-  return out
-}
-
-function numberRecord(v: unknown): Record<string, number> {
-  const out: Record<string, number> = {}
-  if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && Number.isFinite(x)) out[k] = x
-  return out
+  const m = value as Static<typeof ServerMetricsBody>
+  return { ok: true, kind, record: { kind, runId: m.runId, clientId: m.clientId, atUs: m.atUs, source: m.source, values: m.values } }
 }
 
 /** Writer for the per-event fields of OpEvent-shaped objects (tests, adapters). */

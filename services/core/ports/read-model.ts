@@ -36,6 +36,8 @@ export interface ReadModel {
   percentileCheck(runId: string, quantiles: readonly number[]): Promise<PercentileCheck[]>
   /** Dead letters by reason. */
   deadLetterCounts(): Promise<Record<string, number>>
+  /** Resolves when the store answers a trivial query; rejects otherwise. */
+  ping(): Promise<void>
   /** One read-only statement, at most `limit` rows. */
   query(sql: string, limit: number): Promise<QueryResult>
 }
