@@ -27,10 +27,12 @@ import java.util.function.Function;
  * and what it could not deliver is reported, never hidden.
  *
  * <p>Life: DB constructors {@link #register} (YCSB constructs all of them in
- * its main thread before any client thread starts), each init {@link #acquire}s
- * the shared instance and {@link #start}s it (the first start opens Kafka and
- * sends the RUN_LIFECYCLE 'start' record before any event), and each cleanup
- * (or failed init) {@link #release}s it. The last release flushes with a bounded
+ * its main thread before any client thread starts), each DB's setProperties
+ * (called by YCSB's DBFactory right after construction, still in the main
+ * thread and before YCSB starts its run clock) {@link #acquire}s the shared
+ * instance and {@link #start}s it (the first start opens Kafka and sends the
+ * RUN_LIFECYCLE 'start' record before any event), and each cleanup (or failed
+ * init) {@link #release}s it. The last release flushes with a bounded
  * wait, sends the 'end' record with the delivered counts and prints a summary
  * line to stderr. Counting constructed instances rather than initialised ones
  * matters: a thread that finishes before another has even called init must not

@@ -274,18 +274,38 @@ class BenchstreamDBTest {
     e = assertThrows(DBException.class, missing::init);
     assertTrue(e.getMessage().contains("class not found"), e.getMessage());
 
+    assertTrue(transport.control.isEmpty(), "bad settings and a missing binding announce nothing");
+
+    // The binding itself fails: the run was announced (before YCSB's clock started)
+    // and ends with nothing sent.
     FakeDB.failInit = true;
     BenchstreamDB failing = new BenchstreamDB();
     failing.setProperties(props());
     assertThrows(DBException.class, failing::init);
     FakeDB.failInit = false;
-    assertTrue(transport.control.isEmpty(), "nothing was started");
+    assertEquals(2, transport.control.size());
+    assertTrue(json(transport.control.get(1)).contains("\"sent\":{},\"undelivered\":0,"));
+    transport.control.clear();
 
     // The next run starts from a clean slate: thread indexes from 0, a new emitter.
     List<BenchstreamDB> dbs = open(1, props());
     dbs.get(0).read("usertable", "k", null, new HashMap<>());
     dbs.get(0).cleanup();
     assertEquals(0, events().get(0).thread);
+    assertEquals(2, transport.control.size());
+  }
+
+  @Test
+  void theRunIsAnnouncedWhenYcsbSetsPropertiesBeforeAnyInit() throws Exception {
+    BenchstreamDB a = new BenchstreamDB();
+    BenchstreamDB b = new BenchstreamDB();
+    a.setProperties(props());
+    b.setProperties(props());
+    assertEquals(1, transport.control.size(), "'start' sent once, before init and before YCSB's clock");
+    a.init();
+    b.init();
+    a.cleanup();
+    b.cleanup();
     assertEquals(2, transport.control.size());
   }
 
