@@ -2,7 +2,7 @@
 // End-to-end check of the YCSB bridge (services/ycsb) against a real Kafka broker:
 // real YCSB 0.17.0 runs through io.benchstream.ycsb.BenchstreamDB wrapping our Redis
 // binding, the topic is read back and decoded with the TS codec
-// (dist/services/core/event-codec.js), and the per-(operation, status) counts must
+// (dist/services/core/codec/event-codec.js), and the per-(operation, status) counts must
 // equal YCSB's own report (its `Return=` lines) exactly, and the 'end' record's `sent`.
 //
 //   npm run build && KAFKA_BROKERS=127.0.0.1:9092 REDIS_PORT=6379 node test/tools/verify-ycsb-bridge.mjs
@@ -16,7 +16,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const { decodeMessage } = await import(path.join(root, 'dist/services/core/event-codec.js'))
+const { decodeMessage } = await import(path.join(root, 'dist/services/core/codec/event-codec.js'))
 const { OPERATIONS, STATUSES, RECORD_KIND } = await import(path.join(root, 'dist/schemas/events.v1.js'))
 const { Kafka, logLevel } = (await import('kafkajs')).default
 
@@ -68,7 +68,7 @@ const phases = [
 const ycsbSide = {}
 for (const [clientId, args] of phases) {
   ycsbSide[clientId] = ycsb(clientId, args)
-  console.log(`${clientId}: YCSB ${JSON.stringify(ycsbSide[clientId].counts)}\n  ${ycsbSide[clientId].summary}`)
+  console.log(`${String(clientId)}: YCSB ${JSON.stringify(ycsbSide[clientId].counts)}\n  ${ycsbSide[clientId].summary}`)
 }
 
 // Read everything back.
@@ -127,11 +127,11 @@ for (const [clientId] of phases) {
   const s = seen[clientId]
   const end = s.lifecycle.find((l) => l.phase === 'end')
   const start = s.lifecycle.find((l) => l.phase === 'start')
-  const sorted = (o) => JSON.stringify(Object.fromEntries(Object.entries(o).sort()))
+  const sorted = (o) => JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b))))
   const same = sorted(y.counts) === sorted(s.counts)
   const endSame = end !== undefined && sorted(end.sent) === sorted(s.counts) && end.undelivered === 0
   ok &&= same && endSame && start !== undefined && s.rejected === 0
-  console.log(`${clientId}: ${same ? 'MATCH' : 'MISMATCH'} decoded ${sorted(s.counts)} vs YCSB ${sorted(y.counts)}; end.sent ${end ? sorted(end.sent) : 'missing'} undelivered ${end?.undelivered}; start ${start ? 'yes' : 'missing'}; threads ${[...s.threads].sort().join(',')}; rejected ${s.rejected}; events with intended > latency ${s.intendedAbove}/${s.events}`)
+  console.log(`${String(clientId)}: ${same ? 'MATCH' : 'MISMATCH'} decoded ${sorted(s.counts)} vs YCSB ${sorted(y.counts)}; end.sent ${end ? sorted(end.sent) : 'missing'} undelivered ${String(end?.undelivered)}; start ${start ? 'yes' : 'missing'}; threads ${[...s.threads].sort((a, b) => a - b).join(',')}; rejected ${s.rejected}; events with intended > latency ${s.intendedAbove}/${s.events}`)
   for (const op of Object.keys(s.latencies)) {
     const yp = y.report[`${op} 99thPercentileLatency(us)`]
     const yi = y.report[`Intended-${op} 99thPercentileLatency(us)`]

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { CACHE_OUTCOMES, OPERATIONS, RECORD_KIND, STATUSES, type CacheOutcome, type Operation, type RunLifecycle, type Status } from '../../schemas/events.v1.js'
-import { decodeMessage, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp } from '../../services/core/event-codec.js'
+import { decodeMessage, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
 
 interface VectorEvent {
   thread: number
