@@ -4,6 +4,9 @@
  */
 import { Type, type Static } from 'typebox'
 
+/** Largest time accepted in a query parameter: 2100-01-01, ms since the epoch. */
+const MAX_EPOCH_MS = 4_102_444_800_000
+
 export const RunIdParams = Type.Object({
   runId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id: 1-64 characters from A-Z a-z 0-9 . _ : -' }),
 })
@@ -15,7 +18,7 @@ export const ReportQuery = Type.Object({
 export type ReportQuery = Static<typeof ReportQuery>
 
 export const TimelineQuery = Type.Object({
-  since: Type.Optional(Type.Integer({ minimum: 0, description: 'only windows starting at or after this time, ms since epoch' })),
+  since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description: `only windows starting at or after this time: ms since the Unix epoch, 0 to ${MAX_EPOCH_MS} (year 2100)` })),
 })
 export type TimelineQuery = Static<typeof TimelineQuery>
 
@@ -32,7 +35,9 @@ export type CompareQuery = Static<typeof CompareQuery>
 
 export const SqlBody = Type.Object(
   {
-    sql: Type.String({ minLength: 1, maxLength: 100_000, description: 'one read-only statement: SELECT, WITH, SHOW, DESCRIBE or EXPLAIN' }),
+    sql: Type.String({ minLength: 1, maxLength: 262_144, description: 'one SELECT (or WITH ... SELECT) over the benchstream database; an optional FORMAT clause returns text in that format' }),
+    maxRows: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'fewer rows than the server\'s cap (API_MAX_QUERY_ROWS)' })),
+    format: Type.Optional(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$', description: 'a ClickHouse output format (TSV, CSV, PrettyCompact, JSON, ...) when the query has no FORMAT clause: the answer is that text' })),
   },
   { additionalProperties: false },
 )

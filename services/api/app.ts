@@ -7,40 +7,40 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
-import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
+import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { compareReports } from '../core/reports/compare.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
 import type { ApiConfig } from './config.js'
+import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveViewHtml } from './live-view.js'
 
 export interface ApiDeps {
   /** Where runs and reports are read from. */
   readModel: ReadModel
+  /** Users' own SQL, guarded. */
+  adHoc: AdHocQueries
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
   problems?: () => Promise<string[]>
   /** Prometheus text exposition of this process's OpenTelemetry metrics, served at /metrics. */
   metricsHandler?: (req: IncomingMessage, res: ServerResponse) => void
+  /** Where unexpected errors (5xx) are reported. */
+  onError?: (err: unknown) => void
 }
 
-const READ_ONLY = /^\s*(SELECT|WITH|SHOW|DESCRIBE|DESC|EXPLAIN)\b/i
-const HTTP_STATUS: Partial<Record<string, number>> = { BS_ERR_NOT_FOUND: 404, BS_ERR_BAD_REQUEST: 400, BS_ERR_CLICKHOUSE: 502 }
-
 export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
-  const app = Fastify({ logger: config.logRequests ? { level: 'info' } : false }).withTypeProvider<TypeBoxTypeProvider>()
-
-  app.setErrorHandler((err, _req, reply) => {
-    if (isBenchstreamError(err)) {
-      const statusCode = HTTP_STATUS[err.code] ?? 500
-      return reply.status(statusCode).send({ statusCode, code: err.code, error: err.name, message: err.message })
-    }
-    const e = err as { validation?: unknown; statusCode?: number; code?: string; message: string }
-    if (e.validation !== undefined) return reply.status(400).send({ statusCode: 400, code: 'BS_ERR_BAD_REQUEST', error: 'Bad Request', message: e.message })
-    const statusCode = e.statusCode ?? 500
-    return reply.status(statusCode).send({ statusCode, code: e.code ?? 'BS_ERR_INTERNAL', error: 'Error', message: e.message })
-  })
+  const app = Fastify({
+    logger: config.logRequests ? { level: 'info' } : false,
+    // 1 MiB: the largest body is an ad hoc query of at most 256 KiB.
+    bodyLimit: 1024 * 1024,
+    clientErrorHandler,
+    http: { maxHeaderSize: 16 * 1024 },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  typeboxValidators(app)
+  errorShape(app, (err) => deps.onError?.(err))
+  accessControl(app, { token: config.token, allowedHosts: config.allowedHosts })
 
   const rm = deps.readModel
   app.get('/healthz', async (_req, reply) => {
@@ -68,14 +68,16 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
 
   app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
 
-  // Ad hoc SQL for people without a ClickHouse client (in the embedded mode this
-  // process owns the data directory, so this is the way in). Read-only.
-  app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req) => {
-    const sql = req.body.sql.trim().replace(/;\s*$/, '')
-    if (!READ_ONLY.test(sql) || sql.includes(';')) {
-      throw new BenchstreamError('BS_ERR_BAD_REQUEST', 'only one read-only statement is allowed: SELECT, WITH, SHOW, DESCRIBE or EXPLAIN, without ";" inside')
+  // Ad hoc SQL for people without a ClickHouse client (in the embedded mode
+  // this process owns the data directory, so this is the way in): one
+  // read-only SELECT over Benchstream's tables, bounded, checked and run by
+  // the guard (services/adapters/clickhouse/sql-guard.ts).
+  app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req, reply) => {
+    const r = await deps.adHoc.run(req.body.sql, { ...(req.body.maxRows === undefined ? {} : { maxRows: req.body.maxRows }), ...(req.body.format === undefined ? {} : { format: req.body.format }) })
+    if (r.text !== undefined) {
+      return reply.type('text/plain; charset=utf-8').header('x-benchstream-truncated', String(r.truncated)).header('x-benchstream-format', r.format).send(r.text)
     }
-    return rm.query(sql, config.maxQueryRows)
+    return { rows: r.rows, rowCount: r.rowCount, bytes: r.bytes, truncated: r.truncated, limits: r.limits, elapsedMs: Math.round(r.elapsedMs) }
   })
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))

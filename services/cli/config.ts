@@ -6,9 +6,10 @@ import { EnvVar, readEnv, type Env } from '../common/config.js'
 
 export const CliEnv = Type.Object({
   BENCHSTREAM_API_URL: EnvVar.optional({ pattern: '^https?://\\S+$', allowed: 'an http:// or https:// URL', description: 'read commands (report, sql, runs) ask this API instead of opening ClickHouse' }),
+  BENCHSTREAM_API_TOKEN: EnvVar.optional({ pattern: '^[\\x21-\\x7e]{16,256}$', allowed: '16-256 printable characters without spaces', description: 'the API_TOKEN of that API, sent as a bearer token' }),
 })
 
-export function readCliEnv(env: Env): { apiUrl: string | undefined } {
+export function readCliEnv(env: Env): { apiUrl: string | undefined; apiToken: string | undefined } {
   const e = readEnv(CliEnv, env)
-  return { apiUrl: e.BENCHSTREAM_API_URL?.replace(/\/+$/, '') }
+  return { apiUrl: e.BENCHSTREAM_API_URL?.replace(/\/+$/, ''), apiToken: e.BENCHSTREAM_API_TOKEN }
 }

@@ -6,8 +6,10 @@
 import { parseArgs } from 'node:util'
 import { openClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
+import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
 import { readInfraConfig } from '../common/infra-config.js'
-import { BenchstreamError } from '../core/errors.js'
+import { readApiConfig } from '../api/config.js'
+import { BenchstreamError, ERROR_CODES, type ErrorCode } from '../core/errors.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
 import { readCliEnv } from './config.js'
 
@@ -17,8 +19,6 @@ const USAGE = {
   runs: 'usage: benchstream runs [--json]',
 } as const
 
-/** Row cap of `benchstream sql` when it opens ClickHouse itself (the API has API_MAX_QUERY_ROWS). */
-const LOCAL_QUERY_ROWS = 10_000
 
 export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly string[]): Promise<number> {
   let parsed
@@ -30,13 +30,21 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
   const json = parsed.values.json === true
   const args = parsed.positionals
   if ((cmd === 'report' || cmd === 'sql') !== (args.length === 1) || (cmd === 'runs' && args.length > 0)) throw new BenchstreamError('BS_ERR_USAGE', USAGE[cmd])
-  const api = readCliEnv(process.env).apiUrl
+  // Ad hoc SQL prints what ClickHouse's own client would: a table on a
+  // terminal, TSV into a pipe, JSON with --json, or the query's FORMAT.
+  const sqlFormat = json ? 'JSON' : process.stdout.isTTY ? 'PrettyCompact' : 'TSV'
+  const { apiUrl: api, apiToken } = readCliEnv(process.env)
   if (api !== undefined) {
+    const auth: Record<string, string> = apiToken === undefined ? {} : { authorization: `Bearer ${apiToken}` }
     const url = cmd === 'report' ? `${api}/api/v1/runs/${encodeURIComponent(args[0]!)}/report${json ? '' : '?format=text'}` : cmd === 'runs' ? `${api}/api/v1/runs` : `${api}/api/v1/query`
-    const res = await fetch(url, cmd === 'sql' ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: args[0] }) } : {})
+    const res = await fetch(url, cmd === 'sql' ? { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ sql: args[0], format: sqlFormat }) } : { headers: auth })
     const body = await res.text()
-    process.stdout.write(cmd === 'sql' || cmd === 'runs' || json ? formatJson(body) : body)
-    return res.ok ? 0 : 1
+    if (!res.ok) throw apiError(res.status, body)
+    if (cmd === 'sql') {
+      process.stdout.write(body)
+      if (res.headers.get('x-benchstream-truncated') === 'true') process.stderr.write('benchstream: the result was cut at the row or byte cap (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n')
+    } else process.stdout.write(cmd === 'runs' || json ? formatJson(body) : body)
+    return 0
   }
   const infra = readInfraConfig(process.env)
   const ch = openClickHouse(infra.clickhouse)
@@ -50,13 +58,31 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
       if (json) process.stdout.write(JSON.stringify(runs, null, 2) + '\n')
       else for (const r of runs) process.stdout.write(`${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.operations} ops\t${JSON.stringify(r.labels)}\n`)
     } else {
-      const { rows } = await rm.query(args[0]!, LOCAL_QUERY_ROWS)
-      for (const row of rows) process.stdout.write(JSON.stringify(row) + '\n')
+      const q = readApiConfig(process.env).query
+      const guard = await openSqlGuard(infra.clickhouse, { database: infra.clickhouse.database, limits: q, concurrency: 1, queue: 0, queueTimeoutMs: 0 })
+      try {
+        const r = await guard.run(args[0]!, { format: sqlFormat })
+        process.stdout.write(r.text ?? '')
+        if (r.truncated) process.stderr.write(`benchstream: the result was cut at ${r.limits.maxRows} rows or ${r.limits.maxBytes} bytes (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n`)
+      } finally {
+        await guard.close()
+      }
     }
   } finally {
     await ch.close()
   }
   return 0
+}
+
+/** An API error answer ({ code, message }) as the error it stands for. */
+function apiError(status: number, body: string): BenchstreamError {
+  try {
+    const e = JSON.parse(body) as { code?: string; message?: string }
+    if (typeof e.code === 'string' && e.code in ERROR_CODES) return new BenchstreamError(e.code as ErrorCode, e.message ?? `HTTP ${status}`)
+  } catch {
+    // not JSON: fall through
+  }
+  return new BenchstreamError('BS_ERR_BAD_REQUEST', `the API answered HTTP ${status}: ${body.slice(0, 500)}`)
 }
 
 function formatJson(body: string): string {

@@ -22,6 +22,7 @@ import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickho
 import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
+import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
 import { ClickHouseWindowStore } from '../adapters/clickhouse/window-store.js'
 import { WebhookNotifier } from '../adapters/http/alert-webhook.js'
 import { KafkaAlertPublisher } from '../adapters/kafka/alert-publisher.js'
@@ -43,6 +44,9 @@ import { build as buildProcessor, type Processor } from '../processor/app.js'
 import { readProcessorConfig } from '../processor/config.js'
 import { ProcessorMetrics } from '../processor/metrics.js'
 import { readServerConfig } from './config.js'
+
+/** Longest wait of an ad hoc query for a free connection before it is answered 429. */
+const AD_HOC_QUEUE_TIMEOUT_MS = 5000
 
 export interface Server {
   processor: Processor
@@ -111,6 +115,12 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     await processor.start()
     closers.push(() => processor.stop())
 
+    // Reads (reports, timelines, alerts) go through a connection of their own:
+    // chDB runs one query at a time per connection, and the processor's inserts must not wait behind them.
+    const reader = opts.clickhouse === undefined ? openClickHouse(cfg.infra.clickhouse) : opts.clickhouse
+    if (reader !== ch) closers.push(() => reader.close())
+    const readModel = new ClickHouseReadModel(reader)
+
     let alerts: AlertEngine | undefined
     if (alertsCfg.enabled) {
       const publisher = await KafkaAlertPublisher.open(kafka, cfg.infra.topics.alerts)
@@ -119,18 +129,21 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
       if (alertsCfg.webhookUrl !== undefined) {
         notifiers.push(new WebhookNotifier({ url: alertsCfg.webhookUrl, timeoutMs: alertsCfg.webhookTimeoutMs, attempts: alertsCfg.webhookAttempts, backoffMs: alertsCfg.webhookBackoffMs, receiver: alertsCfg.receiver, externalUrl: alertsCfg.externalUrl }))
       }
-      const engine = buildAlerts(alertsCfg, { source: new ClickHouseAlertSource(ch), store: new ClickHouseAlertStore(ch), notifiers, log: (line) => log.warn({ component: 'alerts' }, line) })
+      const engine = buildAlerts(alertsCfg, { source: new ClickHouseAlertSource(reader), store: new ClickHouseAlertStore(reader), notifiers, log: (line) => log.warn({ component: 'alerts' }, line) })
       engine.start()
       closers.push(() => engine.stop())
       alerts = engine
     }
 
-    const readModel = new ClickHouseReadModel(ch)
     let api: FastifyInstance | undefined
     let apiUrl: string | undefined
     if (opts.api) {
+      // Users' SQL runs on read-only connections of its own, so it never queues in front of the processor's inserts.
+      const adHoc = await openSqlGuard(cfg.infra.clickhouse, { database: cfg.infra.clickhouse.database, limits: apiCfg.query, concurrency: apiCfg.query.concurrency, queue: apiCfg.query.queue, queueTimeoutMs: AD_HOC_QUEUE_TIMEOUT_MS })
+      closers.push(() => adHoc.close())
       const a = buildApi(apiCfg, {
         readModel,
+        adHoc,
         status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, heldBack: processor.heldBack(), ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
         problems: async () => {
           const problems = processor.health(serverCfg.health)

@@ -4,7 +4,7 @@
  * from merged histograms. A run's window length comes from the `runs` view.
  */
 import { BenchstreamError } from '../../core/errors.js'
-import type { PercentileCheck, QueryResult, ReadModel, RunInfo, RunReport, TimelinePoint } from '../../core/ports/read-model.js'
+import type { PercentileCheck, ReadModel, RunInfo, RunReport, TimelinePoint } from '../../core/ports/read-model.js'
 import { buildReport } from '../../core/reports/ycsb-report.js'
 import { entriesFromMap, quantileFromEntries } from '../../core/stats/histogram.js'
 import { queryRows, type ClickHouse } from './client.js'
@@ -129,12 +129,4 @@ export class ClickHouseReadModel implements ReadModel {
     await queryRows(this.ch, 'SELECT 1 AS ok')
   }
 
-  async query(sql: string, limit: number): Promise<QueryResult> {
-    try {
-      const rows = await queryRows<Record<string, unknown>>(this.ch, `${sql}\nSETTINGS max_result_rows = ${limit}, result_overflow_mode = 'break'`)
-      return { rows, rowCount: rows.length, limit }
-    } catch (err) {
-      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `query failed: ${(err as Error).message}`, { cause: err })
-    }
-  }
 }

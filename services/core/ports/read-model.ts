@@ -15,12 +15,6 @@ export interface PercentileCheck {
   exact: number
 }
 
-/** Rows of an ad hoc query. */
-export interface QueryResult {
-  rows: Array<Record<string, unknown>>
-  rowCount: number
-  limit: number
-}
 
 export interface ReadModel {
   /** Newest first. */
@@ -38,6 +32,4 @@ export interface ReadModel {
   deadLetterCounts(): Promise<Record<string, number>>
   /** Resolves when the store answers a trivial query; rejects otherwise. */
   ping(): Promise<void>
-  /** One read-only statement, at most `limit` rows. */
-  query(sql: string, limit: number): Promise<QueryResult>
 }

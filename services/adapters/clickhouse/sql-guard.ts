@@ -1,0 +1,396 @@
+/**
+ * Ad hoc SQL that cannot hurt anyone (services/core/ports/ad-hoc-queries.ts).
+ *
+ * Enforced by the engine where it can be, checked with the engine's own
+ * parser where it cannot, never by regexes over SQL text:
+ *
+ *  1. Its own connections, opened with `readonly=1` and the limits as
+ *     connection settings (chDB: connectionArgs of a Session; a server:
+ *     settings of a dedicated client). Under readonly=1 ClickHouse refuses
+ *     INSERT in every form, DDL, SET, a SETTINGS clause that changes a value,
+ *     and every table function that reaches files, URLs or other servers;
+ *     max_execution_time, max_memory_usage, rows to read are enforced by it.
+ *     Separate connections also keep user queries from queueing in front of
+ *     the processor's inserts: chDB serialises queries per connection only.
+ *  2. What readonly=1 still lets through (measured on chDB 3.4 / ClickHouse
+ *     26.7: SELECT ... INTO OUTFILE, the scalar file(), DESCRIBE of url()/
+ *     file(), KILL QUERY, global SYSTEM STOP ..., USE, other databases,
+ *     system tables, merge()/view()/mergeTreeIndex()) is refused by a check
+ *     built on ClickHouse's parser: formatQuerySingleLine (one statement, the
+ *     user's text passed as a bound parameter), EXPLAIN AST (a single SELECT;
+ *     functions and tables named) and EXPLAIN QUERY TREE (every table resolved,
+ *     also through IN, CTEs and unqualified names, inside the benchstream
+ *     database).
+ *  3. Results are streamed and cut at a row and a byte cap in JS (the
+ *     engine's max_result_bytes does not count constant columns), and the
+ *     query is cancelled for real when cut or too slow.
+ *
+ * Findings behind each rule: /work/notes/chdb-guard.md; the attack corpus is
+ * test/integration/sql-guard.test.ts.
+ */
+import { Session } from 'chdb'
+import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { BenchstreamError } from '../../core/errors.js'
+import type { AdHocLimits, AdHocOptions, AdHocQueries, AdHocResult } from '../../core/ports/ad-hoc-queries.js'
+import type { ClickHouseConfig } from '../../common/infra-config.js'
+
+/** Limits of one ad hoc query, enforced by the engine and, for the result, by us. */
+export interface GuardLimits extends AdHocLimits {
+  /** Seconds a query may run (max_execution_time). */
+  timeoutS: number
+  /** Bytes of memory a query may use (max_memory_usage). */
+  maxMemory: number
+  /** Rows a query may read from tables (max_rows_to_read). */
+  maxRowsToRead: number
+}
+
+export interface GuardOptions {
+  database: string
+  limits: GuardLimits
+  /** Queries that run at once (one connection each). */
+  concurrency: number
+  /** Queries that may wait for a connection; beyond this, BS_ERR_BUSY at once. */
+  queue: number
+  /** Longest wait for a connection before BS_ERR_BUSY. */
+  queueTimeoutMs: number
+}
+
+/** Table functions a user query may call: they read nothing but what they generate. */
+const ALLOWED_TABLE_FUNCTIONS = new Set(['numbers', 'numbers_mt', 'generate_series', 'generateseries', 'values', 'null', 'one'])
+/** Scalar functions that reach outside the query's tables (readonly=1 does not stop them). */
+const DENIED_FUNCTIONS = /^(file|dict\w*|joinget\w*|hascolumnintable|getserversetting|getmacro|filesystem\w*)$/i
+/** Output formats a query may name in a FORMAT clause (text formats only). */
+export const ALLOWED_FORMATS = ['TabSeparated', 'TSV', 'TabSeparatedWithNames', 'TSVWithNames', 'TabSeparatedWithNamesAndTypes', 'TSVWithNamesAndTypes', 'TabSeparatedRaw', 'TSVRaw', 'CSV', 'CSVWithNames', 'JSON', 'JSONCompact', 'JSONEachRow', 'JSONCompactEachRow', 'JSONStrings', 'Pretty', 'PrettyCompact', 'PrettyCompactMonoBlock', 'PrettySpace', 'PrettyNoEscapes', 'PrettyCompactNoEscapes', 'Markdown', 'Vertical', 'Values', 'XML'] as const
+/** Engine errors whose message names only the user's own text (safe to return); others are returned by name only. */
+const MESSAGE_SAFE_CODES = new Set([47, 46, 62, 60, 81, 43, 42, 53, 386, 35, 36, 184, 215, 159, 158, 307, 241, 396, 160, 164, 168, 167])
+/** ClickHouse's READONLY error code. */
+const READONLY = 164
+/** Rows per block: with 1,000 the stream can be cut close to the caps. */
+const BLOCK_ROWS = 1000
+/** Longest text of a query, bytes (max_query_size). */
+const MAX_QUERY_BYTES = 256 * 1024
+
+/** A read-only connection the guard checks and runs on. */
+interface GuardConnection {
+  /** One statement's whole result as text (TSVRaw); `params` are bound server-side. */
+  text(sql: string, params?: Record<string, string>): Promise<string>
+  /** A statement's result in chunks of text, cancelled when the iteration stops. */
+  stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string>
+  close(): Promise<void>
+}
+
+/** Settings every guard connection is opened with (readonly last: it freezes the others). */
+function settings(limits: GuardLimits): Array<[string, string | number]> {
+  return [
+    ['max_execution_time', limits.timeoutS],
+    ['timeout_overflow_mode', 'throw'],
+    ['max_memory_usage', limits.maxMemory],
+    ['max_rows_to_read', limits.maxRowsToRead],
+    ['read_overflow_mode', 'throw'],
+    // A backstop far above the JS caps; the stream is cut in JS first.
+    ['max_result_rows', limits.maxRows * 10 + BLOCK_ROWS],
+    ['result_overflow_mode', 'break'],
+    ['max_block_size', BLOCK_ROWS],
+    // One core at most: ingestion keeps the others.
+    ['max_threads', 1],
+    ['max_query_size', MAX_QUERY_BYTES],
+    ['max_ast_elements', 50_000],
+    ['readonly', 1],
+  ]
+}
+
+/** chDB: a Session of its own on the data directory, the settings as connection arguments. */
+class ChdbGuardConnection implements GuardConnection {
+  private constructor(private readonly session: Session) {}
+
+  static async open(path: string, database: string, limits: GuardLimits): Promise<ChdbGuardConnection> {
+    const wanted = settings(limits)
+    const session = new Session(path, { connectionArgs: wanted.map(([k, v]) => `--${k}=${v}`) })
+    const c = new ChdbGuardConnection(session)
+    // An unknown or misspelt connection argument is ignored silently: check each took effect.
+    const got = JSON.parse(await c.text(`SELECT ${wanted.map(([k]) => `toString(getSetting('${k}')) AS ${k}`).join(', ')} FORMAT JSONEachRow`)) as Record<string, string>
+    for (const [k, v] of wanted) {
+      if (got[k] !== String(v)) {
+        session.close()
+        throw new BenchstreamError('BS_ERR_CLICKHOUSE', `the ad hoc query connection could not be made safe: setting ${k} is ${got[k]}, wanted ${v}`)
+      }
+    }
+    // Unqualified names resolve in Benchstream's database (USE lasts for the connection).
+    await c.text(`USE ${database}`)
+    return c
+  }
+
+  async text(sql: string, params?: Record<string, string>): Promise<string> {
+    const r = params === undefined ? await this.session.queryAsync(sql, { format: 'TSVRaw' }) : await this.session.queryBindAsync(sql, params, { format: 'TSVRaw' })
+    return r.text()
+  }
+
+  async *stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string> {
+    const s = this.session.queryStream(sql, { format, signal })
+    try {
+      for await (const chunk of s) yield chunk.text()
+    } finally {
+      s.cancel()
+    }
+  }
+
+  async close(): Promise<void> {
+    this.session.close()
+  }
+}
+
+/** A ClickHouse server: a dedicated client whose every query carries the settings. */
+class HttpGuardConnection implements GuardConnection {
+  private constructor(private readonly client: ClickHouseClient) {}
+
+  static open(cfg: ClickHouseConfig, limits: GuardLimits): HttpGuardConnection {
+    const clickhouse_settings = Object.fromEntries(settings(limits)) as Record<string, string | number>
+    return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings }))
+  }
+
+  async text(sql: string, params?: Record<string, string>): Promise<string> {
+    const rs = await this.client.query({ query: sql, format: 'TabSeparatedRaw', ...(params === undefined ? {} : { query_params: params }) })
+    return rs.text()
+  }
+
+  async *stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string> {
+    const rs = await this.client.query({ query: sql, format: format as 'JSONEachRow', abort_signal: signal })
+    const stream = rs.stream() as AsyncIterable<Array<{ text: string }>>
+    try {
+      for await (const rows of stream) yield rows.map((r) => `${r.text}\n`).join('')
+    } finally {
+      rs.close()
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close()
+  }
+}
+
+/** Opens the guard: on chDB's data directory, or on a ClickHouse server. */
+export async function openSqlGuard(cfg: ClickHouseConfig, opts: GuardOptions): Promise<SqlGuard> {
+  const conns: GuardConnection[] = []
+  try {
+    for (let i = 0; i < opts.concurrency; i++) conns.push(cfg.url === undefined ? await ChdbGuardConnection.open(cfg.embeddedPath, opts.database, opts.limits) : HttpGuardConnection.open(cfg, opts.limits))
+  } catch (err) {
+    for (const c of conns) await c.close()
+    throw err
+  }
+  return new SqlGuard(conns, opts)
+}
+
+export class SqlGuard implements AdHocQueries {
+  private readonly idle: GuardConnection[]
+  private readonly waiting: Array<(c: GuardConnection | undefined) => void> = []
+  /** Queries refused by the check, by rule (metrics, tests). */
+  readonly refusedByRule: Record<string, number> = {}
+
+  constructor(private readonly conns: GuardConnection[], private readonly opts: GuardOptions) {
+    this.idle = [...conns]
+  }
+
+  async run(sql: string, limits: AdHocOptions = {}): Promise<AdHocResult> {
+    const caps: AdHocLimits = { maxRows: Math.min(limits.maxRows ?? this.opts.limits.maxRows, this.opts.limits.maxRows), maxBytes: Math.min(limits.maxBytes ?? this.opts.limits.maxBytes, this.opts.limits.maxBytes) }
+    if (Buffer.byteLength(sql) > MAX_QUERY_BYTES) throw refused('size', `the query is ${Buffer.byteLength(sql)} bytes; at most ${MAX_QUERY_BYTES} are allowed`)
+    const conn = await this.acquire()
+    try {
+      const t0 = performance.now()
+      const { query, format } = await this.check(conn, sql)
+      const result = await this.execute(conn, query, format ?? this.allowedFormat(limits.format), caps)
+      return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
+    } finally {
+      this.release(conn)
+    }
+  }
+
+  /** Refuses anything but one SELECT over the benchstream database; returns the statement to run and its output format. */
+  private async check(conn: GuardConnection, sql: string): Promise<{ query: string; format: string | undefined }> {
+    let canonical: string
+    try {
+      // The user's text is a bound parameter: it is parsed, never executed here.
+      canonical = (await conn.text('SELECT formatQuerySingleLine({q:String})', { q: sql })).replace(/\n$/, '')
+    } catch (err) {
+      throw failed(err, true)
+    }
+    let query = canonical
+    let format: string | undefined
+    const f = /\sFORMAT\s+([A-Za-z][A-Za-z0-9_]*)$/.exec(canonical)
+    if (f !== null) {
+      format = (ALLOWED_FORMATS as readonly string[]).find((x) => x.toLowerCase() === f[1]!.toLowerCase())
+      if (format === undefined) throw this.refuse('format', `FORMAT ${f[1]} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
+      query = canonical.slice(0, f.index)
+    }
+    // EXPLAIN AST parses only; it runs nothing (not even url() schema inference).
+    const ast = (await this.explain(conn, 'AST', query)).split('\n')
+    if (ast[0] !== 'SelectWithUnionQuery (children 1)') {
+      const what = ast[0]?.replace(/\s*\(children \d+\)$/, '').trim() ?? 'nothing'
+      throw this.refuse('select-only', what === 'SelectWithUnionQuery'
+        ? 'INTO OUTFILE is not allowed: results come back in the response'
+        : `only one SELECT (or WITH ... SELECT) is allowed; this is a ${what}`)
+    }
+    const deniedTableFunctions = await this.readonlyTableFunctions(conn)
+    for (const line of ast) {
+      for (const m of line.matchAll(/\bFunction (\S+)/g)) {
+        const name = m[1]!
+        if (DENIED_FUNCTIONS.test(name) || deniedTableFunctions.has(name.toLowerCase())) throw this.refuse('function', `function ${name} is not allowed in ad hoc queries (it reaches outside Benchstream's tables)`)
+      }
+      for (const m of line.matchAll(/\bTableIdentifier (\S+)/g)) this.checkTable(m[1]!)
+    }
+    // EXPLAIN QUERY TREE resolves every table: IN other.t, CTEs, unqualified names.
+    const tree = await this.explain(conn, 'QUERY TREE', query)
+    for (const m of tree.matchAll(/\btable_name: ([^,\s]+)/g)) this.checkTable(m[1]!)
+    for (const m of tree.matchAll(/\btable_function_name: ([^,\s]+)/g)) {
+      if (!ALLOWED_TABLE_FUNCTIONS.has(m[1]!.toLowerCase())) throw this.refuse('function', `table function ${m[1]} is not allowed; allowed are ${[...ALLOWED_TABLE_FUNCTIONS].join(', ')}`)
+    }
+    for (const m of tree.matchAll(/\bfunction_name: ([^,\s]+)/g)) {
+      if (DENIED_FUNCTIONS.test(m[1]!)) throw this.refuse('function', `function ${m[1]} is not allowed in ad hoc queries`)
+    }
+    return { query, format }
+  }
+
+  private allowedFormat(name: string | undefined): string | undefined {
+    if (name === undefined) return undefined
+    const format = (ALLOWED_FORMATS as readonly string[]).find((x) => x.toLowerCase() === name.toLowerCase())
+    if (format === undefined) throw this.refuse('format', `format ${name} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
+    return format
+  }
+
+  private checkTable(name: string): void {
+    const db = this.opts.database
+    const [first, second] = name.split('.')
+    if (second === undefined) return // unqualified: resolved in the tree, inside the database
+    if (first !== db && name !== 'system.one') throw this.refuse('database', `table ${name} is outside the ${db} database; ad hoc queries read Benchstream's tables only (${db}.*)`)
+  }
+
+  private tableFunctions: Set<string> | undefined
+
+  /** Table functions the engine allows under readonly=1, less our allow-list: refused by name. */
+  private async readonlyTableFunctions(conn: GuardConnection): Promise<Set<string>> {
+    if (this.tableFunctions === undefined) {
+      const names = (await conn.text('SELECT name FROM system.table_functions WHERE allow_readonly')).trim().split('\n')
+      this.tableFunctions = new Set(names.map((n) => n.toLowerCase()).filter((n) => n !== '' && !ALLOWED_TABLE_FUNCTIONS.has(n)))
+    }
+    return this.tableFunctions
+  }
+
+  private async explain(conn: GuardConnection, kind: 'AST' | 'QUERY TREE', query: string): Promise<string> {
+    try {
+      return await conn.text(`EXPLAIN ${kind} ${query}`)
+    } catch (err) {
+      throw failed(err, false)
+    }
+  }
+
+  private async execute(conn: GuardConnection, query: string, format: string | undefined, caps: AdHocLimits): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
+    const ac = new AbortController()
+    const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
+    const rows: Array<Record<string, unknown>> = []
+    const texts: string[] = []
+    let bytes = 0
+    let truncated = false
+    try {
+      outer: for await (const chunk of conn.stream(query, format ?? 'JSONEachRow', ac.signal)) {
+        if (format !== undefined) {
+          if (bytes + Buffer.byteLength(chunk) > caps.maxBytes) {
+            truncated = true
+            texts.push(cutUtf8(chunk, caps.maxBytes - bytes))
+            bytes = caps.maxBytes
+            break
+          }
+          texts.push(chunk)
+          bytes += Buffer.byteLength(chunk)
+          continue
+        }
+        for (const line of chunk.split('\n')) {
+          if (line === '') continue
+          const n = Buffer.byteLength(line) + 1
+          if (rows.length >= caps.maxRows || bytes + n > caps.maxBytes) {
+            truncated = true
+            break outer
+          }
+          rows.push(JSON.parse(line) as Record<string, unknown>)
+          bytes += n
+        }
+      }
+    } catch (err) {
+      if (ac.signal.aborted) throw new BenchstreamError('BS_ERR_QUERY_FAILED', `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`)
+      throw failed(err, false)
+    } finally {
+      clearTimeout(timer)
+    }
+    return format === undefined
+      ? { rows, text: undefined, format: 'JSONEachRow', rowCount: rows.length, bytes, truncated }
+      : { rows: undefined, text: texts.join(''), format, rowCount: -1, bytes, truncated }
+  }
+
+  private refuse(rule: string, message: string): BenchstreamError {
+    this.refusedByRule[rule] = (this.refusedByRule[rule] ?? 0) + 1
+    return refused(rule, message)
+  }
+
+  private async acquire(): Promise<GuardConnection> {
+    const c = this.idle.pop()
+    if (c !== undefined) return c
+    if (this.waiting.length >= this.opts.queue) throw busy(this.opts)
+    return new Promise<GuardConnection>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const i = this.waiting.indexOf(take)
+        if (i >= 0) this.waiting.splice(i, 1)
+        reject(busy(this.opts))
+      }, this.opts.queueTimeoutMs)
+      const take = (conn: GuardConnection | undefined): void => {
+        clearTimeout(timer)
+        if (conn === undefined) reject(new BenchstreamError('BS_ERR_BUSY', 'the server is shutting down'))
+        else resolve(conn)
+      }
+      this.waiting.push(take)
+    })
+  }
+
+  private release(c: GuardConnection): void {
+    const next = this.waiting.shift()
+    if (next !== undefined) next(c)
+    else this.idle.push(c)
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.waiting.splice(0)) w(undefined)
+    await Promise.allSettled(this.conns.map((c) => c.close()))
+  }
+}
+
+function refused(rule: string, message: string): BenchstreamError {
+  return new BenchstreamError('BS_ERR_QUERY_REFUSED', `${message} (rule: ${rule})`)
+}
+
+function busy(opts: GuardOptions): BenchstreamError {
+  return new BenchstreamError('BS_ERR_BUSY', `${opts.concurrency} ad hoc quer${opts.concurrency === 1 ? 'y runs' : 'ies run'} and ${opts.queue} wait already; try again in a moment`)
+}
+
+/**
+ * An engine error as BS_ERR_QUERY_FAILED. The message is returned only for
+ * codes whose text names the user's own query (syntax, unknown names,
+ * limits); otherwise only the error's name, since a message can carry data
+ * the query computed (throwIf with a subquery, for one).
+ */
+function failed(err: unknown, parsing: boolean): BenchstreamError {
+  const e = err as { message?: unknown; code?: unknown; clickhouseCode?: unknown; type?: unknown }
+  const message = typeof e.message === 'string' ? e.message : String(err)
+  const code = typeof e.clickhouseCode === 'number' ? e.clickhouseCode : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : Number(/\bCode: (\d+)\b/.exec(message)?.[1] ?? NaN)
+  const name = typeof e.type === 'string' ? e.type : (/\(([A-Z_]{3,})\)\s*$/m.exec(message)?.[1] ?? (Number.isNaN(code) ? 'ERROR' : `code ${code}`))
+  const clean = message.replace(/^Code: \d+\. DB::Exception: /, '').replace(/ In scope SELECT formatQuerySingleLine[\s\S]*$/, '').replace(/\s+/g, ' ').trim()
+  // READONLY: the engine itself refused a write, a setting change or a table function.
+  if (code === READONLY) return new BenchstreamError('BS_ERR_QUERY_REFUSED', `not allowed: ad hoc queries are read-only and may not change settings or reach files, URLs or other servers (ClickHouse: ${clean.slice(0, 300)})`, { cause: err })
+  const safe = parsing || MESSAGE_SAFE_CODES.has(code)
+  return new BenchstreamError('BS_ERR_QUERY_FAILED', safe ? `query failed: ${clean.slice(0, 1000)}` : `query failed with ${name} (the engine's message is not shown: it may carry data the query read)`, { cause: err })
+}
+
+/** At most `max` bytes of a string, without splitting a character. */
+function cutUtf8(s: string, max: number): string {
+  const b = Buffer.from(s)
+  if (b.length <= max) return s
+  let end = Math.max(0, max)
+  while (end > 0 && (b[end]! & 0xc0) === 0x80) end--
+  return b.toString('utf8', 0, end)
+}
