@@ -146,13 +146,15 @@ const passes = []
   } finally {
     broker?.stop()
   }
+  passes.at(-1).seconds = Math.round((Date.now() - started) / 1000)
 }
 if (!external && kafkaFiles.length > 0) {
   for (const version of also) {
+    const from = Date.now()
     console.log(`\n# Kafka-specific integration tests against Kafka ${version}: ${kafkaFiles.map((f) => path.basename(f, '.test.js')).join(', ')}`)
     const broker = startBroker(version)
     if (broker === undefined) {
-      passes.push({ label: `Kafka ${version}: broker did not start`, code: 1, passed: 0, failed: 1, skipped: 0 })
+      passes.push({ label: `Kafka ${version}: broker did not start`, code: 1, passed: 0, failed: 1, skipped: 0, seconds: Math.round((Date.now() - from) / 1000) })
       continue
     }
     try {
@@ -160,10 +162,11 @@ if (!external && kafkaFiles.length > 0) {
     } finally {
       broker.stop()
     }
+    passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
   }
 }
 
-for (const p of passes) if (passes.length > 1) console.log(`${p.label}: ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped`)
+for (const p of passes) if (passes.length > 1) console.log(`${p.label}: ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped (${p.seconds} s)`)
 const sum = (k) => passes.reduce((a, p) => a + p[k], 0)
 console.log(`${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped (${Math.round((Date.now() - started) / 1000)} s)`)
 process.exit(passes.find((p) => p.code !== 0)?.code ?? 0)
