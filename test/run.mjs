@@ -28,9 +28,12 @@ const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
 const TIERS = ['unit', 'integration', 'e2e']
 // The previous Kafka line, still served: what a plain `npm test` re-checks Kafka behaviour against.
 const PREVIOUS_KAFKA = '3.9.1'
-// Integration files whose outcome depends on the broker (protocol versions,
-// coordinator, restart, rebalance, dead-letter produce, crash recovery).
-const KAFKA_FILES = ['kafka-compat', 'processor-resilience', 'processor-kill']
+// Integration files whose outcome depends on the broker: protocol versions, admin,
+// idempotent produce, group consume and commits with metadata (kafka-compat);
+// dead-letter produce, broker restart, rebalance in and out (processor-resilience).
+// About 1.5 minutes against 3.9.1 on two cores, broker start included. The crash
+// test (processor-kill) adds another minute or more; `npm run test:kafka-3.9` runs it.
+const KAFKA_FILES = ['kafka-compat', 'processor-resilience']
 const argv = process.argv.slice(2)
 const onlyAt = argv.indexOf('--only')
 const only = onlyAt === -1 ? undefined : argv[onlyAt + 1]
