@@ -182,7 +182,7 @@ broker_pid() {
 }
 
 # The version of the broker launched from this data dir (empty for one started by an
-# older kafka.sh, which always ran 3.9.1 but did not record it).
+# older kafka.sh, which ran the pom's one version, 3.9.1, and did not record it).
 running_version() {
   [[ -s "$RUNNING_VERSION_FILE" ]] && echo "$(<"$RUNNING_VERSION_FILE")"
   return 0
