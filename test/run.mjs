@@ -3,11 +3,20 @@
 // Tiers: unit (pure, no services), integration and e2e (a real Kafka broker,
 // started here on a private port and data directory, stopped at the end;
 // ClickHouse is the embedded engine, one data directory per test file).
-//   node test/run.mjs                 all tiers
+//   node test/run.mjs                 all tiers, then the Kafka-specific files against 3.9.1
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
 //   node test/run.mjs e2e --only pipeline   only files whose name contains "pipeline"
-// KAFKA_BROKERS set in the environment: use that cluster instead of starting one.
+// Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
+//   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
+//                                     version in deploy/local/kafka-pom.xml)
+//   TEST_KAFKA_ALSO=3.9.1,4.0.2       after those tiers, a fresh broker of each version in
+//                                     turn for the Kafka-specific integration files
+//                                     (KAFKA_FILES below). Default: 3.9.1 when every tier
+//                                     runs (plain `npm test`), none otherwise; "" for none.
+//   npm run test:kafka-3.9            integration and e2e tiers entirely against 3.9.1
+// KAFKA_BROKERS set in the environment: use that cluster instead of starting one
+// (no extra broker versions then).
 import { spawnSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
 import os from 'node:os'
@@ -15,7 +24,16 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
 const TIERS = ['unit', 'integration', 'e2e']
+// The previous Kafka line, still served: what a plain `npm test` re-checks Kafka behaviour against.
+const PREVIOUS_KAFKA = '3.9.1'
+// Integration files whose outcome depends on the broker: protocol versions, admin,
+// idempotent produce, group consume and commits with metadata (kafka-compat);
+// dead-letter produce, broker restart, rebalance in and out (processor-resilience).
+// About 1.5 minutes against 3.9.1 on two cores, broker start included. The crash
+// test (processor-kill) adds another minute or more; `npm run test:kafka-3.9` runs it.
+const KAFKA_FILES = ['kafka-compat', 'processor-resilience']
 const argv = process.argv.slice(2)
 const onlyAt = argv.indexOf('--only')
 const only = onlyAt === -1 ? undefined : argv[onlyAt + 1]
@@ -27,17 +45,34 @@ for (const t of asked) {
   }
 }
 const tiers = asked.length > 0 ? asked : TIERS
-const files = tiers.flatMap((t) => {
-  const dir = path.join(root, 'dist', 'test', t)
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && (only === undefined || f.includes(only))).sort().map((f) => path.join(dir, f)) : []
-})
+const testFiles = (tier, filter) => {
+  const dir = path.join(root, 'dist', 'test', tier)
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && filter(f)).sort().map((f) => path.join(dir, f)) : []
+}
+const files = tiers.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
 if (files.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
   process.exit(1)
 }
 
 const needsKafka = tiers.some((t) => t !== 'unit')
-const env = { ...process.env }
+const external = Boolean(process.env.KAFKA_BROKERS)
+const versionPattern = /^\d+\.\d+\.\d+$/
+if (process.env.TEST_KAFKA_VERSION !== undefined && process.env.TEST_KAFKA_VERSION !== '' && !versionPattern.test(process.env.TEST_KAFKA_VERSION)) {
+  console.error(`TEST_KAFKA_VERSION must be a Kafka release like 4.1.1 or 3.9.1, got ${JSON.stringify(process.env.TEST_KAFKA_VERSION)}`)
+  process.exit(2)
+}
+// Extra broker versions for the Kafka-specific files (see the header).
+const also = (process.env.TEST_KAFKA_ALSO ?? (asked.length === 0 && only === undefined ? PREVIOUS_KAFKA : ''))
+  .split(',').map((v) => v.trim()).filter((v) => v !== '')
+for (const v of also) {
+  if (!versionPattern.test(v)) {
+    console.error(`TEST_KAFKA_ALSO must list Kafka releases like 3.9.1, got ${JSON.stringify(v)}`)
+    process.exit(2)
+  }
+}
+const kafkaFiles = tiers.includes('integration') ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`))) : []
+
 if (needsKafka) {
   // Java/Maven (Kafka), redis-server, postgresql, promtool: installed if missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
@@ -46,37 +81,95 @@ if (needsKafka) {
     process.exit(1)
   }
 }
-let kafka
-if (needsKafka && !env.KAFKA_BROKERS) {
-  const port = Number(env.TEST_KAFKA_PORT ?? 19092)
+
+/** Starts a broker of `version` (undefined: kafka.sh's default) on the test port in a fresh data dir; undefined if it cannot. */
+function startBroker(version) {
+  const port = Number(process.env.TEST_KAFKA_PORT ?? 19092)
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-kafka-'))
-  kafka = { env: { ...process.env, KAFKA_PORT: String(port), KAFKA_DATA_DIR: dataDir }, dataDir }
-  const r = spawnSync('bash', [path.join(root, 'deploy/local/kafka.sh'), 'start'], { env: kafka.env, stdio: 'inherit' })
-  if (r.status !== 0) {
-    console.error('could not start the test Kafka broker')
-    process.exit(1)
+  const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_DATA_DIR: dataDir }
+  // The tests restart the broker through kafka.sh with their own environment, so the
+  // version is pinned there too, never left to a KAFKA_VERSION from the caller's shell.
+  delete env.KAFKA_VERSION
+  if (version !== undefined) env.KAFKA_VERSION = version
+  const resolved = spawnSync('bash', [kafkaSh, 'version'], { env, encoding: 'utf8' })
+  if (resolved.status !== 0) {
+    process.stderr.write(resolved.stderr)
+    console.error(`could not resolve the test Kafka version (${version ?? 'default'})`)
+    rmSync(dataDir, { recursive: true, force: true })
+    return undefined
   }
-  env.KAFKA_BROKERS = `127.0.0.1:${port}`
-  env.TEST_KAFKA_PORT = String(port)
-  env.TEST_KAFKA_DATA_DIR = dataDir
+  env.KAFKA_VERSION = resolved.stdout.trim()
+  const r = spawnSync('bash', [kafkaSh, 'start'], { env, stdio: 'inherit' })
+  if (r.status !== 0) {
+    rmSync(dataDir, { recursive: true, force: true })
+    console.error(`could not start the test Kafka broker (${env.KAFKA_VERSION})`)
+    return undefined
+  }
+  return {
+    version: env.KAFKA_VERSION,
+    testEnv: { KAFKA_BROKERS: `127.0.0.1:${port}`, TEST_KAFKA_PORT: String(port), TEST_KAFKA_DATA_DIR: dataDir, TEST_KAFKA_VERSION: env.KAFKA_VERSION, KAFKA_VERSION: env.KAFKA_VERSION },
+    stop() {
+      spawnSync('bash', [kafkaSh, 'stop'], { env, stdio: 'inherit' })
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
 }
 
 // One file at a time: two cores, and the broker is shared. Human-readable
-// output on stdout; a TAP copy to read the totals from for the closing line.
-const tap = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-tap-')), 'results.tap')
-// --test-force-exit: a test file whose work is done must not hang the run on a
-// stray client socket (seen once with kafkajs after a broker restart).
-const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files], { env, stdio: 'inherit' })
-const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
-// Count top-level results (--test-force-exit can end the run before the TAP
-// reporter writes its own totals).
-const tapText = existsSync(tap) ? readFileSync(tap, 'utf8') : ''
-const results = tapText.split('\n').filter((l) => /^(not )?ok \d+ /.test(l))
-const skipped = results.filter((l) => /# (SKIP|TODO)\b/i.test(l)).length
-const failed = results.filter((l) => l.startsWith('not ok') && !/# (SKIP|TODO)\b/i.test(l)).length
-console.log(`${results.length - skipped - failed} passed, ${failed} failed, ${skipped} skipped`)
-if (kafka) {
-  spawnSync('bash', [path.join(root, 'deploy/local/kafka.sh'), 'stop'], { env: kafka.env, stdio: 'inherit' })
-  rmSync(kafka.dataDir, { recursive: true, force: true })
+// output on stdout; a TAP copy to read the totals from.
+async function runFiles(list, env) {
+  const tap = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-tap-')), 'results.tap')
+  // --test-force-exit: a test file whose work is done must not hang the run on a
+  // stray client socket (seen once with kafkajs after a broker restart).
+  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...list], { env, stdio: 'inherit' })
+  const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
+  // Count top-level results (--test-force-exit can end the run before the TAP
+  // reporter writes its own totals).
+  const tapText = existsSync(tap) ? readFileSync(tap, 'utf8') : ''
+  rmSync(path.dirname(tap), { recursive: true, force: true })
+  const results = tapText.split('\n').filter((l) => /^(not )?ok \d+ /.test(l))
+  const skipped = results.filter((l) => /# (SKIP|TODO)\b/i.test(l)).length
+  const failed = results.filter((l) => l.startsWith('not ok') && !/# (SKIP|TODO)\b/i.test(l)).length
+  return { code, passed: results.length - skipped - failed, failed, skipped }
 }
-process.exit(code)
+
+const started = Date.now()
+const passes = []
+{
+  let broker
+  const env = { ...process.env }
+  if (needsKafka && !external) {
+    broker = startBroker(process.env.TEST_KAFKA_VERSION || undefined)
+    if (broker === undefined) process.exit(1)
+    Object.assign(env, broker.testEnv)
+  }
+  const label = broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
+  try {
+    passes.push({ label, ...(await runFiles(files, env)) })
+  } finally {
+    broker?.stop()
+  }
+  passes.at(-1).seconds = Math.round((Date.now() - started) / 1000)
+}
+if (!external && kafkaFiles.length > 0) {
+  for (const version of also) {
+    const from = Date.now()
+    console.log(`\n# Kafka-specific integration tests against Kafka ${version}: ${kafkaFiles.map((f) => path.basename(f, '.test.js')).join(', ')}`)
+    const broker = startBroker(version)
+    if (broker === undefined) {
+      passes.push({ label: `Kafka ${version}: broker did not start`, code: 1, passed: 0, failed: 1, skipped: 0, seconds: Math.round((Date.now() - from) / 1000) })
+      continue
+    }
+    try {
+      passes.push({ label: `Kafka ${version}, Kafka-specific files`, ...(await runFiles(kafkaFiles, { ...process.env, ...broker.testEnv })) })
+    } finally {
+      broker.stop()
+    }
+    passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+  }
+}
+
+for (const p of passes) if (passes.length > 1) console.log(`${p.label}: ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped (${p.seconds} s)`)
+const sum = (k) => passes.reduce((a, p) => a + p[k], 0)
+console.log(`${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped (${Math.round((Date.now() - started) / 1000)} s)`)
+process.exit(passes.find((p) => p.code !== 0)?.code ?? 0)

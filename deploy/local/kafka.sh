@@ -3,12 +3,15 @@
 # 127.0.0.1 without Docker, for local development and benchmarks of Benchstream.
 #
 # The broker jars come from Maven Central through deploy/local/kafka-pom.xml (the only
-# place the Kafka version is written down) and are cached outside the repository so
-# every checkout and every data dir shares one copy.
+# place the default Kafka version is written down) and are cached outside the repository,
+# one directory per version, so every checkout and every data dir shares one copy.
+# Two release lines are supported: 4.x (the default; log4j2) and 3.x in KRaft mode
+# (3.9.x is the one kept working, e.g. KAFKA_VERSION=3.9.1; log4j 1 via reload4j).
 #
-# Usage: deploy/local/kafka.sh start|stop|status|fetch|restart
+# Usage: deploy/local/kafka.sh start|stop|status|fetch|restart|version
 #
 # Environment (all optional):
+#   KAFKA_VERSION          broker version to fetch/start    [<kafka.version> in kafka-pom.xml]
 #   KAFKA_PORT             broker (PLAINTEXT) port                      [9092]
 #   KAFKA_CONTROLLER_PORT  KRaft controller port                        [KAFKA_PORT+1]
 #   BENCHSTREAM_DATA_DIR   root for local state                         [<repo>/.benchstream]
@@ -28,22 +31,36 @@ POM="$SCRIPT_DIR/kafka-pom.xml"
 die() { echo "kafka.sh: $*" >&2; exit 1; }
 
 usage() {
-  echo "usage: ${0##*/} start|stop|status|fetch|restart" >&2
+  echo "usage: ${0##*/} start|stop|status|fetch|restart|version" >&2
   echo "  start    fetch jars if needed, format storage once, start broker, wait until ready" >&2
   echo "  stop     SIGTERM the broker (SIGKILL after KAFKA_STOP_TIMEOUT s)" >&2
   echo "  status   exit 0 if the broker is running, 3 if not" >&2
   echo "  fetch    download the broker jars into the cache (KAFKA_LIBS_DIR)" >&2
-  echo "  restart  stop, then start" >&2
+  echo "  restart  stop, then start (the version started is KAFKA_VERSION's, as for start)" >&2
+  echo "  version  print the Kafka version start/fetch would use" >&2
   exit 2
 }
 
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
-# The version is read from the pom rather than repeated here, so bumping the pom
-# also moves the cache dir (old and new jars never mix) and the messages.
+# The default version is read from the pom rather than repeated here, so bumping the
+# pom also moves the cache dir (old and new jars never mix) and the messages.
 [[ -f "$POM" ]] || die "missing $POM"
-KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\([^<]*\)</kafka.version>.*:\1:p' "$POM" | head -n1)"
-[[ -n "$KAFKA_VERSION" ]] || die "cannot read <kafka.version> from $POM"
+if [[ -z "${KAFKA_VERSION:-}" ]]; then
+  KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\([^<]*\)</kafka.version>.*:\1:p' "$POM" | head -n1)"
+  [[ -n "$KAFKA_VERSION" ]] || die "cannot read <kafka.version> from $POM"
+fi
+[[ "$KAFKA_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+  || die "KAFKA_VERSION must be a release version like 4.1.1 or 3.9.1, got '$KAFKA_VERSION'"
+# What differs between the lines: the logging backend (pom profile, config file, JVM
+# flag) and a few broker settings. 3.x is run in KRaft mode only (no ZooKeeper).
+KAFKA_LINE="${KAFKA_VERSION%%.*}"
+case "$KAFKA_LINE" in
+  4) LOG_BINDING_GLOB='log4j-slf4j-impl-*.jar' ;;
+  3) LOG_BINDING_GLOB='slf4j-reload4j-*.jar' ;;
+  *) die "KAFKA_VERSION $KAFKA_VERSION is not supported: use a 4.x release (default) or 3.9.x" ;;
+esac
+MVN_PROFILE="kafka-$KAFKA_LINE"
 
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 is_uint "$KAFKA_PORT" || die "KAFKA_PORT must be a number, got '$KAFKA_PORT'"
@@ -71,10 +88,21 @@ LIBS_DIR="${KAFKA_LIBS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/kafka-$K
 PID_FILE="$DATA_DIR/kafka.pid"
 LOG_FILE="$DATA_DIR/broker.log"
 CONFIG="$DATA_DIR/server.properties"
-LOG4J_BROKER="$DATA_DIR/log4j.properties"
-LOG4J_TOOLS="$DATA_DIR/tools-log4j.properties"
+if [[ "$KAFKA_LINE" == 3 ]]; then
+  LOG4J_BROKER="$DATA_DIR/log4j.properties"
+  LOG4J_TOOLS="$DATA_DIR/tools-log4j.properties"
+  LOG4J_FLAG="-Dlog4j.configuration"
+else
+  LOG4J_BROKER="$DATA_DIR/log4j2.properties"
+  LOG4J_TOOLS="$DATA_DIR/tools-log4j2.properties"
+  LOG4J_FLAG="-Dlog4j2.configurationFile"
+fi
 CLUSTER_ID_FILE="$DATA_DIR/cluster.id"
 KRAFT_LOG_DIR="$DATA_DIR/kraft-logs"
+# The version of the broker last launched from this data dir (what status reports), and
+# the version that formatted its storage (an older line cannot read a newer format).
+RUNNING_VERSION_FILE="$DATA_DIR/kafka.version"
+FORMATTED_VERSION_FILE="$DATA_DIR/kafka.formatted-by"
 # Written last by fetch; its presence is what makes the cache "complete".
 LIBS_MARKER=".benchstream-complete"
 
@@ -87,7 +115,10 @@ need() {
 libs_complete() {
   [[ -f "$LIBS_DIR/$LIBS_MARKER" \
     && -f "$LIBS_DIR/kafka_2.13-$KAFKA_VERSION.jar" \
-    && -f "$LIBS_DIR/kafka-tools-$KAFKA_VERSION.jar" ]]
+    && -f "$LIBS_DIR/kafka-tools-$KAFKA_VERSION.jar" ]] || return 1
+  # Without its line's logging backend the broker would start but log nothing, and the
+  # readiness wait (which reads broker.log) would time out.
+  compgen -G "$LIBS_DIR/$LOG_BINDING_GLOB" >/dev/null
 }
 
 FETCH_TMP=""
@@ -112,10 +143,10 @@ fetch_libs() {
   trap 'exit 130' INT TERM HUP
   echo "fetching kafka $KAFKA_VERSION jars from Maven Central into $LIBS_DIR ..."
   local mvn_log="$FETCH_TMP/mvn.log"
-  if ! mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies \
-      -DoutputDirectory="$FETCH_TMP/libs" -DincludeScope=runtime >"$mvn_log" 2>&1; then
+  if ! mvn -q -B -Dstyle.color=never -f "$POM" -P "$MVN_PROFILE" -Dkafka.version="$KAFKA_VERSION" \
+      dependency:copy-dependencies -DoutputDirectory="$FETCH_TMP/libs" -DincludeScope=runtime >"$mvn_log" 2>&1; then
     cat "$mvn_log" >&2
-    die "mvn dependency:copy-dependencies failed (see output above)"
+    die "mvn dependency:copy-dependencies failed for Kafka $KAFKA_VERSION (see output above; is it a version released on Maven Central?)"
   fi
   [[ -f "$FETCH_TMP/libs/kafka_2.13-$KAFKA_VERSION.jar" ]] \
     || die "mvn finished but kafka_2.13-$KAFKA_VERSION.jar is missing from its output"
@@ -148,6 +179,13 @@ broker_pid() {
   args="$(ps -o args= -p "$pid" 2>/dev/null || true)"
   [[ "$args" == *kafka.Kafka* && "$args" == *"$CONFIG"* ]] || return 1
   echo "$pid"
+}
+
+# The version of the broker launched from this data dir (empty for one started by an
+# older kafka.sh, which ran the pom's one version, 3.9.1, and did not record it).
+running_version() {
+  [[ -s "$RUNNING_VERSION_FILE" ]] && echo "$(<"$RUNNING_VERSION_FILE")"
+  return 0
 }
 
 port_open() {
@@ -207,37 +245,95 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 log.retention.hours=24
 EOF
+  if [[ "$KAFKA_LINE" == 4 ]]; then
+    # Share groups (Kafka 4.x) keep their state in an internal topic whose default
+    # replication factor (3) a single node cannot satisfy. 3.x does not know the keys.
+    cat >>"$CONFIG" <<EOF
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+EOF
+  fi
 
   # Broker logs go to broker.log only (no console appender, so nothing is doubled by
   # the stdout redirect, which still catches JVM-level errors in the same file).
-  cat >"$LOG4J_BROKER" <<EOF
+  # Per-request and state-change chatter would drown the useful lines. CLI tools
+  # (StorageTool) only need to complain, on stderr.
+  if [[ "$KAFKA_LINE" == 3 ]]; then
+    cat >"$LOG4J_BROKER" <<EOF
 log4j.rootLogger=INFO, file
 log4j.appender.file=org.apache.log4j.FileAppender
 log4j.appender.file.File=$LOG_FILE
 log4j.appender.file.Append=true
 log4j.appender.file.layout=org.apache.log4j.PatternLayout
 log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-# Per-request and state-change chatter would drown the useful lines.
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
 log4j.logger.org.apache.kafka.clients=WARN
 EOF
-
-  # CLI tools (StorageTool) only need to complain, on stderr.
-  cat >"$LOG4J_TOOLS" <<EOF
+    cat >"$LOG4J_TOOLS" <<EOF
 log4j.rootLogger=WARN, stderr
 log4j.appender.stderr=org.apache.log4j.ConsoleAppender
 log4j.appender.stderr.Target=System.err
 log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
 log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
 EOF
+  else
+    # Kafka 4 logs through log4j2; its properties format needs no extra jars (the
+    # distribution's log4j2.yaml would need jackson-dataformat-yaml).
+    cat >"$LOG4J_BROKER" <<EOF
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = $LOG_FILE
+appender.file.append = true
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+logger.statechange.name = state.change.logger
+logger.statechange.level = WARN
+logger.clients.name = org.apache.kafka.clients
+logger.clients.level = WARN
+EOF
+    cat >"$LOG4J_TOOLS" <<EOF
+status = warn
+appender.stderr.type = Console
+appender.stderr.name = STDERR
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.stderr.ref = STDERR
+EOF
+  fi
+}
+
+# "major.minor" of a version as one comparable number (4.1.1 -> 4001).
+line_number() {
+  local major="${1%%.*}" rest="${1#*.}"
+  echo $((10#$major * 1000 + 10#${rest%%.*}))
+}
+
+# An older line cannot read storage a newer one formatted (its metadata.version is
+# unknown there); upgrading (e.g. storage formatted by 3.9 under 4.x) is supported by
+# Kafka. Storage formatted before versions were recorded was formatted by 3.9.1.
+check_storage_version() {
+  [[ -f "$KRAFT_LOG_DIR/meta.properties" && -s "$FORMATTED_VERSION_FILE" ]] || return 0
+  local formatted
+  formatted="$(<"$FORMATTED_VERSION_FILE")"
+  [[ "$formatted" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || return 0
+  if (($(line_number "$KAFKA_VERSION") < $(line_number "$formatted"))); then
+    die "the storage in $KRAFT_LOG_DIR was formatted by Kafka $formatted, which Kafka $KAFKA_VERSION cannot read; use another KAFKA_DATA_DIR (or KAFKA_PORT), or remove $DATA_DIR to start empty"
+  fi
 }
 
 format_storage_once() {
   # meta.properties is what StorageTool writes; if present the dir is already
   # formatted and re-formatting would fail (or, forced, wipe data).
   [[ -f "$KRAFT_LOG_DIR/meta.properties" ]] && return 0
-  local tool=(java -Dlog4j.configuration="file:$LOG4J_TOOLS" -cp "$LIBS_DIR/*" kafka.tools.StorageTool)
+  local tool=(java "$LOG4J_FLAG=file:$LOG4J_TOOLS" -cp "$LIBS_DIR/*" kafka.tools.StorageTool)
   if [[ ! -s "$CLUSTER_ID_FILE" ]]; then
     local id
     id="$("${tool[@]}" random-uuid)" || die "kafka.tools.StorageTool random-uuid failed"
@@ -247,6 +343,7 @@ format_storage_once() {
   echo "formatting KRaft storage in $KRAFT_LOG_DIR (cluster id $(<"$CLUSTER_ID_FILE"))"
   "${tool[@]}" format -t "$(<"$CLUSTER_ID_FILE")" -c "$CONFIG" >/dev/null \
     || die "kafka.tools.StorageTool format failed"
+  echo "$KAFKA_VERSION" >"$FORMATTED_VERSION_FILE"
 }
 
 # ---------------------------------------------------------------- commands
@@ -257,8 +354,15 @@ cmd_start() {
 
   local pid
   if pid="$(broker_pid)"; then
+    # Starting is idempotent for the same version only: tests and benchmarks that ask
+    # for a version must not silently get another one.
+    local running
+    running="$(running_version)"
+    if [[ -n "$running" && "$running" != "$KAFKA_VERSION" ]]; then
+      die "kafka $running is already running on 127.0.0.1:$KAFKA_PORT (pid $pid, data: $DATA_DIR); stop it first to start $KAFKA_VERSION"
+    fi
     if port_open "$KAFKA_PORT"; then
-      echo "kafka already running on 127.0.0.1:$KAFKA_PORT"
+      echo "kafka ${running:-(version not recorded)} already running on 127.0.0.1:$KAFKA_PORT"
       return 0
     fi
     # Alive but not listening: most likely still starting from an earlier call whose
@@ -275,6 +379,7 @@ cmd_start() {
       fi
     done
 
+    check_storage_version
     libs_complete || fetch_libs
     write_config
     format_storage_once
@@ -291,11 +396,12 @@ cmd_start() {
     command -v setsid >/dev/null 2>&1 && launcher=(setsid nohup)
     "${launcher[@]}" java "${heap[@]}" \
       -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
-      -Dlog4j.configuration="file:$LOG4J_BROKER" \
+      "$LOG4J_FLAG=file:$LOG4J_BROKER" \
       -cp "$LIBS_DIR/*" kafka.Kafka "$CONFIG" \
       </dev/null >>"$LOG_FILE" 2>&1 9>&- &
     pid=$!
     echo "$pid" >"$PID_FILE"
+    echo "$KAFKA_VERSION" >"$RUNNING_VERSION_FILE"
   fi
 
   local deadline=$((SECONDS + KAFKA_START_TIMEOUT))
@@ -351,12 +457,14 @@ cmd_stop() {
 }
 
 cmd_status() {
-  local pid
+  local pid version
   if pid="$(broker_pid)"; then
+    version="$(running_version)"
+    version="${version:-(version not recorded)}"
     if port_open "$KAFKA_PORT"; then
-      echo "kafka $KAFKA_VERSION running on 127.0.0.1:$KAFKA_PORT (pid $pid, data: $DATA_DIR)"
+      echo "kafka $version running on 127.0.0.1:$KAFKA_PORT (pid $pid, data: $DATA_DIR)"
     else
-      echo "kafka $KAFKA_VERSION process running (pid $pid, data: $DATA_DIR) but 127.0.0.1:$KAFKA_PORT not answering yet"
+      echo "kafka $version process running (pid $pid, data: $DATA_DIR) but 127.0.0.1:$KAFKA_PORT not answering yet"
     fi
     return 0
   fi
@@ -371,5 +479,6 @@ case "$1" in
   status) cmd_status ;;
   fetch) fetch_libs ;;
   restart) cmd_stop; cmd_start ;;
+  version) echo "$KAFKA_VERSION" ;;
   *) usage ;;
 esac
