@@ -65,8 +65,12 @@ interface ProcessorRun {
 
 function kafkaLibsDir(): string {
   if (process.env.KAFKA_LIBS_DIR !== undefined && process.env.KAFKA_LIBS_DIR !== '') return process.env.KAFKA_LIBS_DIR
-  const pom = readFileSync(path.join(repoRoot(), 'deploy', 'local', 'kafka-pom.xml'), 'utf8')
-  const version = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(pom)?.[1]
+  // The same version deploy/local/kafka.sh starts: KAFKA_VERSION when set, else the pom's default.
+  let version = process.env.KAFKA_VERSION !== undefined && process.env.KAFKA_VERSION !== '' ? process.env.KAFKA_VERSION : undefined
+  if (version === undefined) {
+    const pom = readFileSync(path.join(repoRoot(), 'deploy', 'local', 'kafka-pom.xml'), 'utf8')
+    version = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(pom)?.[1]
+  }
   if (version === undefined) throw new BenchstreamError('BS_ERR_CONFIG', 'cannot read <kafka.version> from deploy/local/kafka-pom.xml')
   const cache = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache')
   return path.join(cache, 'benchstream', `kafka-${version}`, 'libs')
@@ -75,9 +79,12 @@ function kafkaLibsDir(): string {
 /** Runs Kafka's ConsumerPerformance over the whole topic and parses its summary line. */
 async function consumerPerformance(brokers: string, topic: string, messages: number): Promise<ConsumerPerf> {
   const dir = tempDir('consumer-perf')
+  // Kafka 3.x logs through log4j 1 (reload4j), 4.x through log4j2: one config for each, each line ignores the other's flag.
   const log4j = path.join(dir, 'log4j.properties')
   writeFileSync(log4j, 'log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\nlog4j.appender.stderr.Target=System.err\nlog4j.appender.stderr.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stderr.layout.ConversionPattern=%p %m%n\n')
-  const args = [`-Dlog4j.configuration=file:${log4j}`, '-cp', `${kafkaLibsDir()}/*`, 'org.apache.kafka.tools.ConsumerPerformance', '--bootstrap-server', brokers, '--topic', topic, '--messages', String(messages), '--group', `bench-consumer-perf-${shortId()}`, '--timeout', '30000']
+  const log4j2 = path.join(dir, 'log4j2.properties')
+  writeFileSync(log4j2, 'status = warn\nappender.stderr.type = Console\nappender.stderr.name = STDERR\nappender.stderr.target = SYSTEM_ERR\nappender.stderr.layout.type = PatternLayout\nappender.stderr.layout.pattern = %p %m%n\nrootLogger.level = ERROR\nrootLogger.appenderRef.stderr.ref = STDERR\n')
+  const args = [`-Dlog4j.configuration=file:${log4j}`, `-Dlog4j2.configurationFile=${log4j2}`, '-cp', `${kafkaLibsDir()}/*`, 'org.apache.kafka.tools.ConsumerPerformance', '--bootstrap-server', brokers, '--topic', topic, '--messages', String(messages), '--group', `bench-consumer-perf-${shortId()}`, '--timeout', '30000']
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
