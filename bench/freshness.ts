@@ -1,5 +1,5 @@
 /**
- * bench/freshness (issue 4): how soon a finished window can be queried.
+ * bench/freshness (issues 4 and 9): how soon a finished window can be queried.
  *
  * A producer sends a steady stream (default 100,000 events/s, one batch every
  * 10 ms, event start times = now) while a processor (child process, embedded
@@ -9,6 +9,13 @@
  * event was created). p50 and p99 over the measured windows.
  *
  * Target: p99 < 2 s with 1 s windows.
+ *
+ * --ad-hoc off,on (issue 9): alternating rounds without and with a long ad
+ * hoc query running all the time through the server's API (POST
+ * /api/v1/query: `SELECT sum(cityHash64(number)) FROM numbers(1e9)`, each
+ * stopped by the guard's time limit and sent again). Prints each
+ * condition's median p99 over --rounds rounds with the spread, and the
+ * ratio; target: with the query within 1.5x of without.
  */
 import { rmSync } from 'node:fs'
 import type { Producer } from 'kafkajs'
@@ -32,6 +39,8 @@ const FLAGS = {
   'warmup-windows': { kind: 'int', default: 3, min: 0, max: 1000, help: 'first windows left out (processor and JIT warming up)' },
   partitions: { kind: 'int', default: 4, min: 1, max: 256, help: 'partitions of the topic' },
   raw: { kind: 'bool', default: true, help: 'store raw events too (BENCHSTREAM_STORE_RAW_EVENTS; the processor default is on)' },
+  'ad-hoc': { kind: 'choices', default: ['off'], allowed: ['off', 'on'], help: 'conditions, run in alternating rounds: off = no ad hoc query, on = a long ad hoc query all the time' },
+  rounds: { kind: 'int', default: 1, min: 1, max: 20, help: 'rounds of each condition' },
   ...KAFKA_FLAGS,
 } as const
 
@@ -99,66 +108,120 @@ async function produce(producer: Producer, topic: string, runId: string, f: { ra
   return { perWindow, events, seconds: (nowMs() - t0) / 1000, ackMs, maxTickLateMs }
 }
 
-async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'Time from a window\'s end to its complete row being queryable in ClickHouse, under a steady stream.', process.argv.slice(2), process.env, FLAGS)
+/** The long query of --ad-hoc on: one core for as long as the guard lets it (API_QUERY_TIMEOUT_S). */
+const LONG_QUERY = 'SELECT sum(cityHash64(number)) FROM numbers(1e9)'
+const TARGET_AD_HOC_RATIO = 1.5
+
+type Flags = ReturnType<typeof parseFlags<typeof FLAGS>>
+
+interface Round {
+  adHoc: boolean
+  p50: number
+  p99: number
+  windows: number
+  wrong: string[]
+  queries: number
+  lines: string[]
+}
+
+/** Sends the long query again and again until stopped; returns how many ran. */
+function keepQuerying(apiUrl: string): { stop(): Promise<number> } {
+  let running = true
+  let n = 0
+  const loop = (async () => {
+    while (running) {
+      const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: LONG_QUERY }) }).catch(() => undefined)
+      await res?.text()
+      n++
+    }
+  })()
+  return {
+    async stop() {
+      running = false
+      await loop
+      return n
+    },
+  }
+}
+
+async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flags, adHoc: boolean): Promise<Round> {
   const id = shortId()
   const topic = `bench-freshness-${id}`
   const runId = `freshness-${id}`
   const windowMs = f['window-ms']
-  await withBroker(BENCH, f['kafka-port'], async (b) => {
-    await createTopic(b.kafka, topic, f.partitions)
-    const dataDir = tempDir('freshness')
-    try {
-      progress(BENCH, 'starting the processor')
-      const p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-freshness-${id}`, storeRaw: f.raw, flushMs: f['flush-ms'], windowMs }))
-      await p.watch(
-        `SELECT toString(intDiv(toUnixTimestamp64Milli(window_start), ${windowMs})) AS k, sum(count) AS v FROM ${DATABASE}.op_windows ` +
-          `WHERE run_id = '${runId}' AND window_start >= now64(3) - toIntervalSecond(${Math.ceil((10 * windowMs) / 1000) + 20}) GROUP BY k`,
-        f['poll-ms'],
-      )
-      const producer = await openProducer(b.kafka)
-      progress(BENCH, `producing ${fmtInt(f.rate)} events/s for ${f.seconds} s`)
-      const prod = await produce(producer, topic, runId, f)
-      await producer.disconnect()
+  await createTopic(b.kafka, topic, f.partitions)
+  const dataDir = tempDir('freshness')
+  try {
+    progress(BENCH, `starting the processor${adHoc ? ' with its API (a long ad hoc query will run all the time)' : ''}`)
+    const p = await ProcessorProcess.start({ ...processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-freshness-${id}`, storeRaw: f.raw, flushMs: f['flush-ms'], windowMs }), ...(adHoc ? { BENCH_API: '1', API_PORT: '0' } : {}) })
+    await p.watch(
+      `SELECT toString(intDiv(toUnixTimestamp64Milli(window_start), ${windowMs})) AS k, sum(count) AS v FROM ${DATABASE}.op_windows ` +
+        `WHERE run_id = '${runId}' AND window_start >= now64(3) - toIntervalSecond(${Math.ceil((10 * windowMs) / 1000) + 20}) GROUP BY k`,
+      f['poll-ms'],
+    )
+    const querying = adHoc ? keepQuerying(p.apiUrl) : undefined
+    const producer = await openProducer(b.kafka)
+    progress(BENCH, `producing ${fmtInt(f.rate)} events/s for ${f.seconds} s`)
+    const prod = await produce(producer, topic, runId, f)
+    await producer.disconnect()
 
-      // The first windows are warm-up; the first and last are partial.
-      const all = [...prod.perWindow.keys()].sort((a, b) => a - b)
-      const measured = all.slice(1 + f['warmup-windows'], -1)
-      progress(BENCH, `produced ${fmtInt(prod.events)} events; waiting for ${measured.length} windows to be complete`)
-      let watched: WatchResult
-      const deadline = nowMs() + 30_000 + 10 * f['flush-ms']
-      for (;;) {
-        watched = await p.watched()
-        const w = watched
-        if (measured.every((k) => w.entries[String(k)]?.v === prod.perWindow.get(k)) || nowMs() > deadline) break
-        await sleep(500)
-      }
-      const stats = await p.stats()
-      await p.stop()
-      await deleteTopics(b, derivedTopics(topic))
-
-      const fresh: number[] = []
-      const wrong: string[] = []
-      for (const k of measured) {
-        const e = watched.entries[String(k)]
-        const want = prod.perWindow.get(k)!
-        if (e === undefined || e.v !== want) wrong.push(`window ${new Date(k * windowMs).toISOString()}: ${e?.v ?? 0} of ${want}`)
-        else fresh.push(e.changedAtMs - (k + 1) * windowMs)
-      }
-      const p50 = quantile(fresh, 0.5)
-      const p99 = quantile(fresh, 0.99)
-      const out = [
-        `${BENCH}: ${fmtInt(f.rate)} events/s for ${f.seconds} s (one batch every ${f['batch-ms']} ms, ${f.partitions} partitions), ${windowMs} ms windows, processor flush interval ${f['flush-ms']} ms, raw storage ${f.raw ? 'on' : 'off'}, newest windows polled every ${f['poll-ms']} ms`,
-        `  windows measured : ${fresh.length} (${f['warmup-windows']} warm-up and the partial first and last left out)${wrong.length === 0 ? '; every count exact' : `; ${wrong.length} INCOMPLETE or wrong: ${wrong.slice(0, 5).join('; ')}`}`,
-        `  window end -> queryable: p50 ${fmtInt(p50)} ms   p99 ${fmtInt(p99)} ms   min ${fmtInt(Math.min(...fresh))} ms   max ${fmtInt(Math.max(...fresh))} ms   (target p99 < ${TARGET_P99_MS} ms) -> ${fresh.length >= 60 && wrong.length === 0 && p99 < TARGET_P99_MS ? 'met' : fresh.length < 60 ? `NOT judged: fewer than 60 windows` : 'NOT met'}`,
-        `  producer: ${fmtInt(prod.events / prod.seconds)} events/s achieved, Kafka ack p50 ${fmt(quantile(prod.ackMs, 0.5), 1)} ms p99 ${fmt(quantile(prod.ackMs, 0.99), 1)} ms, ticks at most ${fmt(prod.maxTickLateMs, 1)} ms late`,
-        `  processor: ${stats.processor.flushes} flushes, mean ${fmt(stats.processor.flushMsTotal / Math.max(1, stats.processor.flushes), 0)} ms, ${fmtInt(stats.processor.lateEvents)} late events; poll query median ${fmt(watched.pollMsMedian, 1)} ms, max ${fmt(watched.pollMsMax, 1)} ms over ${fmtInt(watched.polls)} polls`,
-        `  freshness per window, ms (in order): ${fresh.map((x) => fmtInt(x)).join(' ')}`,
-      ]
-      process.stdout.write(out.join('\n') + '\n')
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true })
+    // The first windows are warm-up; the first and last are partial.
+    const all = [...prod.perWindow.keys()].sort((x, y) => x - y)
+    const measured = all.slice(1 + f['warmup-windows'], -1)
+    progress(BENCH, `produced ${fmtInt(prod.events)} events; waiting for ${measured.length} windows to be complete`)
+    let watched: WatchResult
+    const deadline = nowMs() + 30_000 + 10 * f['flush-ms']
+    for (;;) {
+      watched = await p.watched()
+      const w = watched
+      if (measured.every((k) => w.entries[String(k)]?.v === prod.perWindow.get(k)) || nowMs() > deadline) break
+      await sleep(500)
     }
+    const queries = (await querying?.stop()) ?? 0
+    const stats = await p.stats()
+    await p.stop()
+    await deleteTopics(b, derivedTopics(topic))
+
+    const fresh: number[] = []
+    const wrong: string[] = []
+    for (const k of measured) {
+      const e = watched.entries[String(k)]
+      const want = prod.perWindow.get(k)!
+      if (e === undefined || e.v !== want) wrong.push(`window ${new Date(k * windowMs).toISOString()}: ${e?.v ?? 0} of ${want}`)
+      else fresh.push(e.changedAtMs - (k + 1) * windowMs)
+    }
+    const p50 = quantile(fresh, 0.5)
+    const p99 = quantile(fresh, 0.99)
+    const lines = [
+      `  round${adHoc ? ' with a long ad hoc query' : ''}: windows ${fresh.length}${wrong.length === 0 ? ', every count exact' : `, ${wrong.length} INCOMPLETE or wrong: ${wrong.slice(0, 5).join('; ')}`}; window end -> queryable p50 ${fmtInt(p50)} ms p99 ${fmtInt(p99)} ms (min ${fmtInt(Math.min(...fresh))}, max ${fmtInt(Math.max(...fresh))})${adHoc ? `; ${queries} long queries ran` : ''}`,
+      `    producer ${fmtInt(prod.events / prod.seconds)} events/s, Kafka ack p50 ${fmt(quantile(prod.ackMs, 0.5), 1)} ms p99 ${fmt(quantile(prod.ackMs, 0.99), 1)} ms, ticks at most ${fmt(prod.maxTickLateMs, 1)} ms late; processor ${stats.processor.flushes} flushes, mean ${fmt(stats.processor.flushMsTotal / Math.max(1, stats.processor.flushes), 0)} ms, ${fmtInt(stats.processor.lateEvents)} late events; poll median ${fmt(watched.pollMsMedian, 1)} ms, max ${fmt(watched.pollMsMax, 1)} ms`,
+      `    freshness per window, ms: ${fresh.map((x) => fmtInt(x)).join(' ')}`,
+    ]
+    return { adHoc, p50, p99, windows: fresh.length, wrong, queries, lines }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function main(): Promise<void> {
+  const f = parseFlags(BENCH, 'Time from a window\'s end to its complete row being queryable in ClickHouse, under a steady stream (optionally with a long ad hoc query running).', process.argv.slice(2), process.env, FLAGS)
+  const conditions = f['ad-hoc'].map((x) => x === 'on')
+  await withBroker(BENCH, f['kafka-port'], async (b) => {
+    const rounds: Round[] = []
+    for (let r = 0; r < f.rounds; r++) for (const adHoc of r % 2 === 0 ? conditions : [...conditions].reverse()) rounds.push(await round(b, f, adHoc))
+    const out = [`${BENCH}: ${fmtInt(f.rate)} events/s for ${f.seconds} s (one batch every ${f['batch-ms']} ms, ${f.partitions} partitions), ${f['window-ms']} ms windows, processor flush interval ${f['flush-ms']} ms, raw storage ${f.raw ? 'on' : 'off'}, newest windows polled every ${f['poll-ms']} ms; ${f.rounds} round(s) of ${f['ad-hoc'].join(', ')}, alternating`]
+    for (const r of rounds) out.push(...r.lines)
+    const summary = (adHoc: boolean): { median: number; min: number; max: number; n: number } | undefined => {
+      const p99s = rounds.filter((r) => r.adHoc === adHoc).map((r) => r.p99)
+      return p99s.length === 0 ? undefined : { median: quantile(p99s, 0.5), min: Math.min(...p99s), max: Math.max(...p99s), n: p99s.length }
+    }
+    const off = summary(false)
+    const on = summary(true)
+    const ok = rounds.every((r) => r.wrong.length === 0 && r.windows >= 60)
+    if (off !== undefined) out.push(`  without ad hoc queries: p99 median ${fmtInt(off.median)} ms (min ${fmtInt(off.min)}, max ${fmtInt(off.max)}, ${off.n} rounds) (target p99 < ${TARGET_P99_MS} ms) -> ${ok && off.median < TARGET_P99_MS ? 'met' : ok ? 'NOT met' : 'NOT judged: incomplete windows or fewer than 60'}`)
+    if (on !== undefined) out.push(`  with a long ad hoc query: p99 median ${fmtInt(on.median)} ms (min ${fmtInt(on.min)}, max ${fmtInt(on.max)}, ${on.n} rounds)`)
+    if (off !== undefined && on !== undefined) out.push(`  ratio with/without: ${fmt(on.median / off.median, 2)} (target <= ${TARGET_AD_HOC_RATIO}) -> ${ok && on.median / off.median <= TARGET_AD_HOC_RATIO ? 'met' : ok ? 'NOT met' : 'NOT judged'}`)
+    process.stdout.write(out.join('\n') + '\n')
   })
 }
 

@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   let svc: Server
   try {
     svc = await startServer(process.env, {
-      api: false,
+      // BENCH_API=1: serve the API too (benchmarks that load it); its URL comes back in 'ready'.
+      api: process.env.BENCH_API === '1',
       onFlushed: (b) => {
         const at = now()
         if (flushLog.flushes === 0) flushLog.firstFlushAtMs = at
@@ -60,7 +61,8 @@ async function main(): Promise<void> {
     while (!w.stopped) {
       const started = performance.now()
       try {
-        const rows = await queryRows<{ k: string; v: string | number }>(svc.ch, w.sql)
+        // On the readers' connection, as the API reads: not in the inserts' queue.
+        const rows = await queryRows<{ k: string; v: string | number }>(svc.reader, w.sql)
         const at = now()
         for (const r of rows) {
           const v = Number(r.v)
@@ -132,7 +134,7 @@ async function main(): Promise<void> {
       (err: unknown) => send({ type: 'reply', id: m.id, ok: false, message: (err as Error).message }),
     )
   })
-  send({ type: 'ready', atMs: now(), startupMs: performance.now() - t0, clickhouse: `${svc.ch.mode} at ${svc.ch.location}` })
+  send({ type: 'ready', atMs: now(), startupMs: performance.now() - t0, clickhouse: `${svc.ch.mode} at ${svc.ch.location}`, apiUrl: svc.apiUrl ?? '' })
 }
 
 void main()

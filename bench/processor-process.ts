@@ -60,7 +60,7 @@ export type Request =
   | { id: number; type: 'stop' }
 
 export type Reply =
-  | { type: 'ready'; atMs: number; startupMs: number; clickhouse: string }
+  | { type: 'ready'; atMs: number; startupMs: number; clickhouse: string; apiUrl: string }
   | { type: 'failed'; message: string }
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; message: string }
@@ -88,6 +88,8 @@ export class ProcessorProcess {
     readonly startupMs: number,
     /** ClickHouse mode and location. */
     readonly clickhouse: string,
+    /** The child's API (BENCH_API=1), else ''. */
+    readonly apiUrl: string,
   ) {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)))
     void this.exited.then((code) => {
@@ -130,7 +132,7 @@ export class ProcessorProcess {
       child.kill('SIGKILL')
       throw new Error(`the processor child failed to start: ${first.type === 'failed' ? first.message : JSON.stringify(first)}`)
     }
-    return new ProcessorProcess(child, first.atMs, performance.now() - t0, first.clickhouse)
+    return new ProcessorProcess(child, first.atMs, performance.now() - t0, first.clickhouse, first.apiUrl)
   }
 
   get pid(): number {

@@ -11,6 +11,7 @@ import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { compareReports } from '../core/reports/compare.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveViewHtml } from './live-view.js'
@@ -30,6 +31,13 @@ export interface ApiDeps {
   onError?: (err: unknown) => void
 }
 
+/** A run is final this long after its last end record (well past the processor's lateness grace and flush interval). */
+const FINAL_AFTER_MS = 30_000
+/** Reports, timelines and run infos of finished runs kept. */
+const CACHE_ENTRIES = 2000
+/** How long the run list is reused. */
+const LIST_TTL_MS = 1000
+
 export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   const app = Fastify({
     logger: config.logRequests ? { level: 'info' } : false,
@@ -42,7 +50,8 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   errorShape(app, (err) => deps.onError?.(err))
   accessControl(app, { token: config.token, allowedHosts: config.allowedHosts })
 
-  const rm = deps.readModel
+  // Finished runs do not change: their reports and timelines are computed once.
+  const rm = new CachedReadModel(deps.readModel, { finalAfterMs: FINAL_AFTER_MS, maxEntries: CACHE_ENTRIES, listTtlMs: LIST_TTL_MS })
   app.get('/healthz', async (_req, reply) => {
     const problems = (await deps.problems?.()) ?? []
     return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.() })

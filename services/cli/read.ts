@@ -8,6 +8,7 @@ import { openClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
 import { readInfraConfig } from '../common/infra-config.js'
+import { findServer } from '../common/server-file.js'
 import { readApiConfig } from '../api/config.js'
 import { BenchstreamError, ERROR_CODES, type ErrorCode } from '../core/errors.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
@@ -33,7 +34,11 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
   // Ad hoc SQL prints what ClickHouse's own client would: a table on a
   // terminal, TSV into a pipe, JSON with --json, or the query's FORMAT.
   const sqlFormat = json ? 'JSON' : process.stdout.isTTY ? 'PrettyCompact' : 'TSV'
-  const { apiUrl: api, apiToken } = readCliEnv(process.env)
+  const cliEnv = readCliEnv(process.env)
+  const infra = readInfraConfig(process.env)
+  // A server holding the embedded data directory is reached through its API.
+  const api = cliEnv.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined)
+  const apiToken = cliEnv.apiToken
   if (api !== undefined) {
     const auth: Record<string, string> = apiToken === undefined ? {} : { authorization: `Bearer ${apiToken}` }
     const url = cmd === 'report' ? `${api}/api/v1/runs/${encodeURIComponent(args[0]!)}/report${json ? '' : '?format=text'}` : cmd === 'runs' ? `${api}/api/v1/runs` : `${api}/api/v1/query`
@@ -46,7 +51,6 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
     } else process.stdout.write(cmd === 'runs' || json ? formatJson(body) : body)
     return 0
   }
-  const infra = readInfraConfig(process.env)
   const ch = openClickHouse(infra.clickhouse)
   const rm = new ClickHouseReadModel(ch)
   try {

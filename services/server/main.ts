@@ -36,6 +36,7 @@ import { build as buildApi } from '../api/app.js'
 import { readApiConfig } from '../api/config.js'
 import type { Env } from '../common/config.js'
 import { createLogger, type Logger } from '../common/logger.js'
+import { writeServerFile } from '../common/server-file.js'
 import { BenchstreamError } from '../core/errors.js'
 import type { AlertNotifier } from '../core/ports/alerts.js'
 import type { ReadModel } from '../core/ports/read-model.js'
@@ -56,8 +57,10 @@ export interface Server {
   /** http://host:port of the API, when it runs. */
   apiUrl: string | undefined
   readModel: ReadModel
-  /** The open ClickHouse (tests and the demo read it directly). */
+  /** The open ClickHouse the processor writes through (tests and the demo read it directly). */
   ch: ClickHouse
+  /** The connection reads go through (reports, alerts): separate, so they never queue in front of inserts. */
+  reader: ClickHouse
   telemetry: Telemetry
   metrics: ProcessorMetrics
   log: Logger
@@ -162,7 +165,12 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         throw new BenchstreamError('BS_ERR_CONFIG', inUse ? `API_PORT ${apiCfg.port} on ${apiCfg.host} is already in use: stop what holds it or set API_PORT (0 picks a free port)` : `the API cannot listen on ${apiCfg.host}:${apiCfg.port}: ${(err as Error).message}`, { cause: err })
       }
       const addr = a.server.address()
-      apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host}:${addr.port}` : undefined
+      apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host.includes(':') ? `[${apiCfg.host}]` : apiCfg.host}:${addr.port}` : undefined
+      // Read commands find this server (and its API) by its data directory.
+      if (apiUrl !== undefined) {
+        const removeServerFile = writeServerFile(cfg.infra.dataDir, apiUrl)
+        closers.push(async () => removeServerFile())
+      }
     }
     let stopped = false
     return {
@@ -172,6 +180,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
       apiUrl,
       readModel,
       ch,
+      reader,
       telemetry,
       metrics,
       log,

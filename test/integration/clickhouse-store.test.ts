@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
 import { loadMigrations, migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
+import { isBenchstreamError } from '../../services/core/errors.js'
 import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
 import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/stats/histogram.js'
 import { PartitionState } from '../../services/core/stats/partition-state.js'
@@ -72,4 +73,12 @@ test('migrations apply once and re-run safely; flushes are idempotent by token; 
   assert.equal(whole[0]!.p99_us, h.quantile(0.99))
   const part = await queryRows<{ operations: string }>(ch, `SELECT operations FROM benchstream.op_percentiles(run_id = 'run-ch', from = fromUnixTimestamp64Micro(${NOW + 1_000_000}), to = '2100-01-01 00:00:00')`)
   assert.ok(Number(part[0]!.operations) > 0 && Number(part[0]!.operations) < 20_000)
+})
+
+test('an unusable data directory is a clear BS_ERR_CONFIG at once, not a hang', () => {
+  for (const dir of ['/proc/benchstream-no-such-dir', '/etc/passwd/below-a-file']) {
+    const t0 = Date.now()
+    assert.throws(() => openClickHouse(readInfraConfig({ BENCHSTREAM_DATA_DIR: dir }).clickhouse), (e: unknown) => isBenchstreamError(e, 'BS_ERR_CONFIG') && /BENCHSTREAM_DATA_DIR: the embedded ClickHouse directory .* cannot be created or written \((ENOENT|ENOTDIR|EACCES)\)/.test(e.message))
+    assert.ok(Date.now() - t0 < 2000)
+  }
 })

@@ -7,7 +7,7 @@
  * chDB binds its data directory to one process: open it once, in the process
  * that runs the processor and the API, and let other processes use the API.
  */
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client'
 import { createChdbConnection } from 'chdb/connection'
@@ -29,7 +29,7 @@ export type Connection = NonNullable<ClickHouseClientConfigOptions['connection']
 
 export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (c: Connection) => Connection } = {}): ClickHouse {
   if (cfg.url === undefined) {
-    mkdirSync(cfg.embeddedPath, { recursive: true })
+    ensureWritableDir(cfg.embeddedPath)
     // chdb implements the Connection contract of @clickhouse/client-common; the
     // client bundles its own copy of those types, identical in shape.
     const raw = createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection
@@ -39,6 +39,30 @@ export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (
   }
   const client = createClient({ url: cfg.url, username: cfg.user, password: cfg.password, request_timeout: 60_000 })
   return { client, database: cfg.database, mode: 'server', location: cfg.url, close: () => client.close() }
+}
+
+/**
+ * The embedded engine's directory must exist and be writable before chDB
+ * opens it. Created one level at a time: node's recursive mkdir loops
+ * forever on some unusable paths (under /proc, for one) instead of failing.
+ */
+function ensureWritableDir(dir: string): void {
+  try {
+    const parts = path.resolve(dir).split(path.sep)
+    for (let i = 2; i <= parts.length; i++) {
+      const p = parts.slice(0, i).join(path.sep)
+      try {
+        mkdirSync(p)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      }
+    }
+    const probe = path.join(dir, `.benchstream-write-probe-${process.pid}`)
+    writeFileSync(probe, '')
+    rmSync(probe)
+  } catch (err) {
+    throw new BenchstreamError('BS_ERR_CONFIG', `BENCHSTREAM_DATA_DIR: the embedded ClickHouse directory ${dir} cannot be created or written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); set BENCHSTREAM_DATA_DIR to a writable directory`, { cause: err })
+  }
 }
 
 interface Migration {

@@ -18,6 +18,10 @@ import type { DecodedOp } from '../codec/event-codec.js'
 import { Histogram } from './histogram.js'
 
 const STATUS_OK = 0
+/** A run whose newest event is this far behind the newest of any run is forgotten (10 min). */
+const RUN_IDLE_US = 600e6
+/** Watermarks kept at most; beyond, the oldest are forgotten. */
+const MAX_RUNS = 10_000
 const CACHE_HIT = 1
 const CACHE_MISS = 2
 
@@ -88,6 +92,8 @@ export class WindowAggregator {
   private current: Group | undefined
   /** Newest event time seen per run (µs): the watermark. Survives drains. */
   private readonly watermarks = new Map<string, number>()
+  /** Newest event time seen for any run (µs): how old a run's watermark is, for forgetting idle runs. */
+  private newest = 0
   private currentWatermark = 0
   private currentRun = ''
   /** Events added since the last drain. */
@@ -192,6 +198,7 @@ export class WindowAggregator {
   /** Returns every partial row accumulated since the last drain, and starts afresh. */
   drain(): WindowRow[] {
     this.flushWatermark()
+    this.forgetIdleRuns()
     const rows: WindowRow[] = []
     const W = this.options.windowUs
     for (const g of this.groups.values()) {
@@ -230,7 +237,25 @@ export class WindowAggregator {
     return rows
   }
 
+  /**
+   * A run's watermark only decides the `late` flag of events that come after
+   * it (counts never depend on it). Runs whose newest event is far behind the
+   * newest of all are done: forget them, so that state stays bounded however
+   * many runs pass through (a run that comes back starts a new watermark).
+   */
+  private forgetIdleRuns(): void {
+    const idleBefore = this.newest - Math.max(RUN_IDLE_US, 10 * this.options.allowedLatenessUs)
+    if (this.watermarks.size <= MAX_RUNS && idleBefore <= 0) return
+    for (const [run, wm] of this.watermarks) if (wm < idleBefore) this.watermarks.delete(run)
+    // Still too many live runs: drop the oldest watermarks (Map order: first set, first out).
+    for (const run of this.watermarks.keys()) {
+      if (this.watermarks.size <= MAX_RUNS) break
+      this.watermarks.delete(run)
+    }
+  }
+
   private flushWatermark(): void {
+    if (this.currentWatermark > this.newest) this.newest = this.currentWatermark
     if (this.currentRun !== '' && this.currentWatermark > (this.watermarks.get(this.currentRun) ?? 0)) {
       this.watermarks.set(this.currentRun, this.currentWatermark)
     }

@@ -1,0 +1,97 @@
+/**
+ * A ReadModel that remembers what cannot change any more: the report,
+ * timeline and run info of a run that ended a while ago (its drivers sent
+ * their end records after their last events, and the lateness grace has
+ * passed), and, for a second, the run list. Finished runs are what people
+ * open again and again (compare, history, dashboards); recomputing them from
+ * the windows on every request is what made the API slow under load.
+ */
+import type { ReadModel, RunInfo, RunReport, TimelinePoint } from '../core/ports/read-model.js'
+
+export interface CacheOptions {
+  /** A run is final this long after its end record. */
+  finalAfterMs: number
+  /** Entries kept at most (least recently used go first). */
+  maxEntries: number
+  /** How long a run list is reused. */
+  listTtlMs: number
+  now?: () => number
+}
+
+export class CachedReadModel implements ReadModel {
+  private readonly entries = new Map<string, unknown>()
+  private readonly lists = new Map<number, { at: number; value: Array<RunInfo & { operations: number }> }>()
+  private readonly now: () => number
+  /** Answers served from the cache and computed (metrics, tests). */
+  readonly stats = { hits: 0, misses: 0 }
+
+  constructor(private readonly inner: ReadModel, private readonly opts: CacheOptions) {
+    this.now = opts.now ?? Date.now
+  }
+
+  async listRuns(limit: number): Promise<Array<RunInfo & { operations: number }>> {
+    const hit = this.lists.get(limit)
+    if (hit !== undefined && this.now() - hit.at < this.opts.listTtlMs) return hit.value
+    const value = await this.inner.listRuns(limit)
+    this.lists.set(limit, { at: this.now(), value })
+    return value
+  }
+
+  async getRun(runId: string): Promise<RunInfo | undefined> {
+    return this.cached(`run:${runId}`, () => this.inner.getRun(runId), (r) => this.isFinal(r))
+  }
+
+  async runReport(runId: string): Promise<RunReport> {
+    return this.cached(`report:${runId}`, () => this.inner.runReport(runId), (r) => this.isFinal(r.run))
+  }
+
+  async timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]> {
+    const run = await this.getRun(runId)
+    if (!this.isFinal(run)) return this.inner.timeline(runId, sinceMs)
+    return this.cached(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs), () => true)
+  }
+
+  runCounts(runId: string): ReturnType<ReadModel['runCounts']> {
+    return this.inner.runCounts(runId)
+  }
+
+  percentileCheck(runId: string, quantiles: readonly number[]): ReturnType<ReadModel['percentileCheck']> {
+    return this.inner.percentileCheck(runId, quantiles)
+  }
+
+  deadLetterCounts(): Promise<Record<string, number>> {
+    return this.inner.deadLetterCounts()
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping()
+  }
+
+  /** Ended, every client ended, and longer ago than the lateness grace: its windows are final. */
+  private isFinal(run: RunInfo | undefined): boolean {
+    if (run === undefined || run.ended_at === null) return false
+    const ended = Date.parse(`${run.ended_at.replace(' ', 'T')}Z`)
+    return Number.isFinite(ended) && this.now() - ended >= this.opts.finalAfterMs
+  }
+
+  private async cached<T>(key: string, compute: () => Promise<T>, keep: (v: T) => boolean): Promise<T> {
+    if (this.entries.has(key)) {
+      const v = this.entries.get(key) as T
+      // Least recently used first: move it to the end.
+      this.entries.delete(key)
+      this.entries.set(key, v)
+      this.stats.hits++
+      return v
+    }
+    this.stats.misses++
+    const v = await compute()
+    if (keep(v)) {
+      this.entries.set(key, v)
+      for (const k of this.entries.keys()) {
+        if (this.entries.size <= this.opts.maxEntries) break
+        this.entries.delete(k)
+      }
+    }
+    return v
+  }
+}
