@@ -5,6 +5,8 @@
  * passed), and, for a second, the run list. Finished runs are what people
  * open again and again (compare, history, dashboards); recomputing them from
  * the windows on every request is what made the API slow under load.
+ * Identical requests that arrive while one is being computed share its
+ * answer (a burst of 50 clients asking for one report costs one query).
  */
 import type { ReadModel, RunInfo, RunReport, TimelinePoint } from '../core/ports/read-model.js'
 
@@ -21,6 +23,8 @@ export interface CacheOptions {
 export class CachedReadModel implements ReadModel {
   private readonly entries = new Map<string, unknown>()
   private readonly lists = new Map<number, { at: number; value: Array<RunInfo & { operations: number }> }>()
+  /** Computations in progress, by key: later identical requests wait for them. */
+  private readonly inflight = new Map<string, Promise<unknown>>()
   private readonly now: () => number
   /** Answers served from the cache and computed (metrics, tests). */
   readonly stats = { hits: 0, misses: 0 }
@@ -30,11 +34,16 @@ export class CachedReadModel implements ReadModel {
   }
 
   async listRuns(limit: number): Promise<Array<RunInfo & { operations: number }>> {
+    const refresh = (): Promise<Array<RunInfo & { operations: number }>> => this.shared(`list:${limit}`, async () => {
+      const value = await this.inner.listRuns(limit)
+      this.lists.set(limit, { at: this.now(), value })
+      return value
+    })
     const hit = this.lists.get(limit)
-    if (hit !== undefined && this.now() - hit.at < this.opts.listTtlMs) return hit.value
-    const value = await this.inner.listRuns(limit)
-    this.lists.set(limit, { at: this.now(), value })
-    return value
+    if (hit === undefined) return refresh()
+    // A list older than its time to live is still served while a fresh one is read in the background.
+    if (this.now() - hit.at >= this.opts.listTtlMs) refresh().catch(() => undefined)
+    return hit.value
   }
 
   async getRun(runId: string): Promise<RunInfo | undefined> {
@@ -47,7 +56,7 @@ export class CachedReadModel implements ReadModel {
 
   async timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]> {
     const run = await this.getRun(runId)
-    if (!this.isFinal(run)) return this.inner.timeline(runId, sinceMs)
+    if (!this.isFinal(run)) return this.shared(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs))
     return this.cached(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs), () => true)
   }
 
@@ -67,6 +76,15 @@ export class CachedReadModel implements ReadModel {
     return this.inner.ping()
   }
 
+  /** One computation per key at a time; callers that come meanwhile get its answer. */
+  private shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const running = this.inflight.get(key)
+    if (running !== undefined) return running as Promise<T>
+    const p = compute().finally(() => this.inflight.delete(key))
+    this.inflight.set(key, p)
+    return p
+  }
+
   /** Ended, every client ended, and longer ago than the lateness grace: its windows are final. */
   private isFinal(run: RunInfo | undefined): boolean {
     if (run === undefined || run.ended_at === null) return false
@@ -84,7 +102,7 @@ export class CachedReadModel implements ReadModel {
       return v
     }
     this.stats.misses++
-    const v = await compute()
+    const v = await this.shared(key, compute)
     if (keep(v)) {
       this.entries.set(key, v)
       for (const k of this.entries.keys()) {

@@ -28,7 +28,7 @@ import { sameAsTruth, stored } from '../helpers/stored.js'
 /** Counts every connection and HTTP request made to it. */
 async function listener(): Promise<{ http: number; tcp: number; hits: () => number; close: () => Promise<void> }> {
   let hits = 0
-  const h = http.createServer((req, res) => {
+  const h = http.createServer((_req, res) => {
     hits++
     res.end('a,b\n1,2\n')
   })

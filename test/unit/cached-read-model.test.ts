@@ -43,7 +43,8 @@ test('finished runs are computed once, running ones every time; the list for a s
   await c.listRuns(10)
   assert.equal(calls.list, 1)
   now += 1000
-  await c.listRuns(10)
+  await c.listRuns(10) // served at once, refreshed in the background
+  await new Promise((r) => setImmediate(r))
   assert.equal(calls.list, 2)
   assert.ok(c.stats.hits > 0 && c.stats.misses > 0)
 })
@@ -58,4 +59,22 @@ test('the cache is bounded: the least recently used entries go', async () => {
   await c.runReport('r0') // evicted long ago
   assert.equal(calls['report:r9'], 1)
   assert.equal(calls['report:r0'], 2)
+})
+
+test('identical requests arriving together share one computation', async () => {
+  let calls = 0
+  const rm = {
+    getRun: async () => undefined,
+    runReport: async (id: string) => {
+      calls++
+      await new Promise((r) => setTimeout(r, 20))
+      return { runId: id, run: undefined } as unknown as RunReport
+    },
+  } as unknown as ReadModel
+  const c = new CachedReadModel(rm, { finalAfterMs: 1000, maxEntries: 10, listTtlMs: 1000 })
+  const all = await Promise.all(Array.from({ length: 50 }, () => c.runReport('live')))
+  assert.equal(calls, 1, 'one computation for 50 concurrent requests of a running run')
+  assert.ok(all.every((r) => r === all[0]))
+  await c.runReport('live')
+  assert.equal(calls, 2, 'a running run is computed again once the burst is over')
 })

@@ -77,7 +77,7 @@ export class ClickHouseReadModel implements ReadModel {
     return {
       ...report,
       runId,
-      run,
+      ...(run === undefined ? {} : { run }),
       cacheHitRatio: Object.fromEntries([...hits].map(([op, [h, m]]) => [op, h + m === 0 ? null : h / (h + m)])),
       completeness: { sent: sentTotal, counted: report.operations, undelivered: run === undefined ? 0 : Number(run.undelivered) },
       lateEvents: late,

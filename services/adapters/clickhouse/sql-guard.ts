@@ -143,7 +143,7 @@ class ChdbGuardConnection implements GuardConnection {
 class HttpGuardConnection implements GuardConnection {
   private constructor(private readonly client: ClickHouseClient) {}
 
-  static open(cfg: ClickHouseConfig, limits: GuardLimits): HttpGuardConnection {
+  static open(cfg: ClickHouseConfig & { url: string }, limits: GuardLimits): HttpGuardConnection {
     const clickhouse_settings = Object.fromEntries(settings(limits)) as Record<string, string | number>
     return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings }))
   }
@@ -172,7 +172,8 @@ class HttpGuardConnection implements GuardConnection {
 export async function openSqlGuard(cfg: ClickHouseConfig, opts: GuardOptions): Promise<SqlGuard> {
   const conns: GuardConnection[] = []
   try {
-    for (let i = 0; i < opts.concurrency; i++) conns.push(cfg.url === undefined ? await ChdbGuardConnection.open(cfg.embeddedPath, opts.database, opts.limits) : HttpGuardConnection.open(cfg, opts.limits))
+    const url = cfg.url
+    for (let i = 0; i < opts.concurrency; i++) conns.push(url === undefined ? await ChdbGuardConnection.open(cfg.embeddedPath, opts.database, opts.limits) : HttpGuardConnection.open({ ...cfg, url }, opts.limits))
   } catch (err) {
     for (const c of conns) await c.close()
     throw err
