@@ -1,21 +1,33 @@
 /**
- * Runs a workload phase: N concurrent workers take transactions from the
- * workload, execute them on the binding, time them, and hand one event per
- * operation to the sink. Also keeps the driver's own histograms, so the
- * driver can print YCSB's report without asking anyone.
+ * Runs a workload phase. A client thread (YCSB's ClientThread) takes
+ * transactions from the workload, executes them on its binding, times them,
+ * hands one event per operation to the sink and adds the latency to the
+ * driver's own histograms, so the driver can print YCSB's report without
+ * asking anyone.
+ *
+ * runPhase runs all client threads of a phase on the calling JS thread (one
+ * binding shared by them): the memory binding, whose store lives in this
+ * thread, and tests. worker-pool.ts runs them in worker_threads instead, each
+ * with its own connection, using the same ClientThread.
+ *
+ * As in YCSB, each of the N client threads does its share of the operation
+ * count (count / N, the first count % N threads one more) and, with a
+ * target, 1/N of the rate.
  *
  * Timing: latency is measured from the actual issue to completion; with a
- * target rate each worker follows an intended schedule, and the intended
+ * target rate each thread follows an intended schedule, and the intended
  * latency is measured from the scheduled start (coordinated-omission
  * correction, YCSB's measurement.interval=both).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
-import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type Operation } from '../../schemas/events.v1.js'
-import { Histogram } from '../core/stats/histogram.js'
+import { CACHE_OUTCOMES } from '../../schemas/events.v1.js'
+import type { Histogram } from '../core/stats/histogram.js'
 import type { Transaction, Workload } from '../core/workload/workload-types.js'
-import { buildReport, type OpStatusAggregate, type Report } from '../core/reports/ycsb-report.js'
+import { buildReport, type Report } from '../core/reports/ycsb-report.js'
 import { statusOf, type Binding, type OpResult } from '../core/ports/binding.js'
 import type { EventSink } from '../core/ports/event-sink.js'
+import type { EventVisitor } from './event-ring.js'
+import { Measurements, OP_CODE, STATUS_INDEX } from './measurements.js'
 
 export interface PhaseOptions {
   phase: 'load' | 'run'
@@ -49,159 +61,221 @@ export interface PhaseResult {
   report: Report
 }
 
-/** Longest stretch the workers run without letting timers and I/O in, ms. */
-const YIELD_EVERY_MS = 5
+/** Runs one phase with the options; how and where the client threads run is the runner's business. */
+export type PhaseRunner = (opts: PhaseOptions) => Promise<PhaseResult>
 
-const OP_CODE: Record<Operation, number> = Object.fromEntries(OPERATIONS.map((o, i) => [o, i + 1])) as Record<Operation, number>
-const STATUS_INDEX = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<string, number>
+/** Longest stretch client threads run without letting timers and I/O in, ms. */
+const YIELD_EVERY_MS = 5
+/** A blocking sleep first lets the event loop run when it is this far ahead of schedule, ms. */
+const LOOP_SLEEP_ABOVE_MS = 20
+
 const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as Record<string, number>
 
-/** Per (opCode, status) accumulators for the driver's own report. */
-class Measurements {
-  readonly cells = new Map<number, { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram }>()
-  add(key: number, latencyUs: number): void {
-    let c = this.cells.get(key)
-    if (c === undefined) {
-      c = { count: 0, sumUs: 0, minUs: Number.MAX_SAFE_INTEGER, maxUs: 0, hist: new Histogram() }
-      this.cells.set(key, c)
-    }
-    c.count++
-    c.sumUs += latencyUs
-    if (latencyUs < c.minUs) c.minUs = latencyUs
-    if (latencyUs > c.maxUs) c.maxUs = latencyUs
-    c.hist.record(latencyUs)
+/** The number of operations a phase does in all: the option, else the workload's count (0 = no limit). */
+export function phaseLimit(workload: Pick<Workload, 'loadCount' | 'operationCount'>, opts: Pick<PhaseOptions, 'phase' | 'operationCount'>): number {
+  return opts.operationCount > 0 ? opts.operationCount : opts.phase === 'load' ? workload.loadCount : workload.operationCount
+}
+
+/** Client thread i's share of `limit` operations (YCSB's Client: opcount / threads, the first opcount % threads one more); 0 = no limit. */
+export function threadQuota(limit: number, threads: number, i: number): number {
+  if (limit === 0) return 0
+  return Math.floor(limit / threads) + (i < limit % threads ? 1 : 0)
+}
+
+/** What the client threads of one JS thread share: the measurements (the status timer swaps `interval`) and a turn of the event loop. */
+export class ThreadGroup {
+  readonly total = new Measurements()
+  /** undefined when no status lines are wanted. */
+  interval: Measurements | undefined
+  private yieldEpoch = 0
+  private lastYieldAt: number
+
+  constructor(
+    status: boolean,
+    readonly events: EventVisitor,
+    now: number,
+  ) {
+    this.interval = status ? new Measurements() : undefined
+    this.lastYieldAt = now
   }
-  aggregates(): OpStatusAggregate[] {
-    return [...this.cells].map(([key, c]) => ({ op: OPERATIONS[(key >> 4) - 1]!, status: STATUSES[key & 15]!, count: c.count, sumUs: c.sumUs, minUs: c.minUs, maxUs: c.maxUs, hist: c.hist.entries() }))
+
+  /** Bumps the epoch every YIELD_EVERY_MS; each thread yields once per epoch. */
+  epoch(now: number): number {
+    if (now - this.lastYieldAt >= YIELD_EVERY_MS) {
+      this.lastYieldAt = now
+      this.yieldEpoch++
+    }
+    return this.yieldEpoch
   }
 }
 
+/** How a client thread waits for its next scheduled operation. */
+export interface Sleeper {
+  /**
+   * Blocks the JS thread (Atomics.wait on `word`, which a stop notifies):
+   * precise to tens of µs, but only right when this is the JS thread's only
+   * client thread. Otherwise the thread sleeps on the event loop.
+   */
+  blocking?: { word: Int32Array; index: number }
+}
+
+export interface ClientThreadOptions {
+  /** Index among all the client's threads: the `thread` of its events. */
+  thread: number
+  threads: number
+  phase: 'load' | 'run'
+  workload: Workload
+  binding: Binding
+  group: ThreadGroup
+  /** Operations this thread does; 0 = until the deadline or stop. */
+  quota: number
+  /** ms between this thread's scheduled operations; 0 = unthrottled. */
+  intervalMs: number
+  /** Schedule origin and end, in this JS thread's performance.now(). */
+  t0: number
+  deadline: number
+  stopped: () => boolean
+  sleeper: Sleeper
+}
+
+function execute(binding: Binding, tx: Transaction): Promise<OpResult> {
+  switch (tx.op) {
+    case 'READ':
+      return binding.read(tx.table, tx.key, tx.fields)
+    case 'UPDATE':
+      return binding.update(tx.table, tx.key, tx.values)
+    case 'INSERT':
+      return binding.insert(tx.table, tx.key, tx.values)
+    case 'SCAN':
+      return binding.scan(tx.table, tx.startKey, tx.count, tx.fields)
+    case 'DELETE':
+      return binding.delete(tx.table, tx.key)
+    case 'READ-MODIFY-WRITE':
+      // Measured as one operation: read, then write back, end to end.
+      return binding.read(tx.table, tx.key, tx.fields).then((r) => (r.status !== 'OK' ? r : binding.update(tx.table, tx.key, tx.values).then((u) => ({ ...u, cache: r.cache, bytes: r.bytes + u.bytes }))))
+  }
+}
+
+/**
+ * One client thread's loop (YCSB's ClientThread). Per operation it allocates
+ * nothing of its own: the transaction and the binding's promise and result
+ * are the workload's and the binding's; the event goes into the sink's
+ * preallocated buffer and the latency into preallocated histograms.
+ */
+export async function runClientThread(c: ClientThreadOptions): Promise<void> {
+  const { workload, binding, group, quota, intervalMs, deadline } = c
+  const events = group.events
+  const origin = performance.timeOrigin
+  const load = c.phase === 'load'
+  // Each thread starts at a different phase of its schedule so that the
+  // client's operations are spread evenly over time, not in bursts.
+  const offsetMs = intervalMs > 0 ? (intervalMs * c.thread) / c.threads : 0
+  let seenEpoch = 0
+  let done = 0
+  for (;;) {
+    if ((quota > 0 && done >= quota) || c.stopped()) return
+    let intendedStart = 0
+    if (intervalMs > 0) {
+      intendedStart = c.t0 + offsetMs + done * intervalMs
+      if (performance.now() < intendedStart) await sleepUntil(intendedStart, c.sleeper)
+    }
+    const now = performance.now()
+    const epoch = group.epoch(now)
+    if (seenEpoch !== epoch) {
+      seenEpoch = epoch
+      await yieldToLoop()
+    }
+    if (performance.now() >= deadline || c.stopped()) return
+    const tx = load ? workload.nextLoad() : workload.nextTransaction()
+    if (tx === undefined) return
+    const start = performance.now()
+    let r: OpResult
+    try {
+      r = await execute(binding, tx)
+    } catch (err) {
+      r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
+    }
+    const end = performance.now()
+    // Acknowledge every insert, failed or not (as YCSB does in a finally): a
+    // key left unacknowledged would freeze the 'latest' distribution.
+    if (tx.op === 'INSERT') workload.acknowledgeInsert(tx.keynum)
+    const latencyUs = Math.round((end - start) * 1000)
+    const intendedUs = intendedStart > 0 ? Math.max(latencyUs, Math.round((end - intendedStart) * 1000)) : latencyUs
+    const opCode = OP_CODE[tx.op]
+    const statusIndex = STATUS_INDEX[r.status]!
+    events.record(c.thread, opCode, CACHE_INDEX[r.cache]!, statusIndex, Math.round((origin + start) * 1000), latencyUs, intendedUs, r.bytes)
+    const key = opCode * 16 + statusIndex
+    group.total.add(key, latencyUs)
+    group.interval?.add(key, latencyUs)
+    done++
+  }
+}
+
+async function sleepUntil(until: number, sleeper: Sleeper): Promise<void> {
+  const b = sleeper.blocking
+  if (b === undefined) {
+    for (let now = performance.now(); now < until; now = performance.now()) {
+      const ahead = until - now
+      if (ahead > 2) await new Promise((r) => setTimeout(r, ahead - 1))
+      else await yieldToLoop()
+    }
+    return
+  }
+  // Far ahead: let the event loop run (status requests, signals), then block
+  // for the rest, as YCSB's LockSupport.parkNanos would.
+  let ahead = until - performance.now()
+  if (ahead > LOOP_SLEEP_ABOVE_MS) {
+    await new Promise((r) => setTimeout(r, ahead - LOOP_SLEEP_ABOVE_MS / 2))
+    ahead = until - performance.now()
+  }
+  while (ahead > 0 && Atomics.load(b.word, b.index) === 0) {
+    Atomics.wait(b.word, b.index, 0, ahead)
+    ahead = until - performance.now()
+  }
+}
+
+/**
+ * Runs a phase with all client threads on this JS thread, sharing one
+ * binding and one sink. Status lines come from a timer here, between
+ * operations (the threads yield every YIELD_EVERY_MS).
+ */
 export async function runPhase(workload: Workload, binding: Binding, sink: EventSink, opts: PhaseOptions): Promise<PhaseResult> {
-  const limit = opts.operationCount > 0 ? opts.operationCount : opts.phase === 'load' ? workload.loadCount : workload.operationCount
-  const deadline = opts.maxExecutionTimeS > 0 ? performance.now() + opts.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
+  const limit = phaseLimit(workload, opts)
+  const t0 = performance.now()
+  const deadline = opts.maxExecutionTimeS > 0 ? t0 + opts.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
   if (limit === 0 && deadline === Number.POSITIVE_INFINITY && opts.signal === undefined) {
     throw new Error('the phase has no end: set operationcount or maxexecutiontime')
   }
-  const total = new Measurements()
-  let interval = new Measurements()
-  let issued = 0
-  let done = 0
-  const origin = performance.timeOrigin
-  const t0 = performance.now()
-  // Interval between two scheduled operations of one worker, in ms.
-  const perWorkerIntervalMs = opts.target > 0 ? (1000 * opts.threads) / opts.target : 0
-
-  const execute = (tx: Transaction): Promise<OpResult> => {
-    switch (tx.op) {
-      case 'READ':
-        return binding.read(tx.table, tx.key, tx.fields)
-      case 'UPDATE':
-        return binding.update(tx.table, tx.key, tx.values)
-      case 'INSERT':
-        return binding.insert(tx.table, tx.key, tx.values)
-      case 'SCAN':
-        return binding.scan(tx.table, tx.startKey, tx.count, tx.fields)
-      case 'DELETE':
-        return binding.delete(tx.table, tx.key)
-      case 'READ-MODIFY-WRITE':
-        // Measured as one operation: read, then write back, end to end.
-        return binding.read(tx.table, tx.key, tx.fields).then((r) => (r.status !== 'OK' ? r : binding.update(tx.table, tx.key, tx.values).then((u) => ({ ...u, cache: r.cache, bytes: r.bytes + u.bytes }))))
-    }
-  }
-
-  // A binding that resolves at once (memory) never gives the event loop a turn:
-  // timers (status lines), Kafka delivery and signals would all wait for the
-  // end of the phase. Every YIELD_EVERY_MS all workers step aside once.
-  let yieldEpoch = 0
-  let lastYieldAt = t0
-
-  const worker = async (thread: number): Promise<void> => {
-    let seenEpoch = 0
-    // Each worker starts at a different phase of its schedule so that the
-    // client's operations are spread evenly over time, not in bursts.
-    let k = 0
-    const offsetMs = perWorkerIntervalMs > 0 ? (perWorkerIntervalMs * thread) / opts.threads : 0
-    for (;;) {
-      if ((limit > 0 && issued >= limit) || opts.signal?.aborted) return
-      let intendedStart = 0
-      if (perWorkerIntervalMs > 0) {
-        intendedStart = t0 + offsetMs + k * perWorkerIntervalMs
-        k++
-        for (let now = performance.now(); now < intendedStart; now = performance.now()) {
-          const ahead = intendedStart - now
-          if (ahead > 2) await new Promise((r) => setTimeout(r, ahead - 1))
-          else await yieldToLoop()
-        }
-      }
-      const now = performance.now()
-      if (now - lastYieldAt >= YIELD_EVERY_MS) {
-        lastYieldAt = now
-        yieldEpoch++
-      }
-      if (seenEpoch !== yieldEpoch) {
-        seenEpoch = yieldEpoch
-        await yieldToLoop()
-      }
-      if (performance.now() >= deadline) return
-      if ((limit > 0 && issued >= limit) || opts.signal?.aborted) return
-      issued++
-      const tx = opts.phase === 'load' ? workload.nextLoad() : workload.nextTransaction()
-      if (tx === undefined) return
-      const start = performance.now()
-      let r: OpResult
-      try {
-        r = await execute(tx)
-      } catch (err) {
-        r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
-      }
-      const end = performance.now()
-      // Acknowledge every insert, failed or not (as YCSB does in a finally): a
-      // key left unacknowledged would freeze the 'latest' distribution.
-      if (tx.op === 'INSERT') workload.acknowledgeInsert(tx.keynum)
-      const latencyUs = Math.round((end - start) * 1000)
-      const intendedUs = intendedStart > 0 ? Math.max(latencyUs, Math.round((end - intendedStart) * 1000)) : latencyUs
-      const opCode = OP_CODE[tx.op]
-      const statusIndex = STATUS_INDEX[r.status]!
-      sink.record(thread, opCode, CACHE_INDEX[r.cache]!, statusIndex, Math.round((origin + start) * 1000), latencyUs, intendedUs, r.bytes)
-      const key = opCode * 16 + statusIndex
-      total.add(key, latencyUs)
-      if (opts.statusIntervalS > 0) interval.add(key, latencyUs)
-      done++
-    }
-  }
+  const status = opts.statusIntervalS > 0 && opts.onStatus !== undefined
+  const group = new ThreadGroup(status, sink, t0)
+  const signal = opts.signal
+  const stopped = signal === undefined ? () => false : () => signal.aborted
+  // Interval between two scheduled operations of one thread, in ms.
+  const intervalMs = opts.target > 0 ? (1000 * opts.threads) / opts.target : 0
 
   let statusTimer: NodeJS.Timeout | undefined
-  if (opts.statusIntervalS > 0 && opts.onStatus !== undefined) {
+  if (status) {
     let lastDone = 0
     let lastAt = t0
     statusTimer = setInterval(() => {
       const now = performance.now()
-      const snap = interval
-      interval = new Measurements()
-      const intervals: StatusSnapshot['intervals'] = new Map()
-      for (const a of snap.aggregates()) {
-        const name = a.status === 'OK' ? a.op : `${a.op}-FAILED`
-        const cell = snap.cells.get(OP_CODE[a.op as Operation] * 16 + STATUS_INDEX[a.status]!)!
-        const prev = intervals.get(name)
-        if (prev === undefined) intervals.set(name, { ...cell, hist: cell.hist })
-        else {
-          prev.count += cell.count
-          prev.sumUs += cell.sumUs
-          prev.minUs = Math.min(prev.minUs, cell.minUs)
-          prev.maxUs = Math.max(prev.maxUs, cell.maxUs)
-          prev.hist.merge(cell.hist)
-        }
-      }
-      opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals })
+      const snap = group.interval!
+      group.interval = new Measurements()
+      const done = group.total.count()
+      opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals: snap.intervals() })
       lastDone = done
       lastAt = now
     }, opts.statusIntervalS * 1000)
   }
   try {
-    await Promise.all(Array.from({ length: opts.threads }, (_, i) => worker(i)))
+    await Promise.all(
+      Array.from({ length: opts.threads }, (_, i) =>
+        runClientThread({ thread: i, threads: opts.threads, phase: opts.phase, workload, binding, group, quota: threadQuota(limit, opts.threads, i), intervalMs, t0, deadline, stopped, sleeper: {} }),
+      ),
+    )
   } finally {
     if (statusTimer !== undefined) clearInterval(statusTimer)
   }
   const runtimeMs = performance.now() - t0
-  return { runtimeMs, operations: done, report: buildReport(total.aggregates(), runtimeMs) }
+  return { runtimeMs, operations: group.total.count(), report: buildReport(group.total.aggregates(), runtimeMs) }
 }
