@@ -34,8 +34,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
+import { defaultWorkerCount } from '../services/driver/worker-pool.js'
 import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, median, parseFlags, progress, runMain, shortId, sleep, tempDir, withBroker, type Broker } from './common.js'
 
 const BENCH = 'ycsb-parity'
@@ -73,6 +75,8 @@ interface Run {
   ops: Record<string, OpFigures>
   /** Client process CPU (user + system) per operation, µs; its JVM or Node start-up included. */
   clientCpuUs: number
+  /** The same without start-up: the CPU of a run of `threads` operations (same mode) subtracted. */
+  steadyCpuUs: number
   /** redis-server CPU per operation, µs. */
   serverCpuUs: number
   /** 1-minute load average when the run started. */
@@ -101,7 +105,7 @@ function parseReport(text: string): Pick<Run, 'throughput' | 'runtimeMs' | 'ops'
 }
 
 function loadAverage(): number {
-  return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+  return os.loadavg()[0]!
 }
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -209,7 +213,7 @@ interface Setup {
 async function runYcsb(s: Setup, spec: RunSpec): Promise<Run> {
   const args = ['deploy/local/ycsb.sh', 'run', '-t', '-P', `workloads/workload${spec.workload}`, '-threads', String(s.threads), '-db', 'io.benchstream.ycsb.redis.RedisClient', '-p', `redis.port=${s.redis.port}`, '-p', `recordcount=${s.records}`, '-p', `operationcount=${spec.ops}`, '-p', 'hdrhistogram.percentiles=50,95,99']
   if (spec.target > 0) args.push('-target', String(spec.target))
-  return measure('ycsb', s, () => runCommand('bash', args, process.env))
+  return measure('ycsb', s, () => runCommand('bash', args, process.env), spec.target > 0)
 }
 
 async function runBenchstream(s: Setup, spec: RunSpec, kafka?: { brokers: string; topic: string }): Promise<Run> {
@@ -221,10 +225,25 @@ async function runBenchstream(s: Setup, spec: RunSpec, kafka?: { brokers: string
     args.push('--topic', kafka.topic)
     env.KAFKA_BROKERS = kafka.brokers
   }
-  return measure('benchstream', s, () => runCommand(process.execPath, args, env))
+  return measure('benchstream', s, () => runCommand(process.execPath, args, env), spec.target > 0)
 }
 
-async function measure(tool: Run['tool'], s: Setup, run: () => Promise<{ stdout: string; cpuS: number }>): Promise<Run> {
+/** CPU seconds each tool spends starting and stopping, per mode (median of two runs of `threads` operations). */
+const startupCpuS = new Map<string, number>()
+
+async function measureStartup(s: Setup, spec: RunSpec): Promise<void> {
+  const tiny = { ...spec, ops: s.threads }
+  for (const tool of ['ycsb', 'benchstream'] as const) {
+    const cpu: number[] = []
+    for (let i = 0; i < 2; i++) {
+      const r = tool === 'ycsb' ? await runYcsb(s, tiny) : await runBenchstream(s, tiny)
+      cpu.push((r.clientCpuUs * s.threads) / 1e6)
+    }
+    startupCpuS.set(`${tool}/${spec.target > 0}`, median(cpu))
+  }
+}
+
+async function measure(tool: Run['tool'], s: Setup, run: () => Promise<{ stdout: string; cpuS: number }>, throttled: boolean): Promise<Run> {
   const load = loadAverage()
   const server0 = processCpuS(s.redis.pid)
   const r = await run()
@@ -232,7 +251,8 @@ async function measure(tool: Run['tool'], s: Setup, run: () => Promise<{ stdout:
   const report = parseReport(r.stdout)
   const n = Object.values(report.ops).reduce((a, o) => a + o.count, 0)
   if (!Number.isFinite(report.throughput) || n === 0) throw new Error(`${tool}: no report in its output:\n${r.stdout.slice(-2000)}`)
-  return { tool, ...report, clientCpuUs: (r.cpuS * 1e6) / n, serverCpuUs: (serverS * 1e6) / n, load }
+  const startup = startupCpuS.get(`${tool}/${throttled}`) ?? 0
+  return { tool, ...report, clientCpuUs: (r.cpuS * 1e6) / n, steadyCpuUs: (Math.max(0, r.cpuS - startup) * 1e6) / n, serverCpuUs: (serverS * 1e6) / n, load }
 }
 
 // ---------------------------------------------------------------- figures
@@ -272,7 +292,8 @@ function comparison(title: string, pairs: readonly Pair[]): { lines: string[]; t
     for (const q of ['p50', 'p95', 'p99'] as const) row(`${op} ${q}, µs`, (r) => r.ops[op]![q])
     p99Ratios[op] = ratio((r) => r.ops[op]!.p99).median
   }
-  row('client CPU per op, µs (start-up incl.)', (r) => r.clientCpuUs, 1)
+  row('client CPU per op, µs', (r) => r.clientCpuUs, 1)
+  row('  without start-up, µs', (r) => r.steadyCpuUs, 1)
   row('redis-server CPU per op, µs', (r) => r.serverCpuUs, 1)
   const failed = pairs.flatMap((p) => [p.ycsb, p.bs]).flatMap((r) => Object.entries(r.ops).filter(([, o]) => o.failed > 0).map(([op, o]) => `${r.tool} ${op}: ${o.failed}`))
   if (failed.length > 0) lines.push(`    WARNING: operations that did not return OK: ${failed.join(', ')}`)
@@ -296,9 +317,11 @@ async function main(): Promise<void> {
       for (const w of f.workloads) {
         const unthrottled: RunSpec = { workload: w, ops: f.ops, target: 0 }
         const throttled: RunSpec = { workload: w, ops: f.target * f['target-seconds'], target: f.target }
-        progress(BENCH, `workload${w}: warm-up (not counted)`)
+        progress(BENCH, `workload${w}: warm-up and start-up cost (not counted)`)
         await runYcsb(s, { ...unthrottled, ops: Math.max(1000, Math.floor(f.ops / 4)) })
         await runBenchstream(s, { ...unthrottled, ops: Math.max(1000, Math.floor(f.ops / 4)) })
+        await measureStartup(s, unthrottled)
+        if (f.target > 0) await measureStartup(s, throttled)
         const free: Pair[] = []
         const paced: Pair[] = []
         const emit: Array<{ off: Run; on: Run }> = []
@@ -336,6 +359,7 @@ async function main(): Promise<void> {
 
         const note = w === 'c' ? 'HGETALL on both sides' : 'reads are HGETALL on both sides; updates are HMSET (YCSB) vs EVALSHA EXISTS+HSET (Benchstream): more server work per Benchstream update'
         out.push(`${BENCH}: workload${w} (${note}), private redis-server, ${fmtInt(f.records)} records, ${f.threads} threads each, ${f.rounds} rounds in alternating order; medians [min..max]`)
+        out.push(`  Benchstream runs its ${f.threads} client threads (one connection each) on ${defaultWorkerCount(f.threads, 0)} worker threads unthrottled and ${defaultWorkerCount(f.threads, f.target)} with a target (${os.availableParallelism()} cores); YCSB on ${f.threads} Java threads`)
         const a = comparison(`unthrottled, ${fmtInt(f.ops)} operations per run`, free)
         out.push(...a.lines)
         verdicts.push(`  workload${w}: throughput Benchstream/YCSB ${fmt(a.throughputRatio, 3)} (target >= ${TARGET_THROUGHPUT_RATIO}) -> ${verdict(a.throughputRatio >= TARGET_THROUGHPUT_RATIO)}`)

@@ -41,7 +41,7 @@ export interface DriverConfig {
 export const driverUsage = (bindings: readonly string[]): string => `usage: benchstream load|run [options]
   -P <file>              workload property file (repeatable; later files win)
   -p <key>=<value>       workload property (repeatable; overrides files)
-  -threads <n>           concurrent workers (default 1)
+  -threads <n>           client threads, each with its own connection, as in YCSB (default 1)
   -target <ops/s>        throughput target for this client, 0 = unthrottled (default 0)
   -s                     print a status line every status.interval seconds (default 10)
   -db <binding>          datastore binding: ${bindings.join(', ')} (also --binding)
