@@ -359,7 +359,7 @@ async function main(): Promise<void> {
 
         const note = w === 'c' ? 'HGETALL on both sides' : 'reads are HGETALL on both sides; updates are HMSET (YCSB) vs EVALSHA EXISTS+HSET (Benchstream): more server work per Benchstream update'
         out.push(`${BENCH}: workload${w} (${note}), private redis-server, ${fmtInt(f.records)} records, ${f.threads} threads each, ${f.rounds} rounds in alternating order; medians [min..max]`)
-        out.push(`  Benchstream runs its ${f.threads} client threads (one connection each) on ${defaultWorkerCount(f.threads, 0)} worker threads unthrottled and ${defaultWorkerCount(f.threads, f.target)} with a target (${os.availableParallelism()} cores); YCSB on ${f.threads} Java threads`)
+        out.push(`  Benchstream runs its ${f.threads} client threads (one connection each) on ${defaultWorkerCount(f.threads)} worker threads (${os.availableParallelism()} cores); YCSB on ${f.threads} Java threads`)
         const a = comparison(`unthrottled, ${fmtInt(f.ops)} operations per run`, free)
         out.push(...a.lines)
         verdicts.push(`  workload${w}: throughput Benchstream/YCSB ${fmt(a.throughputRatio, 3)} (target >= ${TARGET_THROUGHPUT_RATIO}) -> ${verdict(a.throughputRatio >= TARGET_THROUGHPUT_RATIO)}`)

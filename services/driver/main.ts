@@ -4,9 +4,8 @@
  *
  * Threads: client threads of a binding with a server (redis, postgres) run
  * in worker threads, each client thread with its own connection
- * (worker-main.ts, worker-pool.ts: one worker per core, or one per client
- * thread with a target); the memory binding's threads run here, where its
- * store lives. Events go through shared-memory
+ * (worker-main.ts, worker-pool.ts: one worker per core); the memory
+ * binding's threads run here, where its store lives. Events go through shared-memory
  * rings to a delivery thread that encodes them and sends them to Kafka
  * (delivery-main.ts), so no measuring thread encodes or talks to Kafka.
  */
@@ -60,7 +59,7 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
       log.info({ records: workload.loadCount }, 'memory binding: loading the records before the run (not measured)')
       await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: cfg.threads, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
     }
-    log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, workers: inProcess ? 0 : defaultWorkerCount(cfg.threads, cfg.target), target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
+    log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, workers: inProcess ? 0 : defaultWorkerCount(cfg.threads), target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
     const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal, ...(inWorkers === undefined ? {} : { runPhase: inWorkers }) })
     const text = formatOutcome(cfg, outcome)
     if (cfg.exportFile === undefined) process.stdout.write(text)

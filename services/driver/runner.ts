@@ -66,8 +66,8 @@ export type PhaseRunner = (opts: PhaseOptions) => Promise<PhaseResult>
 
 /** Longest stretch client threads run without letting timers and I/O in, ms. */
 const YIELD_EVERY_MS = 5
-/** A blocking sleep first lets the event loop run when it is this far ahead of schedule, ms. */
-const LOOP_SLEEP_ABOVE_MS = 20
+/** A JS thread blocks for the next scheduled operation only when it is at most this far ahead; further, it sleeps on a timer first, ms. */
+const BLOCK_AT_MOST_MS = 20
 
 const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as Record<string, number>
 
@@ -82,18 +82,48 @@ export function threadQuota(limit: number, threads: number, i: number): number {
   return Math.floor(limit / threads) + (i < limit % threads ? 1 : 0)
 }
 
-/** What the client threads of one JS thread share: the measurements (the status timer swaps `interval`) and a turn of the event loop. */
+interface Sleeper {
+  until: number
+  resolve: () => void
+}
+
+/**
+ * What the client threads of one JS thread share: the measurements (the
+ * status timer swaps `interval`), a turn of the event loop, and the
+ * scheduler of throttled operations.
+ *
+ * Throttled client threads sleep here until their next scheduled start.
+ * While no operation of this JS thread is in flight, nothing but the next
+ * start can happen on it, so it blocks with Atomics.wait until then: precise
+ * to tens of µs, as YCSB's threads park, and without burning a core. While an
+ * operation is in flight the event loop must run (its reply); the sleepers
+ * are looked at again when it completes, and by a timer.
+ */
 export class ThreadGroup {
   readonly total = new Measurements()
   /** undefined when no status lines are wanted. */
   interval: Measurements | undefined
+  /** Operations being executed now by this JS thread's client threads. */
+  inFlight = 0
   private yieldEpoch = 0
   private lastYieldAt: number
+  private readonly sleepers: Sleeper[] = []
+  private timer: NodeJS.Timeout | undefined
+  private timerAt = 0
+  private readonly wake = (): void => {
+    this.timer = undefined
+    this.schedule()
+  }
 
+  /**
+   * @param block a word that stays 0 while the phase runs: Atomics.wait
+   *   sleeps on it, and whoever stops the phase sets it and notifies.
+   */
   constructor(
     status: boolean,
     readonly events: EventVisitor,
     now: number,
+    private readonly block: { word: Int32Array; index: number },
   ) {
     this.interval = status ? new Measurements() : undefined
     this.lastYieldAt = now
@@ -107,16 +137,52 @@ export class ThreadGroup {
     }
     return this.yieldEpoch
   }
-}
 
-/** How a client thread waits for its next scheduled operation. */
-export interface Sleeper {
-  /**
-   * Blocks the JS thread (Atomics.wait on `word`, which a stop notifies):
-   * precise to tens of µs, but only right when this is the JS thread's only
-   * client thread. Otherwise the thread sleeps on the event loop.
-   */
-  blocking?: { word: Int32Array; index: number }
+  /** Resolves at `until` (this thread's performance.now()), or at once when the phase is stopped. */
+  sleep(until: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.sleepers.push({ until, resolve })
+      this.schedule()
+    })
+  }
+
+  /** Wakes the sleepers that are due; blocks for the next one when nothing is in flight. Called on sleep, on completion, by the timer. */
+  schedule(): void {
+    const sleepers = this.sleepers
+    for (;;) {
+      if (sleepers.length === 0) return
+      const now = performance.now()
+      const stopped = Atomics.load(this.block.word, this.block.index) !== 0
+      let earliest = Number.POSITIVE_INFINITY
+      let woke = false
+      for (let i = sleepers.length - 1; i >= 0; i--) {
+        const s = sleepers[i]!
+        if (s.until <= now || stopped) {
+          sleepers.splice(i, 1)
+          s.resolve()
+          woke = true
+        } else if (s.until < earliest) earliest = s.until
+      }
+      // Woken threads run first (their continuations are queued); they come back here.
+      if (woke || sleepers.length === 0) break
+      const ahead = earliest - now
+      if (this.inFlight > 0 || ahead > BLOCK_AT_MOST_MS) break
+      Atomics.wait(this.block.word, this.block.index, 0, ahead)
+    }
+    if (sleepers.length === 0) {
+      if (this.timer !== undefined) clearTimeout(this.timer)
+      this.timer = undefined
+      return
+    }
+    let earliest = Number.POSITIVE_INFINITY
+    for (const s of sleepers) if (s.until < earliest) earliest = s.until
+    // Far ahead: wake up a little early and block for the rest.
+    const at = earliest > performance.now() + BLOCK_AT_MOST_MS ? earliest - BLOCK_AT_MOST_MS / 2 : earliest - 1
+    if (this.timer !== undefined && this.timerAt <= at) return
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timerAt = at
+    this.timer = setTimeout(this.wake, Math.max(0, at - performance.now()))
+  }
 }
 
 export interface ClientThreadOptions {
@@ -135,7 +201,6 @@ export interface ClientThreadOptions {
   t0: number
   deadline: number
   stopped: () => boolean
-  sleeper: Sleeper
 }
 
 function execute(binding: Binding, tx: Transaction): Promise<OpResult> {
@@ -177,7 +242,7 @@ export async function runClientThread(c: ClientThreadOptions): Promise<void> {
     let intendedStart = 0
     if (intervalMs > 0) {
       intendedStart = c.t0 + offsetMs + done * intervalMs
-      if (performance.now() < intendedStart) await sleepUntil(intendedStart, c.sleeper)
+      if (performance.now() < intendedStart) await group.sleep(intendedStart)
     }
     const now = performance.now()
     const epoch = group.epoch(now)
@@ -188,6 +253,7 @@ export async function runClientThread(c: ClientThreadOptions): Promise<void> {
     if (performance.now() >= deadline || c.stopped()) return
     const tx = load ? workload.nextLoad() : workload.nextTransaction()
     if (tx === undefined) return
+    group.inFlight++
     const start = performance.now()
     let r: OpResult
     try {
@@ -196,6 +262,7 @@ export async function runClientThread(c: ClientThreadOptions): Promise<void> {
       r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
     }
     const end = performance.now()
+    group.inFlight--
     // Acknowledge every insert, failed or not (as YCSB does in a finally): a
     // key left unacknowledged would freeze the 'latest' distribution.
     if (tx.op === 'INSERT') workload.acknowledgeInsert(tx.keynum)
@@ -208,29 +275,8 @@ export async function runClientThread(c: ClientThreadOptions): Promise<void> {
     group.total.add(key, latencyUs)
     group.interval?.add(key, latencyUs)
     done++
-  }
-}
-
-async function sleepUntil(until: number, sleeper: Sleeper): Promise<void> {
-  const b = sleeper.blocking
-  if (b === undefined) {
-    for (let now = performance.now(); now < until; now = performance.now()) {
-      const ahead = until - now
-      if (ahead > 2) await new Promise((r) => setTimeout(r, ahead - 1))
-      else await yieldToLoop()
-    }
-    return
-  }
-  // Far ahead: let the event loop run (status requests, signals), then block
-  // for the rest, as YCSB's LockSupport.parkNanos would.
-  let ahead = until - performance.now()
-  if (ahead > LOOP_SLEEP_ABOVE_MS) {
-    await new Promise((r) => setTimeout(r, ahead - LOOP_SLEEP_ABOVE_MS / 2))
-    ahead = until - performance.now()
-  }
-  while (ahead > 0 && Atomics.load(b.word, b.index) === 0) {
-    Atomics.wait(b.word, b.index, 0, ahead)
-    ahead = until - performance.now()
+    // Other threads' next starts may have come while this operation was in flight.
+    if (intervalMs > 0) group.schedule()
   }
 }
 
@@ -247,8 +293,15 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     throw new Error('the phase has no end: set operationcount or maxexecutiontime')
   }
   const status = opts.statusIntervalS > 0 && opts.onStatus !== undefined
-  const group = new ThreadGroup(status, sink, t0)
   const signal = opts.signal
+  // Set when the signal aborts, so that a thread blocked until its next start wakes up.
+  const stopWord = new Int32Array(new SharedArrayBuffer(4))
+  const onAbort = (): void => {
+    Atomics.store(stopWord, 0, 1)
+    Atomics.notify(stopWord, 0)
+  }
+  signal?.addEventListener('abort', onAbort)
+  const group = new ThreadGroup(status, sink, t0, { word: stopWord, index: 0 })
   const stopped = signal === undefined ? () => false : () => signal.aborted
   // Interval between two scheduled operations of one thread, in ms.
   const intervalMs = opts.target > 0 ? (1000 * opts.threads) / opts.target : 0
@@ -270,11 +323,12 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
   try {
     await Promise.all(
       Array.from({ length: opts.threads }, (_, i) =>
-        runClientThread({ thread: i, threads: opts.threads, phase: opts.phase, workload, binding, group, quota: threadQuota(limit, opts.threads, i), intervalMs, t0, deadline, stopped, sleeper: {} }),
+        runClientThread({ thread: i, threads: opts.threads, phase: opts.phase, workload, binding, group, quota: threadQuota(limit, opts.threads, i), intervalMs, t0, deadline, stopped }),
       ),
     )
   } finally {
     if (statusTimer !== undefined) clearInterval(statusTimer)
+    signal?.removeEventListener('abort', onAbort)
   }
   const runtimeMs = performance.now() - t0
   return { runtimeMs, operations: group.total.count(), report: buildReport(group.total.aggregates(), runtimeMs) }

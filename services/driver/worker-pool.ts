@@ -8,9 +8,9 @@
  * rings to the delivery thread (delivery.ts) without passing through here.
  *
  * Client threads are dealt to the workers round robin (thread i to worker
- * i mod W); defaultWorkerCount says how many workers and why. A worker with
- * one client thread blocks between throttled operations with Atomics.wait,
- * as precise as YCSB's parkNanos.
+ * i mod W); defaultWorkerCount says how many workers and why. Between
+ * throttled operations a worker blocks with Atomics.wait, as precise as
+ * YCSB's parkNanos, whenever none of its operations is in flight.
  *
  * The main thread's report is the exact merge of the workers' histograms
  * (bucket counts added), and its status lines merge their interval
@@ -31,20 +31,18 @@ const CLEANUP_TIMEOUT_MS = 10_000
 export const MAX_WORKERS = 64
 
 /**
- * Worker threads for N client threads (measured with bench/ycsb-parity on
- * Redis, 8 client threads, two cores shared with the server):
- * - unthrottled, one per core (min(N, cores)): every core works, and a
- *   worker serving several connections handles several replies per turn of
- *   its event loop; one worker per client thread cost 2-3x the CPU per
- *   operation (a thread wake-up per operation) and lost throughput;
- * - with a target, one per client thread (up to MAX_WORKERS): a worker with
- *   one client thread sleeps between operations with Atomics.wait, as
- *   precise as YCSB's parkNanos, and no other thread's work sits between an
- *   operation's reply and its measurement.
- * Either way each client thread has its own connection, as in YCSB.
+ * Worker threads for N client threads: one per core, min(N, cores), up to
+ * MAX_WORKERS. Measured with bench/ycsb-parity on Redis (8 client threads,
+ * two cores shared with the server): one worker per client thread cost 2-3x
+ * the CPU per operation (a thread wake-up per operation, and every isolate
+ * compiling and collecting on its own) and lost throughput; one worker per
+ * core serves several connections per turn of its event loop and keeps every
+ * core busy. Throttled threads lose nothing by sharing a worker: the
+ * worker blocks until the next scheduled start whenever none of its
+ * operations is in flight (ThreadGroup in runner.ts).
  */
-export function defaultWorkerCount(threads: number, target: number, cores = availableParallelism()): number {
-  return Math.max(1, Math.min(threads, target > 0 ? MAX_WORKERS : Math.min(cores, MAX_WORKERS)))
+export function defaultWorkerCount(threads: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.min(threads, cores, MAX_WORKERS))
 }
 
 export interface WorkerPhaseOptions extends PhaseOptions {
@@ -53,7 +51,7 @@ export interface WorkerPhaseOptions extends PhaseOptions {
   /** Binding name and the client's merged properties, as the registry takes them. */
   binding: string
   properties: Readonly<Record<string, string>>
-  /** Worker threads. @default defaultWorkerCount(threads, target) */
+  /** Worker threads. @default defaultWorkerCount(threads) */
   workers?: number
   /** A new event ring for each worker (RingEventSink.addRing); undefined = no events. */
   newRing?: () => SharedArrayBuffer
@@ -75,7 +73,7 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
     throw new Error('the phase has no end: set operationcount or maxexecutiontime')
   }
   const threads = o.threads
-  const count = Math.max(1, Math.min(o.workers ?? defaultWorkerCount(threads, o.target), threads))
+  const count = Math.max(1, Math.min(o.workers ?? defaultWorkerCount(threads), threads))
   const shared = workload.createSharedState()
   const controlBuffer = new SharedArrayBuffer(CONTROL.WORDS * 4)
   const control = new Int32Array(controlBuffer)

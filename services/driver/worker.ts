@@ -99,19 +99,17 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
       }
     })
   })
-  const group = new ThreadGroup(d.status, ring ?? NO_EVENTS, performance.now())
+  const group = new ThreadGroup(d.status, ring ?? NO_EVENTS, performance.now(), { word: control, index: CONTROL.STOP })
   port.postMessage({ type: 'ready' } satisfies FromWorker)
   const originHrMs = await start
   // The phase's origin in this thread's performance.now().
   const t0 = originHrMs + (performance.now() - hrMs())
   const deadline = d.maxExecutionTimeS > 0 ? t0 + d.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
   const stopped = (): boolean => Atomics.load(control, CONTROL.STOP) !== 0
-  // Only a worker with one client thread may block between operations.
-  const sleeper = d.clientThreads.length === 1 ? { blocking: { word: control, index: CONTROL.STOP } } : {}
   try {
     await Promise.all(
       d.clientThreads.map((thread, i) =>
-        runClientThread({ thread, threads: d.threads, phase: d.phase, workload, binding: bindings[i]!, group, quota: d.quotas[i]!, intervalMs: d.intervalMs, t0, deadline, stopped, sleeper }),
+        runClientThread({ thread, threads: d.threads, phase: d.phase, workload, binding: bindings[i]!, group, quota: d.quotas[i]!, intervalMs: d.intervalMs, t0, deadline, stopped }),
       ),
     )
   } catch (err) {

@@ -125,9 +125,9 @@ test('measurements merge exactly: two threads merged = one thread that saw every
   assert.deepEqual([...merged.intervals().keys()].sort(), ['INSERT', 'INSERT-FAILED', 'READ', 'READ-FAILED', 'UPDATE', 'UPDATE-FAILED'])
 })
 
-test('workers: one per core unthrottled, one per client thread with a target, never more than the threads', () => {
-  assert.equal(defaultWorkerCount(8, 0, 2), 2)
-  assert.equal(defaultWorkerCount(8, 5000, 2), 8)
-  assert.equal(defaultWorkerCount(1, 0, 16), 1)
-  assert.equal(defaultWorkerCount(1000, 5000, 16), 64)
+test('workers: one per core, never more than the client threads or MAX_WORKERS', () => {
+  assert.equal(defaultWorkerCount(8, 2), 2)
+  assert.equal(defaultWorkerCount(1, 16), 1)
+  assert.equal(defaultWorkerCount(12, 16), 12)
+  assert.equal(defaultWorkerCount(1000, 256), 64)
 })
