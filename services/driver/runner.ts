@@ -93,18 +93,19 @@ interface Sleeper {
  * scheduler of throttled operations.
  *
  * Throttled client threads sleep here until their next scheduled start.
- * While no operation of this JS thread is in flight, nothing but the next
+ * When every client thread of this JS thread is asleep, nothing but the next
  * start can happen on it, so it blocks with Atomics.wait until then: precise
- * to tens of µs, as YCSB's threads park, and without burning a core. While an
- * operation is in flight the event loop must run (its reply); the sleepers
- * are looked at again when it completes, and by a timer.
+ * to tens of µs, as YCSB's threads park, and without burning a core. While
+ * any thread is awake (an operation in flight, or behind schedule) the event
+ * loop must run; the sleepers are looked at again whenever an operation
+ * completes, and by a timer.
  */
 export class ThreadGroup {
   readonly total = new Measurements()
   /** undefined when no status lines are wanted. */
   interval: Measurements | undefined
-  /** Operations being executed now by this JS thread's client threads. */
-  inFlight = 0
+  /** Client threads of this JS thread that are not asleep (running, waiting for a reply or for their turn). */
+  private active = 0
   private yieldEpoch = 0
   private lastYieldAt: number
   private readonly sleepers: Sleeper[] = []
@@ -138,15 +139,27 @@ export class ThreadGroup {
     return this.yieldEpoch
   }
 
+  /** A client thread starts. */
+  enter(): void {
+    this.active++
+  }
+
+  /** A client thread is done; the others may now be all asleep. */
+  leave(): void {
+    this.active--
+    this.schedule()
+  }
+
   /** Resolves at `until` (this thread's performance.now()), or at once when the phase is stopped. */
   sleep(until: number): Promise<void> {
     return new Promise((resolve) => {
       this.sleepers.push({ until, resolve })
+      this.active--
       this.schedule()
     })
   }
 
-  /** Wakes the sleepers that are due; blocks for the next one when nothing is in flight. Called on sleep, on completion, by the timer. */
+  /** Wakes the sleepers that are due; blocks for the next one when every thread is asleep. Called on sleep, on completion, on leave, by the timer. */
   schedule(): void {
     const sleepers = this.sleepers
     for (;;) {
@@ -159,6 +172,7 @@ export class ThreadGroup {
         const s = sleepers[i]!
         if (s.until <= now || stopped) {
           sleepers.splice(i, 1)
+          this.active++
           s.resolve()
           woke = true
         } else if (s.until < earliest) earliest = s.until
@@ -166,7 +180,7 @@ export class ThreadGroup {
       // Woken threads run first (their continuations are queued); they come back here.
       if (woke || sleepers.length === 0) break
       const ahead = earliest - now
-      if (this.inFlight > 0 || ahead > BLOCK_AT_MOST_MS) break
+      if (this.active > 0 || ahead > BLOCK_AT_MOST_MS) break
       Atomics.wait(this.block.word, this.block.index, 0, ahead)
     }
     if (sleepers.length === 0) {
@@ -228,6 +242,15 @@ function execute(binding: Binding, tx: Transaction): Promise<OpResult> {
  * preallocated buffer and the latency into preallocated histograms.
  */
 export async function runClientThread(c: ClientThreadOptions): Promise<void> {
+  c.group.enter()
+  try {
+    await clientLoop(c)
+  } finally {
+    c.group.leave()
+  }
+}
+
+async function clientLoop(c: ClientThreadOptions): Promise<void> {
   const { workload, binding, group, quota, intervalMs, deadline } = c
   const events = group.events
   const origin = performance.timeOrigin
@@ -253,7 +276,6 @@ export async function runClientThread(c: ClientThreadOptions): Promise<void> {
     if (performance.now() >= deadline || c.stopped()) return
     const tx = load ? workload.nextLoad() : workload.nextTransaction()
     if (tx === undefined) return
-    group.inFlight++
     const start = performance.now()
     let r: OpResult
     try {
@@ -262,7 +284,6 @@ export async function runClientThread(c: ClientThreadOptions): Promise<void> {
       r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
     }
     const end = performance.now()
-    group.inFlight--
     // Acknowledge every insert, failed or not (as YCSB does in a finally): a
     // key left unacknowledged would freeze the 'latest' distribution.
     if (tx.op === 'INSERT') workload.acknowledgeInsert(tx.keynum)
