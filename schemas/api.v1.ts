@@ -97,6 +97,15 @@ export const RunInfo = Type.Object({
   runtime_ms: Type.Number(),
   /** The run's window length, registered by the first processor that saw it; null before any data. */
   window_ms: Type.Union([Type.Integer(), Type.Null()]),
+  /** Group of repeated runs this one belongs to ('' for none) and its repetition (0 for none). */
+  group_id: Type.String(),
+  repeat: Type.Integer(),
+  /** The workload properties the run used, as its first client announced them. */
+  properties: Type.Record(Type.String(), Type.String()),
+  /** Largest delay of an operation's start behind its schedule over all clients, ms (0 when unthrottled). */
+  schedule_lag_max_ms: Type.Number(),
+  /** Times a client fell behind its schedule by more than its bound; above 0 the run did not hold its target. */
+  behind_schedule_episodes: Type.Integer(),
 })
 export type RunInfo = Static<typeof RunInfo>
 

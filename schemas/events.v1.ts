@@ -194,6 +194,10 @@ export const RunLifecycleBody = Type.Object({
   sent: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Z-]{1,32}/[A-Z_]{1,32}$' }), count('events'), { maxProperties: 256, description: 'counts by OP/STATUS, at most 256 entries' })),
   undelivered: Type.Optional(count('events the driver could not deliver')),
   runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'run time in ms, at most ten years' })),
+  /** On `end`, with a target: the largest delay of an operation's start behind its schedule, ms. */
+  scheduleLagMaxMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'ms, at most ten years' })),
+  /** On `end`, with a target: how many times the client fell behind its schedule by more than its bound. */
+  behindScheduleEpisodes: Type.Optional(count('episodes')),
 }, { additionalProperties: true })
 
 /** What the processor keeps of a RUN_LIFECYCLE record (defaults filled in). */
@@ -219,6 +223,10 @@ export interface RunLifecycle {
   undelivered?: number
   /** On `end`: the driver's measured run time in ms. */
   runtimeMs?: number
+  /** On `end`: the largest delay of an operation's start behind its schedule, ms (0 unthrottled). */
+  scheduleLagMaxMs?: number
+  /** On `end`: times the client fell behind its schedule by more than its bound. */
+  behindScheduleEpisodes?: number
 }
 
 /**

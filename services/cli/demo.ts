@@ -9,12 +9,15 @@
  * at the end the report is read back from ClickHouse and checked against
  * what the driver says it sent.
  */
+import { DEMO_USAGE } from './usage.js'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
 import { repoRoot } from '../common/repo-root.js'
+import { parseFlags } from '../common/args.js'
+import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { BenchstreamError } from '../core/errors.js'
+import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
 import { startServer, type Server } from '../server/main.js'
@@ -25,33 +28,25 @@ interface DemoOptions {
   threads: number
   workload: string
   records: number
+  thresholds: Threshold[]
 }
 
-export const DEMO_USAGE = `usage: benchstream demo [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE]
-  --seconds N      run time (default 30)
-  --target OPS     throughput target, 0 = unthrottled (default 20000)
-  --threads N      driver threads (default 8)
-  --records N      records loaded first (default 100000)
-  --workload FILE  YCSB workload file (default workloads/workloada)`
 
 function parse(argv: readonly string[]): DemoOptions {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: { seconds: { type: 'string', default: '30' }, target: { type: 'string', default: '20000' }, threads: { type: 'string', default: '8' }, records: { type: 'string', default: '100000' }, workload: { type: 'string', default: 'workloads/workloada' } },
-    }))
-  } catch (err) {
-    throw new BenchstreamError('BS_ERR_USAGE', `${(err as Error).message}\n${DEMO_USAGE}`)
-  }
-  const num = (flag: string, raw: string, min: number): number => {
+  const { values } = parseFlags(argv, { seconds: { type: 'string', default: '30' }, target: { type: 'string', default: '20000' }, threads: { type: 'string', default: '8' }, records: { type: 'string', default: '100000' }, workload: { type: 'string', default: 'workloads/workloada' }, threshold: { type: 'string', multiple: true } }, DEMO_USAGE)
+  const num = (flag: string, raw: string, min: number, max: number): number => {
     const n = Number(raw)
-    if (raw.trim() === '' || !Number.isInteger(n) || n < min) throw new BenchstreamError('BS_ERR_USAGE', `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer of at least ${min}\n${DEMO_USAGE}`)
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new BenchstreamError('BS_ERR_USAGE', `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}\n${DEMO_USAGE}`)
     return n
   }
-  return { seconds: num('seconds', values.seconds, 1), target: num('target', values.target, 0), threads: num('threads', values.threads, 1), records: num('records', values.records, 1), workload: values.workload }
+  return {
+    seconds: num('seconds', values.seconds, 1, 86_400),
+    target: num('target', values.target, 0, Number.MAX_SAFE_INTEGER),
+    threads: num('threads', values.threads, 1, 100_000),
+    records: num('records', values.records, 1, 100_000_000),
+    workload: values.workload,
+    thresholds: (values.threshold ?? []).map(parseThreshold),
+  }
 }
 
 const say = (s: string): void => void process.stdout.write(s + '\n')
@@ -109,6 +104,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     await accuracy(rm, runId)
     const ratio = Object.entries(report.cacheHitRatio).map(([op, r]) => `${op} ${r === null ? 'n/a' : (r * 100).toFixed(1) + '%'}`).join(', ')
     say(`  cache-hit ratio: ${ratio}`)
+    const verdicts = evaluateThresholds(report, opts.thresholds)
+    process.stderr.write(formatThresholdResults(verdicts, `run ${runId}, merged`))
     say(`\n===== Run ${runId} =====`)
     say(`  ${counted} operations stored in ClickHouse (${ch.location}).`)
     say('  Ad hoc, after the demo (no other process may hold the embedded data directory):')
@@ -116,7 +113,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     say(`    npx benchstream sql "SELECT op, operations, p50_us, p99_us, p999_us, cache_hit_ratio FROM benchstream.run_summary WHERE run_id = '${runId}'"`)
     say(`    npx benchstream sql "SELECT op, quantileExact(0.99)(latency_us) FROM benchstream.ops WHERE run_id = '${runId}' GROUP BY op"`)
     say('  While a processor runs: BENCHSTREAM_API_URL=http://127.0.0.1:8080 npx benchstream sql "..." , or open http://127.0.0.1:8080/ for the live view.')
-    return counted === sentEvents ? 0 : 1
+    if (counted !== sentEvents) return 1
+    return verdicts.some((v) => !v.passed) ? THRESHOLD_FAILED_EXIT : 0
   } finally {
     await svc?.stop()
     if (kafkaPort !== undefined) await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))

@@ -6,22 +6,17 @@
  * end carrying the counts sent. Several YCSB machines become one run by
  * importing each with the same --run-id and its own --client-id.
  */
+import { IMPORT_YCSB_USAGE } from './usage.js'
 import { readFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
 import { ID_PATTERN, ID_RULE, OPERATIONS, RECORD_KIND, type Operation, type RunLifecycle } from '../../schemas/events.v1.js'
 import { createKafka, ensureTopics, partitioner } from '../adapters/kafka/client.js'
+import { parseFlags } from '../common/args.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/config.js'
 import { BenchstreamError } from '../core/errors.js'
 import { encodeIntervalHistogram, encodeJsonRecord } from '../core/codec/event-codec.js'
 import { parseHdrLog, type HdrInterval } from '../core/ycsb/hdr-log.js'
 
-export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] OP=FILE [OP=FILE...]
-
-  OP    one of ${OPERATIONS.join(', ')} (case-insensitive)
-  FILE  an HdrHistogram interval log written by YCSB, e.g. READ=ycsb-READ.hdr
-        (YCSB: -p measurementtype=hdrhistogram -p hdrhistogram.fileoutput=true -p hdrhistogram.output.path=ycsb-)
-  Latencies are taken as microseconds (YCSB's unit).`
 
 /** Histogram records per produce request. */
 const RECORDS_PER_SEND = 100
@@ -41,17 +36,7 @@ function usage(what: string): BenchstreamError {
 }
 
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: true,
-      options: { 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, 'kafka-brokers': { type: 'string' }, label: { type: 'string', multiple: true } },
-    })
-  } catch (err) {
-    throw usage((err as Error).message)
-  }
+  const parsed = parseFlags(argv, { 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, 'kafka-brokers': { type: 'string' }, label: { type: 'string', multiple: true } }, IMPORT_YCSB_USAGE, true)
   const { values, positionals } = parsed
   const labels: Record<string, string> = {}
   for (const kv of values.label ?? []) {

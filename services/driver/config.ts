@@ -12,6 +12,8 @@ import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { freeze, type Env } from '../common/config.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
+import { parseThreshold, type Threshold } from '../core/reports/thresholds.js'
+import { didYouMean } from '../core/suggest.js'
 import { assertKnownProperties, mergeProperties } from '../core/workload/properties.js'
 
 export interface DriverConfig {
@@ -34,6 +36,12 @@ export interface DriverConfig {
   exportFile: string | undefined
   /** Send events to Kafka (off only to measure the driver alone). */
   emit: boolean
+  /** With a target: warn when an operation starts more than this many ms after its schedule. */
+  maxScheduleLagMs: number
+  /** --threshold criteria, evaluated on the report at the end. */
+  thresholds: Threshold[]
+  /** Things the user should know before the run starts (printed on stderr). */
+  notes: string[]
   infra: InfraConfig
 }
 
@@ -41,18 +49,29 @@ export interface DriverConfig {
 export const driverUsage = (bindings: readonly string[]): string => `usage: benchstream load|run [options]
   -P <file>              workload property file (repeatable; later files win)
   -p <key>=<value>       workload property (repeatable; overrides files)
-  -threads <n>           concurrent workers (default 1)
+  -threads <n>           concurrent workers, 1 to 100000 (default 1); they are async tasks sharing
+                         one event loop, so one client uses about one core: run more clients
+                         (processes or machines) for more
   -target <ops/s>        throughput target for this client, 0 = unthrottled (default 0)
   -s                     print a status line every status.interval seconds (default 10)
   -db <binding>          datastore binding: ${bindings.join(', ')} (also --binding)
   --run-id <id>          run id shared by all clients of one run (default: generated)
   --client-id <id>       this client's id (default: <host>-<pid>)
   --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
-  --seconds <n>          stop after n seconds (same as -p maxexecutiontime=n)
+  --seconds <n>          stop after n seconds (same as -p maxexecutiontime=n); the run ends at
+                         whichever comes first of n seconds and operationcount operations:
+                         add -p operationcount=0 to run for the full n seconds
   --export text|json     final report format (default text); -p exportfile=<path> writes it to a file
   --kafka-brokers <list> Kafka brokers host:port,... (default: KAFKA_BROKERS or 127.0.0.1:9092)
   --topic <name>         event topic (default: BENCHSTREAM_TOPIC_EVENTS or benchstream.events.v1)
   --no-emit              measure without sending events (overhead baseline)
+  --max-schedule-lag <ms>  with -target: warn (once per episode) when an operation starts more
+                         than ms after its scheduled time, 1 to 3600000 (default 100); the
+                         report's MaxScheduleLag and BehindScheduleEpisodes say how it went
+  --threshold <expr>     pass/fail criterion on the run's report, k6 style (repeatable), e.g.
+                         'READ.p99<2ms' 'OVERALL.throughput>9000' 'Intended-READ.p99<50ms';
+                         the exit code is 99 when one fails (see benchstream help thresholds)
+  -h, --help             this text
 environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
 
 export interface DriverArgsOptions {
@@ -69,11 +88,15 @@ function keyValue(flag: string, raw: string | undefined): [string, string] {
   return [raw.slice(0, eq).trim(), raw.slice(eq + 1).trim()]
 }
 
-function nonNegativeInt(name: string, raw: string | undefined, max = Number.MAX_SAFE_INTEGER): number {
+/** An integer in [min, max]; every flag states its own range the same way whatever was wrong. */
+function intInRange(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const v = Number(raw)
-  if (raw === undefined || raw === '' || !Number.isInteger(v) || v < 0 || v > max) throw usage(`${name} ${JSON.stringify(raw ?? '')} is not allowed: expected an integer from 0 to ${max}`)
+  if (raw === undefined || raw.trim() === '' || !Number.isInteger(v) || v < min || v > max) throw usage(`${name} ${JSON.stringify(raw ?? '')} is not allowed: expected an integer from ${min} to ${max}`)
   return v
 }
+
+/** Every flag the driver takes, for "did you mean". */
+const FLAGS = ['-P', '-p', '-threads', '-target', '-s', '-db', '--binding', '--run-id', '--client-id', '--label', '--seconds', '--export', '--no-emit', '--kafka-brokers', '--topic', '--threshold', '--max-schedule-lag', '--help']
 
 export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, opts: DriverArgsOptions): Readonly<DriverConfig> {
   const bindings = opts.bindings
@@ -103,6 +126,9 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
   let clientId: string | undefined
   let exportFormat: 'text' | 'json' = 'text'
   let emit = true
+  let seconds: number | undefined
+  let maxScheduleLagMs = 100
+  const thresholds: Threshold[] = []
   const envOverrides: Record<string, string> = {}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -124,10 +150,10 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
         overrides.push(keyValue('-p', next()))
         break
       case '-threads':
-        threads = nonNegativeInt('-threads', next(), 100_000)
+        threads = intInRange('-threads', next(), 1, 100_000)
         break
       case '-target':
-        target = nonNegativeInt('-target', next())
+        target = intInRange('-target', next(), 0)
         break
       case '-s':
         status = true
@@ -149,7 +175,8 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
         break
       }
       case '--seconds':
-        overrides.push(['maxexecutiontime', String(nonNegativeInt('--seconds', next()))])
+        seconds = intInRange('--seconds', next(), 1)
+        overrides.push(['maxexecutiontime', String(seconds)])
         break
       case '--export': {
         const f = next()
@@ -167,23 +194,38 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
         envOverrides[a === '--topic' ? 'BENCHSTREAM_TOPIC_EVENTS' : 'KAFKA_BROKERS'] = v
         break
       }
+      case '--max-schedule-lag':
+        maxScheduleLagMs = intInRange('--max-schedule-lag', next(), 1, 3_600_000)
+        break
+      case '--threshold': {
+        const t = next()
+        if (t === undefined) throw usage('--threshold needs an expression such as READ.p99<2ms')
+        thresholds.push(parseThreshold(t))
+        break
+      }
       default:
-        throw usage(`unknown option ${JSON.stringify(a)}`)
+        throw usage(`unknown option ${JSON.stringify(a)}${didYouMean(a, FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties after -p)'}`)
     }
   }
   const properties = mergeProperties(files.map((f) => f.text), overrides)
   assertKnownProperties(properties, bindings.map((b) => `${b}.`))
-  threads ??= properties.threadcount === undefined ? 1 : nonNegativeInt('threadcount', properties.threadcount, 100_000)
-  if (threads < 1) throw usage('-threads must be at least 1')
-  target ??= properties.target === undefined ? 0 : nonNegativeInt('target', properties.target)
+  threads ??= properties.threadcount === undefined ? 1 : intInRange('threadcount', properties.threadcount, 1, 100_000)
+  target ??= properties.target === undefined ? 0 : intInRange('target', properties.target, 0)
   binding ??= properties.db ?? 'memory'
-  if (!bindings.includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}; valid bindings are ${bindings.join(', ')}`)
+  if (!bindings.includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}${didYouMean(binding, bindings)}; valid bindings are ${bindings.join(', ')}`)
   const workloadName = files.map((f) => f.name).join('+') || 'custom'
   runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
   clientId ??= `${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-${process.pid}`
   if (!ID_PATTERN.test(runId)) throw usage(`--run-id ${JSON.stringify(runId)} is not allowed: ${ID_RULE}`)
   if (!ID_PATTERN.test(clientId)) throw usage(`--client-id ${JSON.stringify(clientId)} is not allowed: ${ID_RULE}`)
-  const statusIntervalS = status ? nonNegativeInt('status.interval', properties['status.interval'] ?? '10', 86_400) : 0
+  const statusIntervalS = status ? intInRange('status.interval', properties['status.interval'] ?? '10', 1, 86_400) : 0
+  const notes: string[] = []
+  const opCount = Number(properties.operationcount ?? '0')
+  if (seconds !== undefined && phase === 'run' && Number.isInteger(opCount) && opCount > 0) {
+    // YCSB ends a run at whichever limit comes first; a k6 user reading
+    // --seconds expects a duration, so say which one will end it.
+    notes.push(`--seconds ${seconds} and operationcount=${opCount}: the run ends at whichever comes first; add -p operationcount=0 to run for the full ${seconds} s`)
+  }
   return freeze({
     phase,
     properties,
@@ -198,6 +240,9 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
     export: exportFormat,
     exportFile: properties.exportfile === undefined || properties.exportfile === '' ? undefined : properties.exportfile,
     emit,
+    thresholds,
+    notes,
+    maxScheduleLagMs,
     infra: readInfraConfig({ ...env, ...envOverrides }),
   })
 }

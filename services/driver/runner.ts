@@ -29,8 +29,29 @@ export interface PhaseOptions {
   /** Called every statusIntervalS seconds with a status snapshot (0 = never). */
   statusIntervalS: number
   onStatus?: (s: StatusSnapshot) => void
+  /**
+   * With a target: an operation starting more than this many ms after its
+   * scheduled start puts the client "behind schedule" (default 100).
+   */
+  maxScheduleLagMs?: number
+  /** Called once when the client falls behind (again), and once when it has caught up. */
+  onSchedule?: (e: ScheduleEvent) => void
   signal?: AbortSignal
 }
+
+/** The client fell behind its schedule, or caught up again. */
+export type ScheduleEvent = { kind: 'behind'; lagMs: number; elapsedMs: number } | { kind: 'caught-up'; maxLagMs: number; durationMs: number; elapsedMs: number }
+
+/** How well the client kept its schedule over the phase (all zero without a target). */
+export interface ScheduleSummary {
+  /** Largest delay of an operation's start behind its scheduled start, ms. */
+  maxLagMs: number
+  /** Times the client fell behind by more than maxScheduleLagMs. */
+  episodes: number
+}
+
+/** A client counts as caught up once no operation has started late for this long. */
+const CAUGHT_UP_AFTER_MS = 1000
 
 export interface StatusSnapshot {
   elapsedMs: number
@@ -47,6 +68,7 @@ export interface PhaseResult {
   runtimeMs: number
   operations: number
   report: Report
+  schedule: ScheduleSummary
 }
 
 /** Longest stretch the workers run without letting timers and I/O in, ms. */
@@ -59,20 +81,33 @@ const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as 
 /** Per (opCode, status) accumulators for the driver's own report. */
 class Measurements {
   readonly cells = new Map<number, { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram }>()
-  add(key: number, latencyUs: number): void {
-    let c = this.cells.get(key)
+  /** Intended latency per (opCode, status), kept only when the phase has a target. */
+  readonly intended = new Map<number, { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram }>()
+  constructor(private readonly withIntended: boolean) {}
+  add(key: number, latencyUs: number, intendedUs: number): void {
+    Measurements.record(this.cells, key, latencyUs)
+    if (this.withIntended) Measurements.record(this.intended, key, intendedUs)
+  }
+  private static record(cells: Measurements['cells'], key: number, us: number): void {
+    let c = cells.get(key)
     if (c === undefined) {
       c = { count: 0, sumUs: 0, minUs: Number.MAX_SAFE_INTEGER, maxUs: 0, hist: new Histogram() }
-      this.cells.set(key, c)
+      cells.set(key, c)
     }
     c.count++
-    c.sumUs += latencyUs
-    if (latencyUs < c.minUs) c.minUs = latencyUs
-    if (latencyUs > c.maxUs) c.maxUs = latencyUs
-    c.hist.record(latencyUs)
+    c.sumUs += us
+    if (us < c.minUs) c.minUs = us
+    if (us > c.maxUs) c.maxUs = us
+    c.hist.record(us)
   }
   aggregates(): OpStatusAggregate[] {
-    return [...this.cells].map(([key, c]) => ({ op: OPERATIONS[(key >> 4) - 1]!, status: STATUSES[key & 15]!, count: c.count, sumUs: c.sumUs, minUs: c.minUs, maxUs: c.maxUs, hist: c.hist.entries() }))
+    return [...this.cells].map(([key, c]) => {
+      const i = this.intended.get(key)
+      return {
+        op: OPERATIONS[(key >> 4) - 1]!, status: STATUSES[key & 15]!, count: c.count, sumUs: c.sumUs, minUs: c.minUs, maxUs: c.maxUs, hist: c.hist.entries(),
+        ...(i === undefined ? {} : { intended: { sumUs: i.sumUs, minUs: i.minUs, maxUs: i.maxUs, hist: i.hist.entries() } }),
+      }
+    })
   }
 }
 
@@ -82,8 +117,14 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
   if (limit === 0 && deadline === Number.POSITIVE_INFINITY && opts.signal === undefined) {
     throw new Error('the phase has no end: set operationcount or maxexecutiontime')
   }
-  const total = new Measurements()
-  let interval = new Measurements()
+  const throttled = opts.target > 0
+  const total = new Measurements(throttled)
+  let interval = new Measurements(throttled)
+  const maxLagMs = opts.maxScheduleLagMs ?? 100
+  const schedule: ScheduleSummary = { maxLagMs: 0, episodes: 0 }
+  let behindSince = -1
+  let lastLateAt = 0
+  let episodeMaxLagMs = 0
   let issued = 0
   let done = 0
   const origin = performance.timeOrigin
@@ -148,6 +189,26 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
       const tx = opts.phase === 'load' ? workload.nextLoad() : workload.nextTransaction()
       if (tx === undefined) return
       const start = performance.now()
+      if (intendedStart > 0) {
+        // Schedule keeping: how late this operation starts. Once behind, the
+        // client stays behind until no operation has been late for a second
+        // (workers catch up one by one); one warning per episode.
+        const lagMs = start - intendedStart
+        if (lagMs > schedule.maxLagMs) schedule.maxLagMs = lagMs
+        if (lagMs > maxLagMs) {
+          lastLateAt = start
+          if (behindSince < 0) {
+            behindSince = start
+            episodeMaxLagMs = 0
+            schedule.episodes++
+            opts.onSchedule?.({ kind: 'behind', lagMs, elapsedMs: start - t0 })
+          }
+          if (lagMs > episodeMaxLagMs) episodeMaxLagMs = lagMs
+        } else if (behindSince >= 0 && start - lastLateAt > CAUGHT_UP_AFTER_MS) {
+          opts.onSchedule?.({ kind: 'caught-up', maxLagMs: episodeMaxLagMs, durationMs: lastLateAt - behindSince, elapsedMs: start - t0 })
+          behindSince = -1
+        }
+      }
       let r: OpResult
       try {
         r = await execute(tx)
@@ -164,8 +225,8 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
       const statusIndex = STATUS_INDEX[r.status]!
       sink.record(thread, opCode, CACHE_INDEX[r.cache]!, statusIndex, Math.round((origin + start) * 1000), latencyUs, intendedUs, r.bytes)
       const key = opCode * 16 + statusIndex
-      total.add(key, latencyUs)
-      if (opts.statusIntervalS > 0) interval.add(key, latencyUs)
+      total.add(key, latencyUs, intendedUs)
+      if (opts.statusIntervalS > 0) interval.add(key, latencyUs, intendedUs)
       done++
     }
   }
@@ -177,19 +238,22 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     statusTimer = setInterval(() => {
       const now = performance.now()
       const snap = interval
-      interval = new Measurements()
+      interval = new Measurements(throttled)
       const intervals: StatusSnapshot['intervals'] = new Map()
-      for (const a of snap.aggregates()) {
-        const name = a.status === 'OK' ? a.op : `${a.op}-FAILED`
-        const cell = snap.cells.get(OP_CODE[a.op as Operation] * 16 + STATUS_INDEX[a.status]!)!
-        const prev = intervals.get(name)
-        if (prev === undefined) intervals.set(name, { ...cell, hist: cell.hist })
-        else {
-          prev.count += cell.count
-          prev.sumUs += cell.sumUs
-          prev.minUs = Math.min(prev.minUs, cell.minUs)
-          prev.maxUs = Math.max(prev.maxUs, cell.maxUs)
-          prev.hist.merge(cell.hist)
+      // Measured, then (with a target) intended: YCSB's [READ: ...] [Intended-READ: ...].
+      for (const [prefix, cells] of [['', snap.cells], ['Intended-', snap.intended]] as const) {
+        for (const [key, cell] of cells) {
+          const op = OPERATIONS[(key >> 4) - 1]!
+          const name = `${prefix}${STATUSES[key & 15] === 'OK' ? op : `${op}-FAILED`}`
+          const prev = intervals.get(name)
+          if (prev === undefined) intervals.set(name, { ...cell, hist: cell.hist })
+          else {
+            prev.count += cell.count
+            prev.sumUs += cell.sumUs
+            prev.minUs = Math.min(prev.minUs, cell.minUs)
+            prev.maxUs = Math.max(prev.maxUs, cell.maxUs)
+            prev.hist.merge(cell.hist)
+          }
         }
       }
       opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals })
@@ -203,5 +267,5 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     if (statusTimer !== undefined) clearInterval(statusTimer)
   }
   const runtimeMs = performance.now() - t0
-  return { runtimeMs, operations: done, report: buildReport(total.aggregates(), runtimeMs) }
+  return { runtimeMs, operations: done, report: buildReport(total.aggregates(), runtimeMs, { intended: throttled }), schedule }
 }

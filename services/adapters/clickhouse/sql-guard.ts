@@ -33,6 +33,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { BenchstreamError } from '../../core/errors.js'
 import type { AdHocLimits, AdHocOptions, AdHocQueries, AdHocResult } from '../../core/ports/ad-hoc-queries.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
+import { QUIET } from './client.js'
 
 /** Limits of one ad hoc query, enforced by the engine and, for the result, by us. */
 export interface GuardLimits extends AdHocLimits {
@@ -145,7 +146,7 @@ class HttpGuardConnection implements GuardConnection {
 
   static open(cfg: ClickHouseConfig & { url: string }, limits: GuardLimits): HttpGuardConnection {
     const clickhouse_settings = Object.fromEntries(settings(limits)) as Record<string, string | number>
-    return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings }))
+    return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings, log: QUIET }))
   }
 
   async text(sql: string, params?: Record<string, string>): Promise<string> {

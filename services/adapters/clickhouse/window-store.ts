@@ -94,6 +94,7 @@ export class ClickHouseWindowStore implements WindowStore {
             run_id: r.runId, client_id: r.clientId, phase: r.phase, at: usToDateTime64(Math.round(r.atUs)), labels: r.labels, workload: r.workload, binding: r.binding,
             threads: r.threads, target: r.target, sent: r.sent ?? {}, undelivered: r.undelivered ?? 0, runtime_ms: Math.round(r.runtimeMs ?? 0), src_partition: b.partition, src_offset: offset,
             group_id: r.group ?? '', repeat: r.repeat ?? 0, properties: r.properties ?? {},
+            schedule_lag_max_ms: r.scheduleLagMaxMs ?? 0, behind_schedule_episodes: r.behindScheduleEpisodes ?? 0,
           }],
         }))
         refused.push(...(await this.isolate(`${db}.run_clients`, b.token, units, (rows, token) => this.insertRows(`${db}.run_clients`, token, rows), jsonPayload)))

@@ -13,8 +13,9 @@ import { MemoryBinding, memoryStore } from './memory.js'
 import { PostgresBinding, type PostgresBindingConfig } from './postgres.js'
 import { RedisBinding, type RedisBindingConfig } from './redis.js'
 
-export const BINDING_NAMES = ['memory', 'redis', 'postgres'] as const
-export type BindingName = (typeof BINDING_NAMES)[number]
+import { BINDING_NAMES, type BindingName } from './names.js'
+
+export { BINDING_NAMES, type BindingName }
 
 export function isBindingName(name: string): name is BindingName {
   return (BINDING_NAMES as readonly string[]).includes(name)

@@ -452,6 +452,8 @@ function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof
     if (l.sent !== undefined) record.sent = l.sent
     if (l.undelivered !== undefined) record.undelivered = l.undelivered
     if (l.runtimeMs !== undefined) record.runtimeMs = l.runtimeMs
+    if (l.scheduleLagMaxMs !== undefined) record.scheduleLagMaxMs = l.scheduleLagMaxMs
+    if (l.behindScheduleEpisodes !== undefined) record.behindScheduleEpisodes = l.behindScheduleEpisodes
     return { ok: true, kind, record }
   }
   const m = value as Static<typeof ServerMetricsBody>

@@ -9,6 +9,7 @@
  * continues on the next line. Java's `\uXXXX` and other escapes are not
  * interpreted: no YCSB property needs them.
  */
+import { closest } from '../suggest.js'
 import { BenchstreamError } from '../errors.js'
 
 export type Properties = Record<string, string>
@@ -141,8 +142,13 @@ export function assertKnownProperties(props: Properties, bindingPrefixes: readon
   if (unknown.length === 0) return
   const valid = [...KNOWN].sort().join(', ')
   const prefixes = bindingPrefixes.map((p) => `${p}*`).join(', ')
+  // A close match is named first: "readproportoin (did you mean readproportion?)".
+  const named = unknown.map((k) => {
+    const c = closest(k, KNOWN)
+    return c === undefined ? k : `${k} (did you mean ${c}?)`
+  })
   throw new BenchstreamError(
     'BS_ERR_WORKLOAD',
-    `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.join(', ')}; valid names are ${valid}, and binding properties ${prefixes}`,
+    `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${named.join(', ')}; valid names are ${valid}, and binding properties ${prefixes}`,
   )
 }

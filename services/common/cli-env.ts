@@ -2,7 +2,7 @@
  * Variables the command-line tools read (beyond the services' own).
  */
 import { Type } from 'typebox'
-import { EnvVar, readEnv, type Env } from '../common/config.js'
+import { EnvVar, readEnv, type Env } from './config.js'
 
 export const CliEnv = Type.Object({
   BENCHSTREAM_API_URL: EnvVar.optional({ pattern: '^https?://\\S+$', allowed: 'an http:// or https:// URL', description: 'read commands (report, sql, runs) ask this API instead of opening ClickHouse' }),
@@ -13,3 +13,6 @@ export function readCliEnv(env: Env): { apiUrl: string | undefined; apiToken: st
   const e = readEnv(CliEnv, env)
   return { apiUrl: e.BENCHSTREAM_API_URL?.replace(/\/+$/, ''), apiToken: e.BENCHSTREAM_API_TOKEN }
 }
+
+/** Exit code of a command whose --threshold failed (k6's value, so CI scripts can tell it from a crash). */
+export const THRESHOLD_FAILED_EXIT = 99
