@@ -12,6 +12,9 @@
 # Environment: every hbase.sh variable (HBASE_VERSION, HBASE_*_PORT, HBASE_BLOCKCACHE_SIZE,
 # HBASE_HANDLERS, ...; the RS info port must be on for the hit ratios), plus
 #   RECORDS [10000]  OPS [20000]  E_OPS [$OPS]  THREADS [4]  OUTAGE_AFTER [15]
+#   REGISTRY   how the client finds meta: rpc (bootstrap servers = master and region
+#              server RPC ports) or zk (ZooKeeper quorum only, YCSB's usual way)  [rpc]
+#   YCSB_ARGS  more YCSB arguments, split on spaces (e.g. "-p hbase.failfast.ms=0")  [none]
 #   CHECK_OUT  where YCSB's reports go                     [a new temp dir, kept]
 #   MAX_SECONDS  YCSB maxexecutiontime per phase            [600]
 set -euo pipefail
@@ -41,6 +44,13 @@ export HBASE_DATA_DIR="${HBASE_DATA_DIR:-$CHECK_OUT/hbase-data}"
 
 ycsb_props=(-p "recordcount=$RECORDS" -p hbase.zookeeper.quorum=127.0.0.1
   -p "hbase.zookeeper.property.clientPort=$HBASE_ZK_PORT" -p "maxexecutiontime=$MAX_SECONDS")
+case "${REGISTRY:=rpc}" in
+  rpc) ycsb_props+=(-p "hbase.client.bootstrap.servers=127.0.0.1:${HBASE_MASTER_PORT:-16000},127.0.0.1:${HBASE_RS_PORT:-16020}") ;;
+  zk) ;;
+  *) die "REGISTRY must be rpc or zk, got '$REGISTRY'" ;;
+esac
+read -r -a extra_args <<<"${YCSB_ARGS:-}"
+ycsb_props+=("${extra_args[@]}")
 
 cleanup() { "$HBASE_SH" stop >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -71,7 +81,7 @@ ycsb() { # phase workload outfile [extra ycsb args...]
     >"$out" 2>"${out%.txt}.err"
 }
 
-echo "HBase ${HBASE_VERSION:-2.5.10-hadoop3}, block cache ${HBASE_BLOCKCACHE_SIZE:-0.4}, handlers ${HBASE_HANDLERS:-30}; $RECORDS records, $THREADS threads; reports in $CHECK_OUT"
+echo "HBase ${HBASE_VERSION:-2.5.10-hadoop3}, block cache ${HBASE_BLOCKCACHE_SIZE:-0.4}, handlers ${HBASE_HANDLERS:-30}; client registry $REGISTRY; $RECORDS records, $THREADS threads; reports in $CHECK_OUT"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
 t0=$(date +%s%N)
@@ -94,8 +104,7 @@ if [[ "$MODE" == workloads ]]; then
   read -r h2 m2 < <(cache_counts)
   echo "workload E: $(throughput "$CHECK_OUT/e.txt") ops/s; $(returns "$CHECK_OUT/e.txt"); block cache hit ratio $(ratio "$h1" "$m1" "$h2" "$m2")"
 else
-  # Enough operations that the run is still going when HBase goes away.
-  ycsb run workloada "$CHECK_OUT/outage.txt" -p operationcount=100000000 &
+  ycsb run workloada "$CHECK_OUT/outage.txt" -p "operationcount=$OPS" &
   ycsb_pid=$!
   sleep "$OUTAGE_AFTER"
   kill -0 "$ycsb_pid" 2>/dev/null || die "YCSB ended before the outage; see $CHECK_OUT/outage.err"
@@ -106,7 +115,7 @@ else
   wait "$ycsb_pid" || rc=$?
   echo "YCSB exited with status $rc, $(( ($(date +%s%N) - t_stop) / 1000000 )) ms after HBase was told to stop"
   echo "outage run: $(returns "$CHECK_OUT/outage.txt")"
-  grep -E '^\[(READ|UPDATE)-FAILED\], (AverageLatency|MaxLatency|95thPercentileLatency)' "$CHECK_OUT/outage.txt" || true
+  grep -E '^\[(READ|UPDATE)-FAILED\], (Operations|AverageLatency|MaxLatency|95thPercentileLatency|99thPercentileLatency)' "$CHECK_OUT/outage.txt" || true
   grep -E '^HBaseClient:' "$CHECK_OUT/outage.err" | head -n 12 || true
 fi
 

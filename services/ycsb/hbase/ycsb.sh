@@ -35,9 +35,11 @@ if stale; then
   command -v mvn >/dev/null 2>&1 || die "mvn not found: install Maven 3 to build the binding"
   echo "ycsb.sh: building the HBase binding (mvn package) ..." >&2
   log="$(mktemp)"
-  # includeScope=test: compile + provided (YCSB core, JAXB) + runtime (log4j2 binding).
+  # includeScope=test: compile + provided (YCSB core, JAXB) + runtime (log4j2 binding),
+  # less the test-only JUnit jars.
   if ! mvn -q -B -Dstyle.color=never -f "$MODULE_DIR/pom.xml" package dependency:build-classpath \
-      -Dmdep.outputFile="$CP_FILE" -Dmdep.includeScope=test >"$log" 2>&1; then
+      -Dmdep.outputFile="$CP_FILE" -Dmdep.includeScope=test \
+      -DexcludeGroupIds=org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian >"$log" 2>&1; then
     cat "$log" >&2
     rm -f -- "$log"
     die "mvn package failed (see above)"

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.Vector;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -32,6 +33,7 @@ import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.RetriesExhaustedException;
 import org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
@@ -73,13 +75,20 @@ public class HBaseClient extends DB {
   public static final String DURABILITY_PROPERTY = "durability";
   /** Add a PageFilter to scans besides Scan#setLimit (YCSB's binding relies on the filter). */
   public static final String USE_PAGE_FILTER_PROPERTY = "hbase.usepagefilter";
-  /** Milliseconds without a successful operation, while failing as unavailable, before failing fast; 0 = never. */
+  /**
+   * Fail fast once an operation fails as unavailable and none has succeeded for this many
+   * milliseconds; 0 = never.
+   */
   public static final String FAIL_FAST_PROPERTY = "hbase.failfast.ms";
   public static final long FAIL_FAST_DEFAULT_MS = 10_000;
   /** Print every failed operation (the first few are always printed). */
   public static final String DEBUG_PROPERTY = "debug";
 
-  /** While failing fast, one operation per this interval still goes to HBase. */
+  static final String BOOTSTRAP_SERVERS_KEY = "hbase.client.bootstrap.servers";
+  static final String REGISTRY_IMPL_KEY = "hbase.client.registry.impl";
+  static final String RPC_REGISTRY = "org.apache.hadoop.hbase.client.RpcConnectionRegistry";
+
+  /** While failing fast, a probe goes to HBase this long after the previous one ended. */
   static final long PROBE_INTERVAL_NS = 1_000_000_000L;
   /** Errors printed to stderr without debug=true: enough to see what is wrong, not a flood. */
   static final int ERRORS_PRINTED_MAX = 5;
@@ -101,7 +110,9 @@ public class HBaseClient extends DB {
     m.put("hbase.client.scanner.timeout.period", "5000");
     m.put("hbase.ipc.client.socket.timeout.connect", "2000");
     m.put("zookeeper.session.timeout", "5000");
-    m.put("zookeeper.recovery.retry", "1");
+    // Each ZooKeeper attempt against a dead quorum costs ~1.5 s (client reconnect back-off),
+    // and every retried operation looks meta up again: retry 0 keeps an operation ~6 s.
+    m.put("zookeeper.recovery.retry", "0");
     m.put("zookeeper.recovery.retry.intervalmill", "200");
     BOUNDED_DEFAULTS = java.util.Collections.unmodifiableMap(m);
   }
@@ -114,7 +125,7 @@ public class HBaseClient extends DB {
       "PleaseHoldException", "NoServerForRegionException", "NotServingRegionException",
       "RegionOfflineException", "RegionTooBusyException", "CallQueueTooBigException",
       "TimeoutIOException", "OperationTimeoutExceededException", "ConnectionLossException",
-      "SessionExpiredException", "TimeoutException");
+      "SessionExpiredException", "TimeoutException", "MasterRegistryFetchException");
 
   private static final Object LOCK = new Object();
   /** Guarded by LOCK. */
@@ -122,8 +133,11 @@ public class HBaseClient extends DB {
   /** Guarded by LOCK: threads between a successful init() and their cleanup(). */
   private static int users;
 
-  private static final AtomicLong UNAVAILABLE_SINCE_NS = new AtomicLong();
+  /** System.nanoTime() of the latest successful operation (or of connecting). */
+  private static volatile long lastSuccessNs;
   private static final AtomicLong NEXT_PROBE_NS = new AtomicLong();
+  /** While failing fast, at most one operation (the probe) is in HBase at a time. */
+  private static final AtomicBoolean PROBE_IN_FLIGHT = new AtomicBoolean();
   private static volatile boolean failingFast;
   private static final AtomicLong FAILED_FAST = new AtomicLong();
   private static final AtomicInteger ERRORS_PRINTED = new AtomicInteger();
@@ -135,6 +149,9 @@ public class HBaseClient extends DB {
   private boolean usePageFilter;
   private long failFastNs;
   private boolean debug;
+
+  /** This thread's current operation is the probe. */
+  private boolean probing;
 
   private String tableName;
   private Table table;
@@ -176,14 +193,16 @@ public class HBaseClient extends DB {
           }
         } catch (IOException e) {
           closeQuietly(c);
-          throw new DBException("cannot reach HBase at ZooKeeper " + conf.get("hbase.zookeeper.quorum") + ":"
-              + conf.get("hbase.zookeeper.property.clientPort") + ": " + brief(e), e);
+          String where = conf.getTrimmed(BOOTSTRAP_SERVERS_KEY, "").isEmpty()
+              ? "ZooKeeper " + conf.get("hbase.zookeeper.quorum") + ":" + conf.get("hbase.zookeeper.property.clientPort")
+              : "bootstrap servers " + conf.get(BOOTSTRAP_SERVERS_KEY);
+          throw new DBException("cannot reach HBase through " + where + ": " + brief(e), e);
         } catch (DBException e) {
           closeQuietly(c);
           throw e;
         }
         connection = c;
-        UNAVAILABLE_SINCE_NS.set(0);
+        lastSuccessNs = System.nanoTime();
         failingFast = false;
       }
       users++;
@@ -209,6 +228,13 @@ public class HBaseClient extends DB {
       if (name.startsWith("hbase.") || name.startsWith("zookeeper.") || name.startsWith("hadoop.")) {
         conf.set(name, p.getProperty(name));
       }
+    }
+    // With bootstrap servers the client finds meta over RPC to them instead of through
+    // ZooKeeper, whose look-ups are serialized in one thread and not bounded by the
+    // operation timeout (an operation against a dead cluster then takes ~3 s, not ~6-25 s).
+    String bootstrap = conf.getTrimmed(BOOTSTRAP_SERVERS_KEY, "");
+    if (!bootstrap.isEmpty() && conf.get(REGISTRY_IMPL_KEY) == null) {
+      conf.set(REGISTRY_IMPL_KEY, RPC_REGISTRY);
     }
     return conf;
   }
@@ -279,12 +305,12 @@ public class HBaseClient extends DB {
   @Override
   public Status scan(String tableName, String startKey, int recordCount, Set<String> fields,
       Vector<HashMap<String, ByteIterator>> result) {
+    if (recordCount <= 0) {
+      return Status.OK;
+    }
     Status refused = admit();
     if (refused != null) {
       return refused;
-    }
-    if (recordCount <= 0) {
-      return Status.OK;
     }
     // setLimit ends the scan on the server after recordCount rows; caching = the same
     // count brings them back in one RPC, as YCSB's binding does.
@@ -406,24 +432,34 @@ public class HBaseClient extends DB {
     }
   }
 
-  /** null to go ahead; SERVICE_UNAVAILABLE while failing fast (except for the periodic probe). */
+  /**
+   * null to go ahead; SERVICE_UNAVAILABLE while failing fast, except for the probe: one
+   * operation at a time, PROBE_INTERVAL_NS after the previous probe ended (a probe
+   * against a dead cluster takes seconds; overlapping probes would stall every thread).
+   */
   private Status admit() {
     if (!failingFast) {
       return null;
     }
-    long now = System.nanoTime();
-    long next = NEXT_PROBE_NS.get();
-    if (now - next >= 0 && NEXT_PROBE_NS.compareAndSet(next, now + PROBE_INTERVAL_NS)) {
+    if (System.nanoTime() - NEXT_PROBE_NS.get() >= 0 && PROBE_IN_FLIGHT.compareAndSet(false, true)) {
+      probing = true;
       return null;
     }
     FAILED_FAST.incrementAndGet();
     return Status.SERVICE_UNAVAILABLE;
   }
 
-  private static void succeeded() {
-    if (UNAVAILABLE_SINCE_NS.get() != 0) {
-      UNAVAILABLE_SINCE_NS.set(0);
+  private void endProbe() {
+    if (probing) {
+      probing = false;
+      NEXT_PROBE_NS.set(System.nanoTime() + PROBE_INTERVAL_NS);
+      PROBE_IN_FLIGHT.set(false);
     }
+  }
+
+  private void succeeded() {
+    lastSuccessNs = System.nanoTime();
+    endProbe();
     if (failingFast) {
       failingFast = false;
       System.err.println("HBaseClient: HBase answers again; operations go to HBase again");
@@ -431,19 +467,23 @@ public class HBaseClient extends DB {
   }
 
   private Status failed(String what, Throwable e) {
+    endProbe();
     Status status = classify(e);
     if (debug || ERRORS_PRINTED.getAndIncrement() < ERRORS_PRINTED_MAX) {
       System.err.println("HBaseClient: " + what + " failed (" + status.getName() + "): " + brief(e));
     }
-    if (status == Status.SERVICE_UNAVAILABLE && failFastNs > 0) {
+    if (status == Status.SERVICE_UNAVAILABLE && failFastNs > 0 && !failingFast) {
       long now = System.nanoTime();
-      UNAVAILABLE_SINCE_NS.compareAndSet(0, now);
-      long since = UNAVAILABLE_SINCE_NS.get();
-      if (!failingFast && since != 0 && now - since >= failFastNs) {
-        NEXT_PROBE_NS.set(now + PROBE_INTERVAL_NS);
-        failingFast = true;
-        System.err.println("HBaseClient: no operation succeeded for " + (now - since) / 1_000_000
-            + " ms; failing operations at once (one probe per second) until HBase answers");
+      long quietNs = now - lastSuccessNs;
+      if (quietNs >= failFastNs) {
+        synchronized (LOCK) {
+          if (!failingFast) {
+            NEXT_PROBE_NS.set(now + PROBE_INTERVAL_NS);
+            failingFast = true;
+            System.err.println("HBaseClient: no operation succeeded for " + quietNs / 1_000_000
+                + " ms; failing operations at once (one probe per second) until HBase answers");
+          }
+        }
       }
     }
     if (e instanceof InterruptedIOException && Thread.currentThread().isInterrupted()) {
@@ -466,6 +506,14 @@ public class HBaseClient extends DB {
           if (c != t && classify(c) == Status.SERVICE_UNAVAILABLE) {
             return Status.SERVICE_UNAVAILABLE;
           }
+        }
+      }
+      // RetriesExhaustedException lists every attempt's exception in its message only.
+      if (t instanceof RetriesExhaustedException && t.getMessage() != null) {
+        String m = t.getMessage();
+        if (m.contains("Connection refused") || m.contains("ConnectException")
+            || UNAVAILABLE_EXCEPTIONS.stream().anyMatch(m::contains)) {
+          return Status.SERVICE_UNAVAILABLE;
         }
       }
     }
