@@ -137,6 +137,8 @@ TMP_DIR="$DATA_DIR/tmp"
 LIBS_MARKER=".benchstream-complete"
 # The region server's own metrics: blockCacheHitCount, blockCacheMissCount, ...
 RS_SERVER_BEAN="Hadoop:service=HBase,name=RegionServer,sub=Server"
+# The attributes 'metrics' prints (hit ratio = HitCount / (HitCount + MissCount)).
+CACHE_ATTRS="blockCache(HitCount|MissCount|DataHitCount|DataMissCount|EvictionCount|Count|Size|FreeSize|CountHitPercent)"
 
 need() {
   command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
@@ -232,6 +234,8 @@ ensure_tool() {
   fi
   rm -f -- "$tmp/javac.log"
   mv -T -- "$tmp" "$dir" 2>/dev/null || rm -rf -- "$tmp"
+  # Builds of older versions of the source are never used again.
+  find "$CACHE_DIR" -maxdepth 1 -name 'tool-*' ! -path "$dir" -exec rm -rf -- {} + 2>/dev/null || true
 }
 
 run_tool() {
@@ -318,6 +322,11 @@ write_config() {
     # The region server's first reportForDuty usually races the master's start and then
     # sleeps this long (default 3 s) before retrying; it is also the heartbeat period.
     prop hbase.regionserver.msginterval 1000
+    # ZooKeeper lives and dies with this JVM: on SIGTERM the master stops it before the
+    # region server has deleted its znode, which then retried for ~20 s (default 3 retries
+    # with growing sleeps). One quick retry is all an in-process ZooKeeper needs.
+    prop zookeeper.recovery.retry 1
+    prop zookeeper.recovery.retry.intervalmill 200
     prop hfile.block.cache.size "$HBASE_BLOCKCACHE_SIZE"
     prop hbase.regionserver.handler.count "$HBASE_HANDLERS"
     # How often the region server recomputes the values it exposes as metrics (ms).
@@ -507,15 +516,15 @@ cmd_metrics() {
     body="$(curl -fsS --max-time 5 "http://127.0.0.1:$HBASE_RS_INFO_PORT/jmx?qry=$RS_SERVER_BEAN")" \
       || die "GET http://127.0.0.1:$HBASE_RS_INFO_PORT/jmx failed"
     # /jmx pretty-prints one '"name" : value,' per line; keep the block cache counters.
-    printf '%s\n' "$body" | awk -v ts="$(date +%s%3N)" '
-      /"blockCache(HitCount|MissCount|DataHitCount|DataMissCount|EvictionCount|Count|Size|FreeSize|CountHitPercent)"/ {
-        line = $0; sub(/^[ \t]*/, "", line); sub(/,[ \t]*$/, "", line); gsub(/ : /, ":", line)
+    printf '%s\n' "$body" | awk -v ts="$(date +%s%3N)" -v re="\"$CACHE_ATTRS\"" '
+      $0 ~ re {
+        line = $0; sub(/^[ \t]*/, "", line); sub(/,[ \t]*$/, "", line); sub(/": */, "\":", line)
         out = out "," line
       }
       END { if (out == "") exit 1; print "{\"ts\":" ts out "}" }' \
       || die "no blockCache* attributes in /jmx?qry=$RS_SERVER_BEAN (region server not up yet?)"
   elif [[ -n "$HBASE_JMX_PORT" ]]; then
-    run_tool jmx "$HBASE_JMX_PORT" "$RS_SERVER_BEAN"
+    run_tool jmx "$HBASE_JMX_PORT" "$RS_SERVER_BEAN" 0 "$CACHE_ATTRS"
   else
     die "no metrics endpoint: HBASE_RS_INFO_PORT is -1 and HBASE_JMX_PORT is empty"
   fi

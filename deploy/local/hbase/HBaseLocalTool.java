@@ -81,7 +81,8 @@ public final class HBaseLocalTool {
           break;
         case "jmx":
           if (args.length < 3) usage();
-          jmx(Integer.parseInt(args[1]), args[2], args.length > 3 ? Double.parseDouble(args[3]) : 0);
+          jmx(Integer.parseInt(args[1]), args[2], args.length > 3 ? Double.parseDouble(args[3]) : 0,
+              args.length > 4 ? java.util.regex.Pattern.compile(args[4]) : null);
           break;
         default:
           usage();
@@ -101,7 +102,8 @@ public final class HBaseLocalTool {
     System.err.println("usage: HBaseLocalTool wait-ready <server-pid|0> <timeout-s> [<table> <family> <regions>]\n"
         + "       HBaseLocalTool create-table <table> <family> <regions> <timeout-s>\n"
         + "       HBaseLocalTool flush <table> <timeout-s>\n"
-        + "       HBaseLocalTool jmx <port> <object-name> [every-s]");
+
+        + "       HBaseLocalTool jmx <port> <object-name> [every-s [attribute-regex]]");
     System.exit(EXIT_USAGE);
   }
 
@@ -222,6 +224,7 @@ public final class HBaseLocalTool {
     TableName tn = TableName.valueOf(table);
     try (Connection c = ConnectionFactory.createConnection(clientConf()); Admin admin = c.getAdmin()) {
       String last = "no attempt yet";
+      boolean created = false;
       while (true) {
         if (System.nanoTime() > deadline) {
           throw new Fail(EXIT_TIMEOUT, "could not create " + table + " in " + timeoutS + " s; last: " + last);
@@ -234,8 +237,10 @@ public final class HBaseLocalTool {
                   + "' (has " + d.getColumnFamilyNames().stream().map(Bytes::toString).toList() + ")");
             }
             if (admin.isTableAvailable(tn)) {
-              int n = admin.getRegions(tn).size();
-              System.out.println("table " + table + " exists (family '" + family + "', " + n + " region(s))");
+              if (!created) {
+                int n = admin.getRegions(tn).size();
+                System.out.println("table " + table + " exists (family '" + family + "', " + n + " region(s))");
+              }
               return;
             }
             last = "table " + table + " exists but is not available yet";
@@ -247,6 +252,7 @@ public final class HBaseLocalTool {
             } else {
               admin.createTable(d);
             }
+            created = true;
             System.out.println("created table " + table + " (family '" + family + "', " + regions + " region(s))");
             // createTable returns once the procedure is done; loop once more to confirm.
             continue;
@@ -278,9 +284,11 @@ public final class HBaseLocalTool {
   /**
    * One JSON object per sample with every numeric attribute of the MBean, read over
    * remote JMX (the route when the region server's info server is off). every-s > 0
-   * keeps one connection and prints a line per interval until killed.
+   * keeps one connection and prints a line per interval until killed; a regex keeps only
+   * the attributes whose names it matches in full.
    */
-  private static void jmx(int port, String objectName, double everyS) throws Exception {
+  private static void jmx(int port, String objectName, double everyS, java.util.regex.Pattern only)
+      throws Exception {
     // Bound RMI: an open port that never answers would otherwise block indefinitely.
     System.setProperty("sun.rmi.transport.tcp.responseTimeout", "5000");
     System.setProperty("sun.rmi.transport.connectionTimeout", "5000");
@@ -289,7 +297,9 @@ public final class HBaseLocalTool {
       MBeanServerConnection mbs = jc.getMBeanServerConnection();
       ObjectName on = new ObjectName(objectName);
       List<String> names = new ArrayList<>();
-      for (MBeanAttributeInfo a : mbs.getMBeanInfo(on).getAttributes()) names.add(a.getName());
+      for (MBeanAttributeInfo a : mbs.getMBeanInfo(on).getAttributes()) {
+        if (only == null || only.matcher(a.getName()).matches()) names.add(a.getName());
+      }
       do {
         AttributeList values = mbs.getAttributes(on, names.toArray(new String[0]));
         Map<String, Object> sorted = new TreeMap<>();
