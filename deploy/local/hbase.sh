@@ -324,8 +324,9 @@ write_config() {
     prop hbase.regionserver.msginterval 1000
     # ZooKeeper lives and dies with this JVM: on SIGTERM the master stops it before the
     # region server has deleted its znode, which then retried for ~20 s (default 3 retries
-    # with growing sleeps). One quick retry is all an in-process ZooKeeper needs.
-    prop zookeeper.recovery.retry 1
+    # with growing sleeps; 1 retry still took up to ~9 s). An in-process ZooKeeper is not
+    # lost for any other reason, so the server does not retry.
+    prop zookeeper.recovery.retry 0
     prop zookeeper.recovery.retry.intervalmill 200
     prop hfile.block.cache.size "$HBASE_BLOCKCACHE_SIZE"
     prop hbase.regionserver.handler.count "$HBASE_HANDLERS"
@@ -492,7 +493,7 @@ info_summary() {
 create_table() {
   [[ -n "$HBASE_TABLE" ]] || die "HBASE_TABLE is empty"
   run_tool create-table "$HBASE_TABLE" "$HBASE_FAMILY" "$HBASE_REGIONS" 60 \
-    || die "could not create table $HBASE_TABLE (is HBase running? '${0##*/} status')"
+    || die "create-table $HBASE_TABLE failed (see above)"
 }
 
 cmd_create_table() {

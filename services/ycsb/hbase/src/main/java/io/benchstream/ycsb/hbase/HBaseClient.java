@@ -520,8 +520,14 @@ public class HBaseClient extends DB {
     return Status.ERROR;
   }
 
+  /**
+   * One line: the exception and the first line of its message. For retries exhausted, whose
+   * first line says only "Failed after attempts=4, exceptions:", the exception types of the
+   * attempts are appended, since they say what went wrong.
+   */
   static String brief(Throwable t) {
-    String m = t.getMessage();
+    String full = t.getMessage();
+    String m = full;
     if (m != null) {
       int nl = m.indexOf('\n');
       if (nl >= 0) {
@@ -531,8 +537,26 @@ public class HBaseClient extends DB {
         m = m.substring(0, 300) + "...";
       }
     }
-    return t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    String s = t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    if (full != null && (t instanceof RetriesExhaustedException || t instanceof RetriesExhaustedWithDetailsException)) {
+      Set<String> kinds = new java.util.LinkedHashSet<>();
+      java.util.regex.Matcher x = EXCEPTION_NAME.matcher(full);
+      while (x.find() && kinds.size() < 5) {
+        String name = x.group(1);
+        if (!name.equals(t.getClass().getSimpleName())) {
+          kinds.add(name);
+        }
+      }
+      if (!kinds.isEmpty()) {
+        s += " " + kinds;
+      }
+    }
+    return s;
   }
+
+  /** Simple name of a qualified exception class in a message, e.g. "...ipc.CallQueueTooBigException". */
+  private static final java.util.regex.Pattern EXCEPTION_NAME =
+      java.util.regex.Pattern.compile("(?:[a-z][a-z0-9_]*\\.)+([A-Z][A-Za-z0-9_$]*(?:Exception|Error))");
 
   private static void closeQuietly(Connection c) {
     if (c == null) {

@@ -47,6 +47,17 @@ class HBaseClientTest {
   }
 
   @Test
+  void briefNamesTheAttemptsOfExhaustedRetries() {
+    String message = "Failed after attempts=4, exceptions:\n"
+        + "2026-12-03T10:11:12.613Z, RpcRetryingCaller{globalStartTime=..., pause=100, maxAttempts=4}, "
+        + "org.apache.hadoop.hbase.CallQueueTooBigException: Call queue is full on 127.0.0.1,16020, too many items queued ?\n"
+        + "2026-12-03T10:11:12.813Z, RpcRetryingCaller{...}, org.apache.hadoop.hbase.CallQueueTooBigException: Call queue is full\n";
+    assertEquals("RetriesExhaustedException: Failed after attempts=4, exceptions: [CallQueueTooBigException]",
+        HBaseClient.brief(new RetriesExhaustedException(message)));
+    assertEquals("IOException: one line", HBaseClient.brief(new IOException("one line\nsecond")));
+  }
+
+  @Test
   void boundedDefaultsApplyUnlessOverridden() {
     Properties p = new Properties();
     p.setProperty("hbase.rpc.timeout", "7000");
