@@ -223,13 +223,15 @@ export class SqlGuard implements AdHocQueries {
       if (format === undefined) throw this.refuse('format', `FORMAT ${f[1]} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
       query = canonical.slice(0, f.index)
     }
+    const shown = this.introspection(query)
+    if (shown !== undefined) return { query: shown, format }
     // EXPLAIN AST parses only; it runs nothing (not even url() schema inference).
     const ast = (await this.explain(conn, 'AST', query)).split('\n')
     if (ast[0] !== 'SelectWithUnionQuery (children 1)') {
       const what = ast[0]?.replace(/\s*\(children \d+\)$/, '').trim() ?? 'nothing'
       throw this.refuse('select-only', what === 'SelectWithUnionQuery'
         ? 'INTO OUTFILE is not allowed: results come back in the response'
-        : `only one SELECT (or WITH ... SELECT) is allowed; this is a ${what}`)
+        : `only one SELECT (or WITH ... SELECT), SHOW TABLES, DESCRIBE, SHOW CREATE TABLE or EXISTS over the ${this.opts.database} database is allowed; this is a ${what}`)
     }
     const deniedTableFunctions = await this.readonlyTableFunctions(conn)
     for (const line of ast) {
@@ -249,6 +251,34 @@ export class SqlGuard implements AdHocQueries {
       if (DENIED_FUNCTIONS.test(m[1]!)) throw this.refuse('function', `function ${m[1]} is not allowed in ad hoc queries`)
     }
     return { query, format }
+  }
+
+  /**
+   * What clickhouse-client users type first (SHOW TABLES, DESCRIBE t, SHOW
+   * CREATE TABLE t, EXISTS t) as the equivalent SELECT over system.tables and
+   * system.columns, limited to our database. The statement is the parser's
+   * canonical form, matched whole; a table name is a plain identifier and a
+   * LIKE pattern one complete string literal, so nothing else can ride along.
+   */
+  private introspection(canonical: string): string | undefined {
+    const db = this.opts.database
+    const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+    const inDb = (name: string | undefined): void => {
+      if (name !== undefined && name !== db) throw this.refuse('database', `database ${name} is not readable here; ad hoc queries read Benchstream's tables only (${db}.*)`)
+    }
+    const show = /^SHOW TABLES(?: FROM (\w+))?(?: (NOT )?(I?LIKE) ('(?:[^'\\]|\\.)*'))?$/.exec(canonical)
+    if (show !== null) {
+      inDb(show[1])
+      const like = show[4] === undefined ? '' : ` AND name ${show[2] ?? ''}${show[3]} ${show[4]}`
+      return `SELECT name FROM system.tables WHERE database = ${lit(db)}${like} ORDER BY name`
+    }
+    const one = /^(DESCRIBE TABLE|SHOW CREATE TABLE|EXISTS TABLE) (?:(\w+)\.)?(\w+)$/.exec(canonical)
+    if (one === null) return undefined
+    inDb(one[2])
+    const where = `database = ${lit(db)} AND ${one[1] === 'DESCRIBE TABLE' ? 'table' : 'name'} = ${lit(one[3]!)}`
+    if (one[1] === 'DESCRIBE TABLE') return `SELECT name, type, default_kind AS default_type, default_expression, comment, compression_codec AS codec_expression FROM system.columns WHERE ${where} ORDER BY position`
+    if (one[1] === 'EXISTS TABLE') return `SELECT toUInt8(count() > 0) AS result FROM system.tables WHERE ${where}`
+    return `SELECT create_table_query AS statement FROM system.tables WHERE ${where}`
   }
 
   private allowedFormat(name: string | undefined): string | undefined {
