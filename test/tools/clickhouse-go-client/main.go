@@ -33,7 +33,7 @@ type column struct {
 
 type result struct {
 	Columns []column `json:"columns,omitempty"`
-	Rows    [][]any  `json:"rows,omitempty"`
+	Rows    [][]any  `json:"rows"`
 	Error   string   `json:"error,omitempty"`
 }
 
