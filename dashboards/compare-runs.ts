@@ -6,7 +6,7 @@
  * run report (services/adapters/clickhouse/read-model.ts runReport).
  */
 import { CustomVariableBuilder, DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { finishDashboard, indentTail, OPERATION_ORDER, runVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import { datasourceVariable, finishDashboard, indentTail, OPERATION_ORDER, runVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
 
 export const COMPARE_RUNS_UID = 'benchstream-compare'
 
@@ -131,8 +131,11 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
     .editable()
     .timezone('browser')
     .tooltip(DashboardCursorSync.Crosshair)
-    .time({ from: 'now-7d', to: 'now' })
+    // The range only chooses the runs the pickers list (the panels take whole runs,
+    // aligned on their start): the last day's runs by default, widen it for older ones.
+    .time({ from: 'now-24h', to: 'now' })
     .annotations([])
+    .withVariable(datasourceVariable(cfg))
     .withVariable(runVariable(cfg, 'baseline', 'Baseline', 'Runs active in the time range, newest first.'))
     .withVariable(runVariable(cfg, 'candidate', 'Candidate', 'Runs active in the time range, newest first.'))
     .withVariable(

@@ -4,6 +4,9 @@
 # postgresql (binding tests start private servers from them), prometheus
 # (promtool, for the alert rules' tests). Used by test/run.mjs and .ci/run.
 # Does nothing when everything is there; needs root (or sudo) otherwise.
+# Not Go: test/integration/clickhouse-http.test.ts builds a clickhouse-go
+# v2.47.0 client that needs Go >= 1.25, and Debian 12's golang-go is 1.19;
+# the test uses the machine's Go (/usr/local/go) and skips, saying so, without it.
 set -euo pipefail
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)

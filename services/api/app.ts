@@ -13,14 +13,17 @@ import { compareReports } from '../core/reports/compare.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
+import { clickhouseHttp } from './clickhouse-http.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveViewHtml } from './live-view.js'
 
 export interface ApiDeps {
   /** Where runs and reports are read from. */
   readModel: ReadModel
-  /** Users' own SQL, guarded. */
+  /** Users' own SQL, guarded (POST /api/v1/query and the ClickHouse endpoint). */
   adHoc: AdHocQueries
+  /** The ClickHouse database Benchstream's tables are in (CLICKHOUSE_DATABASE): the only one the ClickHouse endpoint reads. */
+  database: string
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -88,6 +91,9 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     }
     return { rows: r.rows, rowCount: r.rowCount, bytes: r.bytes, truncated: r.truncated, limits: r.limits, elapsedMs: Math.round(r.elapsedMs) }
   })
+
+  // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
+  clickhouseHttp(app, { adHoc: deps.adHoc, access: { token: config.token, allowedHosts: config.allowedHosts }, database: deps.database, ...(deps.onError === undefined ? {} : { onError: deps.onError }) })
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
 

@@ -10,7 +10,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
 
 export const ApiEnv = Type.Object({
   API_HOST: EnvVar.string({ default: '127.0.0.1', minLength: 1, description: 'address the API listens on; anything but loopback needs API_TOKEN' }),
-  API_TOKEN: EnvVar.optional({ pattern: '^[\\x21-\\x7e]{16,256}$', allowed: '16-256 printable characters without spaces', description: 'bearer token every endpoint but /healthz requires (Authorization: Bearer ...); required when API_HOST is not loopback' }),
+  API_TOKEN: EnvVar.optional({ pattern: '^[\\x21-\\x7e]{16,256}$', allowed: '16-256 printable characters without spaces', description: 'token every endpoint but /healthz requires (Authorization: Bearer ...; on /clickhouse also as the basic-auth password or X-ClickHouse-Key); required when API_HOST is not loopback' }),
   API_ALLOWED_HOSTS: EnvVar.string({ default: '', pattern: '^[A-Za-z0-9.:,\\[\\]-]*$', allowed: 'comma-separated host names', description: 'on loopback, Host names accepted besides localhost, 127.0.0.1 and ::1 (requests naming another host are refused: DNS rebinding)' }),
   API_PORT: EnvVar.integer({ default: 8080, minimum: 0, maximum: 65535, description: 'API port; 0 picks a free one' }),
   API_LOG: EnvVar.boolean({ default: false, description: 'log every request' }),

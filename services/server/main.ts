@@ -148,6 +148,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
       const a = buildApi(apiCfg, {
         readModel,
         adHoc,
+        database: cfg.infra.clickhouse.database,
         status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, heldBack: processor.heldBack(), ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
         problems: async () => {
           const problems = processor.health(serverCfg.health)

@@ -27,7 +27,7 @@ import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { generateDashboards, generatedDir } from '../../dashboards/index.js'
-import { expandQuery, type ExpandContext } from '../../dashboards/macros.js'
+import { expandQuery, type ExpandContext } from '../helpers/grafana-macros.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 interface Target { refId: string; format: number; rawSql: string }
