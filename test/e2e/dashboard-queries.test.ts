@@ -278,7 +278,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
       close(num(row[`${side}_avg_us`]), m.averageLatencyUs, `${side} ${m.name} avg`)
       assert.equal(num(row[`${side}_p95_us`]), m.p95LatencyUs, `${side} ${m.name} p95`)
       assert.equal(num(row[`${side}_p99_us`]), m.p99LatencyUs, `${side} ${m.name} p99`)
-      const intended = report.measurements.find((x) => x.name === `Intended-${row.measurement}`)
+      const intended = report.measurements.find((x) => x.name === `Intended-${m.name}`)
       if (intended !== undefined) assert.equal(num(row[`${side}_intended_p99_us`]), intended.p99LatencyUs, `${side} ${m.name} intended p99 = report's Intended-${m.name}`)
       else assert.ok(num(row[`${side}_intended_p99_us`]) >= m.p99LatencyUs, `${side} ${m.name} intended p99 (unthrottled)`)
     }
