@@ -75,16 +75,8 @@ const QUERY_TYPE = { 0: 'timeseries', 1: 'table' } as const
 /** Refresh of the live dashboard: the processor flushes open windows about once a second. */
 export const LIVE_REFRESH = '5s'
 
-/**
- * Server-side cache counters by sampler source (services/driver/bindings/*:
- * sampleServerMetrics). Both are cumulative; PostgreSQL's blks_read are the
- * blocks that missed shared buffers.
- */
-export const SERVER_CACHE_COUNTERS = {
-  memory: { hits: 'cache_hits', misses: 'cache_misses' },
-  postgres: { hits: 'blks_hit', misses: 'blks_read' },
-  redis: { hits: 'keyspace_hits', misses: 'keyspace_misses' },
-} as const
+/** Server-side cache counters by sampler source: the same table the reports use. */
+export { SERVER_CACHE_COUNTERS } from '../services/core/reports/server-cache.js'
 
 /** YCSB's operation order, used to sort tables the way YCSB prints reports. */
 export const OPERATION_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE'] as const

@@ -115,6 +115,13 @@ export const RunReport = Type.Object({
   run: Type.Optional(RunInfo),
   /** Per operation: cache hit ratio (hits / (hits + misses)), null when unknown. */
   cacheHitRatio: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()])),
+  /** The datastore's own cache counters over the run, per sampler source (redis, postgres, hbase, ...): growth summed over clients. */
+  serverCache: Type.Array(Type.Object({
+    source: Type.String(),
+    hits: Type.Number(),
+    misses: Type.Number(),
+    ratio: Type.Union([Type.Number(), Type.Null()]),
+  })),
   /** Events the drivers said they sent (from their end records) vs. events counted into windows. */
   completeness: Type.Object({ sent: Type.Union([Type.Integer(), Type.Null()]), counted: Type.Integer(), undelivered: Type.Integer() }),
   lateEvents: Type.Integer(),

@@ -10,7 +10,7 @@ import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQue
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { compareReports } from '../core/reports/compare.js'
-import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { formatRunReport } from '../core/reports/run-report-text.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
@@ -64,7 +64,7 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
 
   app.get('/api/v1/runs/:runId/report', { schema: { params: RunIdParams, querystring: ReportQuery } }, async (req, reply) => {
     const report = await rm.runReport(req.params.runId)
-    if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatYcsb(report))
+    if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatRunReport(report))
     return report
   })
 

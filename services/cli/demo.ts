@@ -19,7 +19,7 @@ import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { BenchstreamError } from '../core/errors.js'
 import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import type { ReadModel } from '../core/ports/read-model.js'
-import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { formatRunReport } from '../core/reports/run-report-text.js'
 import { startServer, type Server } from '../server/main.js'
 
 interface DemoOptions {
@@ -93,7 +93,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     const counted = await waitForCount(rm, runId, sentEvents, 120_000)
     const report = await rm.runReport(runId)
     say('\n===== Report from ClickHouse (merged windows) =====')
-    process.stdout.write(formatYcsb(report))
+    process.stdout.write(formatRunReport(report))
     say('\n===== Checks =====')
     const sent = report.run?.sent ?? {}
     const counts = await rm.runCounts(runId)

@@ -14,7 +14,7 @@ import { readApiConfig } from '../api/config.js'
 import type { RunInfo, RunReport } from '../../schemas/api.v1.js'
 import { BenchstreamError, ERROR_CODES, isBenchstreamError, type ErrorCode } from '../core/errors.js'
 import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
-import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { formatRunReport } from '../core/reports/run-report-text.js'
 import { readCliEnv, THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 
 
@@ -113,7 +113,7 @@ function printReport(r: RunReport, json: boolean, thresholds: readonly Threshold
   if (json) process.stdout.write(JSON.stringify(thresholds.length === 0 ? r : { ...r, thresholds: results.map((x) => ({ threshold: x.threshold.source, actual: x.actual, passed: x.passed })) }, null, 2) + '\n')
   else {
     // Verdicts on stderr: stdout stays a YCSB report that parsers can read.
-    process.stdout.write(formatYcsb(r))
+    process.stdout.write(formatRunReport(r))
     process.stderr.write(formatThresholdResults(results, `run ${r.runId}, all clients`))
   }
   return results.some((x) => !x.passed) ? THRESHOLD_FAILED_EXIT : 0

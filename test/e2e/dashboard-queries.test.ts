@@ -248,6 +248,10 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     assert.equal(serverRows.length, 1)
     assert.equal(serverRows[0]!.source, 'memory')
     close(num(serverRows[0]!.hit_ratio), growth('cache_hits') / (growth('cache_hits') + growth('cache_misses')), 'server-side hit ratio over the run')
+    // The run report carries the same server-side figure.
+    const serverCache = reports.get(r.runId)!.serverCache
+    assert.deepEqual(serverCache.map((c) => [c.source, c.hits, c.misses]), [['memory', growth('cache_hits'), growth('cache_misses')]])
+    close(serverCache[0]!.ratio!, num(serverRows[0]!.hit_ratio), 'report server cache-hit ratio = panel')
   }
 
   // -- compare ----------------------------------------------------------------

@@ -5,11 +5,15 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { PercentileCheck, ReadModel, RunInfo, RunReport, TimelinePoint } from '../../core/ports/read-model.js'
+import { SERVER_CACHE_COUNTERS, serverCacheFigures } from '../../core/reports/server-cache.js'
 import { buildReport } from '../../core/reports/ycsb-report.js'
 import { entriesFromMap, quantileFromEntries } from '../../core/stats/histogram.js'
 import { queryRows, type ClickHouse } from './client.js'
 
 type Num = string | number
+
+/** Every counter name that serverCacheFigures reads. */
+const COUNTER_NAMES = Object.values(SERVER_CACHE_COUNTERS).flatMap((c) => [c.hits, c.misses])
 
 interface AggRow {
   op: string
@@ -89,12 +93,17 @@ export class ClickHouseReadModel implements ReadModel {
       hits.set(r.op, h)
       late += Number(r.late)
     }
+    const samples = await queryRows<{ client_id: string; source: string; name: string; at_us: Num; value: Num }>(this.ch, `
+      SELECT client_id, source, name, toUnixTimestamp64Micro(at) AS at_us, value
+      FROM ${this.db}.server_metrics WHERE run_id = {runId:String} AND name IN {names:Array(String)}`, { runId, names: COUNTER_NAMES })
+    const serverCache = serverCacheFigures(samples.map((r) => ({ clientId: r.client_id, source: r.source, name: r.name, atUs: Number(r.at_us), value: Number(r.value) })))
     const sentTotal = run === undefined || run.clients_ended === 0 ? null : Object.values(run.sent).reduce((a, b) => a + Number(b), 0)
     return {
       ...report,
       runId,
       ...(run === undefined ? {} : { run }),
       cacheHitRatio: Object.fromEntries([...hits].map(([op, [h, m]]) => [op, h + m === 0 ? null : h / (h + m)])),
+      serverCache,
       completeness: { sent: sentTotal, counted: report.operations, undelivered: run === undefined ? 0 : Number(run.undelivered) },
       lateEvents: late,
     }
