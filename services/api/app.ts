@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { compareReports } from '../core/reports/compare.js'
 import { formatYcsb } from '../core/reports/ycsb-report.js'
@@ -15,12 +16,15 @@ import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveViewHtml } from './live-view.js'
+import { profileRoutes } from './profiles.js'
 
 export interface ApiDeps {
   /** Where runs and reports are read from. */
   readModel: ReadModel
   /** Users' own SQL, guarded. */
   adHoc: AdHocQueries
+  /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
+  profiles?: ProfileStore
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -90,6 +94,8 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   })
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
+
+  if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
 
   const metricsHandler = deps.metricsHandler
   if (metricsHandler !== undefined) {

@@ -13,6 +13,7 @@ const COMMANDS = {
   sql: 'run a read-only SQL query: benchstream sql "SELECT ..."',
   runs: 'list runs',
   'import-ycsb': 'send YCSB HdrHistogram interval logs into a run: benchstream import-ycsb --run-id R --client-id C READ=file.hdr ...',
+  profile: 'CPU profiles of a run: benchstream profile attach --run-id R FILE... | capture --pid P --run-id R | list --run-id R',
 } as const
 
 export function help(): string {
@@ -59,6 +60,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'import-ycsb': {
         const { importYcsbMain } = await import('./import-ycsb.js')
         return await importYcsbMain(rest)
+      }
+      case 'profile': {
+        const { profileMain } = await import('./profile.js')
+        return await profileMain(rest)
       }
       default:
         process.stderr.write(`unknown command ${JSON.stringify(cmd)}; valid commands are ${Object.keys(COMMANDS).join(', ')}\n\n${help()}`)
