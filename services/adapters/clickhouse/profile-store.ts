@@ -93,7 +93,7 @@ export async function knownStacks(ch: ClickHouse, ids: readonly string[]): Promi
   const unique = [...new Set(ids)]
   // In chunks: the ids travel as one query parameter.
   for (let i = 0; i < unique.length; i += KNOWN_CHUNK) {
-    const rows = await queryRows<{ stack_id: string }>(ch, `SELECT DISTINCT toString(stack_id) AS stack_id FROM ${ch.database}.profile_stacks WHERE stack_id IN {ids:Array(UInt64)}`, { ids: unique.slice(i, i + KNOWN_CHUNK) })
+    const rows = await queryRows<{ stack_id: string }>(ch, `SELECT DISTINCT toString(stack_id) AS stack_id FROM ${ch.database}.profile_stacks WHERE stack_id IN {ids:Array(UInt64)}`, { ids: unique.slice(i, i + KNOWN_CHUNK).map((id) => BigInt(id)) })
     for (const r of rows) known.add(r.stack_id)
   }
   return known
@@ -135,8 +135,7 @@ export class ClickHouseProfileStore implements ProfileStore {
       SELECT profile_id, any(run_id) AS run_id, any(labels) AS labels, any(event) AS event, any(interval_ns) AS interval_ns, any(source) AS source,
              toUnixTimestamp64Milli(min(window_start)) AS from_ms, max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms,
              sum(samples) AS samples, count() AS slices, sum(cpu_ms) AS cpu_ms
-      FROM ${this.ch.database}.profile_slices
-      WHERE ${where}
+      FROM (SELECT * FROM ${this.ch.database}.profile_slices WHERE ${where})
       GROUP BY profile_id
       ORDER BY from_ms, profile_id`, params)
     return rows.map((r) => ({
