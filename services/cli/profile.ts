@@ -47,8 +47,9 @@ export const PROFILE_USAGE = `usage:
 attach: each FILE is one profile: folded stacks ("frame;frame;... COUNT", async-profiler's
   collapsed output, stackcollapse-*.pl output) or raw \`perf script\` output (collapsed here like
   stackcollapse-perf.pl). Every file is checked before anything is stored.
-  --from, --to      the time the samples cover: ISO 8601 or ms since the epoch (default: --to is
-                    the file's modification time, --from is --seconds before it, or --to)
+  --from, --to      the time the samples cover: ISO 8601 or ms since the epoch; without --to
+                    it ends --seconds after --from (default 0), or without either at the
+                    file's modification time
   --event           what a sample stands for (default: cpu; perf script: perf:<its event>)
   --interval        sampling interval: 10ms, 100us, 1000000 (ns); default unknown
   --perf-option     stackcollapse-perf.pl options for perf script input: ${PERF_OPTIONS.join(', ')}
@@ -177,7 +178,7 @@ async function attach(argv: readonly string[], io: ProfileIo): Promise<number> {
     }
     const parsed = parseProfileFile(text, file, perfOptions(perf))
     const mtime = statSync(file).mtimeMs
-    const toMs = v.to !== undefined ? timeMs(v.to, '--to') : v.from !== undefined && secs !== undefined ? timeMs(v.from, '--from') + secs * 1000 : Math.round(mtime)
+    const toMs = v.to !== undefined ? timeMs(v.to, '--to') : v.from !== undefined ? timeMs(v.from, '--from') + (secs ?? 0) * 1000 : Math.round(mtime)
     const fromMs = v.from !== undefined ? timeMs(v.from, '--from') : toMs - (secs ?? 0) * 1000
     if (toMs < fromMs || toMs - fromMs > 86_400_000) throw usage(`${file}: --from ${fromMs} and --to ${toMs} (ms) must be in order and at most one day apart`)
     const norm = v['raw-frames'] === true ? { stacks: parsed.stacks, changed: 0 } : normalizeHiddenClasses(parsed.stacks)
@@ -233,7 +234,7 @@ async function capture(argv: readonly string[], io: ProfileIo): Promise<number> 
       toUs: (fromMs + secs * 1000) * 1000,
       event,
       intervalNs: interval,
-      source: `async-profiler ${process.env.ASYNC_PROFILER_VERSION ?? '4.6'} (${run.engine ?? event})`,
+      source: `async-profiler ${io.env.ASYNC_PROFILER_VERSION ?? '4.6'} (${run.engine ?? event})`,
       stacks: norm.stacks,
       ...(cpu === null ? {} : { cpuMs: Number(cpu[1]) }),
     }
