@@ -30,6 +30,8 @@ export interface ProfileRoutesOptions {
 
 /** Distinct stacks one request may merge (bounds the memory of a flame graph). */
 const MAX_STACKS = 500_000
+/** Rows (call tree nodes) one flame graph may have: bounds the answer (about 100 bytes a row as JSON). */
+const MAX_ROWS = 1_000_000
 /** Largest upload: a profile of MAX_PROFILE_STACKS deep stacks, as JSON. */
 const UPLOAD_LIMIT_BYTES = 64 * 1024 * 1024
 /** Uploads may describe times up to a day ahead of this server's clock. */
@@ -62,7 +64,7 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
   r.get('/api/v1/profiles/flamegraph', { schema: { querystring: FlameGraphQuery } }, async (req, reply) => {
     const sel = selection(req.query)
     const what = sel.group !== undefined ? `group ${sel.group}` : `run ${(sel.runIds ?? []).join(', ')}`
-    const graph = flameGraph(await load(sel, what))
+    const graph = bounded(flameGraph(await load(sel, what)))
     if (req.query.format === 'svg') {
       return reply.type('image/svg+xml; charset=utf-8').send(flameGraphSvg(graph, { title: `CPU profile: ${what}`, subtitle: `${graph.total.toLocaleString('en-US')} samples`, ...(req.query.width === undefined ? {} : { width: req.query.width }) }))
     }
@@ -71,7 +73,7 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
 
   r.get('/api/v1/profiles/diff-flamegraph', { schema: { querystring: DiffFlameGraphQuery } }, async (req, reply) => {
     const [a, b] = pair(req.query)
-    const graph = diffFlameGraph(await load(a, `baseline ${req.query.baseline}`), await load(b, `candidate ${req.query.candidate}`))
+    const graph = bounded(diffFlameGraph(await load(a, `baseline ${req.query.baseline}`), await load(b, `candidate ${req.query.candidate}`)))
     if (req.query.format === 'svg') {
       return reply.type('image/svg+xml; charset=utf-8').send(flameGraphSvg(graph, { title: `Differential profile: ${req.query.candidate} vs ${req.query.baseline}`, subtitle: `widths: ${graph.total.toLocaleString('en-US')} candidate samples (baseline ${graph.baselineTotal.toLocaleString('en-US')}); red: larger share, blue: smaller`, ...(req.query.width === undefined ? {} : { width: req.query.width }) }))
     }
@@ -85,6 +87,11 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
   })
 
   r.get('/profiles', async (_req, reply) => reply.type('text/html; charset=utf-8').send(profilesPageHtml))
+}
+
+function bounded<G extends { rows: unknown[] }>(g: G): G {
+  if (g.rows.length > MAX_ROWS) throw new BenchstreamError('BS_ERR_TOO_LARGE', `the flame graph has ${g.rows.length} frames; at most ${MAX_ROWS} are served: narrow the selection (fewer runs, a time range, labels)`)
+  return g
 }
 
 function labelsOf(text: string | undefined): Record<string, string> | undefined {

@@ -15,10 +15,12 @@
  *    profiler's own (each side ~one tick plus the rate change over the
  *    shift); below 0.85 by the same shift on a shared 2-core machine, where
  *    the broker's bursts vary more.
- *  - wall clock (20 ms, 2 s, one stack per thread): a thread that lives the
- *    whole window is sampled every interval, 100 times; notes measured 100
- *    or 99 for every thread (99 threads). Bound: the most sampled thread
- *    98-101, the median thread 95-101.
+ *  - wall clock (50 ms, 3 s, one stack per thread): a thread that lives the
+ *    whole window is sampled every interval, 60 times; the notes measured
+ *    100 or 99 of 100 for every thread (50 ms, 5 s, 99 threads). Bound: the
+ *    most sampled thread 57-61, the median thread 54-61 (a sampler round
+ *    that wakes late on a loaded machine is lost: at 20 ms, 98 of 100 were
+ *    seen here).
  *  - Plausible frames: the heaviest application frames (Java methods
  *    outside the JDK) are the broker's, kafka/ or org/apache/kafka/
  *    (async-profiler writes slashes), and at least a fifth of the samples
@@ -81,7 +83,7 @@ test('capture profiles the test broker under load and stores it against a run; s
   const io = { env: te.env, out: (s: string) => out.push(s), err: (s: string) => out.push(s) }
   const before = sent
   assert.equal(await profileMain(['capture', '--pid', pid, '--run-id', runId, '--seconds', '4', '--event', 'cpu', '--interval', '10ms', '--label', 'role=broker'], io), 0)
-  assert.equal(await profileMain(['capture', '--pid', pid, '--run-id', runId, '--seconds', '2', '--event', 'wall', '--interval', '20ms', '--threads'], io), 0)
+  assert.equal(await profileMain(['capture', '--pid', pid, '--run-id', runId, '--seconds', '3', '--event', 'wall', '--interval', '50ms', '--threads'], io), 0)
   stop = true
   await load
   const text = out.join('')
@@ -118,7 +120,7 @@ test('capture profiles the test broker under load and stores it against a run; s
   assert.ok(app.filter((f) => /^(kafka|org\/apache\/kafka)\//.test(f.frame)).length >= 3, 'most of the five heaviest application frames are the broker\'s')
   assert.ok([...stacks.keys()].some((k) => /kafka\/(server|network)\//.test(k)), 'request handling or the network layer is sampled')
 
-  // Wall clock: every thread alive through the window is sampled once per interval, 2000 / 20 = 100 times.
+  // Wall clock: every thread alive through the window is sampled once per interval, 3000 / 50 = 60 times.
   const wallStacks = await store.stacks({ runIds: [runId], fromMs: wall.fromMs }, 100_000)
   const perThread = new Map<string, number>()
   for (const [k, n] of wallStacks) {
@@ -129,6 +131,6 @@ test('capture profiles the test broker under load and stores it against a run; s
   const median = counts[Math.floor(counts.length / 2)]!
   t.diagnostic(`wall: ${wall.samples} samples, ${counts.length} threads, per thread max ${counts[counts.length - 1]}, median ${median}`)
   assert.ok(counts.length >= 20, `${counts.length} threads`)
-  assert.ok(counts[counts.length - 1]! >= 98 && counts[counts.length - 1]! <= 101, `most sampled thread: ${counts[counts.length - 1]}`)
-  assert.ok(median >= 95 && median <= 101, `median thread: ${median}`)
+  assert.ok(counts[counts.length - 1]! >= 57 && counts[counts.length - 1]! <= 61, `most sampled thread: ${counts[counts.length - 1]}`)
+  assert.ok(median >= 54 && median <= 61, `median thread: ${median}`)
 })

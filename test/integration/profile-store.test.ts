@@ -5,20 +5,24 @@
  * many profiles share them, the same file attached twice stored once,
  * selections by run, group, time range and labels, and a malformed file
  * among good ones: BS_ERR_DECODE naming file and line, nothing of any file
- * stored.
+ * stored. And the processor's path: PROFILE records of a flush written by
+ * the WindowStore, a replayed flush stored once.
  */
 import assert from 'node:assert/strict'
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { openClickHouse, queryRows, type ClickHouse } from '../../services/adapters/clickhouse/client.js'
+import { migrate, openClickHouse, queryRows, type ClickHouse } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseProfileStore } from '../../services/adapters/clickhouse/profile-store.js'
+import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
 import { profileMain } from '../../services/cli/profile.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { normalizeHiddenClasses, parseFolded } from '../../services/core/profiles/folded.js'
 import { collapsePerfScript } from '../../services/core/profiles/perf-script.js'
+import { encodeProfileRecords, profileId, type Profile } from '../../services/core/profiles/profile.js'
+import { PartitionState } from '../../services/core/stats/partition-state.js'
 import { testEnv } from '../helpers/env.js'
 
 const FIX = path.join(repoRoot(), 'test', 'fixtures', 'profiles')
@@ -107,4 +111,30 @@ test('attach: real files stored and read back exactly, stacks once, idempotent, 
   assert.deepEqual([...group.keys()].sort(), [...cpu.keys()].sort())
   await assert.rejects(store.stacks({ runIds: ['r1'] }, 10), (err: unknown) => isBenchstreamError(err, 'BS_ERR_TOO_LARGE'))
   assert.deepEqual((await store.runs(10)).map((r) => r.runId).sort(), ['r-perf', 'r1', 'r2', 'r4'])
+})
+
+test('the processor\'s write of PROFILE records is idempotent by its flush token: a replayed flush stores them once', async (t) => {
+  const te = testEnv()
+  t.after(te.cleanup)
+  const ch = openClickHouse(readInfraConfig(te.env).clickhouse)
+  t.after(() => ch.close())
+  await migrate(ch, { opsTtlDays: 0 })
+  const nowUs = Date.now() * 1000
+  const p: Profile = { runId: 'r-stream', labels: { host: 'rs1' }, fromUs: nowUs - 5e6, toUs: nowUs, event: 'wall', intervalNs: 5e7, source: 'async-profiler 4.6', stacks: folded(WALL) }
+  const records = encodeProfileRecords(p, profileId(p), 16 * 1024)
+  const state = () => {
+    const st = new PartitionState('events', 2, 100, { windowUs: 1e6, allowedLatenessUs: 0, storeRawEvents: false, maxEventAgeUs: 86_400e6, maxEventFutureUs: 600e6 })
+    records.forEach((r, i) => st.add(r, 100 + i, nowUs))
+    return st.drain('group')
+  }
+  const store = new ClickHouseWindowStore(ch)
+  assert.deepEqual((await store.write(state())).refused, [])
+  assert.deepEqual((await store.write(state())).refused, [], 'the same offsets again (a replay after a crash)')
+  const one = async (sql: string): Promise<number> => Number(Object.values((await queryRows<Record<string, string>>(ch, sql))[0]!)[0])
+  assert.equal(await one("SELECT sum(count) FROM benchstream.profile_samples WHERE run_id = 'r-stream'"), 9872)
+  assert.equal(await one("SELECT count() FROM benchstream.profile_slices WHERE run_id = 'r-stream'"), records.length)
+  assert.equal(await one('SELECT count() FROM benchstream.profile_stacks'), p.stacks.size, 'each stack once')
+  assert.deepEqual(await new ClickHouseProfileStore(ch).stacks({ runIds: ['r-stream'] }, 10_000), p.stacks)
+  const [src] = await queryRows<{ p: number; o: string }>(ch, "SELECT min(src_partition) AS p, toString(min(src_offset)) AS o FROM benchstream.profile_slices WHERE run_id = 'r-stream'")
+  assert.deepEqual([src!.p, src!.o], [2, '100'])
 })

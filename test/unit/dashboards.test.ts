@@ -66,7 +66,7 @@ test('generation is deterministic and writes keys sorted', () => {
 
 test('uids are the stable, unique ones the provisioning and links rely on', () => {
   const uids = generateDashboards().map((g) => g.uid)
-  assert.deepEqual(uids, ['benchstream-live', 'benchstream-compare', 'benchstream-sweep'])
+  assert.deepEqual(uids, ['benchstream-live', 'benchstream-compare', 'benchstream-sweep', 'benchstream-profiles'])
   assert.equal(new Set(uids).size, uids.length)
   for (const g of generateDashboards()) assert.equal(JSON.parse(g.json).uid, g.uid)
 })
