@@ -33,6 +33,8 @@ export const RECORD_KIND = {
   RUN_LIFECYCLE: 3,
   /** Server-side metric samples (cache hits/misses from the datastore; JSON body). */
   SERVER_METRICS: 4,
+  /** CPU (or wall-clock) profile samples of a run: folded stacks with counts over a time slice (JSON body). */
+  PROFILE: 5,
 } as const
 /** @public The wire codes, as a type (part of the schema's description). */
 export type RecordKind = (typeof RECORD_KIND)[keyof typeof RECORD_KIND]
@@ -251,5 +253,62 @@ export interface ServerMetrics {
   values: Record<string, number>
 }
 
+/** Largest PROFILE record, bytes of the whole message: under Kafka's default message.max.bytes (1 MiB) with room for the batch around it. */
+export const MAX_PROFILE_RECORD_BYTES = 768 * 1024
+/** Longest frame name (a function, a C++ template instance). */
+export const MAX_FRAME_CHARS = 4096
+/** Most frames in one stack (async-profiler's default jstackdepth is 2048). */
+export const MAX_STACK_DEPTH = 4096
+/** Most distinct frame names, and most stacks, in one PROFILE record or upload. */
+export const MAX_PROFILE_FRAMES = 200_000
+export const MAX_PROFILE_STACKS = 200_000
+/** Longest time slice one PROFILE record covers: one day, in µs. */
+export const MAX_PROFILE_SPAN_US = 86_400e6
+/** Frame names: anything but the folded format's separators (';' between frames, a line break between stacks). */
+export const FRAME_PATTERN = '^[^;\\n\\r]*$'
+
+/**
+ * PROFILE body (kind 5): UTF-8 JSON of ProfileRecordBody. One record holds
+ * the samples of one profile (a host/process of a run, e.g. an async-profiler
+ * capture of a broker) over one time slice [fromUs, toUs): a table of frame
+ * names and the stacks as rows of indexes into it, root first, leaf last,
+ * each led by its sample count. A profile larger than one record, or
+ * streamed slice by slice, is several records with the same profileId;
+ * their counts add up. Bounded like the other JSON kinds: the processor
+ * dead-letters a record outside these bounds (invalid_record) or larger than
+ * MAX_PROFILE_RECORD_BYTES (record_too_large).
+ */
+export const ProfileRecordBody = Type.Object({
+  profileId: id('a profile id: ' + ID_RULE + '; every record of one profile carries the same'),
+  runId: id(ID_RULE),
+  labels: Type.Optional(Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), { maxProperties: 64, description: 'at most 64 labels (host, process, ...): key of ' + ID_RULE + ', value of at most 256 characters' })),
+  fromUs: Type.Number({ description: 'start of the time slice the samples cover: µs since the Unix epoch, inside the accepted event-time range' }),
+  toUs: Type.Number({ description: 'end of the time slice: µs since the Unix epoch, at least fromUs and at most one day after it' }),
+  event: Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: 'what one sample stands for: cpu, itimer, ctimer, wall, or a perf event such as perf:cpu-clock (1-64 characters from A-Z a-z 0-9 _ . : -)' }),
+  intervalNs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000_000_000, description: 'sampling interval in ns, 0 = unknown; at most one hour' })),
+  source: Type.Optional(Type.String({ maxLength: 256, description: 'what wrote the stacks (async-profiler 4.6, perf script, ...), at most 256 characters' })),
+  cpuMs: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'CPU time the profiled process used over the slice, ms (to turn samples into time)' })),
+  frames: Type.Array(Type.String({ maxLength: MAX_FRAME_CHARS, pattern: FRAME_PATTERN }), { maxItems: MAX_PROFILE_FRAMES, description: `distinct frame names, at most ${MAX_PROFILE_FRAMES}, each of at most ${MAX_FRAME_CHARS} characters without ; or line breaks` }),
+  stacks: Type.Array(Type.Array(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { minItems: 2, maxItems: MAX_STACK_DEPTH + 1 }), { maxItems: MAX_PROFILE_STACKS, description: `at most ${MAX_PROFILE_STACKS} stacks, each [samples, root frame index, ..., leaf frame index] with 1 to ${MAX_STACK_DEPTH} frames` }),
+}, { additionalProperties: true })
+
+/** What the processor keeps of a PROFILE record (defaults filled in). */
+export interface ProfileRecord {
+  kind: typeof RECORD_KIND.PROFILE
+  profileId: string
+  runId: string
+  labels: Record<string, string>
+  fromUs: number
+  toUs: number
+  event: string
+  /** Sampling interval in ns, 0 = unknown. */
+  intervalNs: number
+  source: string
+  cpuMs?: number
+  frames: string[]
+  /** [samples, frame index of the root, ..., of the leaf]; samples >= 1, indexes < frames.length. */
+  stacks: number[][]
+}
+
 /** @public Every record kind a message can carry. */
-export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics
+export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics | ProfileRecord

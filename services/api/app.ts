@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { compareReports } from '../core/reports/compare.js'
 import { formatRunReport } from '../core/reports/run-report-text.js'
@@ -16,6 +17,7 @@ import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveViewHtml } from './live-view.js'
+import { profileRoutes } from './profiles.js'
 
 export interface ApiDeps {
   /** Where runs and reports are read from. */
@@ -24,6 +26,8 @@ export interface ApiDeps {
   adHoc: AdHocQueries
   /** The ClickHouse database Benchstream's tables are in (CLICKHOUSE_DATABASE): the only one the ClickHouse endpoint reads. */
   database: string
+  /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
+  profiles?: ProfileStore
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -96,6 +100,8 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   clickhouseHttp(app, { adHoc: deps.adHoc, access: { token: config.token, allowedHosts: config.allowedHosts }, database: deps.database, ...(deps.onError === undefined ? {} : { onError: deps.onError }) })
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
+
+  if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
 
   const metricsHandler = deps.metricsHandler
   if (metricsHandler !== undefined) {

@@ -57,6 +57,11 @@ const COMMANDS: Record<string, Command> = {
     usage: async () => (await import('./usage.js')).READ_USAGE.sql,
     run: async (argv) => (await import('./read.js')).readMain('sql', argv),
   },
+  profile: {
+    summary: 'CPU profiles of a run: attach folded stacks or perf script output, capture a JVM with async-profiler, list',
+    usage: async () => (await import('./profile.js')).PROFILE_USAGE,
+    run: async (argv) => (await import('./profile.js')).profileMain(argv),
+  },
   'import-ycsb': {
     summary: "send YCSB's HdrHistogram interval logs into a run",
     usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,

@@ -21,6 +21,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
 import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
 import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
@@ -149,6 +150,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         readModel,
         adHoc,
         database: cfg.infra.clickhouse.database,
+        profiles: new ClickHouseProfileStore(reader),
         status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, heldBack: processor.heldBack(), ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
         problems: async () => {
           const problems = processor.health(serverCfg.health)

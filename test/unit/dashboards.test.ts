@@ -76,7 +76,7 @@ test('generation is deterministic and writes keys sorted', () => {
 
 test('uids are the stable, unique ones the provisioning and links rely on', () => {
   const uids = generateDashboards().map((g) => g.uid)
-  assert.deepEqual(uids, ['benchstream-live', 'benchstream-compare', 'benchstream-sweep'])
+  assert.deepEqual(uids, ['benchstream-live', 'benchstream-compare', 'benchstream-sweep', 'benchstream-profiles'])
   assert.equal(new Set(uids).size, uids.length)
   for (const g of generateDashboards()) assert.equal(JSON.parse(g.json).uid, g.uid)
 })
@@ -193,10 +193,11 @@ test('error panels are not in ops/s; the error count turns red from the first er
   assert.deepEqual(errorPanels.find((p) => p.title === 'Errors')?.fieldConfig?.defaults?.thresholds?.steps, [{ color: 'green', value: null }, { color: 'red', value: 1 }])
 })
 
-test('time ranges: the live run the last 15 minutes, compare and sweep the last day', () => {
+test('time ranges: the live run the last 15 minutes, compare, sweep and profiles the last day', () => {
   assert.deepEqual(Object.fromEntries(dashboards().map((d) => [d.uid, d.time])), {
     'benchstream-live': { from: 'now-15m', to: 'now' },
     'benchstream-compare': { from: 'now-24h', to: 'now' },
     'benchstream-sweep': { from: 'now-24h', to: 'now' },
+    'benchstream-profiles': { from: 'now-24h', to: 'now' },
   })
 })

@@ -10,6 +10,7 @@ import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
 import type { RefusedRow, WindowStore, WriteResult } from '../../core/ports/window-store.js'
 import type { ClickHouse } from './client.js'
+import { knownStacks, profileRecordRows, type ProfileRows } from './profile-store.js'
 
 /** `seconds.micros` text that DateTime64(6) parses exactly (no float rounding). */
 export function usToDateTime64(us: number): string {
@@ -109,6 +110,7 @@ export class ClickHouseWindowStore implements WindowStore {
           .filter((u) => u.rows.length > 0)
         if (units.length > 0) refused.push(...(await this.isolate(`${db}.server_metrics`, b.token, units, (rows, token) => this.insertRows(`${db}.server_metrics`, token, rows), jsonPayload)))
       }
+      if (b.profiles.length > 0) refused.push(...(await this.writeProfiles(b)))
       if (b.windows.length > 0) {
         const units = b.windows.map((w) => ({
           offset: -1,
@@ -133,6 +135,36 @@ export class ClickHouseWindowStore implements WindowStore {
       throw new BenchstreamError('BS_ERR_CLICKHOUSE', `writing offsets ${b.firstOffset}-${b.lastOffset} of ${b.topic}[${b.partition}] to ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err, retryable: true })
     }
     return { refused }
+  }
+
+  /**
+   * PROFILE records: new stacks, then samples, then the slice rows that make
+   * them visible, each table isolated per record like the other kinds.
+   */
+  private async writeProfiles(b: FlushBatch): Promise<RefusedRow[]> {
+    const db = this.ch.database
+    const records = b.profiles.map(({ offset, record }) => ({ offset, runId: record.runId, rows: profileRecordRows(record, b.partition, offset) }))
+    const seen = await knownStacks(this.ch, records.flatMap((r) => r.rows.stacks.map((s) => s.stack_id)))
+    const tables: Array<[string, (r: ProfileRows) => object[]]> = [
+      // A stack new to the store is written with the first record that has it.
+      [
+        'profile_stacks',
+        (r) => r.stacks.filter((s) => {
+          if (seen.has(s.stack_id)) return false
+          seen.add(s.stack_id)
+          return true
+        }),
+      ],
+      ['profile_samples', (r) => r.samples],
+      ['profile_slices', (r) => [r.slice]],
+    ]
+    const refused: RefusedRow[] = []
+    for (const [name, rowsOf] of tables) {
+      const table = `${db}.${name}`
+      const units = records.map((r) => ({ offset: r.offset, runId: r.runId, rows: rowsOf(r.rows) as Array<Record<string, unknown>> })).filter((u) => u.rows.length > 0)
+      if (units.length > 0) refused.push(...(await this.isolate(table, b.token, units, (rows, token) => this.insertRows(table, token, rows), jsonPayload)))
+    }
+    return refused
   }
 
   /**

@@ -19,10 +19,14 @@ import {
   SCHEMA_VERSION,
   STATUSES,
   MAX_JSON_RECORD_BYTES,
+  MAX_PROFILE_RECORD_BYTES,
+  MAX_PROFILE_SPAN_US,
+  ProfileRecordBody,
   RunLifecycleBody,
   ServerMetricsBody,
   type IntervalHistogram,
   type Operation,
+  type ProfileRecord,
   type RunLifecycle,
   type ServerMetrics,
   type Status,
@@ -200,7 +204,7 @@ export function peekRunId(buf: Buffer | null): string | undefined {
     const id = buf.toString('utf8', 5, 5 + len)
     return ID_PATTERN.test(id) ? id : undefined
   }
-  if (kind === RECORD_KIND.RUN_LIFECYCLE || kind === RECORD_KIND.SERVER_METRICS) {
+  if (kind === RECORD_KIND.RUN_LIFECYCLE || kind === RECORD_KIND.SERVER_METRICS || kind === RECORD_KIND.PROFILE) {
     try {
       const v = JSON.parse(buf.toString('utf8', 4)) as { runId?: unknown }
       return typeof v.runId === 'string' && ID_PATTERN.test(v.runId) ? v.runId : undefined
@@ -242,6 +246,7 @@ export type DecodeResult =
   | { ok: true; kind: typeof RECORD_KIND.INTERVAL_HISTOGRAM; record: IntervalHistogram }
   | { ok: true; kind: typeof RECORD_KIND.RUN_LIFECYCLE; record: RunLifecycle }
   | { ok: true; kind: typeof RECORD_KIND.SERVER_METRICS; record: ServerMetrics }
+  | { ok: true; kind: typeof RECORD_KIND.PROFILE; record: ProfileRecord }
   | { ok: false; reason: RejectReason; detail: string }
 
 class Truncated extends Error {}
@@ -312,6 +317,8 @@ export function decodeMessage(buf: Buffer | null, limits: DecodeLimits, visitor:
       case RECORD_KIND.RUN_LIFECYCLE:
       case RECORD_KIND.SERVER_METRICS:
         return decodeJson(buf, kind, limits)
+      case RECORD_KIND.PROFILE:
+        return decodeProfile(buf, limits)
       default:
         return { ok: false, reason: 'unknown_record_kind', detail: `record kind ${kind}; known kinds are ${Object.entries(RECORD_KIND).map(([k, v]) => `${v} (${k})`).join(', ')}` }
     }
@@ -458,6 +465,66 @@ function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof
   }
   const m = value as Static<typeof ServerMetricsBody>
   return { ok: true, kind, record: { kind, runId: m.runId, clientId: m.clientId, atUs: m.atUs, source: m.source, values: m.values } }
+}
+
+const profileBody = Compile(ProfileRecordBody)
+
+function decodeProfile(buf: Buffer, limits: DecodeLimits): DecodeResult {
+  if (buf.length > MAX_PROFILE_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a profile record of ${buf.length} bytes; at most ${MAX_PROFILE_RECORD_BYTES} are accepted (send a large profile as several records with the same profileId)` }
+  let value: unknown
+  try {
+    value = JSON.parse(buf.toString('utf8', 4))
+  } catch (err) {
+    return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
+  }
+  const r = checkProfileBody(value, limits)
+  return r.ok ? { ok: true, kind: RECORD_KIND.PROFILE, record: r.record } : { ok: false, reason: r.reason, detail: r.detail }
+}
+
+/**
+ * Checks a parsed PROFILE body (a Kafka record's, or an upload's through the
+ * API) against ProfileRecordBody and what a schema cannot say: frame indexes
+ * inside the frame table, at least one sample per stack, a time slice inside
+ * `limits` and at most MAX_PROFILE_SPAN_US long.
+ */
+export function checkProfileBody(value: unknown, limits: DecodeLimits): { ok: true; record: ProfileRecord } | { ok: false; reason: RejectReason; detail: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  if (!profileBody.Check(value)) {
+    const problems = schemaProblems(ProfileRecordBody, value, '', 'the record')
+    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
+  }
+  const p = value
+  if (!(p.fromUs >= limits.minStartUs && p.fromUs <= limits.maxStartUs)) {
+    return { ok: false, reason: 'timestamp_out_of_range', detail: `fromUs ${p.fromUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs` }
+  }
+  if (!(p.toUs >= p.fromUs && p.toUs - p.fromUs <= MAX_PROFILE_SPAN_US)) {
+    return { ok: false, reason: 'invalid_record', detail: `toUs ${p.toUs} must be at least fromUs ${p.fromUs} and at most ${MAX_PROFILE_SPAN_US} µs (one day) after it` }
+  }
+  let total = 0
+  for (let i = 0; i < p.stacks.length; i++) {
+    const s = p.stacks[i]!
+    if (s[0]! < 1) return { ok: false, reason: 'invalid_record', detail: `stacks[${i}]: a count of ${s[0]} samples; each stack needs at least 1` }
+    total += s[0]!
+    for (let j = 1; j < s.length; j++) {
+      if (s[j]! >= p.frames.length) return { ok: false, reason: 'invalid_record', detail: `stacks[${i}][${j}]: frame index ${s[j]}; the record has ${p.frames.length} frames (indexes 0..${p.frames.length - 1})` }
+    }
+  }
+  if (total > Number.MAX_SAFE_INTEGER) return { ok: false, reason: 'invalid_record', detail: `the record counts ${total} samples; at most ${Number.MAX_SAFE_INTEGER}` }
+  const record: ProfileRecord = {
+    kind: RECORD_KIND.PROFILE,
+    profileId: p.profileId,
+    runId: p.runId,
+    labels: p.labels ?? {},
+    fromUs: p.fromUs,
+    toUs: p.toUs,
+    event: p.event,
+    intervalNs: p.intervalNs ?? 0,
+    source: p.source ?? '',
+    frames: p.frames,
+    stacks: p.stacks,
+  }
+  if (p.cpuMs !== undefined) record.cpuMs = p.cpuMs
+  return { ok: true, record }
 }
 
 /** Writer for the per-event fields of OpEvent-shaped objects (tests, adapters). */

@@ -5,7 +5,7 @@
  * what makes a repeated flush (after a crash) carry the same deduplication
  * token and the same rows.
  */
-import { OPERATIONS, RECORD_KIND, STATUSES, type RunLifecycle, type ServerMetrics } from '../../../schemas/events.v1.js'
+import { OPERATIONS, RECORD_KIND, STATUSES, type ProfileRecord, type RunLifecycle, type ServerMetrics } from '../../../schemas/events.v1.js'
 import { decodeMessage, type DecodedOp, type DecodeLimits, type OpsVisitor, type RejectReason } from '../codec/event-codec.js'
 import { bucketValue } from './histogram.js'
 import { WindowAggregator, type WindowOptions, type WindowRow } from './windows.js'
@@ -95,6 +95,8 @@ export interface FlushBatch {
   deadLetters: DeadLetter[]
   lifecycle: Array<{ offset: number; record: RunLifecycle }>
   serverMetrics: Array<{ offset: number; record: ServerMetrics }>
+  /** PROFILE records (stacks with sample counts of a time slice). */
+  profiles: Array<{ offset: number; record: ProfileRecord }>
   /** Events counted into windows by this flush. */
   events: number
 }
@@ -120,6 +122,7 @@ export class PartitionState {
   private deadLetters: DeadLetter[] = []
   private lifecycle: FlushBatch['lifecycle'] = []
   private serverMetrics: FlushBatch['serverMetrics'] = []
+  private profiles: FlushBatch['profiles'] = []
   private events = 0
   private messages = 0
   /** Totals since start, for metrics. */
@@ -211,6 +214,9 @@ export class PartitionState {
       case RECORD_KIND.SERVER_METRICS:
         this.serverMetrics.push({ offset, record: r.record })
         return
+      case RECORD_KIND.PROFILE:
+        this.profiles.push({ offset, record: r.record })
+        return
     }
   }
 
@@ -227,12 +233,14 @@ export class PartitionState {
       deadLetters: this.deadLetters,
       lifecycle: this.lifecycle,
       serverMetrics: this.serverMetrics,
+      profiles: this.profiles,
       events: this.events,
     }
     this.raw = this.opts.storeRawEvents ? new RawOps() : undefined
     this.deadLetters = []
     this.lifecycle = []
     this.serverMetrics = []
+    this.profiles = []
     this.events = 0
     this.messages = 0
     return batch
