@@ -77,6 +77,10 @@ interface ProcessorRun {
   rawRows: number | undefined
   profile: string | undefined
   perf: string | undefined
+  /** ClickHouse's own counters (system.events) at the end of the run: the engine's time by phase. */
+  events: Map<string, number>
+  /** CPU seconds of the processor from group join until all events were counted: all threads, and the main (JS) thread. */
+  cpu: { all: number; main: number }
 }
 
 function kafkaLibsDir(): string {
@@ -178,6 +182,41 @@ function hotSpots(file: string, top: number): string {
   ].join('\n')
 }
 
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_S = 100
+
+/**
+ * CPU seconds (user + system) a process has used, all its threads and its
+ * main thread alone (where JS runs; ClickHouse works on threads of its own).
+ * CPU time is what other load on the machine moves least.
+ */
+function cpuSeconds(pid: number): { all: number; main: number } {
+  const read = (file: string): number => {
+    const stat = readFileSync(file, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS_PER_S
+  }
+  return { all: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) }
+}
+
+/** ClickHouse's cumulative counters in the processor's process (all of them started at its start). */
+async function clickhouseEvents(p: ProcessorProcess): Promise<Map<string, number>> {
+  const rows = await p.query<{ event: string; value: string }>('SELECT event, toString(value) AS value FROM system.events')
+  return new Map(rows.map((r) => [r.event, Number(r.value)]))
+}
+
+/** What the engine spent its time on during a run, from system.events, as printable lines. */
+function engineLines(e: Map<string, number>, events: number): string {
+  const g = (k: string): number => e.get(k) ?? 0
+  const s = (us: number): string => `${fmt(us / 1e6, 2)} s`
+  return [
+    `  ClickHouse's own counters (system.events; times summed over threads):`,
+    `    inserts: ${fmtInt(g('InsertQuery'))} queries, ${fmtInt(g('InsertedRows'))} rows (${fmt(g('InsertedRows') / events, 2)} per event), ${s(g('InsertQueryTimeMicroseconds'))} in INSERT queries; parts written: ${fmtInt(g('MergeTreeDataWriterBlocks'))} (${fmt(g('MergeTreeDataWriterCompressedBytes') / 1e6, 1)} MB compressed of ${fmt(g('MergeTreeDataWriterUncompressedBytes') / 1e6, 1)} MB), sorting ${s(g('MergeTreeDataWriterSortingBlocksMicroseconds'))}`,
+    `    merges: ${fmtInt(g('Merge'))} of ${fmtInt(g('MergeSourceParts'))} parts, ${fmtInt(g('MergedRows'))} rows (${fmt(g('MergedRows') / events, 2)} per event), ${s(g('MergeTotalMilliseconds') * 1000)}`,
+    `    engine threads: user ${s(g('UserTimeMicroseconds'))}, system ${s(g('SystemTimeMicroseconds'))}; files opened ${fmtInt(g('FileOpen'))}`,
+  ].join('\n')
+}
+
 /** `perf record` of every thread of a process until stop(); cpu-clock: hardware counters are not there in every VM. */
 function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
   const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] })
@@ -191,7 +230,8 @@ function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
     async stop() {
       child.kill('SIGINT')
       const code = await exited
-      if (code !== 0) throw new Error(`perf record exited with ${code}: ${stderr.slice(-2000)}`)
+      // perf 6.1 exits with 1 after SIGINT even when it wrote everything: judge by its summary line.
+      if (!stderr.includes('Captured and wrote')) throw new Error(`perf record exited with ${code}: ${stderr.slice(-2000)}`)
     },
   }
 }
@@ -203,7 +243,13 @@ function perfReport(file: string, top: number): string {
     if (r.status !== 0) throw new Error(`perf report failed: ${r.stderr.slice(-2000)}`)
     return r.stdout.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#')).slice(0, limit).map((l) => `    ${l.trim().replace(/\s{2,}/g, '  ')}`)
   }
-  return [`  perf (cpu-clock, all threads), by library:`, ...report('dso', 8), `  top ${top} functions by self time:`, ...report('dso,sym', top)].join('\n')
+  // libchdb.so ships stripped (its .gnu_debuglink names a libchdb.so.debug that is not published):
+  // its functions show as addresses, so the threads' names (ClickHouse names its pools) say what it does.
+  return [
+    `  perf (cpu-clock, all threads), by thread name:`, ...report('comm', 12),
+    `  by library:`, ...report('dso', 8),
+    `  top ${top} functions by self time:`, ...report('dso,sym', top),
+  ].join('\n')
 }
 
 async function main(): Promise<void> {
@@ -230,12 +276,15 @@ async function main(): Promise<void> {
     const measure = async (label: string, round: number, storeRaw: boolean, profileDir?: string): Promise<ProcessorRun> => {
       const dataDir = tempDir(`processor-${label}`)
       const perfFile = f.perf ? path.join(dataDir, 'perf.data') : undefined
+      let p: ProcessorProcess | undefined
       try {
         progress(BENCH, `processor (${label}, round ${round}): starting`)
         const loadBefore = os.loadavg()[0]!
         // --perf-basic-prof: perf names JIT-compiled JS functions (from /tmp/perf-<pid>.map).
-        const p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-throughput-${id}-${label}-${round}`, storeRaw, flushMs: FLUSH_MS }), perfFile === undefined ? [] : ['--perf-basic-prof'])
+        p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-throughput-${id}-${label}-${round}`, storeRaw, flushMs: FLUSH_MS }), perfFile === undefined ? [] : ['--perf-basic-prof'])
         const recording = perfFile === undefined ? undefined : perfRecord(p.pid, perfFile)
+        const pid = p.pid
+        const cpuAtStart = cpuSeconds(pid)
         if (profileDir !== undefined) await p.profileStart()
         await p.watch(`SELECT 'all' AS k, sum(count) AS v FROM ${DATABASE}.op_windows`, 200)
         let lastReport = 0
@@ -248,13 +297,17 @@ async function main(): Promise<void> {
             }
           },
         })
+        const cpuAtEnd = cpuSeconds(pid)
         await recording?.stop()
         const profFile = profileDir === undefined ? undefined : path.join(profileDir, `${label}.cpuprofile`)
         if (profFile !== undefined) await p.profileStop(profFile)
         const stats = await p.stats()
         const rawRows = storeRaw ? Number((await p.query<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.ops`))[0]?.n ?? 0) : undefined
+        const events = await clickhouseEvents(p)
         await p.stop()
-        rmSync(`/tmp/perf-${p.pid}.map`, { force: true })
+        // After the process exits (its JIT map is complete) and before the map goes.
+        const perfText = perfFile === undefined ? undefined : perfReport(perfFile, 30)
+        rmSync(`/tmp/perf-${pid}.map`, { force: true })
         const seconds = (done.changedAtMs - p.readyAtMs) / 1000
         return {
           label,
@@ -270,9 +323,13 @@ async function main(): Promise<void> {
           meanFlushMs: stats.processor.flushes > 0 ? stats.processor.flushMsTotal / stats.processor.flushes : 0,
           rawRows,
           profile: profFile === undefined ? undefined : hotSpots(profFile, 15),
-          perf: perfFile === undefined ? undefined : perfReport(perfFile, 30),
+          perf: perfText,
+          events,
+          cpu: { all: cpuAtEnd.all - cpuAtStart.all, main: cpuAtEnd.main - cpuAtStart.main },
         }
       } finally {
+        // A failed measurement still stops its processor before its data directory goes.
+        await p?.stop()
         rmSync(dataDir, { recursive: true, force: true })
       }
     }
@@ -302,7 +359,7 @@ async function main(): Promise<void> {
     ]
     for (const r of runs) {
       out.push(
-        `  processor ${r.label.padEnd(8)}${r.round > 0 ? ` #${r.round}` : ''}: ${fmtInt(r.eventsPerS)} events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`}; load average ${fmt(r.load[0], 2)} -> ${fmt(r.load[1], 2)})`,
+        `  processor ${r.label.padEnd(8)}${r.round > 0 ? ` #${r.round}` : ''}: ${fmtInt(r.eventsPerS)} events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`}; CPU ${fmt((r.cpu.all * 1e6) / r.counted, 2)} µs/event, main thread ${fmt((r.cpu.main * 1e6) / r.counted, 2)}; load average ${fmt(r.load[0], 2)} -> ${fmt(r.load[1], 2)})`,
       )
     }
     const targets: Record<string, number> = { 'raw-on': TARGET_RAW_ON_EVENTS_PER_S, 'raw-off': TARGET_RAW_OFF_EVENTS_PER_S }
@@ -312,9 +369,12 @@ async function main(): Promise<void> {
       const rates = mine.map((r) => r.eventsPerS)
       const m = median(rates)
       const complete = mine.every((r) => r.reached)
-      out.push(`  ${label.padEnd(7)}: median ${fmtInt(m)} events/s (min ${fmtInt(Math.min(...rates))}, max ${fmtInt(Math.max(...rates))}, ${rates.length} runs); ratio to ConsumerPerformance ${fmt(m / kafkaEventsPerS, 3)}; target >= ${fmtInt(targets[label]!)} events/s -> ${!complete ? 'NOT judged: a run was incomplete' : m >= targets[label]! ? 'met' : 'NOT met'} (${fmt((100 * m) / targets[label]!, 0)}% of target)`)
+      const cpu = median(mine.map((r) => (r.cpu.all * 1e6) / r.counted))
+      const mainCpu = median(mine.map((r) => (r.cpu.main * 1e6) / r.counted))
+      out.push(`  ${label.padEnd(7)}: median ${fmtInt(m)} events/s (min ${fmtInt(Math.min(...rates))}, max ${fmtInt(Math.max(...rates))}, ${rates.length} runs); CPU median ${fmt(cpu, 2)} µs/event (main thread ${fmt(mainCpu, 2)}); ratio to ConsumerPerformance ${fmt(m / kafkaEventsPerS, 3)}; target >= ${fmtInt(targets[label]!)} events/s -> ${!complete ? 'NOT judged: a run was incomplete' : m >= targets[label]! ? 'met' : 'NOT met'} (${fmt((100 * m) / targets[label]!, 0)}% of target)`)
     }
     for (const r of runs) if (r.profile !== undefined) out.push(`  hot spots of the profiled run (${r.label}, ${fmtInt(r.eventsPerS)} events/s under the profiler):\n${r.profile}`)
+    for (const r of runs) out.push(`  engine of ${r.label}${r.round > 0 ? ` #${r.round}` : ''}:\n${engineLines(r.events, r.counted)}`)
     for (const r of runs) if (r.perf !== undefined) out.push(`  native profile of ${r.label}${r.round > 0 ? ` #${r.round}` : ''} (${fmtInt(r.eventsPerS)} events/s under perf):\n${r.perf}`)
     process.stdout.write(out.join('\n') + '\n')
   })
