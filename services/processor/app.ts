@@ -106,6 +106,14 @@ const MAX_CACHED_RUNS = 10_000
  * interval. Covers the producer's batching and the broker's round trip.
  */
 const WINDOW_END_GRACE_MS = 200
+/**
+ * A partition that has received nothing for this long (the end of a backlog,
+ * a run that ended, a pause) flushes what it holds instead of waiting for
+ * the flush interval: its last rows land this long after its last message.
+ * At most once per quarter flush interval (4 inserts a second per partition
+ * by default), so a trickle of messages does not become an insert each.
+ */
+const QUIET_FLUSH_MS = 100
 /** How often the flush timer looks for due partitions, at most (the window-end alignment is only as precise as this). */
 const FLUSH_TICK_MS = 50
 
@@ -127,6 +135,9 @@ export class Processor {
   private readonly lag = new Map<number, number>()
   /** partition -> Date.now() of the last commit that moved it forward (or when it was assigned). */
   private readonly advancedAt = new Map<number, number>()
+  /** partition -> performance.now() when its last batch was taken, and when its last flush drained the state. */
+  private readonly takenAt = new Map<number, number>()
+  private readonly drainedAt = new Map<number, number>()
   /** partition -> performance.now() of its last retry log line. */
   private readonly lastRetryLogAt = new Map<number, number>()
   /** partition -> offset a seek was last asked for. */
@@ -182,6 +193,7 @@ export class Processor {
     }
     await this.retrying(() => this.learnRuns(batch), () => batch.heartbeat(), gen)
     if (gen !== this.generation) return
+    this.takenAt.set(p, performance.now())
     const nowUs = Date.now() * 1000
     for (const m of batch.messages) {
       // A failed commit drops the state: the rest is read again from the committed position.
@@ -201,6 +213,7 @@ export class Processor {
         return
       }
     }
+    this.takenAt.set(p, performance.now())
     if (this.due(st, performance.now())) await this.flush(st)
     await batch.heartbeat()
   }
@@ -311,13 +324,16 @@ export class Processor {
 
   /**
    * Whether a partition's accumulated messages should be flushed now: the
-   * flush interval has passed since the first of them, or a window has ended
-   * (wall clock) since then and its events have had WINDOW_END_GRACE_MS to
-   * arrive. Never during a replay, which is cut exactly where it was.
+   * flush interval has passed since the first of them, or the partition has
+   * been quiet for QUIET_FLUSH_MS, or a window has ended (wall clock) since
+   * the first of them and its events have had WINDOW_END_GRACE_MS to arrive.
+   * Never during a replay, which is cut exactly where it was.
    */
   private due(st: PartitionState, nowPerf: number): boolean {
     if (st.pendingMessages === 0 || st.replayEnd !== undefined) return false
     if (nowPerf - st.firstAddedAt >= this.config.flushIntervalMs) return true
+    const p = st.partition
+    if (nowPerf - (this.takenAt.get(p) ?? nowPerf) >= QUIET_FLUSH_MS && nowPerf - (this.drainedAt.get(p) ?? Number.NEGATIVE_INFINITY) >= this.config.flushIntervalMs / 4) return true
     const W = this.config.windowMs
     const firstWall = performance.timeOrigin + st.firstAddedAt
     return performance.timeOrigin + nowPerf >= (Math.floor(firstWall / W) + 1) * W + WINDOW_END_GRACE_MS
@@ -386,6 +402,7 @@ export class Processor {
     }
     const lateBefore = st.windows.lateTotal
     const batch = st.drain(this.config.groupId)
+    this.drainedAt.set(p, performance.now())
     // From here the state covers the offsets after the batch (and a replay is over).
     st.advance()
     const late = st.windows.lateTotal - lateBefore
