@@ -9,6 +9,7 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
+import { Session } from 'chdb'
 import { CACHE_OUTCOMES, OPERATIONS, STATUSES } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
@@ -186,8 +187,13 @@ export class ClickHouseWindowStore implements WindowStore {
    * (binary would not survive), so: on a server the block is the body of a
    * plain INSERT (exec); in the embedded engine it goes through a file that
    * the engine reads itself (FROM INFILE), written just before and removed
-   * just after. The token is part of the statement: a SET on the shared
-   * embedded session would outlive this insert.
+   * just after, on a chDB session of its own: one session runs one query at a
+   * time (measured: 4 concurrent inserts on one session finish one after the
+   * other; on 4 sessions of the same directory they overlap), so partitions'
+   * raw-event inserts neither wait for each other nor hold up the small
+   * inserts and lookups on the shared connection. A session on a directory
+   * the process has open costs well under a millisecond. The token is part of
+   * the statement: a SET on a shared session would outlive this insert.
    */
   private async insertNative(table: string, columns: readonly string[], block: Uint8Array[], token: string): Promise<void> {
     const head = `INSERT INTO ${table} (${columns.join(', ')})`
@@ -200,7 +206,12 @@ export class ClickHouseWindowStore implements WindowStore {
     const file = await this.spoolFile()
     try {
       await writeFile(file, block)
-      await this.ch.client.command({ query: `${head} FROM INFILE ${sqlString(file)} ${settings} FORMAT Native` })
+      const session = new Session(this.ch.location)
+      try {
+        await session.queryAsync(`${head} FROM INFILE ${sqlString(file)} ${settings} FORMAT Native`)
+      } finally {
+        session.close()
+      }
     } finally {
       await rm(file, { force: true })
     }
