@@ -31,16 +31,30 @@ export class RawOps {
   clientIds: string[] = []
   length = 0
   /** Index into runIds/clientIds for each event. */
-  group = new Uint32Array(4096)
-  thread = new Uint16Array(4096)
-  opCode = new Uint8Array(4096)
-  statusIndex = new Uint8Array(4096)
-  cacheIndex = new Uint8Array(4096)
-  startUs = new Float64Array(4096)
-  latencyUs = new Uint32Array(4096)
-  intendedUs = new Uint32Array(4096)
-  bytes = new Uint32Array(4096)
-  offset = new Float64Array(4096)
+  group: Uint32Array
+  thread: Uint16Array
+  opCode: Uint8Array
+  statusIndex: Uint8Array
+  cacheIndex: Uint8Array
+  startUs: Float64Array
+  latencyUs: Uint32Array
+  intendedUs: Uint32Array
+  bytes: Uint32Array
+  offset: Float64Array
+
+  /** @param capacity events held before the columns grow (they double). */
+  constructor(capacity = 4096) {
+    this.group = new Uint32Array(capacity)
+    this.thread = new Uint16Array(capacity)
+    this.opCode = new Uint8Array(capacity)
+    this.statusIndex = new Uint8Array(capacity)
+    this.cacheIndex = new Uint8Array(capacity)
+    this.startUs = new Float64Array(capacity)
+    this.latencyUs = new Uint32Array(capacity)
+    this.intendedUs = new Uint32Array(capacity)
+    this.bytes = new Uint32Array(capacity)
+    this.offset = new Float64Array(capacity)
+  }
 
   push(group: number, e: DecodedOp, offset: number): void {
     const i = this.length
@@ -236,7 +250,9 @@ export class PartitionState {
       profiles: this.profiles,
       events: this.events,
     }
-    this.raw = this.opts.storeRawEvents ? new RawOps() : undefined
+    // Sized like the batch just drained: the next one is usually as large, and
+    // growing from 4,096 by doubling copied every column ~7 times per flush.
+    this.raw = this.opts.storeRawEvents ? new RawOps(Math.max(4096, batch.ops?.length ?? 0)) : undefined
     this.deadLetters = []
     this.lifecycle = []
     this.serverMetrics = []
