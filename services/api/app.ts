@@ -14,7 +14,7 @@ import { formatYcsb } from '../core/reports/ycsb-report.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
-import { liveViewHtml } from './live-view.js'
+import { liveView } from './live/plugin.js'
 
 export interface ApiDeps {
   /** Where runs and reports are read from. */
@@ -52,9 +52,12 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
 
   // Finished runs do not change: their reports and timelines are computed once.
   const rm = new CachedReadModel(deps.readModel, { finalAfterMs: FINAL_AFTER_MS, maxEntries: CACHE_ENTRIES, listTtlMs: LIST_TTL_MS })
+  // The live view at / and its event streams (services/api/live/).
+  const live = liveView(rm, { ...config.live, onError: (err) => deps.onError?.(err) })
+  void app.register(live.plugin)
   app.get('/healthz', async (_req, reply) => {
     const problems = (await deps.problems?.()) ?? []
-    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.() })
+    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
   })
 
   app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await rm.listRuns(req.query.limit ?? 100) }))
@@ -88,8 +91,6 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     }
     return { rows: r.rows, rowCount: r.rowCount, bytes: r.bytes, truncated: r.truncated, limits: r.limits, elapsedMs: Math.round(r.elapsedMs) }
   })
-
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
 
   const metricsHandler = deps.metricsHandler
   if (metricsHandler !== undefined) {
