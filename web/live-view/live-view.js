@@ -50,7 +50,8 @@
     const a = Math.abs(n)
     if (a >= 1e6) return (n / 1e6).toFixed(a >= 1e7 ? 1 : 2) + 'M'
     if (a >= 1e4) return (n / 1e3).toFixed(a >= 1e5 ? 0 : 1) + 'k'
-    return a >= 100 || Number.isInteger(n) ? fmtInt(n) : n.toFixed(1)
+    if (a >= 100 || Number.isInteger(n)) return fmtInt(n)
+    return String(Math.round(n * (a >= 10 ? 10 : 100)) / (a >= 10 ? 10 : 100))
   }
   /** Latencies are µs everywhere in Benchstream; axes switch to ms and s where that reads better. */
   const fmtUs = (v) => {

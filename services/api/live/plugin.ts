@@ -93,6 +93,8 @@ class Stream {
       // Proxies (nginx) must not buffer the stream.
       'x-accel-buffering': 'no',
     })
+    // A write to a connection that just broke must not throw; 'close' follows and ends the stream.
+    this.res.on('error', () => this.close())
     this.write(`retry: ${RECONNECT_MS}\n\n`)
     this.every(HEARTBEAT_MS, () => this.write(': keep-alive\n\n'))
   }
