@@ -3,7 +3,7 @@
 # Java + Maven (the Kafka broker, deploy/local/kafka.sh), redis-server and
 # postgresql (binding tests start private servers from them), prometheus
 # (promtool, for the alert rules' tests), the JDK's jcmd (profile capture attaches
-# async-profiler with it) and chromium (the profiles page's browser test). Used by
+# async-profiler with it) and chromium (the browser tests of the live view and the profiles page). Used by
 # test/run.mjs and .ci/run.
 # Does nothing when everything is there; needs root (or sudo) otherwise.
 # Not Go: test/integration/clickhouse-http.test.ts builds a clickhouse-go

@@ -16,7 +16,7 @@ import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
-import { liveViewHtml } from './live-view.js'
+import { liveView } from './live/plugin.js'
 import { profileRoutes } from './profiles.js'
 
 export interface ApiDeps {
@@ -59,9 +59,12 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
 
   // Finished runs do not change: their reports and timelines are computed once.
   const rm = new CachedReadModel(deps.readModel, { finalAfterMs: FINAL_AFTER_MS, maxEntries: CACHE_ENTRIES, listTtlMs: LIST_TTL_MS })
+  // The live view at / and its event streams (services/api/live/).
+  const live = liveView(rm, { ...config.live, onError: (err) => deps.onError?.(err) })
+  void app.register(live.plugin)
   app.get('/healthz', async (_req, reply) => {
     const problems = (await deps.problems?.()) ?? []
-    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.() })
+    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
   })
 
   app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await rm.listRuns(req.query.limit ?? 100) }))
@@ -98,8 +101,6 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
 
   // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
   clickhouseHttp(app, { adHoc: deps.adHoc, access: { token: config.token, allowedHosts: config.allowedHosts }, database: deps.database, ...(deps.onError === undefined ? {} : { onError: deps.onError }) })
-
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
 
   if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
 

@@ -76,6 +76,23 @@ export class CachedReadModel implements ReadModel {
     return this.inner.ping()
   }
 
+  // The live view's reads: it asks only for what became complete since its last read, so nothing to keep.
+  liveProgress(runId: string, sinceMs: number): ReturnType<ReadModel['liveProgress']> {
+    return this.inner.liveProgress(runId, sinceMs)
+  }
+
+  liveWindows(runId: string, fromMs: number, toMs: number): ReturnType<ReadModel['liveWindows']> {
+    return this.inner.liveWindows(runId, fromMs, toMs)
+  }
+
+  clientWindows(runId: string, fromMs: number, toMs: number): ReturnType<ReadModel['clientWindows']> {
+    return this.inner.clientWindows(runId, fromMs, toMs)
+  }
+
+  serverCacheWindows(runId: string, fromMs: number, toMs: number, windowMs: number): ReturnType<ReadModel['serverCacheWindows']> {
+    return this.inner.serverCacheWindows(runId, fromMs, toMs, windowMs)
+  }
+
   /** One computation per key at a time; callers that come meanwhile get its answer. */
   private shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
     const running = this.inflight.get(key)

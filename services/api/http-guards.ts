@@ -25,6 +25,7 @@ export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   BS_ERR_TOO_LARGE: 413,
   BS_ERR_BUSY: 429,
   BS_ERR_CLICKHOUSE: 502,
+  BS_ERR_LIVE_LIMIT: 503,
 }
 
 /** The one shape of every error answer. */
@@ -73,6 +74,7 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
       const status = HTTP_STATUS[err.code] ?? 500
       if (status >= 500) log(err)
       if (err.code === 'BS_ERR_BUSY') void reply.header('retry-after', '1')
+      if (err.code === 'BS_ERR_LIVE_LIMIT') void reply.header('retry-after', '10')
       return reply.status(status).send(body(status, err.code, err.message))
     }
     const e = err as { statusCode?: number; code?: string; message: string; validation?: unknown }

@@ -4,7 +4,8 @@
  * from merged histograms. A run's window length comes from the `runs` view.
  */
 import { BenchstreamError } from '../../core/errors.js'
-import type { PercentileCheck, ReadModel, RunInfo, RunReport, TimelinePoint } from '../../core/ports/read-model.js'
+import type { RunProgress } from '../../core/alerting/alert-windows.js'
+import type { ClientWindowRow, PercentileCheck, ReadModel, RunInfo, RunReport, ServerCacheRow, TimelinePoint, WindowOpStatusRow } from '../../core/ports/read-model.js'
 import { SERVER_CACHE_COUNTERS, serverCacheFigures } from '../../core/reports/server-cache.js'
 import { buildReport } from '../../core/reports/ycsb-report.js'
 import { entriesFromMap, quantileFromEntries } from '../../core/stats/histogram.js'
@@ -14,6 +15,8 @@ type Num = string | number
 
 /** Every counter name that serverCacheFigures reads. */
 const COUNTER_NAMES = Object.values(SERVER_CACHE_COUNTERS).flatMap((c) => [c.hits, c.misses])
+/** How far before a range server samples are read, so the first sample in it has a predecessor to take its increase from (the drivers sample every second). */
+const SERVER_SAMPLE_LOOKBACK_MS = 60_000
 
 interface AggRow {
   op: string
@@ -154,4 +157,82 @@ export class ClickHouseReadModel implements ReadModel {
     await queryRows(this.ch, 'SELECT 1 AS ok')
   }
 
+  async liveProgress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
+    const rows = await queryRows<{ p: Num; max_end_us: Num; first_ms: Num; last_ms: Num; window_ms: Num | null }>(this.ch, `
+      SELECT src_partition AS p, toUnixTimestamp64Micro(max(last_end)) AS max_end_us,
+             toUnixTimestamp64Milli(min(window_start)) AS first_ms, toUnixTimestamp64Milli(max(window_start)) AS last_ms,
+             (SELECT any(window_ms) FROM ${this.db}.runs WHERE run_id = {runId:String}) AS window_ms
+      FROM ${this.db}.op_windows
+      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({since:Int64})
+      GROUP BY p`, { runId, since: Math.max(0, Math.floor(sinceMs)) })
+    if (rows.length === 0 || rows[0]!.window_ms === null) return undefined
+    const ends = rows.map((r) => Number(r.max_end_us))
+    return {
+      windowMs: Number(rows[0]!.window_ms),
+      firstWindowMs: Math.min(...rows.map((r) => Number(r.first_ms))),
+      lastWindowMs: Math.max(...rows.map((r) => Number(r.last_ms))),
+      partitionMaxEndUs: ends,
+      lastDataMs: Math.floor(Math.max(...ends) / 1000),
+    }
+  }
+
+  async liveWindows(runId: string, fromMs: number, toMs: number): Promise<WindowOpStatusRow[]> {
+    const rows = await queryRows<{ t: Num; op: string; status: string; n: Num; sum_us: Num; min_us: Num; max_us: Num; hist: Record<string, Num>; ihist: Record<string, Num>; hits: Num; misses: Num }>(this.ch, `
+      SELECT toUnixTimestamp64Milli(window_start) AS t, op, status, sum(count) AS n, sum(sum_us) AS sum_us, min(min_us) AS min_us, max(max_us) AS max_us,
+             sumMap(hist) AS hist, sumMap(intended_hist) AS ihist, sum(cache_hits) AS hits, sum(cache_misses) AS misses
+      FROM ${this.db}.op_windows
+      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
+      GROUP BY t, op, status ORDER BY t, op, status`, { runId, from: fromMs, to: toMs })
+    return rows.map((r) => ({
+      startMs: Number(r.t),
+      op: r.op,
+      status: r.status,
+      count: Number(r.n),
+      sumUs: Number(r.sum_us),
+      minUs: Number(r.min_us),
+      maxUs: Number(r.max_us),
+      hist: entriesFromMap(r.hist),
+      intendedHist: entriesFromMap(r.ihist),
+      cacheHits: Number(r.hits),
+      cacheMisses: Number(r.misses),
+    }))
+  }
+
+  async clientWindows(runId: string, fromMs: number, toMs: number): Promise<ClientWindowRow[]> {
+    const rows = await queryRows<{ t: Num; client_id: string; n: Num }>(this.ch, `
+      SELECT toUnixTimestamp64Milli(window_start) AS t, client_id, sum(count) AS n
+      FROM ${this.db}.op_windows
+      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
+      GROUP BY t, client_id ORDER BY t, client_id`, { runId, from: fromMs, to: toMs })
+    return rows.map((r) => ({ startMs: Number(r.t), clientId: r.client_id, count: Number(r.n) }))
+  }
+
+  async serverCacheWindows(runId: string, fromMs: number, toMs: number, windowMs: number): Promise<ServerCacheRow[]> {
+    const entries = Object.entries(SERVER_CACHE_COUNTERS)
+    const sources = entries.map(([s]) => s)
+    const hitNames = entries.map(([, c]) => c.hits)
+    const missNames = entries.map(([, c]) => c.misses)
+    // Counters are cumulative: each sample's increase over the previous one
+    // of the same client and counter (a counter that went down, a restarted
+    // server, counts from zero), summed per window of the sample's time.
+    const rows = await queryRows<{ t: Num; source: string; hits: Num; misses: Num }>(this.ch, `
+      SELECT intDiv(toUnixTimestamp64Milli(at), {w:UInt32}) * {w:UInt32} AS t, source, sumIf(delta, is_hit) AS hits, sumIf(delta, NOT is_hit) AS misses
+      FROM
+      (
+          SELECT at, source, has(arrayZip({sources:Array(String)}, {hitNames:Array(String)}), (source, name)) AS is_hit,
+                 if(value >= prev, value - prev, value) AS delta
+          FROM
+          (
+              SELECT at, source, name, value, lagInFrame(value) OVER w AS prev, row_number() OVER w AS n
+              FROM ${this.db}.server_metrics
+              WHERE run_id = {runId:String}
+                AND (has(arrayZip({sources:Array(String)}, {hitNames:Array(String)}), (source, name)) OR has(arrayZip({sources:Array(String)}, {missNames:Array(String)}), (source, name)))
+                AND at >= fromUnixTimestamp64Milli({lookFrom:Int64}) AND at < fromUnixTimestamp64Milli({to:Int64})
+              WINDOW w AS (PARTITION BY client_id, source, name ORDER BY at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+          )
+          WHERE n > 1 AND at >= fromUnixTimestamp64Milli({from:Int64})
+      )
+      GROUP BY t, source ORDER BY t, source`, { runId, w: windowMs, sources, hitNames, missNames, from: fromMs, lookFrom: Math.max(0, fromMs - SERVER_SAMPLE_LOOKBACK_MS), to: toMs })
+    return rows.map((r) => ({ startMs: Number(r.t), source: r.source, hits: Number(r.hits), misses: Number(r.misses) }))
+  }
 }

@@ -4,6 +4,7 @@
  * ClickHouse; reports are always computed from merged histograms.
  */
 import type { RunInfo, RunReport, TimelinePoint } from '../../../schemas/api.v1.js'
+import type { RunProgress } from '../alerting/alert-windows.js'
 
 export type { RunInfo, RunReport, TimelinePoint }
 
@@ -15,6 +16,42 @@ export interface PercentileCheck {
   exact: number
 }
 
+/** One (window, operation, status) of a run, merged over clients and partitions (sums, min, max, sumMap of the histograms). */
+export interface WindowOpStatusRow {
+  /** Window start, ms since the epoch. */
+  startMs: number
+  op: string
+  status: string
+  count: number
+  sumUs: number
+  minUs: number
+  maxUs: number
+  /** Merged latency histogram: [bucket index, count], sorted by index (services/core/stats/histogram.ts). */
+  hist: Array<[number, number]>
+  /** Merged histogram of latencies from the intended start (coordinated omission corrected). */
+  intendedHist: Array<[number, number]>
+  cacheHits: number
+  cacheMisses: number
+}
+
+/** Calls of one driver client in one window. */
+export interface ClientWindowRow {
+  startMs: number
+  clientId: string
+  count: number
+}
+
+/**
+ * Increase of a datastore's own cumulative cache counters (e.g. Redis
+ * keyspace_hits/keyspace_misses) over the samples taken in one window,
+ * summed over the clients that sampled them.
+ */
+export interface ServerCacheRow {
+  startMs: number
+  source: string
+  hits: number
+  misses: number
+}
 
 export interface ReadModel {
   /** Newest first. */
@@ -32,4 +69,12 @@ export interface ReadModel {
   deadLetterCounts(): Promise<Record<string, number>>
   /** Resolves when the store answers a trivial query; rejects otherwise. */
   ping(): Promise<void>
+  /** Where the run's data stands (per partition), looking only at windows starting at or after sinceMs; undefined when there are none. The live view judges completeness from it, as the alerts do. */
+  liveProgress(runId: string, sinceMs: number): Promise<RunProgress | undefined>
+  /** Per window, operation and status, merged over clients and partitions, for window starts in [fromMs, toMs). */
+  liveWindows(runId: string, fromMs: number, toMs: number): Promise<WindowOpStatusRow[]>
+  /** Calls per window and client, for window starts in [fromMs, toMs). */
+  clientWindows(runId: string, fromMs: number, toMs: number): Promise<ClientWindowRow[]>
+  /** Increases of the datastore's cache counters per window of windowMs, for samples taken in [fromMs, toMs). */
+  serverCacheWindows(runId: string, fromMs: number, toMs: number, windowMs: number): Promise<ServerCacheRow[]>
 }
