@@ -138,6 +138,8 @@ export const TimelinePoint = Type.Object({
   errors: Type.Number(),
   p50: Type.Number(),
   p99: Type.Number(),
+  /** p99 of intended latency (from the scheduled start; equal to p99's basis when unthrottled). */
+  intendedP99: Type.Number(),
   hits: Type.Integer(),
   misses: Type.Integer(),
 })

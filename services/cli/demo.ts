@@ -78,7 +78,14 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     let driverOut = ''
     let driverErr = ''
     driver.stdout.on('data', (d: Buffer) => (driverOut += d.toString()))
-    driver.stderr.on('data', (d: Buffer) => (driverErr += d.toString()))
+    let pending = ''
+    driver.stderr.on('data', (d: Buffer) => {
+      driverErr += d.toString()
+      // The driver's own notes and warnings (behind schedule, which limit ends the run) are for the user.
+      const lines = (pending + d.toString()).split('\n')
+      pending = lines.pop() ?? ''
+      for (const l of lines) if (/^benchstream: (warning|note)/.test(l)) say(`[driver] ${l.replace(/^benchstream: /, '')}`)
+    })
     const exited = new Promise<number>((resolve) => driver.on('close', (code) => resolve(code ?? 1)))
     const started = Date.now()
     const ticker = setInterval(() => void status(rm, runId, started).then(say, () => undefined), 1000)
@@ -132,7 +139,8 @@ async function status(rm: ReadModel, runId: string, started: number): Promise<st
   const ops = rows.reduce((a, r) => a + r.ops, 0)
   const hits = rows.reduce((a, r) => a + r.hits, 0)
   const misses = rows.reduce((a, r) => a + r.misses, 0)
-  const p99 = rows.map((r) => `${r.op} ${r.p99}µs`).join(' ')
+  // With a target, intended p99 beside the measured one: the wait behind a slow operation shows there.
+  const p99 = rows.map((r) => `${r.op} ${r.p99}µs${r.intendedP99 > r.p99 ? ` (intended ${r.intendedP99}µs)` : ''}`).join(' ')
   const total = (await rm.runCounts(runId)).total
   return `[live] ${String(elapsed).padStart(3)}s  ${Math.round(ops).toLocaleString('en-US').padStart(8)} ops/s  p99 ${p99}  cache hit ${hits + misses === 0 ? 'n/a' : ((100 * hits) / (hits + misses)).toFixed(1) + '%'}  stored ${total.toLocaleString('en-US')}`
 }

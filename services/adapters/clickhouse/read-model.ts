@@ -113,8 +113,8 @@ export class ClickHouseReadModel implements ReadModel {
   }
 
   async timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]> {
-    const rows = await queryRows<{ t: Num; op: string; ops: Num; errors: Num; hist: Record<string, Num>; hits: Num; misses: Num; window_ms: Num }>(this.ch, `
-      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS ops, sum(errors) AS errors, sumMap(hist) AS hist,
+    const rows = await queryRows<{ t: Num; op: string; ops: Num; errors: Num; hist: Record<string, Num>; ihist: Record<string, Num>; hits: Num; misses: Num; window_ms: Num }>(this.ch, `
+      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS ops, sum(errors) AS errors, sumMap(hist) AS hist, sumMap(intended_hist) AS ihist,
              sum(cache_hits) AS hits, sum(cache_misses) AS misses,
              (SELECT any(window_ms) FROM ${this.db}.runs WHERE run_id = {runId:String}) AS window_ms
       FROM ${this.db}.op_windows
@@ -123,7 +123,7 @@ export class ClickHouseReadModel implements ReadModel {
     return rows.map((r) => {
       const e = entriesFromMap(r.hist)
       const perSec = 1000 / Number(r.window_ms)
-      return { t: Number(r.t), op: r.op, ops: Number(r.ops) * perSec, errors: Number(r.errors) * perSec, p50: quantileFromEntries(e, 0.5), p99: quantileFromEntries(e, 0.99), hits: Number(r.hits), misses: Number(r.misses) }
+      return { t: Number(r.t), op: r.op, ops: Number(r.ops) * perSec, errors: Number(r.errors) * perSec, p50: quantileFromEntries(e, 0.5), p99: quantileFromEntries(e, 0.99), intendedP99: quantileFromEntries(entriesFromMap(r.ihist), 0.99), hits: Number(r.hits), misses: Number(r.misses) }
     })
   }
 
