@@ -50,21 +50,21 @@ SETTINGS non_replicated_deduplication_window = 10000;
 -- otherwise: read them per client from reported_measurements).
 CREATE VIEW IF NOT EXISTS {db}.reported_summary AS
 SELECT
-    run_id,
-    measurement,
-    any(kind)                                              AS kind,
-    any(op)                                                AS op,
-    any(latency)                                           AS latency,
+    m.run_id                                               AS run_id,
+    m.measurement                                          AS measurement,
+    any(m.kind)                                            AS kind,
+    any(m.op)                                              AS op,
+    any(m.latency)                                         AS latency,
     'reported'                                             AS origin,
-    uniqExact(client_id)                                   AS clients,
-    sum(operations)                                        AS operations,
-    if(sumIf(operations, average_us IS NOT NULL) > 0,
-       sumIf(average_us * operations, average_us IS NOT NULL) / sumIf(operations, average_us IS NOT NULL), NULL) AS average_us,
-    min(min_us)                                            AS min_us,
-    max(max_us)                                            AS max_us,
-    if(uniqExact(client_id) = 1, any(percentiles_us), CAST(map(), 'Map(String, Float64)')) AS percentiles_us,
-    uniqExact(client_id) > 1                               AS percentiles_per_client,
-    sumMap(returns)                                        AS returns,
-    max(runtime_ms)                                        AS runtime_ms
-FROM {db}.reported_measurements
-GROUP BY run_id, measurement;
+    uniqExact(m.client_id)                                 AS clients,
+    sum(m.operations)                                      AS operations,
+    if(sumIf(m.operations, m.average_us IS NOT NULL) > 0,
+       sumIf(m.average_us * m.operations, m.average_us IS NOT NULL) / sumIf(m.operations, m.average_us IS NOT NULL), NULL) AS average_us,
+    min(m.min_us)                                          AS min_us,
+    max(m.max_us)                                          AS max_us,
+    if(uniqExact(m.client_id) = 1, any(m.percentiles_us), CAST(map(), 'Map(String, Float64)')) AS percentiles_us,
+    uniqExact(m.client_id) > 1                             AS percentiles_per_client,
+    sumMap(m.returns)                                      AS returns,
+    max(m.runtime_ms)                                      AS runtime_ms
+FROM {db}.reported_measurements AS m
+GROUP BY m.run_id, m.measurement;
