@@ -48,6 +48,8 @@ const YCSB_EQUIVALENTS: Record<string, keyof typeof OURS> = {
   'site.ycsb.db.hbase1.HBaseClient1': 'hbase',
   'site.ycsb.db.HBaseClient10': 'hbase',
 }
+/** YCSB's own flags and phases: given before `--` they are a user's slip, answered with where they go. */
+const YCSB_SHAPES = new Set(['run', 'load', '-db', '-P', '-p', '-t', '-load', '-threads', '-target', '-s'])
 /** Properties the command sets from its own flags; giving them with -p too would be ambiguous. */
 const OWN_PROPERTIES = ['benchstream.db', 'benchstream.runid', 'benchstream.clientid', 'benchstream.labels', 'benchstream.brokers', 'benchstream.topic']
 
@@ -96,6 +98,8 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   const dd = argv.indexOf('--')
   const own = dd === -1 ? argv : argv.slice(0, dd)
   const ycsb = dd === -1 ? [] : argv.slice(dd + 1)
+  const stray = own.find((a) => YCSB_SHAPES.has(a))
+  if (stray !== undefined) throw usage(`${JSON.stringify(stray)}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada`)
   const { values, positionals } = parseFlags(own, {
     'ycsb-home': { type: 'string' }, classpath: { type: 'string' }, 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, label: { type: 'string', multiple: true },
     'kafka-brokers': { type: 'string' }, topic: { type: 'string' }, threshold: { type: 'string', multiple: true }, 'report-wait': { type: 'string' },
