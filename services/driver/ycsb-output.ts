@@ -17,6 +17,8 @@ export function formatDriverReport(cfg: DriverConfig, outcome: DriverOutcome): s
     const m = /^\[BENCHSTREAM\], ([^,]+), (.*)$/.exec(line)
     if (m === null) continue
     const n = Number(m[2])
+    // YCSB's JSON exporters write numbers only (and readers expect them): the run and client ids stay in the text form.
+    if (!(m[2]!.trim() !== '' && Number.isFinite(n)) && y.exporter !== 'text') continue
     own.push({ metric: 'BENCHSTREAM', measurement: m[1]!, value: m[2]!.trim() !== '' && Number.isFinite(n) ? n : m[2]!, double: !Number.isInteger(n) })
   }
   return renderRecords([...ycsbRecords(outcome.report, { ...(y.percentiles === undefined ? {} : { percentiles: y.percentiles }), ...(y.measurementInterval === undefined ? {} : { measurementInterval: y.measurementInterval }) }), ...own], y.exporter)

@@ -66,6 +66,10 @@ test("YCSB's exporters: text equals the report as printed; JSON array and object
     assert.equal(back.format, exporter)
     assert.deepEqual(back.measurements.map((m) => [m.name.name, m.operations, m.percentiles.map((p) => p.valueUs), m.returns]), text.measurements.map((m) => [m.name.name, m.operations, m.percentiles.map((p) => p.valueUs), m.returns]))
   }
+  // The driver's own text report ends with [BENCHSTREAM], RunId, <id>: import-ycsb reads it, skipping those.
+  const own = parseYcsbFile('own', `${formatYcsb(report)}[BENCHSTREAM], RunId, run-1\n[BENCHSTREAM], ClientId, c1\n[BENCHSTREAM], EventsDelivered, 4\n`) as SummaryReport
+  assert.equal(own.operations, 4)
+  assert.equal(own.measurements.find((m) => m.name.name === 'BENCHSTREAM')!.other[0]!.value, 4)
   assert.deepEqual(['95', '1', '11', '22', '99.9', '99.99'].map((p) => percentileLabel(Number(p))), ['95thPercentileLatency(us)', '1stPercentileLatency(us)', '11thPercentileLatency(us)', '22ndPercentileLatency(us)', '99.9PercentileLatency(us)', '99.99PercentileLatency(us)'])
 })
 
