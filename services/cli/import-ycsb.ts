@@ -326,7 +326,9 @@ async function follow(args: ImportYcsbArgs, f: NonNullable<ImportYcsbArgs['follo
       try {
         const size = fstatSync(fd).size
         const at = offsets.get(file)!
-        if (size <= at) continue
+        // YCSB opens its logs anew (truncating) at start: a file that shrank belongs to another run.
+        if (size < at) throw new BenchstreamError('BS_ERR_DECODE', `${file} shrank from ${at} to ${size} bytes: a new YCSB run is writing it; give each run its own hdrhistogram.output.path and follow that`)
+        if (size === at) continue
         const buf = Buffer.alloc(size - at)
         const r = readSync(fd, buf, 0, buf.length, at)
         // Only whole UTF-8 text matters here: the log is ASCII.
