@@ -58,8 +58,9 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   const classpath = await buildClasspath(cmd, binding, home, env)
   // The bridge sends to an existing topic only (a broker need not auto-create).
   await ensureTopics(createKafka(infra.kafka, `ycsb-${cmd.clientId}`), infra.kafka, infra.topics)
+  const cli = readCliEnv(env)
   const javaArgs = [
-    ...(env.YCSB_JAVA_OPTS ?? '-Xmx1g').split(/\s+/).filter((s) => s !== ''),
+    ...cli.ycsbJavaOpts,
     ...(binding.classpath === 'hbase' ? HBASE_JVM_FLAGS : []),
     '-cp', classpath, 'site.ycsb.Client',
     ...bridgeArguments(cmd, binding.className, infra.kafka.brokers.join(','), infra.topics.events),
@@ -74,7 +75,6 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   const ycsbReport = readYcsbReport(cmd, ran.stdout, err)
 
   // Benchstream's side, through the API of a running server.
-  const cli = readCliEnv(env)
   const api = cli.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined)
   if (api === undefined) {
     err(`benchstream: no Benchstream API found (no server on BENCHSTREAM_DATA_DIR=${infra.dataDir}, BENCHSTREAM_API_URL unset), so Benchstream's report could not be read back; the events are in ${infra.topics.events}: start \`benchstream server\` and run \`benchstream report ${cmd.runId}\`\n`)
