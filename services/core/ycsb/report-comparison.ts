@@ -78,6 +78,7 @@ export function formatComparison(c: ReportComparison): string {
       const diff = r.ycsbUs === 0 ? 0 : ((r.benchstreamUs - r.ycsbUs) / r.ycsbUs) * 100
       lines.push(`${`${r.op} p${r.percentile}`.padEnd(width)} ${String(r.ycsbUs).padStart(12)} ${String(r.benchstreamUs).padStart(12)}  ${diff >= 0 ? '+' : ''}${diff.toFixed(2)}%`)
     }
+    lines.push("(YCSB times the call into the bridge, the bridge the call it wraps: each operation differs by the bridge's own microseconds, which moves values in a sparse tail)")
   }
   return lines.join('\n') + '\n'
 }
