@@ -5,7 +5,8 @@
  *
  * - `benchstream ycsb -- run -db redis ...`: Benchstream's operation counts
  *   per operation and status equal YCSB's report exactly; p95/p99 within
- *   Benchstream's histogram resolution of what YCSB printed;
+ *   Benchstream's histogram resolution of what YCSB printed; the same
+ *   through `--ycsb-home` (an installation's layout and binding names);
  * - two concurrent YCSB clients of one run: the merged p95/p99 lie between
  *   the clients' own and within 1% of an exact merge of their HdrHistograms
  *   (YCSB's own interval logs, summed index by index at HdrHistogram's
@@ -17,7 +18,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import type { Report } from '../../schemas/api.v1.js'
@@ -91,6 +92,16 @@ async function rankSpan(ch: ClickHouse, runId: string, op: string, v: number): P
   return [Number(r!.below), Number(r!.at_most)]
 }
 
+/** deploy/local/ycsb.sh's class path (YCSB core 0.17.0, the bridge, our Redis binding). */
+function classpath(): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const c = spawn('bash', [path.join(repoRoot(), 'deploy/local/ycsb.sh'), 'classpath'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let s = ''
+    c.stdout.on('data', (d: Buffer) => (s += d.toString()))
+    c.on('close', (code) => (code === 0 ? resolve(s.trim()) : reject(new Error(`ycsb.sh classpath: ${code}`))))
+  })
+}
+
 test('real YCSB 0.17.0 through benchstream ycsb, two concurrent clients, and import-ycsb --follow against a private Redis', async (t) => {
   const te = testEnv({ ALERTS_ENABLED: 'false' })
   t.after(te.cleanup)
@@ -135,6 +146,22 @@ test('real YCSB 0.17.0 through benchstream ycsb, two concurrent clients, and imp
   }
   t.diagnostic(`load + run through the bridge: ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 
+  // --ycsb-home: a YCSB installation's layout (lib/, <name>-binding/lib, bin/bindings.properties), made of the
+  // same Maven Central jars; YCSB core then comes only from its lib/ (ours leaves core out), the binding by its name.
+  const home = path.join(te.dataDir, 'ycsb-home')
+  const jars = (await classpath()).split(':')
+  const coreJar = /^(?:core-0\.17\.0|HdrHistogram-[\w.-]+|jackson-(?:core|mapper)-asl-[\w.-]+|htrace-core4-[\w.-]+|jaxb-api-[\w.-]+|javax\.activation-api-[\w.-]+)\.jar$/
+  const bindingJar = /^(?:ycsb-redis-[\w.-]+|jedis-[\w.-]+|commons-pool2-[\w.-]+|gson-[\w.-]+|json-[\w.-]+)\.jar$/
+  for (const [dir, re] of [['lib', coreJar], ['myredis-binding/lib', bindingJar]] as const) {
+    mkdirSync(path.join(home, dir), { recursive: true })
+    for (const j of jars.filter((x) => re.test(path.basename(x)))) symlinkSync(j, path.join(home, dir, path.basename(j)))
+  }
+  mkdirSync(path.join(home, 'bin'))
+  writeFileSync(path.join(home, 'bin', 'bindings.properties'), '# name:class, as YCSB ships it\nmyredis:io.benchstream.ycsb.redis.RedisClient\n')
+  const viaHome = await runYcsb(['--ycsb-home', home, '--run-id', `${runId}-home`, '--client-id', 'h1', '--', 'run', ...redisArgs.map((a) => (a === 'redis' ? 'myredis' : a)), ...common, '-p', 'operationcount=1500', '-threads', '2'], te.env, quiet, quiet)
+  assert.equal(viaHome.exitCode, 0)
+  assert.deepEqual(ourReturns(viaHome.merged!), returns(parseYcsbFile('home', viaHome.ycsbStdout) as SummaryReport))
+
   // Two concurrent clients of one run, each also writing YCSB's own interval logs.
   const logs = path.join(te.dataDir, 'two')
   mkdirSync(logs)
@@ -173,12 +200,7 @@ test('real YCSB 0.17.0 through benchstream ycsb, two concurrent clients, and imp
   const followDir = path.join(te.dataDir, 'follow')
   mkdirSync(followDir)
   const followId = `${runId}-follow`
-  const cp = await new Promise<string>((resolve, reject) => {
-    const c = spawn('bash', [path.join(repoRoot(), 'deploy/local/ycsb.sh'), 'classpath'], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let s = ''
-    c.stdout.on('data', (d: Buffer) => (s += d.toString()))
-    c.on('close', (code) => (code === 0 ? resolve(s.trim()) : reject(new Error(`ycsb.sh classpath: ${code}`))))
-  })
+  const cp = await classpath()
   const ycsbProc = spawn('java', ['-Xmx512m', '-cp', cp, 'site.ycsb.Client', '-t', '-db', 'io.benchstream.ycsb.redis.RedisClient', '-p', 'redis.host=127.0.0.1', '-p', `redis.port=${redis.port}`, ...common, '-p', 'operationcount=4000', '-threads', '2', '-target', '1000',
     '-s', '-p', 'status.interval=1', '-p', 'measurement.interval=both', '-p', 'hdrhistogram.fileoutput=true', '-p', `hdrhistogram.output.path=${followDir}/ycsb-`], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'ignore'] })
   let followStdout = ''
