@@ -17,7 +17,7 @@
  * a signed varint (protobuf style).
  */
 
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 
 export const SCHEMA_VERSION = 1
 export const MAGIC_0 = 0x42
@@ -35,6 +35,8 @@ export const RECORD_KIND = {
   SERVER_METRICS: 4,
   /** CPU (or wall-clock) profile samples of a run: folded stacks with counts over a time slice (JSON body). */
   PROFILE: 5,
+  /** A final report as an old tool printed it (YCSB's text or JSON exporters): figures reported, not computed here (JSON body). */
+  SUMMARY_REPORT: 6,
 } as const
 /** @public The wire codes, as a type (part of the schema's description). */
 export type RecordKind = (typeof RECORD_KIND)[keyof typeof RECORD_KIND]
@@ -150,6 +152,17 @@ export const HISTOGRAM_BUCKETS = 3328
  *   varint          intervalLengthUs
  *   varint          bucket count B
  *   B times: varint bucket index, varint count
+ *   optional, to the end of the message (absent in records written before it existed):
+ *     u8            INTERVAL_SECTION.INTENDED (1)
+ *     varint        bucket count I
+ *     I times: varint bucket index, varint count
+ *
+ * Without the intended section the intended latencies are the measured ones
+ * (an unthrottled client). With it, they are its buckets: YCSB's
+ * `Intended-READ` log of the same interval (`measurement.interval=both`),
+ * latency from the scheduled start. Its total may differ from the measured
+ * one by the operations that crossed the interval's edge between the two
+ * recordings; over a run the totals are equal.
  */
 export interface IntervalHistogram {
   kind: typeof RECORD_KIND.INTERVAL_HISTOGRAM
@@ -160,7 +173,15 @@ export interface IntervalHistogram {
   intervalStartUs: number
   intervalLengthUs: number
   buckets: Array<[index: number, count: number]>
+  /** Intended latencies of the same interval; absent = equal to `buckets`. */
+  intended?: Array<[index: number, count: number]>
 }
+
+/** Tags of the optional sections that may follow an INTERVAL_HISTOGRAM's buckets. Wire codes; never renumber. */
+export const INTERVAL_SECTION = {
+  /** The intended-latency histogram of the same interval. */
+  INTENDED: 1,
+} as const
 
 /** Largest JSON record (RUN_LIFECYCLE, SERVER_METRICS) accepted, bytes of the whole message. */
 export const MAX_JSON_RECORD_BYTES = 256 * 1024
@@ -310,5 +331,53 @@ export interface ProfileRecord {
   stacks: number[][]
 }
 
+/** Most measurements in one SUMMARY_REPORT record (YCSB prints a dozen; a binding's own names add a few). */
+export const MAX_SUMMARY_MEASUREMENTS = 256
+/** Most percentiles of one measurement (hdrhistogram.percentiles lists them). */
+export const MAX_SUMMARY_PERCENTILES = 64
+const latencyFigure = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description }))
+
+/**
+ * SUMMARY_REPORT body (kind 6): UTF-8 JSON of SummaryReportBody. One client's
+ * final report as YCSB printed it (text exporter, JSON exporters, or the
+ * report after raw data), every figure *reported*, not computed by
+ * Benchstream: its percentiles cannot be merged with other clients' (the p99
+ * of a union is not a function of the parts' p99s), so they are stored per
+ * client. `atUs` is when the report was imported (an old report carries no
+ * time of its own), so old reports pass the event-age limit.
+ */
+export const SummaryReportBody = Type.Object({
+  runId: id(ID_RULE),
+  clientId: id(ID_RULE),
+  atUs: Type.Number({ description: 'µs since the Unix epoch when the report was imported, inside the accepted event-time range' }),
+  source: Type.String({ maxLength: 1024, description: 'the file the report came from, at most 1024 characters' }),
+  format: Type.Enum(['text', 'json-array', 'json-objects', 'raw'], { description: 'text, json-array, json-objects or raw' }),
+  runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: '[OVERALL] RunTime(ms), at most ten years' })),
+  throughputOpsPerSec: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: '[OVERALL] Throughput(ops/sec)' })),
+  measurements: Type.Array(Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 128, description: 'the measurement as printed: READ, Intended-UPDATE, READ-FAILED, CLEANUP' }),
+    kind: Type.Enum(['operation', 'cleanup', 'other'], { description: 'operation, cleanup (never counted as operations) or other (a name no YCSB core code writes)' }),
+    op: Type.String({ maxLength: 32, description: 'the operation for kind operation, else empty' }),
+    latency: Type.Enum(['measured', 'intended'], { description: 'measured, or intended (from the scheduled start)' }),
+    status: Type.Enum([...STATUSES], { description: 'Benchstream status of the measurement' }),
+    operations: Type.Optional(count('operations')),
+    averageUs: latencyFigure('µs'),
+    minUs: latencyFigure('µs'),
+    maxUs: latencyFigure('µs'),
+    percentiles: Type.Array(Type.Object({
+      percentile: Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'in percent' }),
+      valueUs: Type.Number({ minimum: 0, maximum: 1e15, description: 'µs' }),
+      unit: Type.Enum(['us', 'ms'], { description: 'unit printed: ms means a resolution of 1000 µs' }),
+    }), { maxItems: MAX_SUMMARY_PERCENTILES, description: `at most ${MAX_SUMMARY_PERCENTILES}` }),
+    returns: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), count('operations'), { maxProperties: 32, description: 'Return=STATUS counts, at most 32' }),
+  }), { maxItems: MAX_SUMMARY_MEASUREMENTS, description: `at most ${MAX_SUMMARY_MEASUREMENTS} measurements` }),
+}, { additionalProperties: true })
+export type SummaryReportBody = Static<typeof SummaryReportBody>
+
+/** What the processor keeps of a SUMMARY_REPORT record. */
+export interface SummaryReportRecord extends SummaryReportBody {
+  kind: typeof RECORD_KIND.SUMMARY_REPORT
+}
+
 /** @public Every record kind a message can carry. */
-export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics | ProfileRecord
+export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics | ProfileRecord | SummaryReportRecord

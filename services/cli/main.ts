@@ -62,8 +62,13 @@ const COMMANDS: Record<string, Command> = {
     usage: async () => (await import('./profile.js')).PROFILE_USAGE,
     run: async (argv) => (await import('./profile.js')).profileMain(argv),
   },
+  ycsb: {
+    summary: "real YCSB with any binding, every operation streamed live through the bridge; YCSB's report next to Benchstream's",
+    usage: async () => (await import('./usage.js')).YCSB_USAGE,
+    run: async (argv) => (await import('./ycsb.js')).ycsbMain(argv),
+  },
   'import-ycsb': {
-    summary: "send YCSB's HdrHistogram interval logs into a run",
+    summary: "what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)",
     usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,
     run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
   },

@@ -35,9 +35,46 @@ export const READ_USAGE = {
   --json              as JSON`,
 } as const
 
-export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] OP=FILE [OP=FILE...]
+export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] [--dry-run] FILE|OP=FILE...
+       benchstream import-ycsb --follow --run-id R --client-id C [--label k=v]... [--pid P] [--idle-timeout S] PREFIX
 
-  OP    one of ${OPERATIONS.join(', ')} (case-insensitive)
-  FILE  an HdrHistogram interval log written by YCSB, e.g. READ=ycsb-READ.hdr
-        (YCSB: -p measurementtype=hdrhistogram -p hdrhistogram.fileoutput=true -p hdrhistogram.output.path=ycsb-)
-  Latencies are taken as microseconds (YCSB's unit).`
+  FILE   what a real YCSB client wrote, its format told from the content:
+           a text report ([OVERALL], RunTime(ms), ...; also old (ms) percentiles, pasted
+             or wrapped in a mail), or the JSON exporters' output: stored as reported
+             figures per client (table reported_measurements), never merged into percentiles
+           raw data (-p measurementtype=raw): one event per operation, start = completion - latency
+           HdrHistogram interval logs (-p hdrhistogram.fileoutput=true), V0/V1/V2: one
+             record per interval; Intended-OP logs fill OP's intended latency
+         CLEANUP is reported, never counted as operations. Every file is checked before
+         anything is sent; a malformed one is BS_ERR_DECODE naming file, line and what was expected.
+  OP=FILE  an interval log whose file name does not say its measurement: OP is
+         [Intended-]${OPERATIONS.join('|')} or CLEANUP (case-insensitive), e.g. read=client1.hlog
+  --dry-run        read and check the files, print what would be sent, send nothing
+  --follow PREFIX  tail the logs a running YCSB writes under hdrhistogram.output.path=PREFIX
+                   (PREFIXREAD.hdr, PREFIXIntended-READ.hdr, ...; a directory ends in /) and
+                   send each interval as it appears; ends when process --pid exits, or after
+                   --idle-timeout seconds without a new interval (default 60 without --pid)
+  Several clients of one run: the same --run-id, each its own --client-id.`
+export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... -- <YCSB arguments>
+  Runs real YCSB (site.ycsb.Client) with Benchstream's bridge in front of the binding named by
+  -db, so every operation streams to Kafka as it happens (live view, Grafana, alerts), then prints
+  YCSB's own report, Benchstream's merged report of the run read back through the API, and the
+  counts per operation side by side. -s status lines pass through.
+  YCSB arguments, as YCSB takes them: load|run [binding] or -load/-t, -db <binding>, -P <file>,
+  -p key=value, -threads n, -target ops/s, -s. Bindings: redis, hbase (Benchstream's own YCSB DB
+  classes; YCSB's site.ycsb.db.RedisClient / hbase2 names map to them), basic, basicts (YCSB core),
+  or a class name on the class path.
+  --ycsb-home DIR     a YCSB installation: its lib/ and <binding>-binding/ on the class path,
+                      its bin/bindings.properties names (e.g. -db mongodb) accepted
+  --classpath CP      more class path entries (a binding's jars outside an installation)
+  --run-id R          run id shared by the clients of one run (default: generated)
+  --client-id C       this client's id (default: <host>-<pid>)
+  --label k=v         run label (repeatable; no "," in values)
+  --kafka-brokers B   Kafka brokers (default: KAFKA_BROKERS or 127.0.0.1:9092)
+  --topic T           event topic (default: BENCHSTREAM_TOPIC_EVENTS or benchstream.events.v1)
+  --threshold EXPR    pass/fail criterion on the merged report, e.g. 'READ.p99<2ms' (repeatable;
+                      exit code 99 when one fails; benchstream help thresholds)
+  --report-wait S     seconds to wait for the server to count the whole run, 0 to 3600 (default 60)
+  YCSB core 0.17.0 and the bridge are built with Maven on first use and cached like the Kafka
+  jars (deploy/local/ycsb.sh). Java 17+ (YCSB_JAVA_OPTS for JVM flags, default -Xmx1g).
+  Example: benchstream ycsb -- run -db redis -P workloads/workloada -p redis.port=6379 -threads 8 -s`

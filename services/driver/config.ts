@@ -15,6 +15,7 @@ import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import { parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import { didYouMean } from '../core/suggest.js'
 import { assertKnownProperties, mergeProperties } from '../core/workload/properties.js'
+import { parseYcsbOutput, YCSB_BINDING_EQUIVALENTS, type YcsbOutputOptions } from './ycsb-properties.js'
 
 export interface DriverConfig {
   phase: 'load' | 'run'
@@ -42,6 +43,8 @@ export interface DriverConfig {
   thresholds: Threshold[]
   /** Things the user should know before the run starts (printed on stderr). */
   notes: string[]
+  /** YCSB's output properties: measurement.interval, hdrhistogram.percentiles and .fileoutput, exporter (ycsb-properties.ts). */
+  ycsb: YcsbOutputOptions
   infra: InfraConfig
 }
 
@@ -54,7 +57,14 @@ export const driverUsage = (bindings: readonly string[]): string => `usage: benc
                          (processes or machines) for more
   -target <ops/s>        throughput target for this client, 0 = unthrottled (default 0)
   -s                     print a status line every status.interval seconds (default 10)
-  -db <binding>          datastore binding: ${bindings.join(', ')} (also --binding)
+  -t | -load             YCSB's phase flags: accepted when they agree with the command
+  -db <binding>          datastore binding: ${bindings.join(', ')} (also --binding); YCSB's class
+                         ${Object.keys(YCSB_BINDING_EQUIVALENTS).join(', ')} maps to its equivalent
+  YCSB output properties (-p): measurement.interval=op|intended|both, hdrhistogram.percentiles=95,99,
+                         hdrhistogram.fileoutput=true (+ hdrhistogram.output.path=PREFIX: PREFIXREAD.hdr
+                         interval logs), exporter=site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter
+                         (or JSONMeasurementsExporter, TextMeasurementsExporter); properties YCSB has and this
+                         driver does not are refused by name (README: supported YCSB properties)
   --run-id <id>          run id shared by all clients of one run (default: generated)
   --client-id <id>       this client's id (default: <host>-<pid>)
   --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
@@ -96,7 +106,7 @@ function intInRange(name: string, raw: string | undefined, min: number, max = Nu
 }
 
 /** Every flag the driver takes, for "did you mean". */
-const FLAGS = ['-P', '-p', '-threads', '-target', '-s', '-db', '--binding', '--run-id', '--client-id', '--label', '--seconds', '--export', '--no-emit', '--kafka-brokers', '--topic', '--threshold', '--max-schedule-lag', '--help']
+const FLAGS = ['-P', '-p', '-threads', '-target', '-s', '-t', '-load', '-db', '--binding', '--run-id', '--client-id', '--label', '--seconds', '--export', '--no-emit', '--kafka-brokers', '--topic', '--threshold', '--max-schedule-lag', '--help']
 
 export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, opts: DriverArgsOptions): Readonly<DriverConfig> {
   const bindings = opts.bindings
@@ -130,6 +140,10 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
   let maxScheduleLagMs = 100
   const thresholds: Threshold[] = []
   const envOverrides: Record<string, string> = {}
+  // YCSB's -t/-load and its dotransactions property must agree with the command (load or run).
+  const phaseFlag = (flag: string, wants: 'load' | 'run'): void => {
+    if (wants !== phase) throw usage(`${flag} is YCSB's ${wants} phase, but this is benchstream ${phase}: use benchstream ${wants}`)
+  }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     const next = (): string | undefined => argv[++i]
@@ -157,6 +171,12 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
         break
       case '-s':
         status = true
+        break
+      case '-t':
+        phaseFlag('-t', 'run')
+        break
+      case '-load':
+        phaseFlag('-load', 'load')
         break
       case '-db':
       case '--binding':
@@ -212,6 +232,13 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
   threads ??= properties.threadcount === undefined ? 1 : intInRange('threadcount', properties.threadcount, 1, 100_000)
   target ??= properties.target === undefined ? 0 : intInRange('target', properties.target, 0)
   binding ??= properties.db ?? 'memory'
+  const notes: string[] = []
+  if (!bindings.includes(binding) && Object.hasOwn(YCSB_BINDING_EQUIVALENTS, binding)) {
+    const eq = YCSB_BINDING_EQUIVALENTS[binding]!
+    notes.push(`-db ${binding}: YCSB's class is not part of this driver; using its equivalent, binding ${eq.binding} (${eq.differences})`)
+    binding = eq.binding
+  }
+  if (properties.dotransactions !== undefined) phaseFlag(`-p dotransactions=${properties.dotransactions}`, properties.dotransactions === 'false' ? 'load' : 'run')
   if (!bindings.includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}${didYouMean(binding, bindings)}; valid bindings are ${bindings.join(', ')}`)
   const workloadName = files.map((f) => f.name).join('+') || 'custom'
   runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
@@ -219,7 +246,7 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
   if (!ID_PATTERN.test(runId)) throw usage(`--run-id ${JSON.stringify(runId)} is not allowed: ${ID_RULE}`)
   if (!ID_PATTERN.test(clientId)) throw usage(`--client-id ${JSON.stringify(clientId)} is not allowed: ${ID_RULE}`)
   const statusIntervalS = status ? intInRange('status.interval', properties['status.interval'] ?? '10', 1, 86_400) : 0
-  const notes: string[] = []
+  const ycsb = parseYcsbOutput(properties)
   const opCount = Number(properties.operationcount ?? '0')
   if (seconds !== undefined && phase === 'run' && Number.isInteger(opCount) && opCount > 0) {
     // YCSB ends a run at whichever limit comes first; a k6 user reading
@@ -243,6 +270,7 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
     thresholds,
     notes,
     maxScheduleLagMs,
+    ycsb,
     infra: readInfraConfig({ ...env, ...envOverrides }),
   })
 }

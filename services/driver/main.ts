@@ -2,11 +2,14 @@
  * `benchstream load|run`: reads the command line, opens Kafka and the
  * binding, runs one client, prints the report, handles Ctrl-C.
  */
-import { writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
 import { KafkaEventSink } from '../adapters/kafka/event-sink.js'
 import { CoreWorkload } from '../core/workload/core-workload.js'
-import { runDriver, formatOutcome } from './app.js'
+import { runDriver } from './app.js'
+import { HdrLogSink } from './hdr-log-sink.js'
+import { formatDriverReport } from './ycsb-output.js'
 import { MemoryBinding } from '../adapters/datastores/memory.js'
 import { BINDING_NAMES, createBinding } from '../adapters/datastores/index.js'
 import { createLogger } from '../common/logger.js'
@@ -37,6 +40,9 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
   } else {
     sink = new NullSink()
   }
+  // YCSB's hdrhistogram.fileoutput: interval logs beside the events (a decorator, whatever runs the workers).
+  const hdrLog = cfg.ycsb.hdrLog
+  if (hdrLog !== undefined) sink = new HdrLogSink(sink, { pathPrefix: hdrLog.pathPrefix, intervalMs: hdrLog.intervalS * 1000, measured: cfg.ycsb.measurementInterval !== 'intended', intended: cfg.ycsb.measurementInterval === 'intended' || cfg.ycsb.measurementInterval === 'both', write: writeLog })
   try {
     if (phase === 'run' && binding instanceof MemoryBinding && (await binding.sampleServerMetrics()).values.records === 0) {
       // The embedded store lives in this process only: load it first, unmeasured.
@@ -46,7 +52,7 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
     for (const note of cfg.notes) process.stderr.write(`benchstream: note: ${note}\n`)
     log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
     const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal })
-    const text = formatOutcome(cfg, outcome)
+    const text = formatDriverReport(cfg, outcome)
     if (cfg.exportFile === undefined) process.stdout.write(text)
     else {
       writeFileSync(cfg.exportFile, text)
@@ -90,4 +96,12 @@ async function checkThresholds(cfg: DriverConfig, own: Report, signal: AbortSign
   const results = evaluateThresholds(report, cfg.thresholds)
   process.stderr.write(formatThresholdResults(results, scope))
   return results.every((r) => r.passed)
+}
+
+/** The HDR log sink's file access: a new file replaces an old one (as YCSB's FileOutputStream), its folder made if missing. */
+function writeLog(file: string, text: string, create: boolean): void {
+  if (create) {
+    mkdirSync(path.dirname(file), { recursive: true })
+    writeFileSync(file, text)
+  } else appendFileSync(file, text)
 }

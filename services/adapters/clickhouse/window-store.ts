@@ -10,7 +10,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import { Session } from 'chdb'
-import { CACHE_OUTCOMES, OPERATIONS, STATUSES } from '../../../schemas/events.v1.js'
+import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type SummaryReportRecord } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
 import type { RefusedRow, WindowStore, WriteResult } from '../../core/ports/window-store.js'
@@ -120,6 +120,10 @@ export class ClickHouseWindowStore implements WindowStore {
         if (units.length > 0) refused.push(...(await this.isolate(`${db}.server_metrics`, b.token, units, (rows, token) => this.insertRows(`${db}.server_metrics`, token, rows), jsonPayload)))
       }
       if (b.profiles.length > 0) refused.push(...(await this.writeProfiles(b)))
+      if (b.summaries.length > 0) {
+        const units = b.summaries.map(({ offset, record: r }) => ({ offset, runId: r.runId, rows: reportedRows(r, b.partition, offset) })).filter((u) => u.rows.length > 0)
+        if (units.length > 0) refused.push(...(await this.isolate(`${db}.reported_measurements`, b.token, units, (rows, token) => this.insertRows(`${db}.reported_measurements`, token, rows), jsonPayload)))
+      }
       if (b.windows.length > 0) {
         const units = b.windows.map((w) => ({
           offset: -1,
@@ -295,6 +299,17 @@ async function bisect(n: number, token: string, insertRange: (from: number, to: 
 
 function errorText(err: unknown): string {
   return String((err as Error).message ?? err).replace(/\s+/g, ' ').trim().slice(0, MAX_ERROR_CHARS)
+}
+
+/** Rows of reported_measurements (schemas/clickhouse/0008-reported-summaries.sql) for one SUMMARY_REPORT record. */
+function reportedRows(r: SummaryReportRecord, partition: number, offset: number): Array<Record<string, unknown>> {
+  return r.measurements.map((m) => ({
+    run_id: r.runId, client_id: r.clientId, measurement: m.name, kind: m.kind, op: m.op, latency: m.latency, status: m.status, origin: 'reported',
+    format: r.format, source: r.source, imported_at: usToDateTime64(Math.round(r.atUs)), runtime_ms: r.runtimeMs ?? null, throughput: r.throughputOpsPerSec ?? null,
+    operations: m.operations ?? null, average_us: m.averageUs ?? null, min_us: m.minUs ?? null, max_us: m.maxUs ?? null,
+    percentiles_us: Object.fromEntries(m.percentiles.map((p) => [String(p.percentile), p.valueUs])), percentiles_in_ms: m.percentiles.some((p) => p.unit === 'ms') ? 1 : 0,
+    returns: m.returns, src_partition: partition, src_offset: offset,
+  }))
 }
 
 function jsonPayload(rows: Array<Record<string, unknown>>): Buffer {

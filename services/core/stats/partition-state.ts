@@ -5,7 +5,7 @@
  * what makes a repeated flush (after a crash) carry the same deduplication
  * token and the same rows.
  */
-import { OPERATIONS, RECORD_KIND, STATUSES, type ProfileRecord, type RunLifecycle, type ServerMetrics } from '../../../schemas/events.v1.js'
+import { OPERATIONS, RECORD_KIND, STATUSES, type ProfileRecord, type RunLifecycle, type ServerMetrics, type SummaryReportRecord } from '../../../schemas/events.v1.js'
 import { decodeMessage, type DecodedOp, type DecodeLimits, type OpsVisitor, type RejectReason } from '../codec/event-codec.js'
 import { bucketValue } from './histogram.js'
 import { WindowAggregator, type WindowOptions, type WindowRow } from './windows.js'
@@ -111,6 +111,8 @@ export interface FlushBatch {
   serverMetrics: Array<{ offset: number; record: ServerMetrics }>
   /** PROFILE records (stacks with sample counts of a time slice). */
   profiles: Array<{ offset: number; record: ProfileRecord }>
+  /** SUMMARY_REPORT records: old final reports, figures as reported. */
+  summaries: Array<{ offset: number; record: SummaryReportRecord }>
   /** Events counted into windows by this flush. */
   events: number
 }
@@ -137,6 +139,7 @@ export class PartitionState {
   private lifecycle: FlushBatch['lifecycle'] = []
   private serverMetrics: FlushBatch['serverMetrics'] = []
   private profiles: FlushBatch['profiles'] = []
+  private summaries: FlushBatch['summaries'] = []
   private events = 0
   private messages = 0
   /** Totals since start, for metrics. */
@@ -218,7 +221,7 @@ export class PartitionState {
         const h = r.record
         let n = 0
         for (const [, c] of h.buckets) n += c
-        this.windows.addHistogram(h.runId, h.clientId, h.op, h.status, h.intervalStartUs, h.buckets, bucketValue, h.intervalLengthUs)
+        this.windows.addHistogram(h.runId, h.clientId, h.op, h.status, h.intervalStartUs, h.buckets, bucketValue, h.intervalLengthUs, h.intended)
         this.events += n
         return
       }
@@ -230,6 +233,9 @@ export class PartitionState {
         return
       case RECORD_KIND.PROFILE:
         this.profiles.push({ offset, record: r.record })
+        return
+      case RECORD_KIND.SUMMARY_REPORT:
+        this.summaries.push({ offset, record: r.record })
         return
     }
   }
@@ -248,6 +254,7 @@ export class PartitionState {
       lifecycle: this.lifecycle,
       serverMetrics: this.serverMetrics,
       profiles: this.profiles,
+      summaries: this.summaries,
       events: this.events,
     }
     // Sized like the batch just drained: the next one is usually as large, and
@@ -257,6 +264,7 @@ export class PartitionState {
     this.lifecycle = []
     this.serverMetrics = []
     this.profiles = []
+    this.summaries = []
     this.events = 0
     this.messages = 0
     return batch

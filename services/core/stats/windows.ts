@@ -172,8 +172,10 @@ export class WindowAggregator {
   /**
    * Adds a pre-aggregated interval histogram. Its counts go to the window of
    * the interval's start: an interval log has no finer timing to split by.
+   * `intended` is the same interval's intended-latency histogram (YCSB's
+   * Intended- log); without it intended latency equals measured.
    */
-  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0): void {
+  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0, intended?: ReadonlyArray<readonly [number, number]>): void {
     this.begin(runId, clientId)
     const g = this.current!
     const opCode = OPERATIONS.indexOf(op) + 1
@@ -194,11 +196,16 @@ export class WindowAggregator {
       a.sumUs += Math.round(v * c)
       if (v < a.minUs) a.minUs = Math.floor(v)
       if (v > a.maxUs) a.maxUs = Math.ceil(v)
+      a.hist.recordBucket(i, c)
+      this.pending += c
+    }
+    // Without an intended histogram (an unthrottled client) intended = measured.
+    for (const [i, c] of intended ?? buckets) {
+      if (c === 0) continue
+      const v = bucketValue(i)
       a.intendedSumUs += Math.round(v * c)
       if (v > a.intendedMaxUs) a.intendedMaxUs = Math.ceil(v)
-      a.hist.recordBucket(i, c)
       a.intendedHist.recordBucket(i, c)
-      this.pending += c
     }
     if (intervalStartUs < a.firstStartUs) a.firstStartUs = intervalStartUs
     // The interval's operations ended by its end, not its start.

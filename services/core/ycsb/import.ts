@@ -14,6 +14,13 @@ import type { IntervalLogReport, MeasurementName, YcsbFile, YcsbFormat } from '.
 import { parseTextReport } from './text-report.js'
 import { decodeError, fileText, unquoteMail } from './text-input.js'
 
+/**
+ * Largest file import-ycsb reads (it holds each in memory as text, and
+ * checks all before sending any). YCSB's reports are kilobytes, interval
+ * logs megabytes; raw data is bounded by MAX_RAW_LINES too.
+ */
+export const MAX_YCSB_FILE_BYTES = 256 * 1024 * 1024
+
 const onAnyLine = (re: RegExp): RegExp => new RegExp(`^[ \\t]*${re.source.slice(1, -1)}[ \\t]*$`, 'm')
 const RAW_HEADER_LINE = onAnyLine(RAW_HEADER)
 const RAW_DATA_LINE = onAnyLine(RAW_LINE)

@@ -14,6 +14,7 @@
  * operation started at timestamp * 1000 - latency µs (to within the 1 ms the
  * timestamp is truncated to).
  */
+import { BenchstreamError } from '../errors.js'
 import type { RawReport, RawSeries, SummaryReport } from './report-types.js'
 import { parseMeasurementName } from './measurement-name.js'
 import { buildSummaryReport } from './summary-report.js'
@@ -22,6 +23,12 @@ import { decodeError, unquoteMail } from './text-input.js'
 
 export const RAW_HEADER = /^(\S+) latency raw data: op, timestamp\(ms\), latency\(us\)$/
 export const RAW_LINE = /^([A-Za-z][\w-]*)\s*,\s*(\d+)\s*,\s*(\d+)$/
+/**
+ * Most raw data lines read from one file (every latency is kept in memory,
+ * about 50 bytes each while parsed). A bigger run's latencies are better
+ * imported as HdrHistogram interval logs, which hold any count in kilobytes.
+ */
+export const MAX_RAW_LINES = 10_000_000
 const RAW_CHATTER = /^Raw data measurement: will output to (?:stdout|result file: .*)\.?$/
 
 /** Parses raw output; throws BS_ERR_DECODE naming the line. The summary, when present, must agree with the data. */
@@ -30,6 +37,7 @@ export function parseRawReport(content: string, source: string): RawReport {
   const sections = new Map<string, { line: number; endMs: number[]; latencyUs: number[] }>()
   let current: string | undefined
   let currentLine = 0
+  let dataLines = 0
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n]!.trim()
     const header = RAW_HEADER.exec(line)
@@ -55,6 +63,9 @@ export function parseRawReport(content: string, source: string): RawReport {
       current = name
       currentLine = n + 1
       if (header !== null) continue
+    }
+    if (++dataLines > MAX_RAW_LINES) {
+      throw new BenchstreamError('BS_ERR_TOO_LARGE', `${source} line ${n + 1}: more than ${MAX_RAW_LINES} raw data lines (MAX_RAW_LINES); import this run's HdrHistogram interval logs instead (-p hdrhistogram.fileoutput=true), or split the file by measurement`)
     }
     const s = sections.get(name)!
     const endMs = Number(data![2])

@@ -59,6 +59,8 @@ export function scanTextRecords(text: string, source: string): { records: Report
       if (r !== null) break
     }
     const line = lineOf(starts, m.index)
+    // Benchstream's driver ends its report with [BENCHSTREAM], RunId, <id> and the like: its own, not YCSB's, skipped.
+    if (r === null && m[1] === 'BENCHSTREAM') continue
     if (r === null) {
       throw decodeError(source, line, `expected a measurement and a number after [${m[1]}], as in "[READ], Operations, 2504"; found ${excerpt(text.slice(after, after + 60))}`)
     }
