@@ -52,7 +52,7 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number): str
   const methods = new Set(rows.filter((r) => r.samples !== 'none').map((r) => r.samples))
   if (methods.has('repetitions')) {
     const welch = rows.some((r) => r.method === 'welch-t')
-    return `repetitions as samples (${a} + ${b} runs, ${welch ? "Welch's t-test: Mann-Whitney cannot reach α with so few" : 'Mann-Whitney U'})`
+    return `repetitions as samples (${a} + ${b} runs, ${welch ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney cannot reach α with so few" : 'Mann-Whitney U'})`
   }
   if (methods.has('windows')) return `per-window samples of ${a} + ${b} run${a + b === 2 ? '' : 's'} (circular block bootstrap: fewer than 3 runs a side)`
   return `${a} + ${b} run${a + b === 2 ? '' : 's'}, too few runs and windows to test`
