@@ -73,7 +73,7 @@ test('compare: a slowed scan is the only regression; identical groups show none;
 
   // The runs list: filtered by group and label; an unknown parameter is refused.
   const listed = await api<{ runs: RunInfo[] }>(`/api/v1/runs?group=${a}`)
-  assert.deepEqual(listed.body.runs.map((r) => [r.run_id, r.repeat, r.clients]).sort(), [[`${a}-1`, 1, 2], [`${a}-2`, 2, 2], [`${a}-3`, 3, 2]])
+  assert.deepEqual(listed.body.runs.map((r) => [r.run_id, r.repeat, r.clients]).sort((x, y) => Number(x[1]) - Number(y[1])), [[`${a}-1`, 1, 2], [`${a}-2`, 2, 2], [`${a}-3`, 3, 2]])
   const run1 = listed.body.runs.find((r) => r.repeat === 1)!
   assert.equal(run1.group_id, a)
   assert.equal(run1.properties.recordcount, '1000')
