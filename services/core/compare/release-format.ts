@@ -54,8 +54,8 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number): str
     const welch = rows.some((r) => r.method === 'welch-t')
     return `repetitions as samples (${a} + ${b} runs, ${welch ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney cannot reach α with so few" : 'Mann-Whitney U'})`
   }
-  if (methods.has('windows')) return `per-window samples of ${a} + ${b} run${a + b === 2 ? '' : 's'} (circular block bootstrap: fewer than 3 runs a side)`
-  return `${a} + ${b} run${a + b === 2 ? '' : 's'}, too few runs and windows to test`
+  if (methods.has('windows')) return `per-window samples of ${a} + ${b} runs (circular block bootstrap: fewer than 3 runs a side)`
+  return `${a} + ${b} runs, too few runs and windows to test`
 }
 
 function throttleText(t: ReleaseComparison['workloads'][number]['throttle']): string {

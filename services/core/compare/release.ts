@@ -309,7 +309,22 @@ function groupWindows(windows: readonly WindowFigures[]): Map<string, Map<string
     if (list === undefined) ops.set(w.op, [w])
     else list.push(w)
   }
-  for (const ops of out.values()) for (const list of ops.values()) list.sort((x, y) => x.tS - y.tS)
+  for (const ops of out.values()) {
+    // OVERALL per window: every call of every operation (its throughput counts failed calls too, as the report's does).
+    const all = new Map<number, WindowFigures>()
+    for (const list of ops.values()) {
+      for (const w of list) {
+        const o = all.get(w.tS) ?? { ...w, op: OVERALL, operations: 0, errors: 0, opsPerSec: 0, errorRate: null, avgUs: null, maxUs: null, p50Us: null, p95Us: null, p99Us: null, p999Us: null, cacheHitRatio: null }
+        o.operations += w.operations
+        o.errors += w.errors
+        o.opsPerSec = ((o.operations + o.errors) * 1000) / o.windowMs
+        o.errorRate = o.operations + o.errors === 0 ? null : o.errors / (o.operations + o.errors)
+        all.set(w.tS, o)
+      }
+    }
+    for (const list of ops.values()) list.sort((x, y) => x.tS - y.tS)
+    ops.set(OVERALL, [...all.values()].sort((x, y) => x.tS - y.tS))
+  }
   return out
 }
 
