@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ComparedFigure, ReleaseComparison, RunInfo, RunReport } from '../../schemas/api.v1.js'
+import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { startServer } from '../../services/server/main.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
@@ -120,6 +121,11 @@ test('compare: a slowed scan is the only regression; identical groups show none;
   assert.deepEqual(scanP99.candidate.values, [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs))
   const overall = slow.figures.find((x) => x.op === 'OVERALL' && x.figure === 'throughput')!
   assert.deepEqual(overall.candidate.values, [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.throughputOpsPerSec))
+  // Grafana's view of the groups (error bars): the median of the runs' own figures and their range.
+  const [bars] = await queryRows<{ runs: string; median_p99_us: number; min_p99_us: number; max_p99_us: number }>(svc.ch, `SELECT runs, median_p99_us, min_p99_us, max_p99_us FROM benchstream.group_op_figures WHERE group_id = {g:String} AND op = 'SCAN'`, { g: d })
+  const p99s = scanP99.candidate.values as number[]
+  assert.equal(Number(bars!.runs), 3)
+  assert.deepEqual([bars!.median_p99_us, bars!.min_p99_us, bars!.max_p99_us], [scanP99.candidate.center, Math.min(...p99s), Math.max(...p99s)])
 
   // Identical configurations: no finding, for the pairs that ran together. Pairs that ran a
   // minute apart are printed too: what the machine's drift alone does to a comparison.
