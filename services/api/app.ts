@@ -6,11 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
+import { CompareQuery, HistoryQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
-import { compareReports } from '../core/reports/compare.js'
+import { releaseHistory } from '../core/compare/history.js'
+import { formatComparison } from '../core/compare/release-format.js'
+import { compareReleases } from '../core/compare/release.js'
+import { BenchstreamError } from '../core/errors.js'
 import { formatRunReport } from '../core/reports/run-report-text.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
@@ -67,7 +70,9 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
   })
 
-  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await rm.listRuns(req.query.limit ?? 100) }))
+  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({
+    runs: await rm.listRuns(req.query.limit ?? 100, { ...(req.query.group === undefined ? {} : { group: req.query.group }), labels: labelTerms(req.query.label) }),
+  }))
 
   app.get('/api/v1/runs/:runId/report', { schema: { params: RunIdParams, querystring: ReportQuery } }, async (req, reply) => {
     const report = await rm.runReport(req.params.runId)
@@ -80,9 +85,33 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     points: await rm.timeline(req.params.runId, req.query.since ?? 0),
   }))
 
-  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req) => {
-    const [a, b] = await Promise.all([rm.runReport(req.query.baseline), rm.runReport(req.query.candidate)])
-    return compareReports(a, b)
+  app.get('/api/v1/runs/:runId/figures', { schema: { params: RunIdParams } }, async (req) => {
+    const [figures] = await rm.runFigures([req.params.runId])
+    if (figures === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(req.params.runId)} has no data; list runs with GET /api/v1/runs`)
+    return figures
+  })
+
+  // Release A vs release B (services/core/compare/release.ts): runs, groups or label selectors.
+  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req, reply) => {
+    const q = req.query
+    const c = await compareReleases(rm, q.baseline, q.candidate, {
+      ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
+      ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
+      force: q.force === true,
+    })
+    if (q.format === 'markdown' || q.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
+    return c
+  })
+
+  app.get('/api/v1/history', { schema: { querystring: HistoryQuery } }, async (req) => {
+    const q = req.query
+    return releaseHistory(rm, {
+      label: q.label,
+      ...(q.workload === undefined ? {} : { workload: q.workload }),
+      ...(q.op === undefined ? {} : { op: q.op }),
+      ...(q.figure === undefined ? {} : { figure: q.figure }),
+      filter: labelTerms(q.filter),
+    })
   })
 
   app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
@@ -114,4 +143,16 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   }
 
   return app
+}
+
+/** `key=value` terms (already checked by the schema) as a map; a key given twice is refused. */
+function labelTerms(terms: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const t of terms ?? []) {
+    const eq = t.indexOf('=')
+    const k = t.slice(0, eq)
+    if (Object.hasOwn(out, k)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `label ${k} is given twice; a run has one value per label`)
+    out[k] = t.slice(eq + 1)
+  }
+  return out
 }

@@ -8,7 +8,7 @@
  * Identical requests that arrive while one is being computed share its
  * answer (a burst of 50 clients asking for one report costs one query).
  */
-import type { ReadModel, RunInfo, RunReport, TimelinePoint } from '../core/ports/read-model.js'
+import type { ReadModel, RunFigures, RunFilter, RunInfo, RunReport, TimelinePoint, WindowFigures } from '../core/ports/read-model.js'
 
 export interface CacheOptions {
   /** A run is final this long after its end record. */
@@ -33,7 +33,9 @@ export class CachedReadModel implements ReadModel {
     this.now = opts.now ?? Date.now
   }
 
-  async listRuns(limit: number): Promise<Array<RunInfo & { operations: number }>> {
+  async listRuns(limit: number, filter: RunFilter = {}): Promise<Array<RunInfo & { operations: number }>> {
+    // Filtered lists (compare, history) are read fresh: only the plain list is what dashboards poll.
+    if (filter.group !== undefined || filter.hasLabel !== undefined || Object.keys(filter.labels ?? {}).length > 0) return this.inner.listRuns(limit, filter)
     const refresh = (): Promise<Array<RunInfo & { operations: number }>> => this.shared(`list:${limit}`, async () => {
       const value = await this.inner.listRuns(limit)
       this.lists.set(limit, { at: this.now(), value })
@@ -58,6 +60,14 @@ export class CachedReadModel implements ReadModel {
     const run = await this.getRun(runId)
     if (!this.isFinal(run)) return this.shared(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs))
     return this.cached(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs), () => true)
+  }
+
+  runFigures(runIds: readonly string[]): Promise<RunFigures[]> {
+    return this.inner.runFigures(runIds)
+  }
+
+  windowFigures(runIds: readonly string[]): Promise<WindowFigures[]> {
+    return this.inner.windowFigures(runIds)
   }
 
   runCounts(runId: string): ReturnType<ReadModel['runCounts']> {

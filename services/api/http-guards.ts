@@ -22,6 +22,7 @@ export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   BS_ERR_UNAUTHORIZED: 401,
   BS_ERR_FORBIDDEN: 403,
   BS_ERR_NOT_FOUND: 404,
+  BS_ERR_NOT_COMPARABLE: 409,
   BS_ERR_TOO_LARGE: 413,
   BS_ERR_BUSY: 429,
   BS_ERR_CLICKHOUSE: 502,
@@ -83,7 +84,7 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
     return reply.status(b.statusCode).send(b)
   })
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send(body(404, 'BS_ERR_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, /api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/compare, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only)`))
+    void reply.status(404).send(body(404, 'BS_ERR_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, /api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/runs/:id/figures, /api/v1/compare, /api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only)`))
   })
 }
 

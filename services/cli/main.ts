@@ -25,7 +25,7 @@ const COMMANDS: Record<string, Command> = {
   run: {
     summary: 'run phase of a YCSB workload against a binding, one event per operation to Kafka',
     usage: driverUsage,
-    run: async (argv) => (await import('../driver/main.js')).driverMain('run', argv),
+    run: async (argv) => (await import('./repeat.js')).runMain(argv),
   },
   load: {
     summary: 'load phase of a YCSB workload',
@@ -48,9 +48,24 @@ const COMMANDS: Record<string, Command> = {
     run: async (argv) => (await import('./read.js')).readMain('report', argv),
   },
   runs: {
-    summary: 'list runs',
+    summary: 'list runs (filter by --group, --label)',
     usage: async () => (await import('./usage.js')).READ_USAGE.runs,
     run: async (argv) => (await import('./read.js')).readMain('runs', argv),
+  },
+  compare: {
+    summary: 'release A vs release B: runs, groups or label selectors, a verdict per figure (terminal, Markdown, JSON)',
+    usage: async () => (await import('./usage.js')).COMPARE_USAGE,
+    run: async (argv) => (await import('./compare.js')).compareMain(argv),
+  },
+  history: {
+    summary: 'a figure over a label-ordered series of runs (e.g. versions), change points marked',
+    usage: async () => (await import('./usage.js')).HISTORY_USAGE,
+    run: async (argv) => (await import('./compare.js')).historyMain(argv),
+  },
+  sweep: {
+    summary: 'run a workload over -threads, -target or a property list; saturation, knee and an SVG chart',
+    usage: async () => (await import('./usage.js')).SWEEP_USAGE,
+    run: async (argv) => (await import('./sweep.js')).sweepMain(argv),
   },
   sql: {
     summary: 'a read-only SQL query over the benchmark data, printed as clickhouse-client would',

@@ -30,10 +30,62 @@ export const READ_USAGE = {
   a table on a terminal, TSV into a pipe, JSON with --json, or the query's own
   FORMAT clause. Limits: API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES, API_QUERY_TIMEOUT_MS.
   --json              JSON output (ClickHouse's JSON format)`,
-  runs: `usage: benchstream runs [--json]
-  The most recent runs: id, start, workload, binding, operations, labels.
-  --json              as JSON`,
+  runs: `usage: benchstream runs [--group NAME] [--label KEY=VALUE]... [--limit N] [--json]
+  The most recent runs, newest first: id, start, workload, binding, clients, target,
+  group and repetition, labels.
+  --group NAME        only the runs of this group of repetitions (run --group/--repeat)
+  --label KEY=VALUE   only runs with this label value (repeatable: all must match)
+  --limit N           at most N runs, 1 to 1000 (default 100)
+  --json              as JSON (the runs view's rows: properties, group, repeat, ...)`,
 } as const
+
+export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force] [--alpha P] [--min-effect F]
+  Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,
+  p99.9, max, error rate and cache-hit ratio, each with its spread over the runs, the
+  change, and a verdict: regression, improvement or ~ (no significant change), with p
+  and the sample counts (benchstat's layout).
+  BASELINE, CANDIDATE  a run id, group:NAME (runs of benchstream run --repeat/--group),
+                       or a label selector KEY=VALUE[,KEY=VALUE...] such as
+                       version=0.98.0 or version=0.98.4,workload=e (workload= and group=
+                       select by workload and group)
+  Samples: with at least 3 runs a side, each run's figure is a sample (Welch's t-test
+  for 3 + 3, Mann-Whitney U from 4 + 4); with fewer, the runs' one-second windows
+  with a circular block bootstrap (the output says which). The p-values of all figures
+  are adjusted together (Benjamini-Hochberg). Throttled runs that met their target say
+  "at target" instead of a throughput verdict; below target is flagged.
+  --format F          terminal (default: a table, coloured on a terminal), markdown (for a
+                      release email or a JIRA comment) or json (also --json)
+  --force             compare runs whose setups differ (properties, record count, threads,
+                      target, duration, clients); without it they are refused, listed
+  --alpha P           significance level, greater than 0 and less than 1 (default 0.05)
+  --min-effect F      smallest change called a regression or improvement, a fraction from
+                      0 to below 1 (default 0.01 = 1%)`
+
+export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F] [--filter KEY=VALUE]... [--format terminal|markdown|json]
+  A figure over a release series: every run with the label KEY, one point per value in
+  natural order (0.98.9 before 0.98.10), the median over that value's runs, and the
+  change points of the series (E-divisive means, permutation test at 0.05).
+  --label KEY         the label that orders the runs, e.g. version or date
+  --workload W        only runs of this workload (workloade, or e)
+  --op OP             an operation (READ, SCAN, ...) or OVERALL (default)
+  --figure F          throughput (default), avg, p50, p95, p99, p99.9, max, error_rate,
+                      cache_hit_ratio
+  --filter KEY=VALUE  only runs with this label value (repeatable)
+  --format F          terminal (default), markdown or json (also --json)`
+
+export const SWEEP_USAGE = `usage: benchstream sweep -P FILE (-threads A,B,... | -target A,B,... | -p KEY=A,B,...) [driver options] [--out DIR] [--sweep-id ID]
+  Runs the workload once per value of one parameter, back to back, each point a run
+  labelled sweep=<id>, sweep.param=<parameter>, point=<value>; then prints throughput
+  and p50/p95/p99 per point from the runs' merged reports, where throughput stops
+  growing (saturation) and where p99 turns (the knee), and writes the chart as SVG.
+  Needs a running server (benchstream server) or BENCHSTREAM_API_URL / CLICKHOUSE_URL.
+  -threads A,B,...    thread counts to sweep (or -target, or any -p KEY=A,B,...;
+                      exactly one parameter takes a list)
+  --seconds N         length of each point (as for run; add -p operationcount=0)
+  --out DIR           where the chart (sweep-<id>.svg), the table (sweep-<id>.txt) and
+                      each point's YCSB report (<run-id>.txt) go (default: .)
+  --sweep-id ID       the sweep's id (default: generated)
+  Every other option is passed to benchstream run (see benchstream help run).`
 
 export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] [--dry-run] FILE|OP=FILE...
        benchstream import-ycsb --follow --run-id R --client-id C [--label k=v]... [--pid P] [--idle-timeout S] PREFIX

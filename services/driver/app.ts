@@ -9,7 +9,7 @@ import { formatYcsb, isIntended, type Report } from '../core/reports/ycsb-report
 import { quantileFromEntries } from '../core/stats/histogram.js'
 import type { Workload } from '../core/workload/workload-types.js'
 import type { Binding } from '../core/ports/binding.js'
-import type { DriverConfig } from './config.js'
+import { startRecordFields, type DriverConfig } from './config.js'
 import type { EventSink, SinkStats } from '../core/ports/event-sink.js'
 import { runPhase, type ScheduleEvent, type ScheduleSummary, type StatusSnapshot } from './runner.js'
 
@@ -31,7 +31,7 @@ export interface DriverOutcome {
 
 export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<DriverOutcome> {
   const base = { runId: cfg.runId, clientId: cfg.clientId, labels: cfg.labels, workload: cfg.workloadName, binding: cfg.binding, threads: cfg.threads, target: cfg.target }
-  await deps.sink.sendRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'start', atUs: nowUs(), ...base })
+  await deps.sink.sendRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'start', atUs: nowUs(), ...base, ...startRecordFields(cfg) })
   let sampler: NodeJS.Timeout | undefined
   const sampling: Array<Promise<void>> = []
   const sample = deps.binding.sampleServerMetrics?.bind(deps.binding)

@@ -13,7 +13,7 @@ import { describeFailure } from '../../services/cli/main.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 
 const BIN = path.join(repoRoot(), 'bin', 'benchstream.js')
-const COMMANDS = ['demo', 'run', 'load', 'server', 'processor', 'report', 'runs', 'sql', 'ycsb', 'import-ycsb']
+const COMMANDS = ['demo', 'run', 'load', 'server', 'processor', 'report', 'runs', 'sql', 'ycsb', 'import-ycsb', 'compare', 'history', 'sweep']
 
 function cli(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, BENCHSTREAM_DATA_DIR: path.join(os.tmpdir(), 'benchstream-cli-unit-none'), ...env }, timeout: 60_000 })

@@ -32,6 +32,17 @@
  * differences of about 1 % come from machine placement, memory layout and
  * clock behaviour, not from the release.
  *
+ * Ratio-scale figures (`logScale`: latencies, throughput): with 3 + 3 runs
+ * the t-test runs on the logarithms of the runs' figures, and its effect is
+ * the ratio of their geometric means. A release changes such a figure by a
+ * factor, and a loaded machine's run-to-run noise is a factor too: on the
+ * raw scale one run whose scans waited 16 ms instead of 8 ms has so much
+ * weight that 3 runs at 8-16 ms against 3 at 0.05 ms gave p = 0.064 (Welch's
+ * df falls to about 2); on logarithms that is p < 0.001, which is what
+ * anyone reading the numbers sees. Needs every sample > 0 (else raw scale);
+ * Mann-Whitney is unchanged (ranks do not see the transform), and so are the
+ * window bootstrap and the cross-check (ClickHouse is given raw values).
+ *
  * Direction: the tests are symmetric; `direction` only decides whether a
  * significant change is a regression or an improvement.
  *
@@ -70,6 +81,8 @@ export interface VerdictOptions {
   replicates?: number
   /** PRNG seed of the bootstraps, for reproducible output. @default 1 */
   seed?: number
+  /** Welch's t-test on the logarithms of positive samples (see the file comment). @default false */
+  logScale?: boolean
 }
 
 export interface Verdict {
@@ -87,8 +100,8 @@ export interface Verdict {
   candidate: SideSummary
   /** (candidate - baseline) / |baseline| of the medians and of the means of the samples; null when the baseline's is 0. */
   relativeChange: { median: number | null; mean: number | null }
-  /** The change the verdict is about: medians for Mann-Whitney, means for the t-test and the bootstrap. */
-  effect: { basis: 'median' | 'mean'; relativeChange: number | null }
+  /** The change the verdict is about: medians for Mann-Whitney, means for the t-test and the bootstrap, geometric means for the t-test on logarithms. */
+  effect: { basis: 'median' | 'mean' | 'geometric mean'; relativeChange: number | null }
   /** Interval of effect.relativeChange. */
   ci: { level: number; low: number; high: number } | null
   minEffect: number
@@ -103,7 +116,7 @@ export interface Verdict {
 }
 
 const MIN_REPETITIONS = 3
-const DEFAULTS = { alpha: 0.05, minEffect: 0.01, confidenceLevel: 0.95, minWindows: 10, replicates: 2000, seed: 1 }
+const DEFAULTS = { alpha: 0.05, minEffect: 0.01, confidenceLevel: 0.95, minWindows: 10, replicates: 2000, seed: 1, logScale: false }
 
 /** Compares one figure of the candidate with the baseline's (see the file comment for the method). */
 export function compareFigure(baseline: FigureSamples, candidate: FigureSamples, options: VerdictOptions): Verdict {
@@ -116,6 +129,7 @@ export function compareFigure(baseline: FigureSamples, candidate: FigureSamples,
     minWindows: options.minWindows ?? DEFAULTS.minWindows,
     replicates: options.replicates ?? DEFAULTS.replicates,
     seed: options.seed ?? DEFAULTS.seed,
+    logScale: options.logScale ?? DEFAULTS.logScale,
   }
   requireOpenRange('alpha', o.alpha, 0, 1)
   requireOpenRange('confidenceLevel', o.confidenceLevel, 0, 1)
@@ -186,6 +200,21 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
       crossCheck: crossCheck(a, b),
     }, `Mann-Whitney U on ${a.length} + ${b.length} runs`)
   }
+  const why = `Mann-Whitney cannot reach p < ${o.alpha} with so few; its minimum is ${minimumTwoSidedP(a.length, b.length).toFixed(3)}`
+  if (o.logScale && [...a, ...b].every((x) => x > 0)) {
+    // On logarithms: the difference of mean logs is the log of the ratio of geometric means.
+    const w = welchTTest(b.map(Math.log), a.map(Math.log), o.confidenceLevel)
+    return decide({
+      ...base,
+      samples: 'repetitions',
+      method: 'welch-t',
+      pValue: Number.isNaN(w.pValue) ? null : w.pValue,
+      effect: { basis: 'geometric mean', relativeChange: Math.expm1(w.difference) },
+      ci: w.ci === null ? null : { level: w.ci.level, low: Math.expm1(w.ci.low), high: Math.expm1(w.ci.high) },
+      blockLength: null,
+      crossCheck: crossCheck(a, b),
+    }, `Welch's t-test on the logarithms of ${a.length} + ${b.length} runs (${why})`)
+  }
   const w = welchTTest(b, a, o.confidenceLevel)
   const ma = mean(a)
   const ci = w.ci === null || ma === 0 ? null : { level: w.ci.level, low: w.ci.low / Math.abs(ma), high: w.ci.high / Math.abs(ma) }
@@ -198,7 +227,7 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
     ci,
     blockLength: null,
     crossCheck: crossCheck(a, b),
-  }, `Welch's t-test on ${a.length} + ${b.length} runs (Mann-Whitney cannot reach p < ${o.alpha} with so few; its minimum is ${minimumTwoSidedP(a.length, b.length).toFixed(3)})`)
+  }, `Welch's t-test on ${a.length} + ${b.length} runs (${why})`)
 }
 
 function byWindows(a: ReadonlyArray<readonly number[]>, b: ReadonlyArray<readonly number[]>, o: Resolved): Verdict {
@@ -224,7 +253,7 @@ type Undecided = Omit<Verdict, 'verdict' | 'significant' | 'belowMinEffect' | 'r
 function decide(v: Undecided, how: string): Verdict {
   const p = v.pValue
   const rel = v.effect.relativeChange
-  const basis = v.effect.basis === 'median' ? 'medians' : 'means'
+  const basis = v.effect.basis === 'median' ? 'medians' : v.effect.basis === 'mean' ? 'means' : 'geometric means'
   if (p === null || rel === null) {
     const why = p === null ? 'the test is undefined (both sides have zero variance)' : `the baseline's ${v.effect.basis} is 0, so no relative change exists`
     return { ...v, verdict: 'insufficient data', significant: false, belowMinEffect: false, reason: `${how}: ${why}` }

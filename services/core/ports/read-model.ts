@@ -3,10 +3,10 @@
  * windows. services/adapters/clickhouse/read-model.ts answers it from
  * ClickHouse; reports are always computed from merged histograms.
  */
-import type { RunInfo, RunReport, TimelinePoint } from '../../../schemas/api.v1.js'
+import type { OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures } from '../../../schemas/api.v1.js'
 import type { RunProgress } from '../alerting/alert-windows.js'
 
-export type { RunInfo, RunReport, TimelinePoint }
+export type { OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures }
 
 /** Windowed percentiles next to exact ones over the raw events (the demo's accuracy check). */
 export interface PercentileCheck {
@@ -53,12 +53,30 @@ export interface ServerCacheRow {
   misses: number
 }
 
+/** Which runs to list; every given condition must hold. */
+export interface RunFilter {
+  /** Runs of this group of repetitions. */
+  group?: string
+  /** Runs whose labels have exactly these values. */
+  labels?: Readonly<Record<string, string>>
+  /** Runs that carry this label key, whatever its value. */
+  hasLabel?: string
+}
+
 export interface ReadModel {
   /** Newest first. */
-  listRuns(limit: number): Promise<Array<RunInfo & { operations: number }>>
+  listRuns(limit: number, filter?: RunFilter): Promise<Array<RunInfo & { operations: number }>>
   getRun(runId: string): Promise<RunInfo | undefined>
   /** The run's report merged over clients and time; BS_ERR_NOT_FOUND when it has no data. */
   runReport(runId: string): Promise<RunReport>
+  /**
+   * Per run: its figures per operation and OVERALL, the same numbers as its
+   * report (ClickHouse view run_op_figures), and the server-side cache-hit
+   * ratio. Runs without data are left out.
+   */
+  runFigures(runIds: readonly string[]): Promise<RunFigures[]>
+  /** Per run, window and operation (OVERALL excluded), merged over clients, in window order (view op_window_figures). */
+  windowFigures(runIds: readonly string[]): Promise<WindowFigures[]>
   /** Per window and operation, merged over clients, for windows starting at or after sinceMs. */
   timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]>
   /** Operations counted per `OP/STATUS`, and how many clients have ended. */
