@@ -30,7 +30,7 @@ import { parseDriverArgs, type DriverConfig } from '../services/driver/config.js
 import { NullSink, type EventSink, type SinkStats } from '../services/core/ports/event-sink.js'
 import { runPhase } from '../services/driver/runner.js'
 import { RingEventSink } from '../services/driver/delivery.js'
-import type { KafkaDelivery } from '../services/driver/delivery-main.js'
+import type { DriverDelivery } from '../services/driver/delivery-main.js'
 import { createEventRing, RingConsumer, RingProducer } from '../services/driver/event-ring.js'
 import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, lognormalUs, median, parseFlags, progress, runMain, shortId, withBroker, type Broker } from './common.js'
 
@@ -174,7 +174,7 @@ async function emissionCost(b: Broker, topic: string, n: number): Promise<Emissi
 async function measure(cfg: Readonly<DriverConfig>, binding: Binding, b: Broker, topic: string, mode: 'off' | 'on', ops: number, seed: number): Promise<Measurement> {
   const workload = CoreWorkload.fromProperties(cfg.properties, { seed })
   // Starting the delivery thread and its producer is set-up, not part of the measured phase.
-  const delivery: KafkaDelivery = { kafka: { brokers: b.brokers.split(','), clientId: 'bench' }, clientIdSuffix: `overhead-${seed}`, options: { topic, runId: cfg.runId, clientId: `bench-${seed}` } }
+  const delivery: DriverDelivery = { kafka: { kafka: { brokers: b.brokers.split(','), clientId: 'bench' }, clientIdSuffix: `overhead-${seed}`, options: { topic, runId: cfg.runId, clientId: `bench-${seed}` } } }
   const sink: EventSink = mode === 'off' ? new NullSink() : await RingEventSink.start(DELIVERY_URL, delivery)
   // A 10 ms timer shows whether the event loop got to run timers and I/O
   // (the sink's linger timer, Kafka's sockets) while the workers ran.

@@ -18,6 +18,7 @@
  * ratio; target: with the query within 1.5x of without.
  */
 import { rmSync } from 'node:fs'
+import os from 'node:os'
 import type { Producer } from 'kafkajs'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { Rng } from '../services/core/workload/random.js'
@@ -54,7 +55,14 @@ interface Production {
   maxTickLateMs: number
 }
 
-/** Sends `rate` events/s for `seconds`, one message every batchMs, events timed across the tick they belong to. */
+/**
+ * Events in one message at most: a tick that catches up after a stall sends
+ * several messages rather than one over the broker's message.max.bytes
+ * (1 MB by default; ~10 bytes an event).
+ */
+const MAX_EVENTS_PER_MESSAGE = 20_000
+
+/** Sends `rate` events/s for `seconds`, one message every batchMs (more if a tick catches up), events timed across the tick they belong to. */
 async function produce(producer: Producer, topic: string, runId: string, f: { rate: number; seconds: number; 'batch-ms': number; 'window-ms': number; partitions: number }): Promise<Production> {
   const writer = new OpsBatchWriter(runId, 'client-1')
   const rng = new Rng(11)
@@ -78,6 +86,10 @@ async function produce(producer: Producer, topic: string, runId: string, f: { ra
     const n = Math.floor((f.rate * (now - t0)) / 1000) - events
     if (n <= 0) continue
     const nowUs = Math.round(now * 1000)
+    const messages: Array<{ partition: number; value: Buffer }> = []
+    // Start times increase through the tick: count per window in runs, not with a Map update per event.
+    let window = Number.NaN
+    let inWindow = 0
     for (let i = 1; i <= n; i++) {
       const startUs = Math.round(lastUs + ((nowUs - lastUs) * i) / n)
       const latency = lognormalUs(rng, 300, 0.6)
@@ -85,12 +97,19 @@ async function produce(producer: Producer, topic: string, runId: string, f: { ra
       const op = (r & 1) + 1
       writer.add(r & 7, op, op === 1 ? 1 + ((r >> 1) & 1) : 0, 0, startUs, latency, latency, 100)
       const w = Math.floor(startUs / windowUs)
-      perWindow.set(w, (perWindow.get(w) ?? 0) + 1)
+      if (w !== window) {
+        if (inWindow > 0) perWindow.set(window, (perWindow.get(window) ?? 0) + inWindow)
+        window = w
+        inWindow = 0
+      }
+      inWindow++
+      if (writer.count >= MAX_EVENTS_PER_MESSAGE || i === n) messages.push({ partition: (tick + messages.length) % f.partitions, value: writer.finish() })
     }
+    if (inWindow > 0) perWindow.set(window, (perWindow.get(window) ?? 0) + inWindow)
     events += n
     lastUs = nowUs
     const sentAt = nowMs()
-    const p: Promise<void> = producer.send({ topic, acks: -1, messages: [{ partition: tick % f.partitions, value: writer.finish() }] }).then(
+    const p: Promise<void> = producer.send({ topic, acks: -1, messages }).then(
       () => {
         ackMs.push(nowMs() - sentAt)
         pending.delete(p)
@@ -151,15 +170,17 @@ async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flag
   const windowMs = f['window-ms']
   await createTopic(b.kafka, topic, f.partitions)
   const dataDir = tempDir('freshness')
+  let p: ProcessorProcess | undefined
   try {
     progress(BENCH, `starting the processor${adHoc ? ' with its API (a long ad hoc query will run all the time)' : ''}`)
-    const p = await ProcessorProcess.start({ ...processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-freshness-${id}`, storeRaw: f.raw, flushMs: f['flush-ms'], windowMs }), ...(adHoc ? { BENCH_API: '1', API_PORT: '0' } : {}) })
+    p = await ProcessorProcess.start({ ...processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-freshness-${id}`, storeRaw: f.raw, flushMs: f['flush-ms'], windowMs }), ...(adHoc ? { BENCH_API: '1', API_PORT: '0' } : {}) })
     await p.watch(
       `SELECT toString(intDiv(toUnixTimestamp64Milli(window_start), ${windowMs})) AS k, sum(count) AS v FROM ${DATABASE}.op_windows ` +
         `WHERE run_id = '${runId}' AND window_start >= now64(3) - toIntervalSecond(${Math.ceil((10 * windowMs) / 1000) + 20}) GROUP BY k`,
       f['poll-ms'],
     )
     const querying = adHoc ? keepQuerying(p.apiUrl) : undefined
+    const loadBefore = os.loadavg()[0]!
     const producer = await openProducer(b.kafka)
     progress(BENCH, `producing ${fmtInt(f.rate)} events/s for ${f.seconds} s`)
     const prod = await produce(producer, topic, runId, f)
@@ -179,6 +200,7 @@ async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flag
     }
     const queries = (await querying?.stop()) ?? 0
     const stats = await p.stats()
+    const loadAfter = os.loadavg()[0]!
     await p.stop()
     await deleteTopics(b, derivedTopics(topic))
 
@@ -194,11 +216,13 @@ async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flag
     const p99 = quantile(fresh, 0.99)
     const lines = [
       `  round${adHoc ? ' with a long ad hoc query' : ''}: windows ${fresh.length}${wrong.length === 0 ? ', every count exact' : `, ${wrong.length} INCOMPLETE or wrong: ${wrong.slice(0, 5).join('; ')}`}; window end -> queryable p50 ${fmtInt(p50)} ms p99 ${fmtInt(p99)} ms (min ${fmtInt(Math.min(...fresh))}, max ${fmtInt(Math.max(...fresh))})${adHoc ? `; ${queries} long queries ran` : ''}`,
-      `    producer ${fmtInt(prod.events / prod.seconds)} events/s, Kafka ack p50 ${fmt(quantile(prod.ackMs, 0.5), 1)} ms p99 ${fmt(quantile(prod.ackMs, 0.99), 1)} ms, ticks at most ${fmt(prod.maxTickLateMs, 1)} ms late; processor ${stats.processor.flushes} flushes, mean ${fmt(stats.processor.flushMsTotal / Math.max(1, stats.processor.flushes), 0)} ms, ${fmtInt(stats.processor.lateEvents)} late events; poll median ${fmt(watched.pollMsMedian, 1)} ms, max ${fmt(watched.pollMsMax, 1)} ms`,
+      `    producer ${fmtInt(prod.events / prod.seconds)} events/s, Kafka ack p50 ${fmt(quantile(prod.ackMs, 0.5), 1)} ms p99 ${fmt(quantile(prod.ackMs, 0.99), 1)} ms, ticks at most ${fmt(prod.maxTickLateMs, 1)} ms late; processor ${stats.processor.flushes} flushes, mean ${fmt(stats.processor.flushMsTotal / Math.max(1, stats.processor.flushes), 0)} ms, ${fmtInt(stats.processor.lateEvents)} late events; poll median ${fmt(watched.pollMsMedian, 1)} ms, max ${fmt(watched.pollMsMax, 1)} ms; load average ${fmt(loadBefore, 2)} -> ${fmt(loadAfter, 2)}`,
       `    freshness per window, ms: ${fresh.map((x) => fmtInt(x)).join(' ')}`,
     ]
     return { adHoc, p50, p99, windows: fresh.length, wrong, queries, lines }
   } finally {
+    // A failed round still stops its processor before its data directory goes.
+    await p?.stop()
     rmSync(dataDir, { recursive: true, force: true })
   }
 }

@@ -4,27 +4,37 @@
  * consumer reads from the same topic on the same machine.
  *
  * N synthetic events go into a fresh topic as OPS batches of 4,096 events.
- * Then (a) org.apache.kafka.tools.ConsumerPerformance reads the topic: the
- * ceiling set by the broker and the network; (b) a processor (child process,
- * raw-event storage off, its own group and embedded ClickHouse) reads it from
- * the beginning until ClickHouse's op_windows count all N events. Optionally
- * the same with raw storage on, and a profiled run that prints the hot spots.
+ * Then, in each of --rounds rounds: (a) org.apache.kafka.tools.ConsumerPerformance
+ * reads the topic: the ceiling set by the broker and the network; (b) a
+ * processor (child process, its own group and embedded ClickHouse) reads it
+ * from the beginning until ClickHouse's op_windows count all N events, once
+ * with raw-event storage on (every event also into `ops`) and once off, in
+ * alternating order. Each figure is printed with the load average around it
+ * (the machine is shared); the summary gives median, min and max per
+ * condition and the ratio of the medians to ConsumerPerformance's.
  *
- * Target: >= 1,000,000 events/s through one processor with raw storage off.
+ * --profile adds runs under the V8 profiler (JS hot spots); --perf records
+ * every processor run with Linux perf (cpu-clock, all threads: the embedded
+ * ClickHouse works on its own threads, invisible to a JS profile) and prints
+ * the busiest libraries and functions, JS ones named through
+ * --perf-basic-prof.
+ *
+ * Targets: >= 1,000,000 events/s with raw storage on, >= 3,000,000 with it off.
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import {
-  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, nowMs, openProducer, parseFlags, processorEnv, produceEvents, progress, runMain, shortId, SyntheticStream, tempDir, withBroker,
+  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, median, nowMs, openProducer, parseFlags, processorEnv, produceEvents, progress, runMain, shortId, SyntheticStream, tempDir, withBroker,
 } from './common.js'
 import { ProcessorProcess } from './processor-process.js'
 
 const BENCH = 'processor-throughput'
-const TARGET_EVENTS_PER_S = 1_000_000
+const TARGET_RAW_ON_EVENTS_PER_S = 1_000_000
+const TARGET_RAW_OFF_EVENTS_PER_S = 3_000_000
 const EVENTS_PER_MESSAGE = 4096
 /** The processor's default FLUSH_INTERVAL_MS: the last rows land up to one interval after the last message. */
 const FLUSH_MS = 1000
@@ -35,7 +45,9 @@ const FLAGS = {
   clients: { kind: 'int', default: 4, min: 1, max: 1000, help: 'simulated driver clients (one run)' },
   'event-rate': { kind: 'int', default: 200_000, min: 1000, max: 100_000_000, help: 'event-time rate of the simulated run, events/s over all clients (sets how many windows the events span)' },
   'raw-run': { kind: 'bool', default: true, help: 'also measure a processor with raw-event storage on' },
+  rounds: { kind: 'int', default: 1, min: 1, max: 20, help: 'rounds of ConsumerPerformance + each processor condition (alternating order)' },
   profile: { kind: 'bool', default: false, help: 'add profiled runs (V8 CPU profiler in the processor, raw storage off, and on with --raw-run) and print their hot spots' },
+  perf: { kind: 'bool', default: false, help: 'record every processor run with Linux perf (needs perf and perf_event_paranoid allowing it) and print the busiest libraries and functions' },
   'stall-s': { kind: 'int', default: 60, min: 5, max: 3600, help: 'give up on a processor whose count has not moved for this long' },
   ...KAFKA_FLAGS,
 } as const
@@ -50,6 +62,9 @@ interface ConsumerPerf {
 
 interface ProcessorRun {
   label: string
+  round: number
+  /** 1-minute load average when the run started and when it ended. */
+  load: [number, number]
   eventsPerS: number
   seconds: number
   /** From group join to the last message taken from Kafka. */
@@ -61,6 +76,11 @@ interface ProcessorRun {
   meanFlushMs: number
   rawRows: number | undefined
   profile: string | undefined
+  perf: string | undefined
+  /** ClickHouse's own counters (system.events) at the end of the run: the engine's time by phase. */
+  events: Map<string, number>
+  /** CPU seconds of the processor from group join until all events were counted: all threads, and the main (JS) thread. */
+  cpu: { all: number; main: number }
 }
 
 function kafkaLibsDir(): string {
@@ -162,6 +182,76 @@ function hotSpots(file: string, top: number): string {
   ].join('\n')
 }
 
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_S = 100
+
+/**
+ * CPU seconds (user + system) a process has used, all its threads and its
+ * main thread alone (where JS runs; ClickHouse works on threads of its own).
+ * CPU time is what other load on the machine moves least.
+ */
+function cpuSeconds(pid: number): { all: number; main: number } {
+  const read = (file: string): number => {
+    const stat = readFileSync(file, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS_PER_S
+  }
+  return { all: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) }
+}
+
+/** ClickHouse's cumulative counters in the processor's process (all of them started at its start). */
+async function clickhouseEvents(p: ProcessorProcess): Promise<Map<string, number>> {
+  const rows = await p.query<{ event: string; value: string }>('SELECT event, toString(value) AS value FROM system.events')
+  return new Map(rows.map((r) => [r.event, Number(r.value)]))
+}
+
+/** What the engine spent its time on during a run, from system.events, as printable lines. */
+function engineLines(e: Map<string, number>, events: number): string {
+  const g = (k: string): number => e.get(k) ?? 0
+  const s = (us: number): string => `${fmt(us / 1e6, 2)} s`
+  return [
+    `  ClickHouse's own counters (system.events; times summed over threads):`,
+    `    inserts: ${fmtInt(g('InsertQuery'))} queries, ${fmtInt(g('InsertedRows'))} rows (${fmt(g('InsertedRows') / events, 2)} per event), ${s(g('InsertQueryTimeMicroseconds'))} in INSERT queries; parts written: ${fmtInt(g('MergeTreeDataWriterBlocks'))} (${fmt(g('MergeTreeDataWriterCompressedBytes') / 1e6, 1)} MB compressed of ${fmt(g('MergeTreeDataWriterUncompressedBytes') / 1e6, 1)} MB), sorting ${s(g('MergeTreeDataWriterSortingBlocksMicroseconds'))}`,
+    `    merges: ${fmtInt(g('Merge'))} of ${fmtInt(g('MergeSourceParts'))} parts, ${fmtInt(g('MergedRows'))} rows (${fmt(g('MergedRows') / events, 2)} per event), ${s(g('MergeTotalMilliseconds') * 1000)}`,
+    `    engine threads: user ${s(g('UserTimeMicroseconds'))}, system ${s(g('SystemTimeMicroseconds'))}; files opened ${fmtInt(g('FileOpen'))}`,
+  ].join('\n')
+}
+
+/** `perf record` of every thread of a process until stop(); cpu-clock: hardware counters are not there in every VM. */
+function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
+  const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
+  const exited = new Promise<number>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve(code ?? 1))
+  })
+  return {
+    async stop() {
+      child.kill('SIGINT')
+      const code = await exited
+      // perf 6.1 exits with 1 after SIGINT even when it wrote everything: judge by its summary line.
+      if (!stderr.includes('Captured and wrote')) throw new Error(`perf record exited with ${code}: ${stderr.slice(-2000)}`)
+    },
+  }
+}
+
+/** The busiest libraries and functions of a perf recording (self time), as printable lines. */
+function perfReport(file: string, top: number): string {
+  const report = (sort: string, limit: number): string[] => {
+    const r = spawnSync('perf', ['report', '-i', file, '--no-children', '--sort', sort, '--stdio', '-g', 'none', '--percent-limit', '0.3'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+    if (r.status !== 0) throw new Error(`perf report failed: ${r.stderr.slice(-2000)}`)
+    return r.stdout.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#')).slice(0, limit).map((l) => `    ${l.trim().replace(/\s{2,}/g, '  ')}`)
+  }
+  // libchdb.so ships stripped (its .gnu_debuglink names a libchdb.so.debug that is not published):
+  // its functions show as addresses, so the threads' names (ClickHouse names its pools) say what it does.
+  return [
+    `  perf (cpu-clock, all threads), by thread name:`, ...report('comm', 12),
+    `  by library:`, ...report('dso', 8),
+    `  top ${top} functions by self time:`, ...report('dso,sym', top),
+  ].join('\n')
+}
+
 async function main(): Promise<void> {
   const f = parseFlags(BENCH, 'One processor from Kafka into ClickHouse vs Kafka\'s own ConsumerPerformance on the same topic.', process.argv.slice(2), process.env, FLAGS)
   const id = shortId()
@@ -183,11 +273,18 @@ async function main(): Promise<void> {
     progress(BENCH, `produced in ${fmt(produced.ms / 1000, 1)} s; running ConsumerPerformance`)
     const perf = await consumerPerformance(b.brokers, topic, produced.messages)
 
-    const measure = async (label: string, storeRaw: boolean, profileDir?: string): Promise<ProcessorRun> => {
+    const measure = async (label: string, round: number, storeRaw: boolean, profileDir?: string): Promise<ProcessorRun> => {
       const dataDir = tempDir(`processor-${label}`)
+      const perfFile = f.perf ? path.join(dataDir, 'perf.data') : undefined
+      let p: ProcessorProcess | undefined
       try {
-        progress(BENCH, `processor (${label}): starting`)
-        const p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-throughput-${id}-${label}`, storeRaw, flushMs: FLUSH_MS }))
+        progress(BENCH, `processor (${label}, round ${round}): starting`)
+        const loadBefore = os.loadavg()[0]!
+        // --perf-basic-prof: perf names JIT-compiled JS functions (from /tmp/perf-<pid>.map).
+        p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-throughput-${id}-${label}-${round}`, storeRaw, flushMs: FLUSH_MS }), perfFile === undefined ? [] : ['--perf-basic-prof'])
+        const recording = perfFile === undefined ? undefined : perfRecord(p.pid, perfFile)
+        const pid = p.pid
+        const cpuAtStart = cpuSeconds(pid)
         if (profileDir !== undefined) await p.profileStart()
         await p.watch(`SELECT 'all' AS k, sum(count) AS v FROM ${DATABASE}.op_windows`, 200)
         let lastReport = 0
@@ -200,14 +297,22 @@ async function main(): Promise<void> {
             }
           },
         })
+        const cpuAtEnd = cpuSeconds(pid)
+        await recording?.stop()
         const profFile = profileDir === undefined ? undefined : path.join(profileDir, `${label}.cpuprofile`)
         if (profFile !== undefined) await p.profileStop(profFile)
         const stats = await p.stats()
         const rawRows = storeRaw ? Number((await p.query<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.ops`))[0]?.n ?? 0) : undefined
+        const events = await clickhouseEvents(p)
         await p.stop()
+        // After the process exits (its JIT map is complete) and before the map goes.
+        const perfText = perfFile === undefined ? undefined : perfReport(perfFile, 30)
+        rmSync(`/tmp/perf-${pid}.map`, { force: true })
         const seconds = (done.changedAtMs - p.readyAtMs) / 1000
         return {
           label,
+          round,
+          load: [loadBefore, os.loadavg()[0]!],
           eventsPerS: done.v / seconds,
           seconds,
           consumeSeconds: (stats.lastMessageAtMs - p.readyAtMs) / 1000,
@@ -218,40 +323,59 @@ async function main(): Promise<void> {
           meanFlushMs: stats.processor.flushes > 0 ? stats.processor.flushMsTotal / stats.processor.flushes : 0,
           rawRows,
           profile: profFile === undefined ? undefined : hotSpots(profFile, 15),
+          perf: perfText,
+          events,
+          cpu: { all: cpuAtEnd.all - cpuAtStart.all, main: cpuAtEnd.main - cpuAtStart.main },
         }
       } finally {
+        // A failed measurement still stops its processor before its data directory goes.
+        await p?.stop()
         rmSync(dataDir, { recursive: true, force: true })
       }
     }
 
-    runs.push(await measure('raw-off', false))
-    if (f['raw-run']) runs.push(await measure('raw-on', true))
+    const perfs: ConsumerPerf[] = [perf]
+    const conditions: Array<[string, boolean]> = f['raw-run'] ? [['raw-on', true], ['raw-off', false]] : [['raw-off', false]]
+    for (let round = 1; round <= f.rounds; round++) {
+      if (round > 1) perfs.push(await consumerPerformance(b.brokers, topic, produced.messages))
+      for (const [label, raw] of round % 2 === 1 ? conditions : [...conditions].reverse()) runs.push(await measure(label, round, raw))
+    }
     if (f.profile) {
       const dir = tempDir('cpu-prof')
       try {
-        runs.push(await measure('raw-off-profiled', false, dir))
-        if (f['raw-run']) runs.push(await measure('raw-on-profiled', true, dir))
+        runs.push(await measure('raw-off-profiled', 0, false, dir))
+        if (f['raw-run']) runs.push(await measure('raw-on-profiled', 0, true, dir))
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }
     }
     await deleteTopics(b, derivedTopics(topic))
 
-    const kafkaEventsPerS = perf.fetchMsgsPerS * eventsPerMessage
-    const main = runs[0]!
+    const kafkaEventsPerS = median(perfs.map((x) => x.fetchMsgsPerS)) * eventsPerMessage
     const out = [
       `${BENCH}: ${fmtInt(produced.events)} events in ${fmtInt(produced.messages)} messages (~${fmtInt(eventsPerMessage)} events, ${fmt(bytes / produced.messages / 1024, 1)} KiB each), ${f.partitions} partitions, ${f.clients} clients, ${fmt(f.events / f['event-rate'], 0)} s of event time, embedded ClickHouse`,
       `  produced          : ${fmt(produced.ms / 1000, 1)} s, ${fmtInt(produced.events / (produced.ms / 1000))} events/s (kafkajs producer), ${fmt(bytes / 1e6, 1)} MB`,
-      `  kafka consumer    : ${fmtInt(kafkaEventsPerS)} events/s = ${fmtInt(perf.fetchMsgsPerS)} msgs/s x ${fmtInt(eventsPerMessage)}, ${fmt(perf.fetchMbPerS, 1)} MB/s (ConsumerPerformance, fetch time ${fmt(perf.seconds, 2)} s; with group join ${fmtInt(perf.msgsPerS * eventsPerMessage)} events/s)`,
+      ...perfs.map((x, i) => `  kafka consumer ${String(i + 1).padStart(2)} : ${fmtInt(x.fetchMsgsPerS * eventsPerMessage)} events/s = ${fmtInt(x.fetchMsgsPerS)} msgs/s x ${fmtInt(eventsPerMessage)}, ${fmt(x.fetchMbPerS, 1)} MB/s (ConsumerPerformance, fetch time ${fmt(x.seconds, 2)} s; with group join ${fmtInt(x.msgsPerS * eventsPerMessage)} events/s)`),
     ]
     for (const r of runs) {
       out.push(
-        `  processor ${r.label.padEnd(8)}: ${fmtInt(r.eventsPerS)} events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`})`,
+        `  processor ${r.label.padEnd(8)}${r.round > 0 ? ` #${r.round}` : ''}: ${fmtInt(r.eventsPerS)} events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`}; CPU ${fmt((r.cpu.all * 1e6) / r.counted, 2)} µs/event, main thread ${fmt((r.cpu.main * 1e6) / r.counted, 2)}; load average ${fmt(r.load[0], 2)} -> ${fmt(r.load[1], 2)})`,
       )
     }
-    out.push(`  ratio processor/kafka (raw off): ${fmt(main.eventsPerS / kafkaEventsPerS, 3)}`)
-    out.push(`  target: >= ${fmtInt(TARGET_EVENTS_PER_S)} events/s with raw storage off -> ${main.reached && main.eventsPerS >= TARGET_EVENTS_PER_S ? 'met' : 'NOT met'} (${fmt((100 * main.eventsPerS) / TARGET_EVENTS_PER_S, 0)}% of target)`)
+    const targets: Record<string, number> = { 'raw-on': TARGET_RAW_ON_EVENTS_PER_S, 'raw-off': TARGET_RAW_OFF_EVENTS_PER_S }
+    out.push(`  kafka consumer, median of ${perfs.length}: ${fmtInt(kafkaEventsPerS)} events/s`)
+    for (const [label] of conditions) {
+      const mine = runs.filter((r) => r.label === label)
+      const rates = mine.map((r) => r.eventsPerS)
+      const m = median(rates)
+      const complete = mine.every((r) => r.reached)
+      const cpu = median(mine.map((r) => (r.cpu.all * 1e6) / r.counted))
+      const mainCpu = median(mine.map((r) => (r.cpu.main * 1e6) / r.counted))
+      out.push(`  ${label.padEnd(7)}: median ${fmtInt(m)} events/s (min ${fmtInt(Math.min(...rates))}, max ${fmtInt(Math.max(...rates))}, ${rates.length} runs); CPU median ${fmt(cpu, 2)} µs/event (main thread ${fmt(mainCpu, 2)}); ratio to ConsumerPerformance ${fmt(m / kafkaEventsPerS, 3)}; target >= ${fmtInt(targets[label]!)} events/s -> ${!complete ? 'NOT judged: a run was incomplete' : m >= targets[label]! ? 'met' : 'NOT met'} (${fmt((100 * m) / targets[label]!, 0)}% of target)`)
+    }
     for (const r of runs) if (r.profile !== undefined) out.push(`  hot spots of the profiled run (${r.label}, ${fmtInt(r.eventsPerS)} events/s under the profiler):\n${r.profile}`)
+    for (const r of runs) out.push(`  engine of ${r.label}${r.round > 0 ? ` #${r.round}` : ''}:\n${engineLines(r.events, r.counted)}`)
+    for (const r of runs) if (r.perf !== undefined) out.push(`  native profile of ${r.label}${r.round > 0 ? ` #${r.round}` : ''} (${fmtInt(r.eventsPerS)} events/s under perf):\n${r.perf}`)
     process.stdout.write(out.join('\n') + '\n')
   })
 }

@@ -7,7 +7,7 @@
  */
 import type * as cog from '@grafana/grafana-foundation-sdk/cog'
 import { VizLegendOptionsBuilder, VizTooltipOptionsBuilder, ReduceDataOptionsBuilder, LegendDisplayMode, LegendPlacement, TooltipDisplayMode, SortOrder, BigValueGraphMode, BigValueColorMode, BigValueTextMode } from '@grafana/grafana-foundation-sdk/common'
-import { QueryVariableBuilder, RowBuilder, VariableRefresh, VariableSort, type DashboardBuilder, type Dashboard, type Panel, type RowPanel } from '@grafana/grafana-foundation-sdk/dashboard'
+import { DatasourceVariableBuilder, QueryVariableBuilder, RowBuilder, ThresholdsConfigBuilder, ThresholdsMode, VariableRefresh, VariableSort, type DashboardBuilder, type Dashboard, type Panel, type RowPanel, type Threshold } from '@grafana/grafana-foundation-sdk/dashboard'
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries'
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat'
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table'
@@ -17,6 +17,23 @@ import { BenchstreamError } from '../services/core/errors.js'
 
 /** Plugin id of grafana-clickhouse-datasource. */
 export const DATASOURCE_TYPE = 'grafana-clickhouse-datasource'
+
+/**
+ * The plugin version the queries are written for (deploy/docker-compose.yml
+ * pins it). Stored on every query: the plugin's editor migrates any query
+ * whose pluginVersion is missing or below 4.0.0 (src/data/migration.ts:176-181).
+ */
+export const PLUGIN_VERSION = '4.20.0'
+
+/**
+ * The Grafana release the panels are written for (deploy/docker-compose.yml
+ * pins the image). Stored on every panel: Grafana migrates and re-stamps a
+ * panel whose pluginVersion differs from the running one.
+ */
+export const GRAFANA_VERSION = '12.2.0'
+
+/** Name of the dashboards' datasource variable: every panel, query and variable reads `${datasource}`. */
+export const DATASOURCE_VARIABLE = 'datasource'
 
 /** Grafana unit ids. */
 export const UNITS = {
@@ -28,7 +45,21 @@ export const UNITS = {
   percent: 'percent',
   count: 'short',
   seconds: 's',
+  /** Failed operations per second (Grafana's custom-suffix unit): not "ops/s", which reads as throughput. */
+  errorRate: 'suffix: err/s',
+  /** Plain numbers (labels, ids) in tables. */
+  none: 'none',
 } as const
+
+/** A single base colour: Grafana's default thresholds (green, red above 80) would colour values that mean nothing of the sort. */
+export function neutralThresholds(color = 'text'): ThresholdsConfigBuilder {
+  return thresholds([{ value: null, color }])
+}
+
+/** Absolute thresholds; the first step's value is null (Grafana's -Infinity). */
+export function thresholds(steps: Threshold[]): ThresholdsConfigBuilder {
+  return new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps(steps)
+}
 
 /** sqlutil.FormatQueryOption: what the plugin's backend makes of the rows. */
 export const SQL_FORMAT = {
@@ -44,16 +75,8 @@ const QUERY_TYPE = { 0: 'timeseries', 1: 'table' } as const
 /** Refresh of the live dashboard: the processor flushes open windows about once a second. */
 export const LIVE_REFRESH = '5s'
 
-/**
- * Server-side cache counters by sampler source (services/driver/bindings/*:
- * sampleServerMetrics). Both are cumulative; PostgreSQL's blks_read are the
- * blocks that missed shared buffers.
- */
-export const SERVER_CACHE_COUNTERS = {
-  memory: { hits: 'cache_hits', misses: 'cache_misses' },
-  postgres: { hits: 'blks_hit', misses: 'blks_read' },
-  redis: { hits: 'keyspace_hits', misses: 'keyspace_misses' },
-} as const
+/** Server-side cache counters by sampler source: the same table the reports use. */
+export { SERVER_CACHE_COUNTERS } from '../services/core/reports/server-cache.js'
 
 /** YCSB's operation order, used to sort tables the way YCSB prints reports. */
 export const OPERATION_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE'] as const
@@ -61,7 +84,12 @@ export const OPERATION_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY
 export interface DashboardConfig {
   /** ClickHouse database holding Benchstream's tables (CLICKHOUSE_DATABASE). @default benchstream */
   database: string
-  /** uid of the grafana-clickhouse-datasource instance (deploy/grafana/provisioning/datasources/clickhouse.yaml). @default benchstream-clickhouse */
+  /**
+   * uid of the grafana-clickhouse-datasource instance selected at first in
+   * the dashboards' datasource variable (deploy/grafana/provisioning/datasources/clickhouse.yaml);
+   * where no datasource has it, Grafana selects the default one of the plugin's type.
+   * @default benchstream-clickhouse
+   */
   datasourceUid: string
 }
 
@@ -81,8 +109,19 @@ export interface DataSourceRef {
   uid: string
 }
 
-export function datasourceRef(cfg: DashboardConfig): DataSourceRef {
-  return { type: DATASOURCE_TYPE, uid: cfg.datasourceUid }
+/** The datasource of every panel, query and query variable: the one the datasource variable selects. */
+export function datasourceRef(_cfg: DashboardConfig): DataSourceRef {
+  return { type: DATASOURCE_TYPE, uid: `\${${DATASOURCE_VARIABLE}}` }
+}
+
+/** The datasource picker: any grafana-clickhouse-datasource instance, so an import needs no fixed uid. */
+export function datasourceVariable(cfg: DashboardConfig): DatasourceVariableBuilder {
+  return new DatasourceVariableBuilder(DATASOURCE_VARIABLE)
+    .label('ClickHouse')
+    .description('The grafana-clickhouse-datasource instance to read: a ClickHouse server with Benchstream\'s tables, or Benchstream\'s API at /clickhouse (embedded mode).')
+    .type(DATASOURCE_TYPE)
+    .regex('')
+    .current({ text: cfg.datasourceUid, value: cfg.datasourceUid })
 }
 
 /** A SQL-editor query of grafana-clickhouse-datasource (types/sql.ts CHSqlQuery), as stored in dashboard JSON. */
@@ -93,6 +132,7 @@ export interface ClickHouseSqlQuery extends cog.Dataquery {
   format: SqlFormat
   queryType: (typeof QUERY_TYPE)[SqlFormat]
   rawSql: string
+  pluginVersion: typeof PLUGIN_VERSION
 }
 
 /** The foundation SDK has no ClickHouse query builder; this one writes the plugin's query model. */
@@ -106,6 +146,7 @@ export class ClickHouseQueryBuilder implements cog.Builder<cog.Dataquery> {
       format,
       queryType: QUERY_TYPE[format],
       rawSql,
+      pluginVersion: PLUGIN_VERSION,
       // Marks the object as a dataquery for the SDK's types; JSON.stringify drops it.
       _implementsDataqueryVariant: () => undefined,
     }
@@ -165,7 +206,8 @@ export function queryVariable(cfg: DashboardConfig, name: string, label: string,
     .datasource(datasourceRef(cfg))
     .query(query)
     .definition(query)
-    .refresh(VariableRefresh.OnTimeRangeChanged)
+    // On every load, so a run started since appears in the picker (queried with the time range at load).
+    .refresh(VariableRefresh.OnDashboardLoad)
     .sort(VariableSort.Disabled)
 }
 
@@ -180,7 +222,7 @@ function tooltip(): VizTooltipOptionsBuilder {
 }
 
 export function timeseriesPanel(cfg: DashboardConfig, title: string, unit: string, description: string): TimeseriesPanelBuilder {
-  return new TimeseriesPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).legend(legend()).tooltip(tooltip()).lineWidth(1).fillOpacity(10).spanNulls(false).height(9).span(12)
+  return new TimeseriesPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).thresholds(neutralThresholds('green')).legend(legend()).tooltip(tooltip()).lineWidth(1).fillOpacity(10).spanNulls(false).height(9).span(12)
 }
 
 export function statPanel(cfg: DashboardConfig, title: string, unit: string, description: string): StatPanelBuilder {
@@ -189,6 +231,7 @@ export function statPanel(cfg: DashboardConfig, title: string, unit: string, des
     .description(description)
     .datasource(datasourceRef(cfg))
     .unit(unit)
+    .thresholds(neutralThresholds())
     .graphMode(BigValueGraphMode.None)
     .colorMode(BigValueColorMode.Value)
     .textMode(BigValueTextMode.Value)
@@ -198,17 +241,18 @@ export function statPanel(cfg: DashboardConfig, title: string, unit: string, des
     .span(4)
 }
 
+/** A table; its columns get their units by overrides, the rest are plain numbers. */
 export function tablePanel(cfg: DashboardConfig, title: string, description: string): TablePanelBuilder {
-  return new TablePanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).height(10).span(24)
+  return new TablePanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(UNITS.none).thresholds(neutralThresholds()).height(10).span(24)
 }
 
 export function barChartPanel(cfg: DashboardConfig, title: string, unit: string, xField: string, description: string): BarChartPanelBuilder {
-  return new BarChartPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).xField(xField).legend(legend().calcs([])).tooltip(tooltip()).height(9).span(12)
+  return new BarChartPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).thresholds(neutralThresholds('green')).xField(xField).legend(legend().calcs([])).tooltip(tooltip()).height(9).span(12)
 }
 
 /** Trend: a line chart over a numeric x field instead of time (runs aligned on seconds since their start). */
 export function trendPanel(cfg: DashboardConfig, title: string, unit: string, xField: string, description: string): TrendPanelBuilder {
-  return new TrendPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).xField(xField).legend(legend()).tooltip(tooltip()).lineWidth(1).height(9).span(12)
+  return new TrendPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).thresholds(neutralThresholds('green')).xField(xField).legend(legend()).tooltip(tooltip()).lineWidth(1).height(9).span(12)
 }
 
 /** A field override that draws one series as a dashed reference line. */
@@ -234,12 +278,15 @@ export function withSections(d: DashboardBuilder, sections: ReadonlyArray<readon
 }
 
 /**
- * Gives every panel and row a stable id (1, 2, ... in layout order) and
- * checks that each panel queries the configured datasource; Grafana needs
- * ids for links and the SDK leaves them unset.
+ * Gives every panel and row a stable id (1, 2, ... in layout order), stamps
+ * panels with the Grafana version they are written for, makes every variable
+ * refresh on load, and checks that each panel reads the datasource variable
+ * with explicit units and thresholds; Grafana needs ids for links and the
+ * SDK leaves them unset.
  */
 export function finishDashboard(d: Dashboard, cfg: DashboardConfig): Dashboard {
   let id = 0
+  const ds = datasourceRef(cfg).uid
   const visit = (p: Panel | RowPanel): void => {
     p.id = ++id
     if (p.type === 'row') {
@@ -247,8 +294,15 @@ export function finishDashboard(d: Dashboard, cfg: DashboardConfig): Dashboard {
       return
     }
     const panel = p as Panel
-    if (panel.datasource?.uid !== cfg.datasourceUid) throw new BenchstreamError('BS_ERR_CONFIG', `panel ${JSON.stringify(panel.title)} of dashboard ${d.uid ?? ''} has no datasource ${cfg.datasourceUid}`)
+    panel.pluginVersion = GRAFANA_VERSION
+    const where = `panel ${JSON.stringify(panel.title)} of dashboard ${d.uid ?? ''}`
+    if (panel.datasource?.uid !== ds) throw new BenchstreamError('BS_ERR_CONFIG', `${where} has no datasource ${ds}`)
+    const defaults = panel.fieldConfig?.defaults
+    if (defaults?.unit === undefined || (defaults.thresholds?.steps ?? []).length === 0) throw new BenchstreamError('BS_ERR_CONFIG', `${where} needs an explicit unit and thresholds`)
   }
   for (const p of d.panels ?? []) visit(p)
+  const variables = d.templating.list ?? []
+  if (variables[0]?.name !== DATASOURCE_VARIABLE) throw new BenchstreamError('BS_ERR_CONFIG', `dashboard ${d.uid ?? ''} must start with the ${DATASOURCE_VARIABLE} variable`)
+  for (const v of variables) if (v.type === 'query' || v.type === 'datasource') v.refresh = VariableRefresh.OnDashboardLoad
   return d
 }

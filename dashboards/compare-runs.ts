@@ -6,7 +6,7 @@
  * run report (services/adapters/clickhouse/read-model.ts runReport).
  */
 import { CustomVariableBuilder, DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { finishDashboard, indentTail, OPERATION_ORDER, runVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import { datasourceVariable, finishDashboard, indentTail, OPERATION_ORDER, runVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
 
 export const COMPARE_RUNS_UID = 'benchstream-compare'
 
@@ -66,11 +66,12 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
     ['avg_us', UNITS.latency],
     ['p95_us', UNITS.latency],
     ['p99_us', UNITS.latency],
+    ['intended_p99_us', UNITS.latency],
   ] as const
   const picks = metrics.flatMap(([m]) => [`anyIf(${m}, run_id = ${BASELINE}) AS b_${m}`, `anyIf(${m}, run_id = ${CANDIDATE}) AS c_${m}`]).join(',\n')
   const columns = metrics.flatMap(([m]) => [`b_${m} AS baseline_${m}`, `c_${m} AS candidate_${m}`, `(c_${m} - b_${m}) / nullIf(b_${m}, 0) * 100 AS ${m}_change_pct`]).join(',\n')
   const order = `[${OPERATION_ORDER.map((o) => `'${o}'`).join(', ')}]`
-  const table = tablePanel(cfg, 'Per measurement: baseline vs candidate', 'Whole runs (not limited by the time range). Throughput = operations / run time, the run time being the drivers\' own (else the span of the events), as in the run report; latencies from merged histograms. Measurements follow YCSB: READ is the successful reads, READ-FAILED the others. Change % is (candidate - baseline) / baseline.')
+  const table = tablePanel(cfg, 'Per measurement: baseline vs candidate', 'Whole runs (not limited by the time range). Throughput = operations / run time, the run time being the drivers\' own (else the span of the events), as in the run report; latencies from merged histograms. Measurements follow YCSB: READ is the successful reads, READ-FAILED the others. intended p99 is latency from the scheduled start (-target runs; equal to the measured one otherwise), beside the measured p99. Change % is (candidate - baseline) / baseline.')
     .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
       SELECT measurement,
              ${indentTail(columns, 13)}
@@ -84,19 +85,22 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
                      toNullable(m.operations * 1000 / rt.runtime_ms) AS ops_per_s,
                      toNullable(m.avg_us) AS avg_us,
                      toNullable(m.p95_us) AS p95_us,
-                     toNullable(m.p99_us) AS p99_us
+                     toNullable(m.p99_us) AS p99_us,
+                     toNullable(m.intended_p99_us) AS intended_p99_us
               FROM
               (
                   SELECT run_id, if(status = 'OK', op, concat(op, '-FAILED')) AS measurement,
                          sum(count) AS operations, sum(sum_us) / sum(count) AS avg_us,
-                         bs_quantile(0.95, sumMap(hist)) AS p95_us, bs_quantile(0.99, sumMap(hist)) AS p99_us
+                         bs_quantile(0.95, sumMap(hist)) AS p95_us, bs_quantile(0.99, sumMap(hist)) AS p99_us,
+                         bs_quantile(0.99, sumMap(intended_hist)) AS intended_p99_us
                   FROM ${windows}
                   WHERE run_id IN ${both}
                   GROUP BY run_id, measurement
                   UNION ALL
                   SELECT run_id, 'OVERALL' AS measurement,
                          sum(count) AS operations, sum(sum_us) / sum(count) AS avg_us,
-                         bs_quantile(0.95, sumMap(hist)) AS p95_us, bs_quantile(0.99, sumMap(hist)) AS p99_us
+                         bs_quantile(0.95, sumMap(hist)) AS p95_us, bs_quantile(0.99, sumMap(hist)) AS p99_us,
+                         bs_quantile(0.99, sumMap(intended_hist)) AS intended_p99_us
                   FROM ${windows}
                   WHERE run_id IN ${both}
                   GROUP BY run_id
@@ -131,8 +135,11 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
     .editable()
     .timezone('browser')
     .tooltip(DashboardCursorSync.Crosshair)
-    .time({ from: 'now-7d', to: 'now' })
+    // The range only chooses the runs the pickers list (the panels take whole runs,
+    // aligned on their start): the last day's runs by default, widen it for older ones.
+    .time({ from: 'now-24h', to: 'now' })
     .annotations([])
+    .withVariable(datasourceVariable(cfg))
     .withVariable(runVariable(cfg, 'baseline', 'Baseline', 'Runs active in the time range, newest first.'))
     .withVariable(runVariable(cfg, 'candidate', 'Candidate', 'Runs active in the time range, newest first.'))
     .withVariable(

@@ -13,10 +13,11 @@ import { BenchstreamError } from '../services/core/errors.js'
 import { dashboardConfig, type DashboardConfig } from './common.js'
 import { compareRunsDashboard } from './compare-runs.js'
 import { liveRunDashboard } from './live-run.js'
+import { profilesDashboard } from './profiles.js'
 import { sweepDashboard } from './sweep.js'
 
 /** Every dashboard, in the order they are written. */
-export const DASHBOARDS = [liveRunDashboard, compareRunsDashboard, sweepDashboard] as const
+export const DASHBOARDS = [liveRunDashboard, compareRunsDashboard, sweepDashboard, profilesDashboard] as const
 
 export interface GeneratedDashboard {
   uid: string

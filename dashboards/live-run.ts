@@ -6,7 +6,7 @@
  * stat row summarises the run within it.
  */
 import { DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { dashedLine, finishDashboard, LIVE_REFRESH, queryVariable, RATE_DIVISOR, runVariable, SERVER_CACHE_COUNTERS, sql, SQL_FORMAT, sqlTarget, statPanel, timeseriesPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import { dashedLine, datasourceVariable, finishDashboard, LIVE_REFRESH, queryVariable, RATE_DIVISOR, runVariable, SERVER_CACHE_COUNTERS, sql, SQL_FORMAT, sqlTarget, statPanel, thresholds, timeseriesPanel, UNITS, withSections, type DashboardConfig } from './common.js'
 
 export const LIVE_RUN_UID = 'benchstream-live'
 
@@ -42,14 +42,19 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
       SELECT if(sum(count) = 0, NULL, bs_quantile(0.99, sumMap(hist))) AS p99_us
       FROM ${windows}
       WHERE ${where}`),
+    stat('Intended p99', UNITS.latency, 'p99 of intended latency (from each operation\'s scheduled start, -target runs): beside the measured p99, the wait behind a slow operation that measured latency leaves out (coordinated omission). Equal to the measured p99 when unthrottled.', sql`
+      SELECT if(sum(count) = 0, NULL, bs_quantile(0.99, sumMap(intended_hist))) AS intended_p99_us
+      FROM ${windows}
+      WHERE ${where}`),
     stat('Cache-hit ratio', UNITS.ratio, 'hits / (hits + misses) as the client saw them; empty when the binding cannot tell.', sql`
       SELECT sum(cache_hits) / nullIf(sum(cache_hits) + sum(cache_misses), 0) AS hit_ratio
       FROM ${windows}
       WHERE ${where}`),
-    stat('Errors', UNITS.count, 'Operations whose status was not OK.', sql`
+    stat('Errors', UNITS.count, 'Operations whose status was not OK (red from the first one).', sql`
       SELECT sum(errors) AS errors
       FROM ${windows}
-      WHERE ${where}`),
+      WHERE ${where}`)
+      .thresholds(thresholds([{ value: null, color: 'green' }, { value: 1, color: 'red' }])),
     stat('Clients', UNITS.count, 'Driver clients that announced the run.', sql`
       SELECT clients
       FROM ${db}.runs
@@ -162,7 +167,7 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
   ]
 
   const errors = [
-    timeseriesPanel(cfg, 'Errors per second by status', UNITS.throughput, 'Operations per second that ended in each non-OK status (selected operations).')
+    timeseriesPanel(cfg, 'Errors per second by status', UNITS.errorRate, 'Failed operations per second by status (selected operations): operations that ended in each non-OK status.')
       .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
         SELECT ${bucket} AS time, status, sum(count) / ${RATE_DIVISOR} AS errors_per_s
         FROM ${windows}
@@ -184,6 +189,7 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
     .time({ from: 'now-15m', to: 'now' })
     .refresh(LIVE_REFRESH)
     .annotations([])
+    .withVariable(datasourceVariable(cfg))
     .withVariable(runVariable(cfg, 'run', 'Run', 'Runs active in the time range, newest first.'))
     .withVariable(
       queryVariable(cfg, 'op', 'Operation', 'Operations of the run.', sql`
@@ -195,7 +201,8 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
         .includeAll(true),
     )
   withSections(builder, [
-    ['Run so far (within the time range)', stats],
+    // One row of stats: 24 grid columns shared evenly.
+    ['Run so far (within the time range)', stats.map((p) => p.span(Math.floor(24 / stats.length)))],
     ['Throughput', throughput],
     ['Latency', latency],
     ['Cache', cache],

@@ -5,7 +5,7 @@
  * those active in the time range; each run counts whole.
  */
 import { DashboardBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { barChartPanel, finishDashboard, indentTail, queryVariable, runsInRangeWhere, sql, SQL_FORMAT, sqlTarget, tablePanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import { barChartPanel, datasourceVariable, finishDashboard, indentTail, queryVariable, runsInRangeWhere, sql, SQL_FORMAT, sqlTarget, tablePanel, UNITS, withSections, type DashboardConfig } from './common.js'
 
 export const SWEEP_UID = 'benchstream-sweep'
 
@@ -76,8 +76,11 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     .tags(['benchstream'])
     .editable()
     .timezone('browser')
-    .time({ from: 'now-7d', to: 'now' })
+    // The range chooses the runs of the sweep (each counts whole): a sweep is usually run
+    // in one sitting, so the last day's by default; widen it for a sweep spread over days.
+    .time({ from: 'now-24h', to: 'now' })
     .annotations([])
+    .withVariable(datasourceVariable(cfg))
     .withVariable(
       queryVariable(cfg, 'label', 'Label', 'Label keys of the runs active in the time range.', sql`
         SELECT DISTINCT arrayJoin(mapKeys(labels)) AS label

@@ -14,7 +14,7 @@ import { OPERATIONS } from './events.v1.js'
 export const ALERT_RULES_VERSION = 1
 export const SEVERITIES = ['critical', 'warning', 'info'] as const
 export type Severity = (typeof SEVERITIES)[number]
-export const RULE_TYPES = ['below_target', 'drop_vs_baseline', 'error_rate', 'no_data'] as const
+export const RULE_TYPES = ['below_target', 'drop_vs_baseline', 'error_rate', 'no_data', 'vs_baseline'] as const
 export type RuleType = (typeof RULE_TYPES)[number]
 export const BASELINE_METHODS = ['median', 'mean'] as const
 export type BaselineMethod = (typeof BASELINE_METHODS)[number]
@@ -101,15 +101,47 @@ export const NoDataRule = Type.Object({
 }, { additionalProperties: false })
 export type NoDataRule = Static<typeof NoDataRule>
 
+export const BASELINE_FIGURES = ['throughput', 'p99'] as const
+export type BaselineFigure = (typeof BASELINE_FIGURES)[number]
+
+/**
+ * Live comparison with a baseline run or group (`benchstream run --baseline
+ * <run|group:NAME>`, label `baseline`): each complete window of the
+ * candidate, per operation, against the baseline's window at the same
+ * offset from its run's start (the median over the baseline's runs). The
+ * baseline's own window-to-window noise sets the bar: sigma = 1.4826 x the
+ * median absolute difference between consecutive windows of a baseline run
+ * (the standard deviation of a difference of two windows, robust to
+ * outliers); a window is bad when throughput is below, or p99 above, the
+ * baseline's by more than `sigmas` x sigma and by more than `minPercent` %,
+ * and `windows` bad windows in a row fire. Runs without a baseline are not
+ * checked; there is no Prometheus twin (Prometheus has no baseline run).
+ */
+export const VsBaselineRule = Type.Object({
+  type: Type.Literal('vs_baseline'),
+  ...common,
+  figures: Type.Optional(Type.Array(literals(BASELINE_FIGURES, `one of ${BASELINE_FIGURES.join(', ')}`), { minItems: 1, uniqueItems: true, description: 'figures compared: throughput and/or p99 (default both)' })),
+  sigmas: Type.Optional(Type.Number({ minimum: 1, maximum: 100, description: 'how many of the baseline\'s noise (sigma) a difference must exceed, 1 to 100 (default 4)' })),
+  minPercent: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1000, description: 'smallest difference in percent of the baseline that counts, greater than 0 and less than 1000 (default 10)' })),
+  /** Windows (of the baseline or the candidate) with fewer operations have no p99 worth judging. */
+  minOps: Type.Optional(Type.Integer({ minimum: 1, description: 'an integer of at least 1 (default 20): fewer operations in a window and its p99 is not judged' })),
+  windows: windows('consecutive windows beyond the baseline before it fires'),
+  resolveWindows,
+  warmupWindows,
+  ops,
+}, { additionalProperties: false })
+export type VsBaselineRule = Static<typeof VsBaselineRule>
+
 /** Per-type schemas, for validating one rule against the schema its `type` names. */
 export const RULE_SCHEMAS = {
   below_target: BelowTargetRule,
   drop_vs_baseline: DropVsBaselineRule,
   error_rate: ErrorRateRule,
   no_data: NoDataRule,
+  vs_baseline: VsBaselineRule,
 } as const
 
-export const AlertRule = Type.Union([BelowTargetRule, DropVsBaselineRule, ErrorRateRule, NoDataRule])
+export const AlertRule = Type.Union([BelowTargetRule, DropVsBaselineRule, ErrorRateRule, NoDataRule, VsBaselineRule])
 export type AlertRule = Static<typeof AlertRule>
 
 export const AlertRulesFile = Type.Object({

@@ -2,7 +2,7 @@
  * HTTP API shapes, version 1 (JSON Schema via TypeBox; the TypeScript types
  * are derived from the same objects). Served under /api/v1.
  */
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 
 /** Largest time accepted in a query parameter: 2100-01-01, ms since the epoch. */
 const MAX_EPOCH_MS = 4_102_444_800_000
@@ -22,16 +22,46 @@ export const TimelineQuery = Type.Object({
 })
 export type TimelineQuery = Static<typeof TimelineQuery>
 
+/** A label selector term: `key=value`, the key as a label key (ID rule), the value at most 256 characters. */
+const LABEL_TERM = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}=.{0,256}$'
+const GROUP_NAME = { pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'a group name: 1-64 characters from A-Z a-z 0-9 . _ : -, starting with a letter or digit' }
+
+/** Unknown parameters are refused (a misspelt filter must not silently list every run). */
 export const RunsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-})
+  group: Type.Optional(Type.String(GROUP_NAME)),
+  label: Type.Optional(Type.Array(Type.String({ pattern: LABEL_TERM, description: 'key=value: runs whose label key has exactly this value' }), { maxItems: 32, description: 'label filters, all must match (repeat the parameter: label=version=1.2&label=host=a)' })),
+}, { additionalProperties: false })
 export type RunsQuery = Static<typeof RunsQuery>
 
+/**
+ * One side of a comparison: a run id, `group:NAME` (a group of repetitions),
+ * or a selector `key=value[,key=value...]` over labels (and `workload=`,
+ * `group=`), e.g. `version=0.98.0,workload=e`.
+ */
+const SIDE = (what: string) => Type.String({ minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9][^&]*$', description: `the ${what}: a run id, group:NAME, or key=value[,key=value...] (labels, workload, group)` })
+
 export const CompareQuery = Type.Object({
-  baseline: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id of the baseline (e.g. release A)' }),
-  candidate: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id of the candidate (e.g. release B)' }),
-})
+  baseline: SIDE('baseline (release A)'),
+  candidate: SIDE('candidate (release B)'),
+  alpha: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'significance level, greater than 0 and less than 1 (default 0.05)' })),
+  minEffect: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1, description: 'smallest relative change called a regression or improvement, 0 to below 1 (default 0.01 = 1 %)' })),
+  force: Type.Optional(Type.Boolean({ description: 'compare even when the setups differ (the differences are listed)' })),
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('markdown'), Type.Literal('text')], { description: 'json (default), markdown or text (the terminal table)' })),
+}, { additionalProperties: false })
 export type CompareQuery = Static<typeof CompareQuery>
+
+export const FIGURE_KEYS = ['throughput', 'avg', 'p50', 'p95', 'p99', 'p99.9', 'max', 'error_rate', 'cache_hit_ratio', 'server_cache_hit_ratio'] as const
+export type FigureKey = (typeof FIGURE_KEYS)[number]
+
+export const HistoryQuery = Type.Object({
+  label: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'the label that orders the series, e.g. version (natural order: 0.98.10 after 0.98.9)' }),
+  workload: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'only runs of this workload (workloade, or e)' })),
+  op: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z-]{0,31}$', description: 'operation (READ, SCAN, ...) or OVERALL (default)' })),
+  figure: Type.Optional(Type.Enum(['throughput', 'avg', 'p50', 'p95', 'p99', 'p99.9', 'max', 'error_rate', 'cache_hit_ratio'], { description: 'throughput (default), avg, p50, p95, p99, p99.9, max, error_rate, cache_hit_ratio' })),
+  filter: Type.Optional(Type.Array(Type.String({ pattern: LABEL_TERM }), { maxItems: 32, description: 'more label filters key=value (repeatable)' })),
+}, { additionalProperties: false })
+export type HistoryQuery = Static<typeof HistoryQuery>
 
 export const SqlBody = Type.Object(
   {
@@ -97,6 +127,15 @@ export const RunInfo = Type.Object({
   runtime_ms: Type.Number(),
   /** The run's window length, registered by the first processor that saw it; null before any data. */
   window_ms: Type.Union([Type.Integer(), Type.Null()]),
+  /** Group of repeated runs this one belongs to ('' for none) and its repetition (0 for none). */
+  group_id: Type.String(),
+  repeat: Type.Integer(),
+  /** The workload properties the run used, as its first client announced them. */
+  properties: Type.Record(Type.String(), Type.String()),
+  /** Largest delay of an operation's start behind its schedule over all clients, ms (0 when unthrottled). */
+  schedule_lag_max_ms: Type.Number(),
+  /** Times a client fell behind its schedule by more than its bound; above 0 the run did not hold its target. */
+  behind_schedule_episodes: Type.Integer(),
 })
 export type RunInfo = Static<typeof RunInfo>
 
@@ -106,6 +145,13 @@ export const RunReport = Type.Object({
   run: Type.Optional(RunInfo),
   /** Per operation: cache hit ratio (hits / (hits + misses)), null when unknown. */
   cacheHitRatio: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()])),
+  /** The datastore's own cache counters over the run, per sampler source (redis, postgres, hbase, ...): growth summed over clients. */
+  serverCache: Type.Array(Type.Object({
+    source: Type.String(),
+    hits: Type.Number(),
+    misses: Type.Number(),
+    ratio: Type.Union([Type.Number(), Type.Null()]),
+  })),
   /** Events the drivers said they sent (from their end records) vs. events counted into windows. */
   completeness: Type.Object({ sent: Type.Union([Type.Integer(), Type.Null()]), counted: Type.Integer(), undelivered: Type.Integer() }),
   lateEvents: Type.Integer(),
@@ -122,31 +168,319 @@ export const TimelinePoint = Type.Object({
   errors: Type.Number(),
   p50: Type.Number(),
   p99: Type.Number(),
+  /** p99 of intended latency (from the scheduled start; equal to p99's basis when unthrottled). */
+  intendedP99: Type.Number(),
   hits: Type.Integer(),
   misses: Type.Integer(),
 })
 export type TimelinePoint = Static<typeof TimelinePoint>
 
-const ComparisonSide = Type.Object({
-  throughputOpsPerSec: Type.Number(),
-  averageLatencyUs: Type.Number(),
-  /** null where the figure is undefined (OVERALL has no merged percentile). */
-  p95LatencyUs: Type.Union([Type.Number(), Type.Null()]),
-  p99LatencyUs: Type.Union([Type.Number(), Type.Null()]),
-})
-export type ComparisonSide = Static<typeof ComparisonSide>
 
-const Change = Type.Union([Type.Number(), Type.Null()])
-export const Comparison = Type.Object({
-  baseline: Type.String(),
-  candidate: Type.String(),
-  rows: Type.Array(Type.Object({
-    /** Measurement name (READ, READ-FAILED, ...) or OVERALL. */
-    name: Type.String(),
-    baseline: Type.Union([ComparisonSide, Type.Null()]),
-    candidate: Type.Union([ComparisonSide, Type.Null()]),
-    /** Change of candidate against baseline in percent (null when either side is missing or zero). */
-    changePercent: Type.Object({ throughput: Change, averageLatency: Change, p95Latency: Change, p99Latency: Change }),
-  })),
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+
+/**
+ * One operation of a run (or OVERALL) as its report computes it, from the
+ * ClickHouse view `run_op_figures`: percentiles from the merged histogram.
+ * Latencies are over successful calls, in µs; ops/s of an operation counts
+ * its successful calls, OVERALL every call (YCSB's [OVERALL] Throughput).
+ */
+export const OpFigures = Type.Object({
+  op: Type.String(),
+  operations: Type.Integer(),
+  errors: Type.Integer(),
+  opsPerSec: Type.Number(),
+  errorRate: Nullable(Type.Number()),
+  avgUs: Nullable(Type.Number()),
+  minUs: Nullable(Type.Number()),
+  maxUs: Nullable(Type.Number()),
+  p50Us: Nullable(Type.Number()),
+  p90Us: Nullable(Type.Number()),
+  p95Us: Nullable(Type.Number()),
+  p99Us: Nullable(Type.Number()),
+  p999Us: Nullable(Type.Number()),
+  p9999Us: Nullable(Type.Number()),
+  /** Client-side hits / (hits + misses); null when the binding did not say. */
+  cacheHitRatio: Nullable(Type.Number()),
 })
-export type Comparison = Static<typeof Comparison>
+export type OpFigures = Static<typeof OpFigures>
+
+/** A run's figures per operation (OVERALL included) and the datastore's own cache-hit ratio per sampler source. */
+export const RunFigures = Type.Object({
+  runId: Type.String(),
+  runtimeMs: Type.Number(),
+  ops: Type.Array(OpFigures),
+  serverCache: Type.Array(Type.Object({ source: Type.String(), ratio: Nullable(Type.Number()) })),
+})
+export type RunFigures = Static<typeof RunFigures>
+
+/** One window of a run and operation (view `op_window_figures`): tS is its offset from the run's first window, seconds. */
+export const WindowFigures = Type.Object({
+  runId: Type.String(),
+  tS: Type.Number(),
+  op: Type.String(),
+  windowMs: Type.Integer(),
+  operations: Type.Integer(),
+  errors: Type.Integer(),
+  opsPerSec: Type.Number(),
+  errorRate: Nullable(Type.Number()),
+  avgUs: Nullable(Type.Number()),
+  maxUs: Nullable(Type.Number()),
+  p50Us: Nullable(Type.Number()),
+  p95Us: Nullable(Type.Number()),
+  p99Us: Nullable(Type.Number()),
+  p999Us: Nullable(Type.Number()),
+  cacheHitRatio: Nullable(Type.Number()),
+})
+export type WindowFigures = Static<typeof WindowFigures>
+
+const VERDICTS = ['regression', 'improvement', 'no significant change', 'insufficient data', 'at target', 'below target'] as const
+
+/** One side of one compared figure. */
+const ComparedSide = Type.Object({
+  /** Median over the side's runs of each run's figure (each from its own merged histogram); null when no run has it. */
+  center: Nullable(Type.Number()),
+  /** Every run's figure lies within ± this many percent of the center; null with one run or a zero center. */
+  spreadPercent: Nullable(Type.Number()),
+  /** Each run's figure, in the order of the side's runs. */
+  values: Type.Array(Nullable(Type.Number())),
+  /** Samples the test used: runs, or windows over all runs. */
+  n: Type.Integer(),
+})
+
+export const ComparedFigure = Type.Object({
+  workload: Type.String(),
+  /** An operation, or OVERALL. */
+  op: Type.String(),
+  figure: Type.Enum([...FIGURE_KEYS]),
+  /** `READ p99 (µs)`, `OVERALL throughput (ops/s)`. */
+  label: Type.String(),
+  direction: Type.Union([Type.Literal('higher-is-better'), Type.Literal('lower-is-better')]),
+  baseline: ComparedSide,
+  candidate: ComparedSide,
+  /** Change of the centers, percent; null when either is missing or the baseline's is 0. */
+  changePercent: Nullable(Type.Number()),
+  verdict: Type.Enum([...VERDICTS]),
+  samples: Type.Union([Type.Literal('repetitions'), Type.Literal('windows'), Type.Literal('none')]),
+  /** mann-whitney-u-exact, welch-t, circular-block-bootstrap, none. */
+  method: Type.String(),
+  pValue: Nullable(Type.Number()),
+  /** Benjamini-Hochberg adjusted p-value over every tested figure of the comparison: what the verdict uses. */
+  adjustedPValue: Nullable(Type.Number()),
+  /** Relative change the test is about (medians or means of the samples), percent. */
+  effectPercent: Nullable(Type.Number()),
+  ci: Nullable(Type.Object({ level: Type.Number(), low: Type.Number(), high: Type.Number() })),
+  note: Nullable(Type.String()),
+  reason: Type.String(),
+})
+export type ComparedFigure = Static<typeof ComparedFigure>
+
+const SideThrottle = Type.Object({
+  status: Type.Union([Type.Literal('unthrottled'), Type.Literal('at target'), Type.Literal('below target')]),
+  target: Nullable(Type.Number()),
+  runs: Type.Integer(),
+  runsBelow: Type.Integer(),
+  medianRatio: Nullable(Type.Number()),
+  shortfallPercent: Nullable(Type.Number()),
+})
+
+const CompareSide = Type.Object({
+  /** What was asked for: a run id, group:NAME or a selector. */
+  ref: Type.String(),
+  runs: Type.Array(Type.String()),
+  groups: Type.Array(Type.String()),
+  workloads: Type.Array(Type.String()),
+})
+
+/** Release A vs release B: GET /api/v1/compare, `benchstream compare --format json`. */
+export const ReleaseComparison = Type.Object({
+  baseline: CompareSide,
+  candidate: CompareSide,
+  alpha: Type.Number(),
+  minEffect: Type.Number(),
+  /** Figures whose p-values were adjusted together (Benjamini-Hochberg). */
+  tests: Type.Integer(),
+  comparable: Type.Boolean(),
+  /** Compared although not comparable (--force). */
+  forced: Type.Boolean(),
+  /** Settings that differ between the sides or among one side's runs (workload-prefixed when several are compared). */
+  differences: Type.Array(Type.Object({
+    name: Type.String(),
+    baseline: Type.Array(Type.String()),
+    candidate: Type.Array(Type.String()),
+    where: Type.Array(Type.String()),
+  })),
+  /** Workload pairs compared; a workload only one side ran is listed in unpaired. */
+  workloads: Type.Array(Type.Object({
+    baseline: Type.String(),
+    candidate: Type.String(),
+    baselineRuns: Type.Array(Type.String()),
+    candidateRuns: Type.Array(Type.String()),
+    throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
+  })),
+  unpaired: Type.Array(Type.String()),
+  figures: Type.Array(ComparedFigure),
+  summary: Type.Object({
+    regressions: Type.Integer(),
+    improvements: Type.Integer(),
+    unchanged: Type.Integer(),
+    insufficient: Type.Integer(),
+    atTarget: Type.Integer(),
+    belowTarget: Type.Integer(),
+  }),
+  /** CPU profile frame share changes when both sides have profiles; null until that hook is wired. */
+  profiles: Nullable(Type.Array(Type.Object({ frame: Type.String(), baselineShare: Type.Number(), candidateShare: Type.Number() }))),
+})
+export type ReleaseComparison = Static<typeof ReleaseComparison>
+
+/** A figure over a label-ordered series of runs (benchstream history, GET /api/v1/history). */
+export const ReleaseHistory = Type.Object({
+  label: Type.String(),
+  workload: Nullable(Type.String()),
+  op: Type.String(),
+  figure: Type.String(),
+  points: Type.Array(Type.Object({
+    value: Type.String(),
+    runs: Type.Array(Type.String()),
+    /** Each run's figure. */
+    values: Type.Array(Nullable(Type.Number())),
+    /** Median of the runs' figures; null when none has it. */
+    center: Nullable(Type.Number()),
+    /** Change from the previous point, percent. */
+    changePercent: Nullable(Type.Number()),
+  })),
+  changePoints: Type.Array(Type.Object({
+    /** Index in points of the first point after the change. */
+    index: Type.Integer(),
+    value: Type.String(),
+    pValue: Type.Number(),
+    meanBefore: Type.Number(),
+    meanAfter: Type.Number(),
+    changePercent: Nullable(Type.Number()),
+  })),
+  /** Why no change point could be looked for, when so (too few points). */
+  note: Nullable(Type.String()),
+})
+export type ReleaseHistory = Static<typeof ReleaseHistory>
+
+// ---------------------------------------------------------------- live view (GET /, Server-Sent Events)
+
+const NullableNumber = Type.Union([Type.Number(), Type.Null()])
+
+export const LiveQuery = Type.Object({
+  baseline: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'a second run whose throughput and p99 are overlaid, aligned on seconds since each run\'s start' })),
+})
+export type LiveQuery = Static<typeof LiveQuery>
+
+/**
+ * One operation in one complete window, merged over clients and partitions.
+ * Latencies in µs over the operation's OK calls (YCSB's measurement of that
+ * name), from the merged histogram: null when none succeeded in the window.
+ */
+export const LiveOpWindow = Type.Object({
+  /** Calls of every status. */
+  operations: Type.Integer(),
+  /** Calls that returned OK: what the latencies describe. */
+  ok: Type.Integer(),
+  p50: NullableNumber,
+  p95: NullableNumber,
+  p99: NullableNumber,
+  p999: NullableNumber,
+  max: NullableNumber,
+  /** p99 from the intended start (the schedule), corrected for coordinated omission. */
+  intendedP99: NullableNumber,
+  cacheHits: Type.Integer(),
+  cacheMisses: Type.Integer(),
+})
+export type LiveOpWindow = Static<typeof LiveOpWindow>
+
+/** One complete window of a run. Counts are per window: divide by the window length for rates. */
+export const LiveWindow = Type.Object({
+  /** Window start, ms since the epoch. */
+  t: Type.Integer(),
+  ops: Type.Record(Type.String(), LiveOpWindow),
+  /** Calls per status, all operations (OK included). */
+  statuses: Type.Record(Type.String(), Type.Integer()),
+  /** Calls per driver client. */
+  clients: Type.Record(Type.String(), Type.Integer()),
+  /** Datastore-side cache-hit ratio per source: Δhits / (Δhits + Δmisses) of its cumulative counters; null when no sample fell into the window. */
+  serverCacheHit: Type.Record(Type.String(), NullableNumber),
+})
+export type LiveWindow = Static<typeof LiveWindow>
+
+/** An operation over every complete window so far, from the merged histogram (the same rule as the run's report). */
+export const LiveOpSummary = Type.Object({
+  /** OK calls (YCSB's `[READ], Operations`). */
+  operations: Type.Integer(),
+  /** Calls with any other status (`[READ-FAILED]`). */
+  failed: Type.Integer(),
+  averageUs: NullableNumber,
+  minUs: NullableNumber,
+  maxUs: NullableNumber,
+  p50: NullableNumber,
+  p95: NullableNumber,
+  p99: NullableNumber,
+  p999: NullableNumber,
+  intendedP99: NullableNumber,
+  /** Client-side: hits / (hits + misses) as the binding reported them; null when unknown. */
+  cacheHitRatio: NullableNumber,
+  cacheHits: Type.Integer(),
+  cacheMisses: Type.Integer(),
+})
+export type LiveOpSummary = Static<typeof LiveOpSummary>
+
+export const LiveSummary = Type.Object({
+  /** Calls of every operation and status in the complete windows. */
+  operations: Type.Integer(),
+  byOp: Type.Record(Type.String(), LiveOpSummary),
+  byStatus: Type.Record(Type.String(), Type.Integer()),
+  /** Datastore-side hit ratio per source over the same windows. */
+  serverCacheHit: Type.Record(Type.String(), NullableNumber),
+})
+export type LiveSummary = Static<typeof LiveSummary>
+
+/** Where complete data ends. */
+export const LiveFrontier = Type.Object({
+  /** Windows starting before this (ms) are complete and sent; null before the run has data. */
+  completeBeforeMs: Type.Union([Type.Integer(), Type.Null()]),
+  /** Start of the newest window holding any data (ms): it and those before it back to completeBeforeMs are still filling. */
+  newestWindowMs: Type.Union([Type.Integer(), Type.Null()]),
+  /** The run has ended and every window, the last one included, has been sent: nothing more will come. */
+  final: Type.Boolean(),
+})
+export type LiveFrontier = Static<typeof LiveFrontier>
+
+/** Everything the page needs for one run: the first message of a stream (and again after a rebuild). */
+export const LiveSnapshot = Type.Object({
+  run: RunInfo,
+  /** The run's window length, ms; null before it has data. */
+  windowMs: Type.Union([Type.Integer(), Type.Null()]),
+  /** The run's start (its first client's start record, else its first window), ms; what a baseline is aligned on. */
+  startMs: Type.Union([Type.Integer(), Type.Null()]),
+  /** Complete windows in time order, the newest at most MAX_LIVE_WINDOWS of them. */
+  windows: Type.Array(LiveWindow),
+  /** Complete windows left out at the start to bound the page (the summary still covers them). */
+  droppedWindows: Type.Integer(),
+  frontier: LiveFrontier,
+  summary: LiveSummary,
+})
+export type LiveSnapshot = Static<typeof LiveSnapshot>
+
+/** Windows that became complete since the last message, in time order, with the new totals. */
+export const LiveUpdate = Type.Object({
+  run: RunInfo,
+  windowMs: Type.Union([Type.Integer(), Type.Null()]),
+  startMs: Type.Union([Type.Integer(), Type.Null()]),
+  windows: Type.Array(LiveWindow),
+  frontier: LiveFrontier,
+  summary: LiveSummary,
+})
+export type LiveUpdate = Static<typeof LiveUpdate>
+
+/** A run in the page's picker. */
+export const LiveRunItem = Type.Object({
+  run_id: Type.String(),
+  started_at: Type.Union([Type.String(), Type.Null()]),
+  ended_at: Type.Union([Type.String(), Type.Null()]),
+  operations: Type.Integer(),
+})
+export type LiveRunItem = Static<typeof LiveRunItem>

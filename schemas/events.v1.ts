@@ -17,7 +17,7 @@
  * a signed varint (protobuf style).
  */
 
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 
 export const SCHEMA_VERSION = 1
 export const MAGIC_0 = 0x42
@@ -33,6 +33,10 @@ export const RECORD_KIND = {
   RUN_LIFECYCLE: 3,
   /** Server-side metric samples (cache hits/misses from the datastore; JSON body). */
   SERVER_METRICS: 4,
+  /** CPU (or wall-clock) profile samples of a run: folded stacks with counts over a time slice (JSON body). */
+  PROFILE: 5,
+  /** A final report as an old tool printed it (YCSB's text or JSON exporters): figures reported, not computed here (JSON body). */
+  SUMMARY_REPORT: 6,
 } as const
 /** @public The wire codes, as a type (part of the schema's description). */
 export type RecordKind = (typeof RECORD_KIND)[keyof typeof RECORD_KIND]
@@ -148,6 +152,17 @@ export const HISTOGRAM_BUCKETS = 3328
  *   varint          intervalLengthUs
  *   varint          bucket count B
  *   B times: varint bucket index, varint count
+ *   optional, to the end of the message (absent in records written before it existed):
+ *     u8            INTERVAL_SECTION.INTENDED (1)
+ *     varint        bucket count I
+ *     I times: varint bucket index, varint count
+ *
+ * Without the intended section the intended latencies are the measured ones
+ * (an unthrottled client). With it, they are its buckets: YCSB's
+ * `Intended-READ` log of the same interval (`measurement.interval=both`),
+ * latency from the scheduled start. Its total may differ from the measured
+ * one by the operations that crossed the interval's edge between the two
+ * recordings; over a run the totals are equal.
  */
 export interface IntervalHistogram {
   kind: typeof RECORD_KIND.INTERVAL_HISTOGRAM
@@ -158,7 +173,15 @@ export interface IntervalHistogram {
   intervalStartUs: number
   intervalLengthUs: number
   buckets: Array<[index: number, count: number]>
+  /** Intended latencies of the same interval; absent = equal to `buckets`. */
+  intended?: Array<[index: number, count: number]>
 }
+
+/** Tags of the optional sections that may follow an INTERVAL_HISTOGRAM's buckets. Wire codes; never renumber. */
+export const INTERVAL_SECTION = {
+  /** The intended-latency histogram of the same interval. */
+  INTENDED: 1,
+} as const
 
 /** Largest JSON record (RUN_LIFECYCLE, SERVER_METRICS) accepted, bytes of the whole message. */
 export const MAX_JSON_RECORD_BYTES = 256 * 1024
@@ -194,6 +217,10 @@ export const RunLifecycleBody = Type.Object({
   sent: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Z-]{1,32}/[A-Z_]{1,32}$' }), count('events'), { maxProperties: 256, description: 'counts by OP/STATUS, at most 256 entries' })),
   undelivered: Type.Optional(count('events the driver could not deliver')),
   runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'run time in ms, at most ten years' })),
+  /** On `end`, with a target: the largest delay of an operation's start behind its schedule, ms. */
+  scheduleLagMaxMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'ms, at most ten years' })),
+  /** On `end`, with a target: how many times the client fell behind its schedule by more than its bound. */
+  behindScheduleEpisodes: Type.Optional(count('episodes')),
 }, { additionalProperties: true })
 
 /** What the processor keeps of a RUN_LIFECYCLE record (defaults filled in). */
@@ -219,6 +246,10 @@ export interface RunLifecycle {
   undelivered?: number
   /** On `end`: the driver's measured run time in ms. */
   runtimeMs?: number
+  /** On `end`: the largest delay of an operation's start behind its schedule, ms (0 unthrottled). */
+  scheduleLagMaxMs?: number
+  /** On `end`: times the client fell behind its schedule by more than its bound. */
+  behindScheduleEpisodes?: number
 }
 
 /**
@@ -243,5 +274,110 @@ export interface ServerMetrics {
   values: Record<string, number>
 }
 
+/** Largest PROFILE record, bytes of the whole message: under Kafka's default message.max.bytes (1 MiB) with room for the batch around it. */
+export const MAX_PROFILE_RECORD_BYTES = 768 * 1024
+/** Longest frame name (a function, a C++ template instance). */
+export const MAX_FRAME_CHARS = 4096
+/** Most frames in one stack (async-profiler's default jstackdepth is 2048). */
+export const MAX_STACK_DEPTH = 4096
+/** Most distinct frame names, and most stacks, in one PROFILE record or upload. */
+export const MAX_PROFILE_FRAMES = 200_000
+export const MAX_PROFILE_STACKS = 200_000
+/** Longest time slice one PROFILE record covers: one day, in µs. */
+export const MAX_PROFILE_SPAN_US = 86_400e6
+/** Frame names: anything but the folded format's separators (';' between frames, a line break between stacks). */
+export const FRAME_PATTERN = '^[^;\\n\\r]*$'
+
+/**
+ * PROFILE body (kind 5): UTF-8 JSON of ProfileRecordBody. One record holds
+ * the samples of one profile (a host/process of a run, e.g. an async-profiler
+ * capture of a broker) over one time slice [fromUs, toUs): a table of frame
+ * names and the stacks as rows of indexes into it, root first, leaf last,
+ * each led by its sample count. A profile larger than one record, or
+ * streamed slice by slice, is several records with the same profileId;
+ * their counts add up. Bounded like the other JSON kinds: the processor
+ * dead-letters a record outside these bounds (invalid_record) or larger than
+ * MAX_PROFILE_RECORD_BYTES (record_too_large).
+ */
+export const ProfileRecordBody = Type.Object({
+  profileId: id('a profile id: ' + ID_RULE + '; every record of one profile carries the same'),
+  runId: id(ID_RULE),
+  labels: Type.Optional(Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), { maxProperties: 64, description: 'at most 64 labels (host, process, ...): key of ' + ID_RULE + ', value of at most 256 characters' })),
+  fromUs: Type.Number({ description: 'start of the time slice the samples cover: µs since the Unix epoch, inside the accepted event-time range' }),
+  toUs: Type.Number({ description: 'end of the time slice: µs since the Unix epoch, at least fromUs and at most one day after it' }),
+  event: Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: 'what one sample stands for: cpu, itimer, ctimer, wall, or a perf event such as perf:cpu-clock (1-64 characters from A-Z a-z 0-9 _ . : -)' }),
+  intervalNs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000_000_000, description: 'sampling interval in ns, 0 = unknown; at most one hour' })),
+  source: Type.Optional(Type.String({ maxLength: 256, description: 'what wrote the stacks (async-profiler 4.6, perf script, ...), at most 256 characters' })),
+  cpuMs: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'CPU time the profiled process used over the slice, ms (to turn samples into time)' })),
+  frames: Type.Array(Type.String({ maxLength: MAX_FRAME_CHARS, pattern: FRAME_PATTERN }), { maxItems: MAX_PROFILE_FRAMES, description: `distinct frame names, at most ${MAX_PROFILE_FRAMES}, each of at most ${MAX_FRAME_CHARS} characters without ; or line breaks` }),
+  stacks: Type.Array(Type.Array(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { minItems: 2, maxItems: MAX_STACK_DEPTH + 1 }), { maxItems: MAX_PROFILE_STACKS, description: `at most ${MAX_PROFILE_STACKS} stacks, each [samples, root frame index, ..., leaf frame index] with 1 to ${MAX_STACK_DEPTH} frames` }),
+}, { additionalProperties: true })
+
+/** What the processor keeps of a PROFILE record (defaults filled in). */
+export interface ProfileRecord {
+  kind: typeof RECORD_KIND.PROFILE
+  profileId: string
+  runId: string
+  labels: Record<string, string>
+  fromUs: number
+  toUs: number
+  event: string
+  /** Sampling interval in ns, 0 = unknown. */
+  intervalNs: number
+  source: string
+  cpuMs?: number
+  frames: string[]
+  /** [samples, frame index of the root, ..., of the leaf]; samples >= 1, indexes < frames.length. */
+  stacks: number[][]
+}
+
+/** Most measurements in one SUMMARY_REPORT record (YCSB prints a dozen; a binding's own names add a few). */
+export const MAX_SUMMARY_MEASUREMENTS = 256
+/** Most percentiles of one measurement (hdrhistogram.percentiles lists them). */
+export const MAX_SUMMARY_PERCENTILES = 64
+const latencyFigure = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description }))
+
+/**
+ * SUMMARY_REPORT body (kind 6): UTF-8 JSON of SummaryReportBody. One client's
+ * final report as YCSB printed it (text exporter, JSON exporters, or the
+ * report after raw data), every figure *reported*, not computed by
+ * Benchstream: its percentiles cannot be merged with other clients' (the p99
+ * of a union is not a function of the parts' p99s), so they are stored per
+ * client. `atUs` is when the report was imported (an old report carries no
+ * time of its own), so old reports pass the event-age limit.
+ */
+export const SummaryReportBody = Type.Object({
+  runId: id(ID_RULE),
+  clientId: id(ID_RULE),
+  atUs: Type.Number({ description: 'µs since the Unix epoch when the report was imported, inside the accepted event-time range' }),
+  source: Type.String({ maxLength: 1024, description: 'the file the report came from, at most 1024 characters' }),
+  format: Type.Enum(['text', 'json-array', 'json-objects', 'raw'], { description: 'text, json-array, json-objects or raw' }),
+  runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: '[OVERALL] RunTime(ms), at most ten years' })),
+  throughputOpsPerSec: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: '[OVERALL] Throughput(ops/sec)' })),
+  measurements: Type.Array(Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 128, description: 'the measurement as printed: READ, Intended-UPDATE, READ-FAILED, CLEANUP' }),
+    kind: Type.Enum(['operation', 'cleanup', 'other'], { description: 'operation, cleanup (never counted as operations) or other (a name no YCSB core code writes)' }),
+    op: Type.String({ maxLength: 32, description: 'the operation for kind operation, else empty' }),
+    latency: Type.Enum(['measured', 'intended'], { description: 'measured, or intended (from the scheduled start)' }),
+    status: Type.Enum([...STATUSES], { description: 'Benchstream status of the measurement' }),
+    operations: Type.Optional(count('operations')),
+    averageUs: latencyFigure('µs'),
+    minUs: latencyFigure('µs'),
+    maxUs: latencyFigure('µs'),
+    percentiles: Type.Array(Type.Object({
+      percentile: Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'in percent' }),
+      valueUs: Type.Number({ minimum: 0, maximum: 1e15, description: 'µs' }),
+      unit: Type.Enum(['us', 'ms'], { description: 'unit printed: ms means a resolution of 1000 µs' }),
+    }), { maxItems: MAX_SUMMARY_PERCENTILES, description: `at most ${MAX_SUMMARY_PERCENTILES}` }),
+    returns: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), count('operations'), { maxProperties: 32, description: 'Return=STATUS counts, at most 32' }),
+  }), { maxItems: MAX_SUMMARY_MEASUREMENTS, description: `at most ${MAX_SUMMARY_MEASUREMENTS} measurements` }),
+}, { additionalProperties: true })
+export type SummaryReportBody = Static<typeof SummaryReportBody>
+
+/** What the processor keeps of a SUMMARY_REPORT record. */
+export interface SummaryReportRecord extends SummaryReportBody {
+  kind: typeof RECORD_KIND.SUMMARY_REPORT
+}
+
 /** @public Every record kind a message can carry. */
-export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics
+export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics | ProfileRecord | SummaryReportRecord

@@ -2,8 +2,13 @@
 # Installs the Debian packages Benchstream's tests need, if any is missing:
 # Java + Maven (the Kafka broker, deploy/local/kafka.sh), redis-server and
 # postgresql (binding tests start private servers from them), prometheus
-# (promtool, for the alert rules' tests). Used by test/run.mjs and .ci/run.
+# (promtool, for the alert rules' tests), the JDK's jcmd (profile capture attaches
+# async-profiler with it) and chromium (the browser tests of the live view and the profiles page). Used by
+# test/run.mjs and .ci/run.
 # Does nothing when everything is there; needs root (or sudo) otherwise.
+# Not Go: test/integration/clickhouse-http.test.ts builds a clickhouse-go
+# v2.47.0 client that needs Go >= 1.25, and Debian 12's golang-go is 1.19;
+# the test uses the machine's Go (/usr/local/go) and skips, saying so, without it.
 set -euo pipefail
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
@@ -11,6 +16,8 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v jcmd >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium)
 [ "${#need[@]}" -eq 0 ] && exit 0
 echo "system-deps: installing ${need[*]} (Debian packages)"
 sudo=""

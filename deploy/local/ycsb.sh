@@ -6,9 +6,13 @@
 # its dependencies and ours come from Maven Central through services/ycsb (the only
 # place versions are written down) and are cached outside the repository.
 #
-# Usage: deploy/local/ycsb.sh fetch|classpath|run ARGS...
+# Usage: deploy/local/ycsb.sh fetch|classpath|binding-classpath NAME|run ARGS...
 #   fetch       build services/ycsb (mvn package, tests skipped) and cache the class path
 #   classpath   print the class path (fetching first if the cache is missing or stale)
+#   binding-classpath hbase
+#               build our HBase binding (services/ycsb/hbase, a module of its own: the
+#               HBase client's ~100 jars stay out of everyone else's class path) when
+#               its sources changed, and print its jar and dependencies (no YCSB core)
 #   run ARGS    java -cp <classpath> site.ycsb.Client ARGS, e.g.
 #               deploy/local/ycsb.sh run -t -P workloads/workloada -threads 8 \
 #                 -db io.benchstream.ycsb.BenchstreamDB -p benchstream.db=io.benchstream.ycsb.redis.RedisClient \
@@ -27,9 +31,10 @@ POM="$MODULES/pom.xml"
 die() { echo "ycsb.sh: $*" >&2; exit 1; }
 
 usage() {
-  echo "usage: ${0##*/} fetch|classpath|run ARGS..." >&2
+  echo "usage: ${0##*/} fetch|classpath|binding-classpath hbase|run ARGS..." >&2
   echo "  fetch      build services/ycsb and cache YCSB core + dependencies + our jars" >&2
   echo "  classpath  print the class path (fetches when missing or stale)" >&2
+  echo "  binding-classpath hbase  build our HBase binding if needed and print its class path" >&2
   echo "  run ARGS   run site.ycsb.Client ARGS with that class path" >&2
   exit 2
 }
@@ -97,12 +102,38 @@ classpath() {
   find "$LIBS_DIR" -maxdepth 1 -name '*.jar' | LC_ALL=C sort | paste -sd: -
 }
 
+# Our HBase binding: built in its own folder (target/), rebuilt when a source or the
+# pom is newer than the jar; YCSB core and jaxb come from the main class path.
+hbase_classpath() {
+  local dir="$MODULES/hbase" jar cp_file log
+  jar="$(ls "$dir"/target/ycsb-hbase-*.jar 2>/dev/null | head -n1 || true)"
+  cp_file="$dir/target/classpath.txt"
+  if [[ -z "$jar" || ! -f "$cp_file" || -n "$(find "$dir/pom.xml" "$dir/src/main" -newer "$jar" -print -quit)" ]]; then
+    need mvn "install Maven 3 (e.g. apt-get install maven); it downloads the HBase client from Maven Central"
+    echo "building services/ycsb/hbase (mvn package) ..." >&2
+    log="$(mktemp)"
+    if ! mvn -q -B -Dstyle.color=never -f "$dir/pom.xml" package dependency:build-classpath -DskipTests \
+        -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=runtime >"$log" 2>&1; then
+      cat "$log" >&2
+      rm -f -- "$log"
+      die "mvn package of services/ycsb/hbase failed (see above)"
+    fi
+    rm -f -- "$log"
+    jar="$(ls "$dir"/target/ycsb-hbase-*.jar | head -n1)"
+  fi
+  echo "$jar:$(<"$cp_file")"
+}
+
 [[ $# -ge 1 ]] || usage
 cmd="$1"
 shift
 case "$cmd" in
   fetch) [[ $# -eq 0 ]] || usage; fetch_libs ;;
   classpath) [[ $# -eq 0 ]] || usage; classpath ;;
+  binding-classpath)
+    [[ $# -eq 1 && "$1" == hbase ]] || die "binding-classpath knows hbase only (redis is in the main class path)"
+    hbase_classpath
+    ;;
   run)
     cp="$(classpath)"
     read -r -a opts <<<"${YCSB_JAVA_OPTS:--Xmx1g}"

@@ -20,6 +20,7 @@
 import type { AlertState } from '../../schemas/alert-rules.v1.js'
 import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
 import { completeBefore, firstJudgedWindowMs, windowStarts, type RunProgress } from '../core/alerting/alert-windows.js'
+import { buildBaselineProfile, VS_BASELINE_DEFAULTS, type BaselineProfile } from '../core/alerting/baseline-profile.js'
 import type { AlertNotifier, AlertRunInfo, AlertStore, AlertWindowSource, DeliveryResult, WindowCountRow } from '../core/ports/alerts.js'
 import type { AlertsConfig } from './config.js'
 
@@ -66,6 +67,10 @@ interface TrackedRun {
   /** The last progress read: still true when a bounded read finds no new rows. */
   progress: RunProgress | undefined
   finalized: boolean
+  /** Start of the run's first window (offsets for vs_baseline count from it). */
+  firstWindowMs: number | undefined
+  /** The baseline the run names, read once when it is first evaluated. */
+  baseline: BaselineProfile | undefined
 }
 
 interface Pending {
@@ -155,7 +160,7 @@ export class AlertEngine {
     if (fresh.length > 0) {
       // What a previous instance already recorded for these runs: the replay must not send it again.
       for (const t of await this.deps.store.loadRuns(fresh)) this.remember(t)
-      for (const id of fresh) this.runs.set(id, { cursorMs: undefined, windowMs: undefined, lastDataMs: undefined, progress: undefined, finalized: false })
+      for (const id of fresh) this.runs.set(id, { cursorMs: undefined, windowMs: undefined, lastDataMs: undefined, progress: undefined, finalized: false, firstWindowMs: undefined, baseline: undefined })
     }
     const active = new Set(infos.map((r) => r.runId))
     for (const info of infos) {
@@ -185,6 +190,11 @@ export class AlertEngine {
     if (p !== undefined) {
       r.progress = p
       r.windowMs = p.windowMs
+      r.firstWindowMs ??= p.firstWindowMs
+      if (info.baseline !== undefined && this.hasBaselineRules) {
+        r.baseline ??= await this.loadBaseline(info.runId, info.baseline)
+        ctx.baseline = { profile: r.baseline, firstWindowMs: r.firstWindowMs }
+      }
       r.lastDataMs = Math.max(r.lastDataMs ?? 0, p.lastDataMs)
       r.cursorMs ??= firstJudgedWindowMs(p)
       const bound = completeBefore(p, { nowMs: now, endedAtMs: info.endedAtMs, allowedLatenessMs: this.config.allowedLatenessMs, endGraceMs: this.config.endGraceMs, partitionIdleMs: this.config.partitionIdleMs })
@@ -212,6 +222,18 @@ export class AlertEngine {
     if (info.endedAtMs === undefined) {
       for (const t of this.evaluator.observeActivity(ctx, now, r.lastDataMs ?? info.startedAtMs)) this.enqueue(t)
     }
+  }
+
+  private get hasBaselineRules(): boolean {
+    return this.config.rules.some((x) => x.type === 'vs_baseline')
+  }
+
+  /** The baseline a run names, as a profile; a baseline without data is said once and judges nothing. */
+  private async loadBaseline(runId: string, ref: string): Promise<BaselineProfile> {
+    const minOps = Math.min(...this.config.rules.map((x) => (x.type === 'vs_baseline' ? (x.minOps ?? VS_BASELINE_DEFAULTS.minOps) : Number.POSITIVE_INFINITY)))
+    const profile = buildBaselineProfile(ref, await this.deps.source.baselineWindows(ref), minOps)
+    if (profile.ops.size === 0) this.deps.log?.(`alerts: run ${runId} names baseline ${ref}, which has no windows: it is not compared with it`)
+    return profile
   }
 
   private finalize(info: AlertRunInfo, r: TrackedRun): void {

@@ -6,21 +6,31 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { CompareQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
+import { CompareQuery, HistoryQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
-import { compareReports } from '../core/reports/compare.js'
-import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { releaseHistory } from '../core/compare/history.js'
+import { formatComparison } from '../core/compare/release-format.js'
+import { compareReleases } from '../core/compare/release.js'
+import { BenchstreamError } from '../core/errors.js'
+import { formatRunReport } from '../core/reports/run-report-text.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
+import { clickhouseHttp } from './clickhouse-http.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
-import { liveViewHtml } from './live-view.js'
+import { liveView } from './live/plugin.js'
+import { profileRoutes } from './profiles.js'
 
 export interface ApiDeps {
   /** Where runs and reports are read from. */
   readModel: ReadModel
-  /** Users' own SQL, guarded. */
+  /** Users' own SQL, guarded (POST /api/v1/query and the ClickHouse endpoint). */
   adHoc: AdHocQueries
+  /** The ClickHouse database Benchstream's tables are in (CLICKHOUSE_DATABASE): the only one the ClickHouse endpoint reads. */
+  database: string
+  /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
+  profiles?: ProfileStore
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -52,16 +62,21 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
 
   // Finished runs do not change: their reports and timelines are computed once.
   const rm = new CachedReadModel(deps.readModel, { finalAfterMs: FINAL_AFTER_MS, maxEntries: CACHE_ENTRIES, listTtlMs: LIST_TTL_MS })
+  // The live view at / and its event streams (services/api/live/).
+  const live = liveView(rm, { ...config.live, onError: (err) => deps.onError?.(err) })
+  void app.register(live.plugin)
   app.get('/healthz', async (_req, reply) => {
     const problems = (await deps.problems?.()) ?? []
-    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.() })
+    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
   })
 
-  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({ runs: await rm.listRuns(req.query.limit ?? 100) }))
+  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({
+    runs: await rm.listRuns(req.query.limit ?? 100, { ...(req.query.group === undefined ? {} : { group: req.query.group }), labels: labelTerms(req.query.label) }),
+  }))
 
   app.get('/api/v1/runs/:runId/report', { schema: { params: RunIdParams, querystring: ReportQuery } }, async (req, reply) => {
     const report = await rm.runReport(req.params.runId)
-    if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatYcsb(report))
+    if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatRunReport(report))
     return report
   })
 
@@ -70,9 +85,33 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     points: await rm.timeline(req.params.runId, req.query.since ?? 0),
   }))
 
-  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req) => {
-    const [a, b] = await Promise.all([rm.runReport(req.query.baseline), rm.runReport(req.query.candidate)])
-    return compareReports(a, b)
+  app.get('/api/v1/runs/:runId/figures', { schema: { params: RunIdParams } }, async (req) => {
+    const [figures] = await rm.runFigures([req.params.runId])
+    if (figures === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(req.params.runId)} has no data; list runs with GET /api/v1/runs`)
+    return figures
+  })
+
+  // Release A vs release B (services/core/compare/release.ts): runs, groups or label selectors.
+  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req, reply) => {
+    const q = req.query
+    const c = await compareReleases(rm, q.baseline, q.candidate, {
+      ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
+      ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
+      force: q.force === true,
+    })
+    if (q.format === 'markdown' || q.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
+    return c
+  })
+
+  app.get('/api/v1/history', { schema: { querystring: HistoryQuery } }, async (req) => {
+    const q = req.query
+    return releaseHistory(rm, {
+      label: q.label,
+      ...(q.workload === undefined ? {} : { workload: q.workload }),
+      ...(q.op === undefined ? {} : { op: q.op }),
+      ...(q.figure === undefined ? {} : { figure: q.figure }),
+      filter: labelTerms(q.filter),
+    })
   })
 
   app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
@@ -89,7 +128,10 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
     return { rows: r.rows, rowCount: r.rowCount, bytes: r.bytes, truncated: r.truncated, limits: r.limits, elapsedMs: Math.round(r.elapsedMs) }
   })
 
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(liveViewHtml))
+  // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
+  clickhouseHttp(app, { adHoc: deps.adHoc, access: { token: config.token, allowedHosts: config.allowedHosts }, database: deps.database, ...(deps.onError === undefined ? {} : { onError: deps.onError }) })
+
+  if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
 
   const metricsHandler = deps.metricsHandler
   if (metricsHandler !== undefined) {
@@ -101,4 +143,16 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   }
 
   return app
+}
+
+/** `key=value` terms (already checked by the schema) as a map; a key given twice is refused. */
+function labelTerms(terms: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const t of terms ?? []) {
+    const eq = t.indexOf('=')
+    const k = t.slice(0, eq)
+    if (Object.hasOwn(out, k)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `label ${k} is given twice; a run has one value per label`)
+    out[k] = t.slice(eq + 1)
+  }
+  return out
 }

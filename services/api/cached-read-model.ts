@@ -8,7 +8,7 @@
  * Identical requests that arrive while one is being computed share its
  * answer (a burst of 50 clients asking for one report costs one query).
  */
-import type { ReadModel, RunInfo, RunReport, TimelinePoint } from '../core/ports/read-model.js'
+import type { ReadModel, RunFigures, RunFilter, RunInfo, RunReport, TimelinePoint, WindowFigures } from '../core/ports/read-model.js'
 
 export interface CacheOptions {
   /** A run is final this long after its end record. */
@@ -33,7 +33,9 @@ export class CachedReadModel implements ReadModel {
     this.now = opts.now ?? Date.now
   }
 
-  async listRuns(limit: number): Promise<Array<RunInfo & { operations: number }>> {
+  async listRuns(limit: number, filter: RunFilter = {}): Promise<Array<RunInfo & { operations: number }>> {
+    // Filtered lists (compare, history) are read fresh: only the plain list is what dashboards poll.
+    if (filter.group !== undefined || filter.hasLabel !== undefined || Object.keys(filter.labels ?? {}).length > 0) return this.inner.listRuns(limit, filter)
     const refresh = (): Promise<Array<RunInfo & { operations: number }>> => this.shared(`list:${limit}`, async () => {
       const value = await this.inner.listRuns(limit)
       this.lists.set(limit, { at: this.now(), value })
@@ -60,6 +62,14 @@ export class CachedReadModel implements ReadModel {
     return this.cached(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs), () => true)
   }
 
+  runFigures(runIds: readonly string[]): Promise<RunFigures[]> {
+    return this.inner.runFigures(runIds)
+  }
+
+  windowFigures(runIds: readonly string[]): Promise<WindowFigures[]> {
+    return this.inner.windowFigures(runIds)
+  }
+
   runCounts(runId: string): ReturnType<ReadModel['runCounts']> {
     return this.inner.runCounts(runId)
   }
@@ -74,6 +84,23 @@ export class CachedReadModel implements ReadModel {
 
   ping(): Promise<void> {
     return this.inner.ping()
+  }
+
+  // The live view's reads: it asks only for what became complete since its last read, so nothing to keep.
+  liveProgress(runId: string, sinceMs: number): ReturnType<ReadModel['liveProgress']> {
+    return this.inner.liveProgress(runId, sinceMs)
+  }
+
+  liveWindows(runId: string, fromMs: number, toMs: number): ReturnType<ReadModel['liveWindows']> {
+    return this.inner.liveWindows(runId, fromMs, toMs)
+  }
+
+  clientWindows(runId: string, fromMs: number, toMs: number): ReturnType<ReadModel['clientWindows']> {
+    return this.inner.clientWindows(runId, fromMs, toMs)
+  }
+
+  serverCacheWindows(runId: string, fromMs: number, toMs: number, windowMs: number): ReturnType<ReadModel['serverCacheWindows']> {
+    return this.inner.serverCacheWindows(runId, fromMs, toMs, windowMs)
   }
 
   /** One computation per key at a time; callers that come meanwhile get its answer. */

@@ -3,6 +3,7 @@
  */
 import { Type } from 'typebox'
 import { EnvVar, freeze, readEnv, type Env } from '../common/config.js'
+import { ALLOWED_LATENESS_MS } from '../common/infra-config.js'
 import { BenchstreamError } from '../core/errors.js'
 
 /** Addresses that only this machine can reach. */
@@ -10,7 +11,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
 
 export const ApiEnv = Type.Object({
   API_HOST: EnvVar.string({ default: '127.0.0.1', minLength: 1, description: 'address the API listens on; anything but loopback needs API_TOKEN' }),
-  API_TOKEN: EnvVar.optional({ pattern: '^[\\x21-\\x7e]{16,256}$', allowed: '16-256 printable characters without spaces', description: 'bearer token every endpoint but /healthz requires (Authorization: Bearer ...); required when API_HOST is not loopback' }),
+  API_TOKEN: EnvVar.optional({ pattern: '^[\\x21-\\x7e]{16,256}$', allowed: '16-256 printable characters without spaces', description: 'token every endpoint but /healthz requires (Authorization: Bearer ...; on /clickhouse also as the basic-auth password or X-ClickHouse-Key); required when API_HOST is not loopback' }),
   API_ALLOWED_HOSTS: EnvVar.string({ default: '', pattern: '^[A-Za-z0-9.:,\\[\\]-]*$', allowed: 'comma-separated host names', description: 'on loopback, Host names accepted besides localhost, 127.0.0.1 and ::1 (requests naming another host are refused: DNS rebinding)' }),
   API_PORT: EnvVar.integer({ default: 8080, minimum: 0, maximum: 65535, description: 'API port; 0 picks a free one' }),
   API_LOG: EnvVar.boolean({ default: false, description: 'log every request' }),
@@ -21,6 +22,9 @@ export const ApiEnv = Type.Object({
   API_QUERY_MAX_ROWS_TO_READ: EnvVar.integer({ default: 2_000_000_000, minimum: 1000, maximum: Number.MAX_SAFE_INTEGER, description: 'rows an ad hoc query may read (ClickHouse max_rows_to_read)' }),
   API_QUERY_CONCURRENCY: EnvVar.integer({ default: 1, minimum: 1, maximum: 16, description: 'ad hoc queries that run at once, each on a read-only connection of its own, one core each' }),
   API_QUERY_QUEUE: EnvVar.integer({ default: 4, minimum: 0, maximum: 1000, description: 'ad hoc queries that may wait for a free connection; more are answered 429 at once' }),
+  API_LIVE_MAX_STREAMS: EnvVar.integer({ default: 32, minimum: 1, maximum: 10_000, description: 'live views (Server-Sent Events streams) open at once; more are answered 503 BS_ERR_LIVE_LIMIT until one closes' }),
+  API_LIVE_INTERVAL_MS: EnvVar.integer({ default: 1000, minimum: 100, maximum: 60_000, description: 'how often a watched run is read for newly complete windows (once per run, however many watch it)' }),
+  ALLOWED_LATENESS_MS,
 })
 
 export interface ApiConfig {
@@ -32,6 +36,8 @@ export interface ApiConfig {
   logRequests: boolean
   /** Ad hoc SQL: result caps, engine limits, concurrency. */
   query: { maxRows: number; maxBytes: number; timeoutS: number; maxMemory: number; maxRowsToRead: number; concurrency: number; queue: number }
+  /** The live view: streams open at once, read interval, and the processor's lateness grace (a window is complete after it). */
+  live: { maxStreams: number; intervalMs: number; allowedLatenessMs: number }
 }
 
 export function readApiConfig(env: Env): Readonly<ApiConfig> {
@@ -48,5 +54,6 @@ export function readApiConfig(env: Env): Readonly<ApiConfig> {
     allowedHosts: loopback ? new Set(['localhost', '127.0.0.1', '::1', ...extra]) : undefined,
     logRequests: e.API_LOG,
     query: { maxRows: e.API_MAX_QUERY_ROWS, maxBytes: e.API_QUERY_MAX_BYTES, timeoutS: e.API_QUERY_TIMEOUT_S, maxMemory: e.API_QUERY_MAX_MEMORY, maxRowsToRead: e.API_QUERY_MAX_ROWS_TO_READ, concurrency: e.API_QUERY_CONCURRENCY, queue: e.API_QUERY_QUEUE },
+    live: { maxStreams: e.API_LIVE_MAX_STREAMS, intervalMs: e.API_LIVE_INTERVAL_MS, allowedLatenessMs: e.ALLOWED_LATENESS_MS },
   })
 }

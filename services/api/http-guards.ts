@@ -22,9 +22,11 @@ export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   BS_ERR_UNAUTHORIZED: 401,
   BS_ERR_FORBIDDEN: 403,
   BS_ERR_NOT_FOUND: 404,
+  BS_ERR_NOT_COMPARABLE: 409,
   BS_ERR_TOO_LARGE: 413,
   BS_ERR_BUSY: 429,
   BS_ERR_CLICKHOUSE: 502,
+  BS_ERR_LIVE_LIMIT: 503,
 }
 
 /** The one shape of every error answer. */
@@ -73,6 +75,7 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
       const status = HTTP_STATUS[err.code] ?? 500
       if (status >= 500) log(err)
       if (err.code === 'BS_ERR_BUSY') void reply.header('retry-after', '1')
+      if (err.code === 'BS_ERR_LIVE_LIMIT') void reply.header('retry-after', '10')
       return reply.status(status).send(body(status, err.code, err.message))
     }
     const e = err as { statusCode?: number; code?: string; message: string; validation?: unknown }
@@ -81,7 +84,7 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
     return reply.status(b.statusCode).send(b)
   })
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send(body(404, 'BS_ERR_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, /api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/compare, POST /api/v1/query`))
+    void reply.status(404).send(body(404, 'BS_ERR_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, /api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/runs/:id/figures, /api/v1/compare, /api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only)`))
   })
 }
 
@@ -103,26 +106,54 @@ export interface AccessOptions {
   allowedHosts: ReadonlySet<string> | undefined
 }
 
+/** Why a request is refused access: what the route answers with, in its own error form. */
+export interface AccessDenied {
+  code: 'BS_ERR_FORBIDDEN' | 'BS_ERR_UNAUTHORIZED'
+  message: string
+  /** True when no credential was sent at all (as opposed to a wrong one). */
+  missing: boolean
+}
+
 /**
  * Access rules, in order: the Host header must name this server (a page on
  * another site that resolves its name to 127.0.0.1 sends its own name:
- * DNS rebinding), then the bearer token. /healthz stays open to probes.
+ * DNS rebinding), then the token. `given` is the credential the request
+ * carried, in whatever form its route accepts. One function for every
+ * route, so the ClickHouse endpoint and the JSON API cannot drift apart.
+ */
+export function checkAccess(opts: AccessOptions, host: string | undefined, given: string | undefined, asked: string): AccessDenied | undefined {
+  if (opts.allowedHosts !== undefined) {
+    const name = hostName(host)
+    if (name === undefined || !opts.allowedHosts.has(name)) {
+      return { code: 'BS_ERR_FORBIDDEN', missing: false, message: `Host ${JSON.stringify(host ?? '')} is not allowed: this API answers to ${[...opts.allowedHosts].join(', ')} (set API_ALLOWED_HOSTS to add names)` }
+    }
+  }
+  if (opts.token === undefined) return undefined
+  const token = Buffer.from(opts.token)
+  const g = given === undefined ? undefined : Buffer.from(given)
+  if (g === undefined || g.length !== token.length || !timingSafeEqual(g, token)) {
+    return { code: 'BS_ERR_UNAUTHORIZED', missing: given === undefined, message: given === undefined ? `this API needs ${asked}` : 'the token is not the API_TOKEN of this server' }
+  }
+  return undefined
+}
+
+/** Route config of routes that check access themselves (the ClickHouse endpoint: other credential forms, other error form). */
+export const OWN_ACCESS_CHECK = 'ownAccessCheck'
+
+/**
+ * The API's access hook: Authorization: Bearer <API_TOKEN>. /healthz stays
+ * open to probes; routes marked OWN_ACCESS_CHECK run checkAccess in a hook
+ * of their own.
  */
 export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
-  const token = opts.token === undefined ? undefined : Buffer.from(opts.token)
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (opts.allowedHosts !== undefined) {
-      const host = hostName(req.headers.host)
-      if (host === undefined || !opts.allowedHosts.has(host)) {
-        return reply.status(403).send(body(403, 'BS_ERR_FORBIDDEN', `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed: this API answers to ${[...opts.allowedHosts].join(', ')} (set API_ALLOWED_HOSTS to add names)`))
-      }
-    }
-    if (token === undefined || req.url === '/healthz') return
+    if ((req.routeOptions.config as unknown as Record<string, unknown> | undefined)?.[OWN_ACCESS_CHECK] === true) return
     const given = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1]
-    const g = given === undefined ? undefined : Buffer.from(given)
-    if (g === undefined || g.length !== token.length || !timingSafeEqual(g, token)) {
-      return reply.status(401).header('www-authenticate', 'Bearer').send(body(401, 'BS_ERR_UNAUTHORIZED', given === undefined ? 'this API needs Authorization: Bearer <API_TOKEN>' : 'the bearer token is not the API_TOKEN of this server'))
-    }
+    const denied = checkAccess(req.url === '/healthz' ? { ...opts, token: undefined } : opts, req.headers.host, given, 'Authorization: Bearer <API_TOKEN>')
+    if (denied === undefined) return
+    const status = denied.code === 'BS_ERR_FORBIDDEN' ? 403 : 401
+    if (status === 401) void reply.header('www-authenticate', 'Bearer')
+    return reply.status(status).send(body(status, denied.code, denied.message))
   })
 }
 

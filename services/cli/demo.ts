@@ -9,14 +9,17 @@
  * at the end the report is read back from ClickHouse and checked against
  * what the driver says it sent.
  */
+import { DEMO_USAGE } from './usage.js'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
 import { repoRoot } from '../common/repo-root.js'
+import { parseFlags } from '../common/args.js'
+import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { BenchstreamError } from '../core/errors.js'
+import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import type { ReadModel } from '../core/ports/read-model.js'
-import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { formatRunReport } from '../core/reports/run-report-text.js'
 import { startServer, type Server } from '../server/main.js'
 
 interface DemoOptions {
@@ -25,33 +28,25 @@ interface DemoOptions {
   threads: number
   workload: string
   records: number
+  thresholds: Threshold[]
 }
 
-export const DEMO_USAGE = `usage: benchstream demo [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE]
-  --seconds N      run time (default 30)
-  --target OPS     throughput target, 0 = unthrottled (default 20000)
-  --threads N      driver threads (default 8)
-  --records N      records loaded first (default 100000)
-  --workload FILE  YCSB workload file (default workloads/workloada)`
 
 function parse(argv: readonly string[]): DemoOptions {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: { seconds: { type: 'string', default: '30' }, target: { type: 'string', default: '20000' }, threads: { type: 'string', default: '8' }, records: { type: 'string', default: '100000' }, workload: { type: 'string', default: 'workloads/workloada' } },
-    }))
-  } catch (err) {
-    throw new BenchstreamError('BS_ERR_USAGE', `${(err as Error).message}\n${DEMO_USAGE}`)
-  }
-  const num = (flag: string, raw: string, min: number): number => {
+  const { values } = parseFlags(argv, { seconds: { type: 'string', default: '30' }, target: { type: 'string', default: '20000' }, threads: { type: 'string', default: '8' }, records: { type: 'string', default: '100000' }, workload: { type: 'string', default: 'workloads/workloada' }, threshold: { type: 'string', multiple: true } }, DEMO_USAGE)
+  const num = (flag: string, raw: string, min: number, max: number): number => {
     const n = Number(raw)
-    if (raw.trim() === '' || !Number.isInteger(n) || n < min) throw new BenchstreamError('BS_ERR_USAGE', `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer of at least ${min}\n${DEMO_USAGE}`)
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new BenchstreamError('BS_ERR_USAGE', `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}\n${DEMO_USAGE}`)
     return n
   }
-  return { seconds: num('seconds', values.seconds, 1), target: num('target', values.target, 0), threads: num('threads', values.threads, 1), records: num('records', values.records, 1), workload: values.workload }
+  return {
+    seconds: num('seconds', values.seconds, 1, 86_400),
+    target: num('target', values.target, 0, Number.MAX_SAFE_INTEGER),
+    threads: num('threads', values.threads, 1, 100_000),
+    records: num('records', values.records, 1, 100_000_000),
+    workload: values.workload,
+    thresholds: (values.threshold ?? []).map(parseThreshold),
+  }
 }
 
 const say = (s: string): void => void process.stdout.write(s + '\n')
@@ -83,7 +78,14 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     let driverOut = ''
     let driverErr = ''
     driver.stdout.on('data', (d: Buffer) => (driverOut += d.toString()))
-    driver.stderr.on('data', (d: Buffer) => (driverErr += d.toString()))
+    let pending = ''
+    driver.stderr.on('data', (d: Buffer) => {
+      driverErr += d.toString()
+      // The driver's own notes and warnings (behind schedule, which limit ends the run) are for the user.
+      const lines = (pending + d.toString()).split('\n')
+      pending = lines.pop() ?? ''
+      for (const l of lines) if (/^benchstream: (warning|note)/.test(l)) say(`[driver] ${l.replace(/^benchstream: /, '')}`)
+    })
     const exited = new Promise<number>((resolve) => driver.on('close', (code) => resolve(code ?? 1)))
     const started = Date.now()
     const ticker = setInterval(() => void status(rm, runId, started).then(say, () => undefined), 1000)
@@ -98,7 +100,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     const counted = await waitForCount(rm, runId, sentEvents, 120_000)
     const report = await rm.runReport(runId)
     say('\n===== Report from ClickHouse (merged windows) =====')
-    process.stdout.write(formatYcsb(report))
+    process.stdout.write(formatRunReport(report))
     say('\n===== Checks =====')
     const sent = report.run?.sent ?? {}
     const counts = await rm.runCounts(runId)
@@ -109,6 +111,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     await accuracy(rm, runId)
     const ratio = Object.entries(report.cacheHitRatio).map(([op, r]) => `${op} ${r === null ? 'n/a' : (r * 100).toFixed(1) + '%'}`).join(', ')
     say(`  cache-hit ratio: ${ratio}`)
+    const verdicts = evaluateThresholds(report, opts.thresholds)
+    process.stderr.write(formatThresholdResults(verdicts, `run ${runId}, merged`))
     say(`\n===== Run ${runId} =====`)
     say(`  ${counted} operations stored in ClickHouse (${ch.location}).`)
     say('  Ad hoc, after the demo (no other process may hold the embedded data directory):')
@@ -116,7 +120,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     say(`    npx benchstream sql "SELECT op, operations, p50_us, p99_us, p999_us, cache_hit_ratio FROM benchstream.run_summary WHERE run_id = '${runId}'"`)
     say(`    npx benchstream sql "SELECT op, quantileExact(0.99)(latency_us) FROM benchstream.ops WHERE run_id = '${runId}' GROUP BY op"`)
     say('  While a processor runs: BENCHSTREAM_API_URL=http://127.0.0.1:8080 npx benchstream sql "..." , or open http://127.0.0.1:8080/ for the live view.')
-    return counted === sentEvents ? 0 : 1
+    if (counted !== sentEvents) return 1
+    return verdicts.some((v) => !v.passed) ? THRESHOLD_FAILED_EXIT : 0
   } finally {
     await svc?.stop()
     if (kafkaPort !== undefined) await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
@@ -134,7 +139,8 @@ async function status(rm: ReadModel, runId: string, started: number): Promise<st
   const ops = rows.reduce((a, r) => a + r.ops, 0)
   const hits = rows.reduce((a, r) => a + r.hits, 0)
   const misses = rows.reduce((a, r) => a + r.misses, 0)
-  const p99 = rows.map((r) => `${r.op} ${r.p99}µs`).join(' ')
+  // With a target, intended p99 beside the measured one: the wait behind a slow operation shows there.
+  const p99 = rows.map((r) => `${r.op} ${r.p99}µs${r.intendedP99 > r.p99 ? ` (intended ${r.intendedP99}µs)` : ''}`).join(' ')
   const total = (await rm.runCounts(runId)).total
   return `[live] ${String(elapsed).padStart(3)}s  ${Math.round(ops).toLocaleString('en-US').padStart(8)} ops/s  p99 ${p99}  cache hit ${hits + misses === 0 ? 'n/a' : ((100 * hits) / (hits + misses)).toFixed(1) + '%'}  stored ${total.toLocaleString('en-US')}`
 }

@@ -20,7 +20,7 @@ import { repoRoot } from '../common/repo-root.js'
 import { prometheusRules } from '../core/alerting/prometheus-rules.js'
 import { ProcessorEnv } from '../processor/config.js'
 import { ServerEnv } from '../server/config.js'
-import { CliEnv } from './config.js'
+import { CliEnv } from '../common/cli-env.js'
 
 const BEGIN = '<!-- config-table:begin (generated from the services\' config.ts by `npm run generate`; do not edit) -->'
 const END = '<!-- config-table:end -->'

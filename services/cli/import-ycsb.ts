@@ -1,57 +1,78 @@
 /**
- * `benchstream import-ycsb`: sends the HdrHistogram interval logs of a real
- * YCSB client (`-p measurementtype=hdrhistogram -p hdrhistogram.fileoutput=true`)
- * to the events topic as one Benchstream client of a run: a RUN_LIFECYCLE
- * start, one INTERVAL_HISTOGRAM per interval per operation, a RUN_LIFECYCLE
- * end carrying the counts sent. Several YCSB machines become one run by
- * importing each with the same --run-id and its own --client-id.
+ * `benchstream import-ycsb`: what a real YCSB client wrote, into a run, as
+ * one Benchstream client (--run-id, --client-id):
+ *
+ * - files (each format told from its content, services/core/ycsb/import.ts):
+ *   HdrHistogram interval logs as INTERVAL_HISTOGRAM records (an `Intended-`
+ *   log in the intended histogram of its operation), raw data as OPS
+ *   events, text and JSON reports as SUMMARY_REPORT records (figures as
+ *   reported). Every file is read and checked before anything is sent.
+ * - `--follow PREFIX`: the interval logs a running YCSB writes
+ *   (`-p hdrhistogram.fileoutput=true -p hdrhistogram.output.path=PREFIX`),
+ *   each interval sent as it appears, until YCSB's process (--pid) exits or
+ *   nothing new came for --idle-timeout seconds.
+ *
+ * A RUN_LIFECYCLE start before and an end (with the counts sent) after, all
+ * on one key so they stay in order on one partition.
  */
-import { readFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
-import { ID_PATTERN, ID_RULE, OPERATIONS, RECORD_KIND, type Operation, type RunLifecycle } from '../../schemas/events.v1.js'
+import { IMPORT_YCSB_USAGE } from './usage.js'
+import { existsSync, openSync, readdirSync, readSync, closeSync, statSync, fstatSync } from 'node:fs'
+import path from 'node:path'
+import type { Producer } from 'kafkajs'
+import { ID_PATTERN, ID_RULE, RECORD_KIND, type RunLifecycle } from '../../schemas/events.v1.js'
 import { createKafka, ensureTopics, partitioner } from '../adapters/kafka/client.js'
-import { readInfraConfig } from '../common/infra-config.js'
+import { parseFlags } from '../common/args.js'
+import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/config.js'
 import { BenchstreamError } from '../core/errors.js'
-import { encodeIntervalHistogram, encodeJsonRecord } from '../core/codec/event-codec.js'
-import { parseHdrLog, type HdrInterval } from '../core/ycsb/hdr-log.js'
+import { encodeIntervalHistogram, encodeJsonRecord, OpsBatchWriter, opCodes } from '../core/codec/event-codec.js'
+import { IntervalLogFollower } from '../core/ycsb/follow.js'
+import { MAX_YCSB_FILE_BYTES, parseYcsbFile } from '../core/ycsb/import.js'
+import { planImport, type ImportPlan, type PlannedInterval } from '../core/ycsb/import-plan.js'
+import { measurementFromFileName, parseMeasurementName } from '../core/ycsb/measurement-name.js'
+import type { YcsbFile } from '../core/ycsb/report-types.js'
 
-export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] OP=FILE [OP=FILE...]
-
-  OP    one of ${OPERATIONS.join(', ')} (case-insensitive)
-  FILE  an HdrHistogram interval log written by YCSB, e.g. READ=ycsb-READ.hdr
-        (YCSB: -p measurementtype=hdrhistogram -p hdrhistogram.fileoutput=true -p hdrhistogram.output.path=ycsb-)
-  Latencies are taken as microseconds (YCSB's unit).`
-
-/** Histogram records per produce request. */
+/** Records per produce request. */
 const RECORDS_PER_SEND = 100
 /** Bytes per produce request: well under the broker's default message.max.bytes (1 MiB) for the record batch. */
 const BYTES_PER_SEND = 256 * 1024
+/** Raw events per OPS message (about 10 bytes each). */
+const EVENTS_PER_BATCH = 4096
+/** How often --follow looks at the logs. */
+const FOLLOW_POLL_MS = 250
+/** Without --pid, --follow ends after this long without a new interval. */
+const DEFAULT_IDLE_TIMEOUT_S = 60
+/** The processor's default MAX_EVENT_AGE_S: older data is dead-lettered there, so say so here. */
+const DEFAULT_MAX_EVENT_AGE_US = 30 * 86_400e6
 
 export interface ImportYcsbArgs {
   runId: string
   clientId: string
   labels: Record<string, string>
   brokers: string | undefined
-  files: Array<{ op: Operation; path: string }>
+  /** Files, with the measurement an `OP=FILE` argument names. */
+  files: Array<{ path: string; measurement: string | undefined }>
+  dryRun: boolean
+  /** --follow PREFIX: the hdrhistogram.output.path YCSB writes its logs under. */
+  follow: { prefix: string; pid: number | undefined; idleTimeoutS: number } | undefined
 }
 
 function usage(what: string): BenchstreamError {
   return new BenchstreamError('BS_ERR_USAGE', `${what}\n${IMPORT_YCSB_USAGE}`)
 }
 
+/** `READ`, `read`, `Intended-READ`, `intended-read`, `CLEANUP` as YCSB writes them; undefined when it is none. */
+function measurementArg(s: string): string | undefined {
+  const m = /^(intended-)?(.+)$/i.exec(s)!
+  const name = `${m[1] === undefined ? '' : 'Intended-'}${m[2]!.toUpperCase()}`
+  return parseMeasurementName(name).kind === 'other' ? undefined : name
+}
+
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: true,
-      options: { 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, 'kafka-brokers': { type: 'string' }, label: { type: 'string', multiple: true } },
-    })
-  } catch (err) {
-    throw usage((err as Error).message)
-  }
+  const parsed = parseFlags(argv, {
+    'run-id': { type: 'string' }, 'client-id': { type: 'string' }, 'kafka-brokers': { type: 'string' }, label: { type: 'string', multiple: true },
+    follow: { type: 'boolean' }, pid: { type: 'string' }, 'idle-timeout': { type: 'string' }, 'dry-run': { type: 'boolean' },
+  }, IMPORT_YCSB_USAGE, true)
   const { values, positionals } = parsed
   const labels: Record<string, string> = {}
   for (const kv of values.label ?? []) {
@@ -60,115 +81,309 @@ export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
     if (eq === -1 || !ID_PATTERN.test(k)) throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
     labels[k] = kv.slice(eq + 1)
   }
-  const files: ImportYcsbArgs['files'] = []
-  for (const a of positionals) {
-    const eq = a.indexOf('=')
-    if (eq <= 0 || eq === a.length - 1) throw usage(`unknown argument ${JSON.stringify(a)}: expected a flag above or OP=FILE`)
-    const name = a.slice(0, eq).toUpperCase()
-    const op = OPERATIONS.find((o) => o === name)
-    if (op === undefined) throw usage(`operation ${JSON.stringify(a.slice(0, eq))} in ${JSON.stringify(a)} is not allowed: valid are ${OPERATIONS.join(', ')}`)
-    if (files.some((f) => f.op === op)) throw usage(`operation ${op} is given twice; give one log per operation`)
-    files.push({ op, path: a.slice(eq + 1) })
-  }
   const runId = values['run-id']
   const clientId = values['client-id']
   if (runId === undefined || !ID_PATTERN.test(runId)) throw usage(`--run-id ${runId === undefined ? 'is required' : `${JSON.stringify(runId)} is not allowed`}: ${ID_RULE}`)
   if (clientId === undefined || !ID_PATTERN.test(clientId)) throw usage(`--client-id ${clientId === undefined ? 'is required' : `${JSON.stringify(clientId)} is not allowed`}: ${ID_RULE}`)
-  if (files.length === 0) throw usage('at least one OP=FILE is required')
-  return { runId, clientId, labels, brokers: values['kafka-brokers'], files }
+  const int = (flag: string, raw: string | undefined, min: number, max: number): number | undefined => {
+    if (raw === undefined) return undefined
+    const v = Number(raw)
+    if (raw.trim() === '' || !Number.isInteger(v) || v < min || v > max) throw usage(`${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}`)
+    return v
+  }
+  const pid = int('--pid', values.pid, 1, 2 ** 31 - 1)
+  const idle = int('--idle-timeout', values['idle-timeout'], 1, 86_400)
+  if (values.follow !== true) {
+    if (pid !== undefined || idle !== undefined) throw usage(`${pid !== undefined ? '--pid' : '--idle-timeout'} goes with --follow`)
+    if (positionals.length === 0) throw usage('at least one FILE is required (a YCSB report, raw data or HdrHistogram interval log; OP=FILE names the measurement of a log whose file name does not)')
+    const files = positionals.map((a) => {
+      // A file name may hold '=': an existing file wins over OP=FILE.
+      const eq = a.indexOf('=')
+      if (eq <= 0 || existsSync(a)) return { path: a, measurement: undefined }
+      const measurement = measurementArg(a.slice(0, eq))
+      if (measurement === undefined) throw usage(`measurement ${JSON.stringify(a.slice(0, eq))} in ${JSON.stringify(a)} is not allowed: expected [Intended-]OP or CLEANUP, OP one of READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE (case-insensitive)`)
+      if (eq === a.length - 1) throw usage(`${JSON.stringify(a)} names no file after "="`)
+      return { path: a.slice(eq + 1), measurement }
+    })
+    return { runId, clientId, labels, brokers: values['kafka-brokers'], files, dryRun: values['dry-run'] === true, follow: undefined }
+  }
+  if (positionals.length !== 1) throw usage(`--follow takes one PREFIX (YCSB's hdrhistogram.output.path: logs are PREFIXREAD.hdr, ...; a directory ends in /), ${positionals.length === 0 ? 'none was given' : `not ${positionals.length}`}`)
+  if (values['dry-run'] === true) throw usage('--dry-run does not go with --follow')
+  return { runId, clientId, labels, brokers: values['kafka-brokers'], files: [], dryRun: false, follow: { prefix: positionals[0]!, pid, idleTimeoutS: idle ?? (pid === undefined ? DEFAULT_IDLE_TIMEOUT_S : 0) } }
 }
 
-export interface ImportSummary {
-  /** Per operation: intervals and operations sent. */
-  perOp: Record<string, { intervals: number; operations: number }>
-  runtimeMs: number
+/** Reads and parses one file; BS_ERR_USAGE when it cannot be read, BS_ERR_TOO_LARGE above MAX_YCSB_FILE_BYTES, BS_ERR_DECODE when it is not what YCSB writes. */
+export function readYcsbFile(file: string, measurement: string | undefined): YcsbFile {
+  let size: number
+  try {
+    size = statSync(file).size
+  } catch (err) {
+    throw new BenchstreamError('BS_ERR_USAGE', `cannot read ${JSON.stringify(file)}: ${(err as Error).message}`, { cause: err })
+  }
+  if (size > MAX_YCSB_FILE_BYTES) throw new BenchstreamError('BS_ERR_TOO_LARGE', `${file} is ${size} bytes; at most ${MAX_YCSB_FILE_BYTES} (MAX_YCSB_FILE_BYTES) are read. Import the run's HdrHistogram interval logs instead of raw data, or split the file`)
+  const fd = openSync(file, 'r')
+  try {
+    const buf = Buffer.alloc(size)
+    let n = 0
+    while (n < size) {
+      const r = readSync(fd, buf, n, size - n, n)
+      if (r === 0) break
+      n += r
+    }
+    return parseYcsbFile(file, buf.subarray(0, n), measurement === undefined ? {} : { measurement })
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /** Runs the command; returns the exit code. `env` and `out` are parameters so tests drive it in-process. */
-export async function importYcsbMain(argv: readonly string[], env: Env = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+export async function importYcsbMain(argv: readonly string[], env: Env = process.env, out: (s: string) => void = (s) => process.stdout.write(s), signal?: AbortSignal): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     out(IMPORT_YCSB_USAGE + '\n')
     return 0
   }
   const args = parseImportYcsbArgs(argv)
   const infra = readInfraConfig(args.brokers === undefined ? env : { ...env, KAFKA_BROKERS: args.brokers })
-  // Decode every file before sending anything: a bad line must not leave half a run behind.
-  const logs = args.files.map((f) => {
-    let text: string
-    try {
-      text = readFileSync(f.path, 'utf8')
-    } catch (err) {
-      throw new BenchstreamError('BS_ERR_USAGE', `cannot read ${f.op} log ${JSON.stringify(f.path)}: ${(err as Error).message}`, { cause: err })
-    }
-    return { op: f.op, intervals: parseHdrLog(text, f.path).intervals.filter((iv) => iv.total > 0) }
-  })
-  const all: HdrInterval[] = logs.flatMap((l) => l.intervals)
-  if (all.length === 0) throw new BenchstreamError('BS_ERR_DECODE', `no interval with operations in ${args.files.map((f) => f.path).join(', ')}`)
-  const firstUs = Math.min(...all.map((iv) => iv.startUs))
-  const lastUs = Math.max(...all.map((iv) => iv.startUs + iv.lengthUs))
-  const runtimeMs = Math.round((lastUs - firstUs) / 1000)
+  if (args.follow !== undefined) return follow(args, args.follow, infra, out, signal)
 
-  const summary: ImportSummary = { perOp: {}, runtimeMs }
-  const sent: Record<string, number> = {}
-  for (const l of logs) {
-    let ops = 0
-    for (const iv of l.intervals) ops += iv.total
-    summary.perOp[l.op] = { intervals: l.intervals.length, operations: ops }
-    if (ops > 0) sent[`${l.op}/OK`] = ops
+  // Every file is read and checked before anything is sent: a bad line must not leave half a run behind.
+  const plan = planImport(args.files.map((f) => readYcsbFile(f.path, f.measurement)))
+  const operations = Object.values(plan.sent).reduce((a, b) => a + b, 0)
+  if (operations === 0 && plan.summaries.length === 0) throw new BenchstreamError('BS_ERR_DECODE', `nothing to import in ${args.files.map((f) => f.path).join(', ')}: no operation in any interval or raw line, and no final report`)
+  if (plan.firstUs !== undefined && plan.firstUs < Date.now() * 1000 - DEFAULT_MAX_EVENT_AGE_US) {
+    process.stderr.write(`benchstream: warning: the data starts ${new Date(plan.firstUs / 1000).toISOString()}, more than 30 days ago: a processor with the default MAX_EVENT_AGE_S dead-letters it\n`)
   }
+  if (!args.dryRun) {
+    const nowUs = Date.now() * 1000
+    const sender = await KafkaRecordSender.open(infra, args)
+    try {
+      await sender.send([encodeJsonRecord(lifecycle(args, 'start', plan.firstUs ?? nowUs, 'ycsb-import'))])
+      for (const iv of plan.intervals) await sender.add(encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, ...iv }))
+      for (const buf of rawMessages(args, plan)) await sender.add(buf)
+      for (const s of plan.summaries) await sender.add(encodeJsonRecord({ kind: RECORD_KIND.SUMMARY_REPORT, runId: args.runId, clientId: args.clientId, atUs: nowUs, ...s }))
+      await sender.flush()
+      await sender.send([encodeJsonRecord(lifecycle(args, 'end', plan.lastUs ?? nowUs, 'ycsb-import', plan.sent, plan.runtimeMs))])
+    } finally {
+      await sender.close()
+    }
+  }
+  out(formatImportSummary(args, plan))
+  return 0
+}
 
-  const kafka = createKafka(infra.kafka, `import-ycsb-${args.clientId}`)
-  await ensureTopics(kafka, infra.kafka, infra.topics)
-  // Idempotent: a retried send cannot write an interval twice.
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: partitioner, allowAutoTopicCreation: false })
-  // One key for the whole client: its records stay in order on one partition, the end record last.
-  const key = `${args.runId}:${args.clientId}`
-  const lifecycle = (phase: 'start' | 'end', atUs: number): RunLifecycle => ({
+function lifecycle(args: ImportYcsbArgs, phase: 'start' | 'end', atUs: number, source: string, sent?: Record<string, number>, runtimeMs?: number): RunLifecycle {
+  return {
     kind: RECORD_KIND.RUN_LIFECYCLE,
     phase,
     runId: args.runId,
     clientId: args.clientId,
     atUs,
-    labels: { source: 'ycsb-hdr', ...args.labels },
+    labels: { source, ...args.labels },
     workload: '',
     binding: 'ycsb',
     threads: 0,
     target: 0,
-    ...(phase === 'end' ? { sent, undelivered: 0, runtimeMs } : {}),
-  })
-  try {
-    await producer.connect()
-    const send = async (values: Buffer[]): Promise<void> => {
-      await producer.send({ topic: infra.topics.events, acks: -1, messages: values.map((value) => ({ key, value })) })
-    }
-    await send([encodeJsonRecord(lifecycle('start', firstUs))])
-    let pending: Buffer[] = []
-    let pendingBytes = 0
-    for (const l of logs) {
-      for (const iv of l.intervals) {
-        const value = encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, op: l.op, status: 'OK', intervalStartUs: iv.startUs, intervalLengthUs: iv.lengthUs, buckets: iv.buckets })
-        if (pending.length > 0 && (pending.length >= RECORDS_PER_SEND || pendingBytes + value.length > BYTES_PER_SEND)) {
-          await send(pending)
-          pending = []
-          pendingBytes = 0
-        }
-        pending.push(value)
-        pendingBytes += value.length
-      }
-    }
-    if (pending.length > 0) await send(pending)
-    await send([encodeJsonRecord(lifecycle('end', lastUs))])
-  } catch (err) {
-    throw new BenchstreamError('BS_ERR_KAFKA', `cannot send to Kafka at ${infra.kafka.brokers.join(',')}: ${(err as Error).message}`, { cause: err })
-  } finally {
-    await producer.disconnect().catch(() => undefined)
+    ...(phase === 'end' ? { sent: sent ?? {}, undelivered: 0, ...(runtimeMs === undefined ? {} : { runtimeMs }) } : {}),
   }
-  out(formatImportSummary(args, summary))
-  return 0
 }
 
-export function formatImportSummary(args: Pick<ImportYcsbArgs, 'runId' | 'clientId'>, s: ImportSummary): string {
-  const lines = [`imported run ${args.runId}, client ${args.clientId}, ${(s.runtimeMs / 1000).toFixed(3)} s`]
-  for (const [op, v] of Object.entries(s.perOp)) lines.push(`  ${op}: ${v.intervals} intervals, ${v.operations} operations`)
+/** OPS messages of the raw series, EVENTS_PER_BATCH events each. */
+function* rawMessages(args: ImportYcsbArgs, plan: ImportPlan): Generator<Buffer> {
+  const w = new OpsBatchWriter(args.runId, args.clientId)
+  for (const s of plan.raw) {
+    const [opCode, statusIndex, cacheIndex] = opCodes(s.op, s.status, 'UNKNOWN')
+    for (let i = 0; i < s.startUs.length; i++) {
+      w.add(0, opCode, cacheIndex, statusIndex, s.startUs[i]!, s.latencyUs[i]!, s.intendedUs[i]!, 0)
+      if (w.count >= EVENTS_PER_BATCH) yield w.finish()
+    }
+  }
+  if (w.count > 0) yield w.finish()
+}
+
+/** Sends records to the events topic in order, acknowledged (acks=all, idempotent), in bounded produce requests. */
+class KafkaRecordSender {
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+
+  private constructor(
+    private readonly producer: Producer,
+    private readonly topic: string,
+    private readonly key: string,
+    private readonly brokers: string,
+  ) {}
+
+  static async open(infra: InfraConfig, args: ImportYcsbArgs): Promise<KafkaRecordSender> {
+    const kafka = createKafka(infra.kafka, `import-ycsb-${args.clientId}`)
+    await ensureTopics(kafka, infra.kafka, infra.topics)
+    // Idempotent: a retried send cannot write an interval twice.
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: partitioner, allowAutoTopicCreation: false })
+    try {
+      await producer.connect()
+    } catch (err) {
+      throw new BenchstreamError('BS_ERR_KAFKA', `cannot connect to Kafka at ${infra.kafka.brokers.join(',')}: ${(err as Error).message}`, { cause: err })
+    }
+    // One key for the whole client: its records stay in order on one partition, the end record last.
+    return new KafkaRecordSender(producer, infra.topics.events, `${args.runId}:${args.clientId}`, infra.kafka.brokers.join(','))
+  }
+
+  async add(value: Buffer): Promise<void> {
+    if (this.pending.length > 0 && (this.pending.length >= RECORDS_PER_SEND || this.pendingBytes + value.length > BYTES_PER_SEND)) await this.flush()
+    this.pending.push(value)
+    this.pendingBytes += value.length
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return
+    const values = this.pending
+    this.pending = []
+    this.pendingBytes = 0
+    await this.send(values)
+  }
+
+  async send(values: Buffer[]): Promise<void> {
+    try {
+      await this.producer.send({ topic: this.topic, acks: -1, messages: values.map((value) => ({ key: this.key, value })) })
+    } catch (err) {
+      throw new BenchstreamError('BS_ERR_KAFKA', `cannot send to Kafka at ${this.brokers}: ${(err as Error).message}`, { cause: err })
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.producer.disconnect().catch(() => undefined)
+  }
+}
+
+export function formatImportSummary(args: Pick<ImportYcsbArgs, 'runId' | 'clientId' | 'dryRun'>, plan: ImportPlan): string {
+  const operations = Object.values(plan.sent).reduce((a, b) => a + b, 0)
+  const events = plan.raw.reduce((a, s) => a + s.startUs.length, 0)
+  const lines = [`${args.dryRun ? 'checked (--dry-run: nothing sent)' : 'imported'} run ${args.runId}, client ${args.clientId}${plan.runtimeMs === undefined ? '' : `, ${(plan.runtimeMs / 1000).toFixed(3)} s`}`]
+  for (const d of plan.described) lines.push(`  ${d}`)
+  const byOp = Object.entries(plan.sent).map(([k, v]) => `${k} ${v}`).join(', ')
+  lines.push(`  operations: ${operations}${byOp === '' ? '' : ` (${byOp})`}, as ${plan.intervals.length} interval records and ${events} events`)
+  if (plan.summaries.length > 0) lines.push(`  final reports: ${plan.summaries.length}, stored as reported (reported_measurements)`)
+  for (const c of plan.cleanup) lines.push(`  CLEANUP: ${c.operations} in ${c.source} (reported, not counted as operations)`)
+  if (plan.intendedClamped > 0) lines.push(`  intended latency: ${plan.intendedClamped} raw pairs below the measured latency kept the measured one`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * --follow: polls the directory of PREFIX for `PREFIX<NAME>.hdr` logs and
+ * each log for new lines; sends each interval as it becomes complete.
+ */
+async function follow(args: ImportYcsbArgs, f: NonNullable<ImportYcsbArgs['follow']>, infra: InfraConfig, out: (s: string) => void, signal: AbortSignal | undefined): Promise<number> {
+  const dir = f.prefix.endsWith('/') ? f.prefix : path.dirname(f.prefix)
+  const base = f.prefix.endsWith('/') ? '' : path.basename(f.prefix)
+  const follower = new IntervalLogFollower()
+  const offsets = new Map<string, number>()
+  const sent: Record<string, number> = {}
+  let firstUs: number | undefined
+  let lastUs: number | undefined
+  let records = 0
+  const stop = new AbortController()
+  const onSignal = (): void => stop.abort()
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  signal?.addEventListener('abort', onSignal, { once: true })
+  const sender = await KafkaRecordSender.open(infra, args)
+  process.stderr.write(`benchstream: following ${path.join(dir, `${base}*.hdr`)} into run ${args.runId}, client ${args.clientId}, until ${f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`}${f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : ''}\n`)
+  let started = false
+  const sendIntervals = async (intervals: PlannedInterval[]): Promise<void> => {
+    if (intervals.length === 0) return
+    if (!started) {
+      started = true
+      await sender.send([encodeJsonRecord(lifecycle(args, 'start', Math.min(...intervals.map((iv) => iv.intervalStartUs)), 'ycsb-follow'))])
+    }
+    for (const iv of intervals) {
+      await sender.add(encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, ...iv }))
+      let n = 0
+      for (const [, c] of iv.buckets) n += c
+      if (n > 0) sent[`${iv.op}/${iv.status}`] = (sent[`${iv.op}/${iv.status}`] ?? 0) + n
+      firstUs = Math.min(firstUs ?? iv.intervalStartUs, iv.intervalStartUs)
+      lastUs = Math.max(lastUs ?? 0, iv.intervalStartUs + iv.intervalLengthUs)
+      records++
+    }
+    await sender.flush()
+  }
+  /** Reads what every log grew by; true when something new came. */
+  const poll = (): boolean => {
+    let grew = false
+    let names: string[] = []
+    try {
+      names = readdirSync(dir)
+    } catch {
+      // the directory does not exist yet: YCSB has not started
+    }
+    for (const n of names) {
+      if (!n.endsWith('.hdr') || !n.startsWith(base)) continue
+      const file = path.join(dir, n)
+      if (!follower.has(file)) {
+        const m = measurementFromFileName(n)
+        if (m === undefined || m.prefix !== base) continue
+        follower.add(file, m.name)
+        offsets.set(file, 0)
+      }
+      const fd = openSync(file, 'r')
+      try {
+        const size = fstatSync(fd).size
+        const at = offsets.get(file)!
+        // YCSB opens its logs anew (truncating) at start: a file that shrank belongs to another run.
+        if (size < at) throw new BenchstreamError('BS_ERR_DECODE', `${file} shrank from ${at} to ${size} bytes: a new YCSB run is writing it; give each run its own hdrhistogram.output.path and follow that`)
+        if (size === at) continue
+        const buf = Buffer.alloc(size - at)
+        const r = readSync(fd, buf, 0, buf.length, at)
+        // Only whole UTF-8 text matters here: the log is ASCII.
+        follower.feed(file, buf.toString('latin1', 0, r))
+        offsets.set(file, at + r)
+        grew = true
+      } finally {
+        closeSync(fd)
+      }
+    }
+    return grew
+  }
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EPERM'
+    }
+  }
+  let lastNewAt = Date.now()
+  let ended: string
+  try {
+    for (;;) {
+      // Liveness first, then a read: what YCSB wrote before exiting is read once more below.
+      const exited = f.pid !== undefined && !alive(f.pid)
+      if (poll()) lastNewAt = Date.now()
+      await sendIntervals(follower.ready(false))
+      if (exited) {
+        ended = `process ${f.pid} exited`
+        break
+      }
+      if (f.idleTimeoutS > 0 && Date.now() - lastNewAt > f.idleTimeoutS * 1000) {
+        ended = `${f.idleTimeoutS} s without a new interval`
+        break
+      }
+      if (stop.signal.aborted) {
+        ended = 'interrupted'
+        break
+      }
+      await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS))
+    }
+    poll()
+    await sendIntervals(follower.ready(true))
+    if (started) await sender.send([encodeJsonRecord(lifecycle(args, 'end', lastUs ?? Date.now() * 1000, 'ycsb-follow', sent, firstUs === undefined || lastUs === undefined ? undefined : Math.round((lastUs - firstUs) / 1000)))])
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    signal?.removeEventListener('abort', onSignal)
+    await sender.close()
+  }
+  const lines = [`followed run ${args.runId}, client ${args.clientId}: ${ended}${started ? '' : '; no interval appeared, nothing was sent'}`]
+  for (const s of follower.summary()) lines.push(`  ${s.file}: ${s.name}, ${s.intervals} intervals, ${s.operations} operations${s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''}`)
+  const total = Object.values(sent).reduce((a, b) => a + b, 0)
+  lines.push(`  operations: ${total}${total === 0 ? '' : ` (${Object.entries(sent).map(([k, v]) => `${k} ${v}`).join(', ')})`}, as ${records} interval records`)
+  out(lines.join('\n') + '\n')
+  return 0
 }

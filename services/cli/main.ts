@@ -1,75 +1,178 @@
 /**
  * The `benchstream` command: one entry, one subcommand per job.
+ *
+ * Every subcommand answers `--help` (and `benchstream help <command>`)
+ * before it parses anything or opens a connection. A user's mistake prints
+ * one line with its BS_ERR_* code and what is allowed, never a stack trace;
+ * `--debug` (anywhere before a `--`) adds the stack and the causes.
  */
 import { isBenchstreamError } from '../core/errors.js'
+import { closest } from '../core/suggest.js'
 
-const COMMANDS = {
-  demo: 'start Kafka (unless KAFKA_BROKERS is set), the processor and the API, run a workload, print live status and the final report',
-  run: 'run phase of a YCSB workload against a binding, emitting one event per operation (see `benchstream run --help`)',
-  load: 'load phase of a YCSB workload',
-  server: 'the backend: consume events into ClickHouse windows, evaluate alerts, serve the API (unless --no-api)',
-  processor: 'alias of server',
-  report: 'print a run\'s report from ClickHouse: benchstream report <run-id> [--json]',
-  sql: 'run a read-only SQL query: benchstream sql "SELECT ..."',
-  runs: 'list runs',
-  'import-ycsb': 'send YCSB HdrHistogram interval logs into a run: benchstream import-ycsb --run-id R --client-id C READ=file.hdr ...',
-} as const
+interface Command {
+  summary: string
+  /** The command's help text (loaded on demand: some pull in large modules). */
+  usage: () => Promise<string>
+  run: (argv: readonly string[]) => Promise<number>
+}
+
+const COMMANDS: Record<string, Command> = {
+  demo: {
+    summary: 'the whole pipeline on this machine: Kafka, processor, API, a workload, live status, the report',
+    usage: async () => (await import('./usage.js')).DEMO_USAGE,
+    run: async (argv) => (await import('./demo.js')).demoMain(argv),
+  },
+  run: {
+    summary: 'run phase of a YCSB workload against a binding, one event per operation to Kafka',
+    usage: driverUsage,
+    run: async (argv) => (await import('./repeat.js')).runMain(argv),
+  },
+  load: {
+    summary: 'load phase of a YCSB workload',
+    usage: driverUsage,
+    run: async (argv) => (await import('../driver/main.js')).driverMain('load', argv),
+  },
+  server: {
+    summary: 'the backend: events into ClickHouse windows, alerts, the API and live view',
+    usage: async () => (await import('../server/usage.js')).SERVER_USAGE,
+    run: async (argv) => (await import('../server/main.js')).serverMain(argv),
+  },
+  processor: {
+    summary: 'alias of server',
+    usage: async () => (await import('../server/usage.js')).SERVER_USAGE,
+    run: async (argv) => (await import('../server/main.js')).serverMain(argv),
+  },
+  report: {
+    summary: "a run's report (YCSB layout, or --json), with --threshold checks",
+    usage: async () => (await import('./usage.js')).READ_USAGE.report,
+    run: async (argv) => (await import('./read.js')).readMain('report', argv),
+  },
+  runs: {
+    summary: 'list runs (filter by --group, --label)',
+    usage: async () => (await import('./usage.js')).READ_USAGE.runs,
+    run: async (argv) => (await import('./read.js')).readMain('runs', argv),
+  },
+  compare: {
+    summary: 'release A vs release B: runs, groups or label selectors, a verdict per figure (terminal, Markdown, JSON)',
+    usage: async () => (await import('./usage.js')).COMPARE_USAGE,
+    run: async (argv) => (await import('./compare.js')).compareMain(argv),
+  },
+  history: {
+    summary: 'a figure over a label-ordered series of runs (e.g. versions), change points marked',
+    usage: async () => (await import('./usage.js')).HISTORY_USAGE,
+    run: async (argv) => (await import('./compare.js')).historyMain(argv),
+  },
+  sweep: {
+    summary: 'run a workload over -threads, -target or a property list; saturation, knee and an SVG chart',
+    usage: async () => (await import('./usage.js')).SWEEP_USAGE,
+    run: async (argv) => (await import('./sweep.js')).sweepMain(argv),
+  },
+  sql: {
+    summary: 'a read-only SQL query over the benchmark data, printed as clickhouse-client would',
+    usage: async () => (await import('./usage.js')).READ_USAGE.sql,
+    run: async (argv) => (await import('./read.js')).readMain('sql', argv),
+  },
+  profile: {
+    summary: 'CPU profiles of a run: attach folded stacks or perf script output, capture a JVM with async-profiler, list',
+    usage: async () => (await import('./profile.js')).PROFILE_USAGE,
+    run: async (argv) => (await import('./profile.js')).profileMain(argv),
+  },
+  ycsb: {
+    summary: "real YCSB with any binding, every operation streamed live through the bridge; YCSB's report next to Benchstream's",
+    usage: async () => (await import('./usage.js')).YCSB_USAGE,
+    run: async (argv) => (await import('./ycsb.js')).ycsbMain(argv),
+  },
+  'import-ycsb': {
+    summary: "what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)",
+    usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,
+    run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
+  },
+}
+
+/** Help topics that are not commands. */
+const TOPICS: Record<string, () => Promise<string>> = {
+  thresholds: async () => (await import('./thresholds-help.js')).THRESHOLDS_HELP,
+}
+
+async function driverUsage(): Promise<string> {
+  const [{ driverUsage: usage }, { BINDING_NAMES }] = await Promise.all([import('../driver/config.js'), import('../adapters/datastores/names.js')])
+  return usage(BINDING_NAMES)
+}
 
 export function help(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length))
-  return `usage: benchstream <command> [options]\n\ncommands:\n${Object.entries(COMMANDS).map(([c, d]) => `  ${c.padEnd(width)}  ${d}`).join('\n')}\n\nSee README.md for the environment variables (KAFKA_BROKERS, CLICKHOUSE_URL, BENCHSTREAM_DATA_DIR, ...).\n`
+  return `usage: benchstream <command> [options]
+
+commands:
+${Object.entries(COMMANDS).map(([c, d]) => `  ${c.padEnd(width)}  ${d.summary}`).join('\n')}
+
+  benchstream help <command>   (or benchstream <command> --help) for a command's options
+  benchstream help thresholds  for --threshold expressions
+  --debug                      print stack traces of failures
+Environment variables (KAFKA_BROKERS, CLICKHOUSE_URL, BENCHSTREAM_DATA_DIR, ...): see README.md.
+`
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const [cmd, ...rest] = argv
+export async function main(argv: readonly string[]): Promise<number> {
+  // Flags of this wrapper come before a `--`; what follows belongs to the command.
+  const dashdash = argv.indexOf('--')
+  const own = dashdash === -1 ? argv : argv.slice(0, dashdash)
+  const debug = own.includes('--debug')
+  const args = debug ? [...own.filter((a) => a !== '--debug'), ...(dashdash === -1 ? [] : argv.slice(dashdash))] : [...argv]
+  const [cmd, ...rest] = args
   try {
-    switch (cmd) {
-      case undefined:
-      case '-h':
-      case '--help':
-      case 'help':
-        process.stdout.write(help())
-        return cmd === undefined ? 2 : 0
-      case 'run':
-      case 'load': {
-        if (rest.includes('--help') || rest.includes('-h')) {
-          const { driverUsage } = await import('../driver/config.js')
-          const { BINDING_NAMES } = await import('../adapters/datastores/index.js')
-          process.stdout.write(driverUsage(BINDING_NAMES) + '\n')
-          return 0
-        }
-        const { driverMain } = await import('../driver/main.js')
-        return await driverMain(cmd, rest)
-      }
-      case 'server':
-      case 'processor': {
-        const { serverMain } = await import('../server/main.js')
-        return await serverMain(rest)
-      }
-      case 'demo': {
-        const { demoMain } = await import('./demo.js')
-        return await demoMain(rest)
-      }
-      case 'report':
-      case 'sql':
-      case 'runs': {
-        const { readMain } = await import('./read.js')
-        return await readMain(cmd, rest)
-      }
-      case 'import-ycsb': {
-        const { importYcsbMain } = await import('./import-ycsb.js')
-        return await importYcsbMain(rest)
-      }
-      default:
-        process.stderr.write(`unknown command ${JSON.stringify(cmd)}; valid commands are ${Object.keys(COMMANDS).join(', ')}\n\n${help()}`)
-        return 2
+    if (cmd === undefined || cmd === '-h' || cmd === '--help') {
+      process.stdout.write(help())
+      return cmd === undefined ? 2 : 0
     }
-  } catch (err) {
-    if (isBenchstreamError(err)) {
-      process.stderr.write(`benchstream: ${err.code}: ${err.message}\n`)
+    if (cmd === 'help') return await printHelp(rest[0])
+    const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd] : undefined
+    if (command === undefined) {
+      const c = closest(cmd, Object.keys(COMMANDS))
+      process.stderr.write(`benchstream: BS_ERR_USAGE: unknown command ${JSON.stringify(cmd)}${c === undefined ? '' : `; did you mean ${c}?`}\n\n${help()}`)
       return 2
     }
-    process.stderr.write(`benchstream: ${(err as Error).stack ?? String(err)}\n`)
-    return 1
+    const before = rest.indexOf('--')
+    const flags = before === -1 ? rest : rest.slice(0, before)
+    if (flags.includes('--help') || flags.includes('-h')) {
+      process.stdout.write((await command.usage()) + '\n')
+      return 0
+    }
+    return await command.run(rest)
+  } catch (err) {
+    process.stderr.write(describeFailure(err, debug))
+    return isBenchstreamError(err) && err.code === 'BS_ERR_USAGE' ? 2 : 1
   }
+}
+
+async function printHelp(topic: string | undefined): Promise<number> {
+  if (topic === undefined) {
+    process.stdout.write(help())
+    return 0
+  }
+  const command = Object.hasOwn(COMMANDS, topic) ? COMMANDS[topic] : undefined
+  const text = command !== undefined ? await command.usage() : Object.hasOwn(TOPICS, topic) ? await TOPICS[topic]!() : undefined
+  if (text === undefined) {
+    const c = closest(topic, [...Object.keys(COMMANDS), ...Object.keys(TOPICS)])
+    process.stderr.write(`benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}${c === undefined ? '' : `; did you mean ${c}?`}; commands: ${Object.keys(COMMANDS).join(', ')}; topics: ${Object.keys(TOPICS).join(', ')}\n`)
+    return 2
+  }
+  process.stdout.write(text + '\n')
+  return 0
+}
+
+/**
+ * One line for the user; the stack and causes only with --debug. Our own
+ * errors carry their code; anything else (a library's error) says that
+ * --debug shows where it came from.
+ */
+export function describeFailure(err: unknown, debug: boolean): string {
+  const e = err instanceof Error ? err : new Error(String(err))
+  const head = isBenchstreamError(e) ? `benchstream: ${e.code}: ${e.message}` : `benchstream: ${e.message.split('\n')[0]}`
+  if (!debug) return `${head}\n${isBenchstreamError(e) ? '' : '(run again with --debug for the stack trace)\n'}`
+  const parts = [head, e.stack ?? '']
+  for (let c: unknown = e.cause, depth = 0; c !== undefined && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    parts.push(`caused by: ${c instanceof Error ? (c.stack ?? c.message) : JSON.stringify(c)}`)
+  }
+  return parts.join('\n') + '\n'
 }

@@ -3,96 +3,149 @@
  * ask a running API (the way in while a server holds the embedded data
  * directory); otherwise they open ClickHouse themselves.
  */
-import { parseArgs } from 'node:util'
-import { openClickHouse } from '../adapters/clickhouse/client.js'
+import { READ_USAGE } from './usage.js'
+import { openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
-import { readInfraConfig } from '../common/infra-config.js'
-import { findServer } from '../common/server-file.js'
+import { parseFlags } from '../common/args.js'
+import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { readApiConfig } from '../api/config.js'
-import { BenchstreamError, ERROR_CODES, type ErrorCode } from '../core/errors.js'
-import { formatYcsb } from '../core/reports/ycsb-report.js'
-import { readCliEnv } from './config.js'
-
-const USAGE = {
-  report: 'usage: benchstream report <run-id> [--json]',
-  sql: 'usage: benchstream sql "SELECT ..."',
-  runs: 'usage: benchstream runs [--json]',
-} as const
-
+import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
+import type { RunInfo, RunReport } from '../../schemas/api.v1.js'
+import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
+import type { RunFilter } from '../core/ports/read-model.js'
+import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
+import { formatRunReport } from '../core/reports/run-report-text.js'
+import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
+import { apiError, apiOf, openReader } from './reader.js'
 
 export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly string[]): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args: [...argv], options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true })
-  } catch (err) {
-    throw new BenchstreamError('BS_ERR_USAGE', `${(err as Error).message}\n${USAGE[cmd]}`)
-  }
+  if (cmd === 'runs') return runsMain(argv)
+  const parsed = parseFlags(argv, { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } }, READ_USAGE[cmd], true)
   const json = parsed.values.json === true
   const args = parsed.positionals
-  if ((cmd === 'report' || cmd === 'sql') !== (args.length === 1) || (cmd === 'runs' && args.length > 0)) throw new BenchstreamError('BS_ERR_USAGE', USAGE[cmd])
+  if (args.length !== 1) {
+    const what = args.length === 0 ? `needs ${cmd === 'report' ? 'a run id' : 'one query'}` : `takes one ${cmd === 'report' ? 'run id' : 'query (quote it)'}, got ${args.length} arguments`
+    throw new BenchstreamError('BS_ERR_USAGE', `${cmd} ${what}\n${READ_USAGE[cmd]}`)
+  }
+  if (cmd !== 'report' && parsed.values.threshold !== undefined) throw new BenchstreamError('BS_ERR_USAGE', `--threshold applies to report, run and demo\n${READ_USAGE[cmd]}`)
+  const thresholds = (parsed.values.threshold ?? []).map(parseThreshold)
   // Ad hoc SQL prints what ClickHouse's own client would: a table on a
   // terminal, TSV into a pipe, JSON with --json, or the query's FORMAT.
   const sqlFormat = json ? 'JSON' : process.stdout.isTTY ? 'PrettyCompact' : 'TSV'
-  const cliEnv = readCliEnv(process.env)
-  const infra = readInfraConfig(process.env)
-  // A server holding the embedded data directory is reached through its API.
-  const api = cliEnv.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined)
-  const apiToken = cliEnv.apiToken
+  const { api, token } = apiOf(process.env)
   if (api !== undefined) {
-    const auth: Record<string, string> = apiToken === undefined ? {} : { authorization: `Bearer ${apiToken}` }
-    const url = cmd === 'report' ? `${api}/api/v1/runs/${encodeURIComponent(args[0]!)}/report${json ? '' : '?format=text'}` : cmd === 'runs' ? `${api}/api/v1/runs` : `${api}/api/v1/query`
-    const res = await fetch(url, cmd === 'sql' ? { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ sql: args[0], format: sqlFormat }) } : { headers: auth })
+    const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
+    if (cmd === 'report') {
+      const res = await fetch(`${api}/api/v1/runs/${encodeURIComponent(args[0]!)}/report`, { headers: auth })
+      const body = await res.text()
+      if (res.status === 404) throw notFound(args[0]!, api)
+      if (!res.ok) throw apiError(res.status, body)
+      return printReport(JSON.parse(body) as RunReport, json, thresholds)
+    }
+    const res = await fetch(`${api}/api/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ sql: args[0], format: sqlFormat }) })
     const body = await res.text()
     if (!res.ok) throw apiError(res.status, body)
-    if (cmd === 'sql') {
-      process.stdout.write(body)
-      if (res.headers.get('x-benchstream-truncated') === 'true') process.stderr.write('benchstream: the result was cut at the row or byte cap (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n')
-    } else process.stdout.write(cmd === 'runs' || json ? formatJson(body) : body)
+    process.stdout.write(body)
+    if (res.headers.get('x-benchstream-truncated') === 'true') process.stderr.write('benchstream: the result was cut at the row or byte cap (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n')
     return 0
   }
+  const infra = readInfraConfig(process.env)
   const ch = openClickHouse(infra.clickhouse)
-  const rm = new ClickHouseReadModel(ch)
   try {
-    if (cmd === 'report') {
-      const r = await rm.runReport(args[0]!)
-      process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatYcsb(r))
-    } else if (cmd === 'runs') {
-      const runs = await rm.listRuns(100)
-      if (json) process.stdout.write(JSON.stringify(runs, null, 2) + '\n')
-      else for (const r of runs) process.stdout.write(`${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.operations} ops\t${JSON.stringify(r.labels)}\n`)
-    } else {
-      const q = readApiConfig(process.env).query
-      const guard = await openSqlGuard(infra.clickhouse, { database: infra.clickhouse.database, limits: q, concurrency: 1, queue: 0, queueTimeoutMs: 0 })
-      try {
-        const r = await guard.run(args[0]!, { format: sqlFormat })
-        process.stdout.write(r.text ?? '')
-        if (r.truncated) process.stderr.write(`benchstream: the result was cut at ${r.limits.maxRows} rows or ${r.limits.maxBytes} bytes (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n`)
-      } finally {
-        await guard.close()
-      }
-    }
+    return await readDirect(cmd, args[0]!, ch, infra, { json, sqlFormat, thresholds })
+  } catch (err) {
+    if (isBenchstreamError(err)) throw err
+    const msg = (err as Error).message.trim()
+    // A data directory or server no Benchstream server has set up yet.
+    if (/Database \S+ does(n't| not) exist|UNKNOWN_DATABASE/.test(msg)) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no Benchstream data in ${ch.location} yet (database ${infra.clickhouse.database} does not exist): \`benchstream server\` or \`benchstream demo\` creates it`, { cause: err })
+    throw new BenchstreamError('BS_ERR_CLICKHOUSE', `ClickHouse at ${ch.location}: ${msg}`, { cause: err })
   } finally {
     await ch.close()
+  }
+}
+
+interface ReadOptions {
+  json: boolean
+  sqlFormat: string
+  thresholds: readonly Threshold[]
+}
+
+/** A read command against ClickHouse itself (no server holds the data). */
+async function readDirect(cmd: 'report' | 'sql', arg: string, ch: ClickHouse, infra: InfraConfig, o: ReadOptions): Promise<number> {
+  if (cmd === 'report') {
+    let r
+    try {
+      r = await new ClickHouseReadModel(ch).runReport(arg)
+    } catch (err) {
+      if (isBenchstreamError(err, 'BS_ERR_NOT_FOUND')) throw notFound(arg, ch.location)
+      throw err
+    }
+    return printReport(r, o.json, o.thresholds)
+  }
+  const guard = await openSqlGuard(infra.clickhouse, { database: infra.clickhouse.database, limits: readApiConfig(process.env).query, concurrency: 1, queue: 0, queueTimeoutMs: 0 })
+  try {
+    const r = await guard.run(arg, { format: o.sqlFormat })
+    process.stdout.write(r.text ?? '')
+    if (r.truncated) process.stderr.write(`benchstream: the result was cut at ${r.limits.maxRows} rows or ${r.limits.maxBytes} bytes (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n`)
+  } finally {
+    await guard.close()
   }
   return 0
 }
 
-/** An API error answer ({ code, message }) as the error it stands for. */
-function apiError(status: number, body: string): BenchstreamError {
-  try {
-    const e = JSON.parse(body) as { code?: string; message?: string }
-    if (typeof e.code === 'string' && e.code in ERROR_CODES) return new BenchstreamError(e.code as ErrorCode, e.message ?? `HTTP ${status}`)
-  } catch {
-    // not JSON: fall through
+function printReport(r: RunReport, json: boolean, thresholds: readonly Threshold[]): number {
+  const results = evaluateThresholds(r, thresholds)
+  if (json) process.stdout.write(JSON.stringify(thresholds.length === 0 ? r : { ...r, thresholds: results.map((x) => ({ threshold: x.threshold.source, actual: x.actual, passed: x.passed })) }, null, 2) + '\n')
+  else {
+    // Verdicts on stderr: stdout stays a YCSB report that parsers can read.
+    process.stdout.write(formatRunReport(r))
+    process.stderr.write(formatThresholdResults(results, `run ${r.runId}, all clients`))
   }
-  return new BenchstreamError('BS_ERR_BAD_REQUEST', `the API answered HTTP ${status}: ${body.slice(0, 500)}`)
+  return results.some((x) => !x.passed) ? THRESHOLD_FAILED_EXIT : 0
 }
 
-function formatJson(body: string): string {
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2) + '\n'
-  } catch {
-    return body
+/** `benchstream runs [--group G] [--label k=v]... [--limit N] [--json]`, through the API or ClickHouse. */
+async function runsMain(argv: readonly string[]): Promise<number> {
+  const usage = READ_USAGE.runs
+  const parsed = parseFlags(argv, { json: { type: 'boolean' }, group: { type: 'string' }, label: { type: 'string', multiple: true }, limit: { type: 'string' } }, usage)
+  const v = parsed.values
+  const filter: RunFilter = {}
+  if (v.group !== undefined) {
+    if (!ID_PATTERN.test(v.group)) throw new BenchstreamError('BS_ERR_USAGE', `--group ${JSON.stringify(v.group)} is not allowed: ${ID_RULE}\n${usage}`)
+    filter.group = v.group
   }
+  const labels: Record<string, string> = {}
+  for (const t of v.label ?? []) {
+    const eq = t.indexOf('=')
+    const k = t.slice(0, eq)
+    if (eq <= 0 || !ID_PATTERN.test(k)) throw new BenchstreamError('BS_ERR_USAGE', `--label ${JSON.stringify(t)} is not key=value with a key of ${ID_RULE}\n${usage}`)
+    if (Object.hasOwn(labels, k)) throw new BenchstreamError('BS_ERR_USAGE', `--label ${k} is given twice; a run has one value per label\n${usage}`)
+    labels[k] = t.slice(eq + 1)
+  }
+  if (Object.keys(labels).length > 0) filter.labels = labels
+  const limit = v.limit === undefined ? 100 : Number(v.limit)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new BenchstreamError('BS_ERR_USAGE', `--limit ${JSON.stringify(v.limit)} is not allowed: expected an integer from 1 to 1000\n${usage}`)
+  const reader = openReader(process.env)
+  try {
+    printRuns(await reader.runs(limit, filter), v.json === true)
+  } finally {
+    await reader.close()
+  }
+  return 0
+}
+
+function printRuns(runs: RunInfo[], json: boolean): void {
+  if (json) {
+    process.stdout.write(JSON.stringify(runs, null, 2) + '\n')
+    return
+  }
+  for (const r of runs) {
+    const group = r.group_id === '' ? '' : `\tgroup ${r.group_id}${r.repeat > 0 ? ` #${r.repeat}` : ''}`
+    process.stdout.write(`${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.clients} client${r.clients === 1 ? '' : 's'}\t${r.target > 0 ? `target ${r.target} ops/s` : 'unthrottled'}${group}\t${JSON.stringify(r.labels)}\n`)
+  }
+}
+
+function notFound(runId: string, where: string): BenchstreamError {
+  return new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(runId)} has no data (in ${where}); list the runs with \`benchstream runs\``)
 }

@@ -12,7 +12,7 @@ const TOPIC = '^[A-Za-z0-9._-]{1,249}$'
 const TOPIC_ALLOWED = 'a Kafka topic name: 1-249 characters from A-Z a-z 0-9 . _ -'
 
 /** Read by the processor and the alert evaluator, which judges windows complete by the same grace. */
-export const ALLOWED_LATENESS_MS = EnvVar.integer({ default: 2000, minimum: 0, maximum: 3_600_000, description: 'grace after a window\'s end before its events count as late (still counted); alerts wait for it too' })
+export const ALLOWED_LATENESS_MS = EnvVar.integer({ default: 2000, minimum: 0, maximum: 3_600_000, description: 'grace after a window\'s end before its events count as late (still counted); alerts and the live view wait for it too' })
 
 /** The environment variables of the shared infrastructure (README: Configuration). */
 export const InfraEnv = Type.Object({

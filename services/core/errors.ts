@@ -18,9 +18,11 @@ export const ERROR_CODES = {
   BS_ERR_QUERY_REFUSED: { retryable: false, summary: 'ad hoc query not allowed' },
   BS_ERR_QUERY_FAILED: { retryable: false, summary: 'ad hoc query failed' },
   BS_ERR_BUSY: { retryable: true, summary: 'too many requests at once' },
+  BS_ERR_LIVE_LIMIT: { retryable: true, summary: 'too many live views open' },
   BS_ERR_UNAUTHORIZED: { retryable: false, summary: 'missing or wrong API token' },
   BS_ERR_FORBIDDEN: { retryable: false, summary: 'request refused' },
   BS_ERR_TOO_LARGE: { retryable: false, summary: 'request too large' },
+  BS_ERR_NOT_COMPARABLE: { retryable: false, summary: 'runs with different setups compared without --force' },
   BS_ERR_INTERNAL: { retryable: false, summary: 'internal error' },
 } as const
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -17,7 +17,11 @@
  * Timing: latency is measured from the actual issue to completion; with a
  * target rate each thread follows an intended schedule, and the intended
  * latency is measured from the scheduled start (coordinated-omission
- * correction, YCSB's measurement.interval=both).
+ * correction, YCSB's measurement.interval=both). Every event carries both.
+ *
+ * Schedule keeping is measured where the operations start: each JS thread
+ * tracks how late its client threads start (ScheduleTracker), and the
+ * client is behind while any of its JS threads is (ScheduleEpisodes).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { CACHE_OUTCOMES } from '../../schemas/events.v1.js'
@@ -41,8 +45,31 @@ export interface PhaseOptions {
   /** Called every statusIntervalS seconds with a status snapshot (0 = never). */
   statusIntervalS: number
   onStatus?: (s: StatusSnapshot) => void
+  /**
+   * With a target: an operation starting more than this many ms after its
+   * scheduled start puts the client "behind schedule" (default 100).
+   */
+  maxScheduleLagMs?: number
+  /** Called once when the client falls behind (again), and once when it has caught up. */
+  onSchedule?: (e: ScheduleEvent) => void
   signal?: AbortSignal
 }
+
+/** The client fell behind its schedule, or caught up again. */
+export type ScheduleEvent = { kind: 'behind'; lagMs: number; elapsedMs: number } | { kind: 'caught-up'; maxLagMs: number; durationMs: number; elapsedMs: number }
+
+/** How well the client kept its schedule over the phase (all zero without a target). */
+export interface ScheduleSummary {
+  /** Largest delay of an operation's start behind its scheduled start, ms. */
+  maxLagMs: number
+  /** Times the client fell behind by more than maxScheduleLagMs. */
+  episodes: number
+}
+
+/** Default of PhaseOptions.maxScheduleLagMs. */
+export const DEFAULT_MAX_SCHEDULE_LAG_MS = 100
+/** A client counts as caught up once no operation has started late for this long. */
+const CAUGHT_UP_AFTER_MS = 1000
 
 export interface StatusSnapshot {
   elapsedMs: number
@@ -59,6 +86,7 @@ export interface PhaseResult {
   runtimeMs: number
   operations: number
   report: Report
+  schedule: ScheduleSummary
 }
 
 /** Runs one phase with the options; how and where the client threads run is the runner's business. */
@@ -82,6 +110,88 @@ export function threadQuota(limit: number, threads: number, i: number): number {
   return Math.floor(limit / threads) + (i < limit % threads ? 1 : 0)
 }
 
+/**
+ * How late the operations of one JS thread's client threads start. Once
+ * one starts more than `boundMs` late, they are behind until none has
+ * started late for CAUGHT_UP_AFTER_MS (threads catch up one by one); one
+ * 'behind' and one 'caught-up' event per episode.
+ */
+export class ScheduleTracker {
+  /** Largest lag seen, ms. */
+  maxLagMs = 0
+  episodes = 0
+  private behindSince = -1
+  private lastLateAt = 0
+  private episodeMaxLagMs = 0
+
+  /**
+   * @param t0 the phase's origin in this thread's performance.now(): events' elapsedMs count from there.
+   */
+  constructor(
+    private readonly boundMs: number,
+    private readonly t0: number,
+    private readonly emit: (e: ScheduleEvent) => void,
+  ) {}
+
+  /** An operation scheduled for `intendedStart` starts at `start` (performance.now(), ms). */
+  started(start: number, intendedStart: number): void {
+    const lagMs = start - intendedStart
+    if (lagMs > this.maxLagMs) this.maxLagMs = lagMs
+    if (lagMs > this.boundMs) {
+      this.lastLateAt = start
+      if (this.behindSince < 0) {
+        this.behindSince = start
+        this.episodeMaxLagMs = 0
+        this.episodes++
+        this.emit({ kind: 'behind', lagMs, elapsedMs: start - this.t0 })
+      }
+      if (lagMs > this.episodeMaxLagMs) this.episodeMaxLagMs = lagMs
+    } else if (this.behindSince >= 0 && start - this.lastLateAt > CAUGHT_UP_AFTER_MS) {
+      this.emit({ kind: 'caught-up', maxLagMs: this.episodeMaxLagMs, durationMs: this.lastLateAt - this.behindSince, elapsedMs: start - this.t0 })
+      this.behindSince = -1
+    }
+  }
+}
+
+/**
+ * The client's schedule episodes from those of its JS threads (worker
+ * threads, each with a ScheduleTracker): the client falls behind when the
+ * first of them does and has caught up when the last of them has, so it
+ * warns once per episode however many threads are late.
+ */
+export class ScheduleEpisodes {
+  episodes = 0
+  /** Sources behind now -> elapsedMs of their 'behind' event. */
+  private readonly behind = new Map<number, number>()
+  private since = 0
+  private lastLate = 0
+  private maxLagMs = 0
+
+  constructor(private readonly emit: ((e: ScheduleEvent) => void) | undefined) {}
+
+  /** Source `source` reported `e` (elapsedMs from the phase's common origin). */
+  add(source: number, e: ScheduleEvent): void {
+    if (e.kind === 'behind') {
+      if (this.behind.size === 0) {
+        this.episodes++
+        this.since = e.elapsedMs
+        this.lastLate = e.elapsedMs
+        this.maxLagMs = 0
+        this.emit?.(e)
+      }
+      this.behind.set(source, e.elapsedMs)
+      if (e.lagMs > this.maxLagMs) this.maxLagMs = e.lagMs
+      return
+    }
+    const from = this.behind.get(source)
+    if (from === undefined) return
+    this.behind.delete(source)
+    if (e.maxLagMs > this.maxLagMs) this.maxLagMs = e.maxLagMs
+    if (from + e.durationMs > this.lastLate) this.lastLate = from + e.durationMs
+    if (this.behind.size === 0) this.emit?.({ kind: 'caught-up', maxLagMs: this.maxLagMs, durationMs: this.lastLate - this.since, elapsedMs: e.elapsedMs })
+  }
+}
+
 interface Sleeper {
   until: number
   resolve: () => void
@@ -89,8 +199,8 @@ interface Sleeper {
 
 /**
  * What the client threads of one JS thread share: the measurements (the
- * status timer swaps `interval`), a turn of the event loop, and the
- * scheduler of throttled operations.
+ * status timer swaps `interval`), a turn of the event loop, the scheduler
+ * of throttled operations and their schedule keeping.
  *
  * Throttled client threads sleep here until their next scheduled start.
  * When every client thread of this JS thread is asleep, nothing but the next
@@ -101,7 +211,7 @@ interface Sleeper {
  * completes, and by a timer.
  */
 export class ThreadGroup {
-  readonly total = new Measurements()
+  readonly total: Measurements
   /** undefined when no status lines are wanted. */
   interval: Measurements | undefined
   /** Client threads of this JS thread that are not asleep (running, waiting for a reply or for their turn). */
@@ -117,16 +227,22 @@ export class ThreadGroup {
   }
 
   /**
+   * @param intended keep intended latencies (the phase has a target).
    * @param block a word that stays 0 while the phase runs: Atomics.wait
    *   sleeps on it, and whoever stops the phase sets it and notifies.
+   * @param lag schedule keeping of throttled operations; undefined = unthrottled.
+   *   Settable later: a worker knows the phase's origin only at its start.
    */
   constructor(
     status: boolean,
+    readonly intended: boolean,
     readonly events: EventVisitor,
     now: number,
     private readonly block: { word: Int32Array; index: number },
+    public lag?: ScheduleTracker,
   ) {
-    this.interval = status ? new Measurements() : undefined
+    this.total = new Measurements(intended)
+    this.interval = status ? new Measurements(intended) : undefined
     this.lastYieldAt = now
   }
 
@@ -277,6 +393,7 @@ async function clientLoop(c: ClientThreadOptions): Promise<void> {
     const tx = load ? workload.nextLoad() : workload.nextTransaction()
     if (tx === undefined) return
     const start = performance.now()
+    if (intendedStart > 0) group.lag?.started(start, intendedStart)
     let r: OpResult
     try {
       r = await execute(binding, tx)
@@ -293,8 +410,8 @@ async function clientLoop(c: ClientThreadOptions): Promise<void> {
     const statusIndex = STATUS_INDEX[r.status]!
     events.record(c.thread, opCode, CACHE_INDEX[r.cache]!, statusIndex, Math.round((origin + start) * 1000), latencyUs, intendedUs, r.bytes)
     const key = opCode * 16 + statusIndex
-    group.total.add(key, latencyUs)
-    group.interval?.add(key, latencyUs)
+    group.total.add(key, latencyUs, intendedUs)
+    group.interval?.add(key, latencyUs, intendedUs)
     done++
     // Other threads' next starts may have come while this operation was in flight.
     if (intervalMs > 0) group.schedule()
@@ -322,7 +439,10 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     Atomics.notify(stopWord, 0)
   }
   signal?.addEventListener('abort', onAbort)
-  const group = new ThreadGroup(status, sink, t0, { word: stopWord, index: 0 })
+  const throttled = opts.target > 0
+  // One JS thread: its episodes are the client's.
+  const lag = throttled ? new ScheduleTracker(opts.maxScheduleLagMs ?? DEFAULT_MAX_SCHEDULE_LAG_MS, t0, (e) => opts.onSchedule?.(e)) : undefined
+  const group = new ThreadGroup(status, throttled, sink, t0, { word: stopWord, index: 0 }, lag)
   const stopped = signal === undefined ? () => false : () => signal.aborted
   // Interval between two scheduled operations of one thread, in ms.
   const intervalMs = opts.target > 0 ? (1000 * opts.threads) / opts.target : 0
@@ -334,7 +454,7 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     statusTimer = setInterval(() => {
       const now = performance.now()
       const snap = group.interval!
-      group.interval = new Measurements()
+      group.interval = new Measurements(throttled)
       const done = group.total.count()
       opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals: snap.intervals() })
       lastDone = done
@@ -352,5 +472,5 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     signal?.removeEventListener('abort', onAbort)
   }
   const runtimeMs = performance.now() - t0
-  return { runtimeMs, operations: group.total.count(), report: buildReport(group.total.aggregates(), runtimeMs) }
+  return { runtimeMs, operations: group.total.count(), report: buildReport(group.total.aggregates(), runtimeMs, { intended: throttled }), schedule: { maxLagMs: lag?.maxLagMs ?? 0, episodes: lag?.episodes ?? 0 } }
 }

@@ -13,15 +13,17 @@
  * YCSB's parkNanos, whenever none of its operations is in flight.
  *
  * The main thread's report is the exact merge of the workers' histograms
- * (bucket counts added), and its status lines merge their interval
- * histograms the same way.
+ * (bucket counts added, intended ones too), and its status lines merge their
+ * interval histograms the same way. Each worker tracks how late its
+ * operations start and posts when it falls behind or catches up; the
+ * client's episodes are joined from those (ScheduleEpisodes).
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { buildReport } from '../core/reports/ycsb-report.js'
 import { CoreWorkload } from '../core/workload/core-workload.js'
 import { Measurements } from './measurements.js'
-import { phaseLimit, threadQuota, type PhaseOptions, type PhaseResult } from './runner.js'
+import { DEFAULT_MAX_SCHEDULE_LAG_MS, phaseLimit, ScheduleEpisodes, threadQuota, type PhaseOptions, type PhaseResult } from './runner.js'
 import { CONTROL, hrMs, workerError, type FromWorker, type ToWorker, type WorkerData } from './worker.js'
 
 /** How long a worker may take to close its connections after the phase, ms. */
@@ -79,6 +81,7 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
   const control = new Int32Array(controlBuffer)
   const status = o.statusIntervalS > 0 && o.onStatus !== undefined
   const intervalMs = o.target > 0 ? (1000 * threads) / o.target : 0
+  const episodes = new ScheduleEpisodes(o.onSchedule)
 
   // Any failure anywhere stops every worker: its error is the phase's.
   let failed: ((err: Error) => void) | undefined
@@ -102,6 +105,7 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
       clientThreads,
       threads,
       intervalMs,
+      maxScheduleLagMs: o.maxScheduleLagMs ?? DEFAULT_MAX_SCHEDULE_LAG_MS,
       quotas: clientThreads.map((i) => threadQuota(limit, threads, i)),
       maxExecutionTimeS: o.maxExecutionTimeS,
       status,
@@ -116,6 +120,10 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
       if (m.type === 'failed') {
         stop()
         failed?.(workerError(m))
+        return
+      }
+      if (m.type === 'schedule') {
+        episodes.add(w, m.event)
         return
       }
       const queue = waiting.get(m.type)
@@ -187,12 +195,14 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
     const results = await settle(Promise.all(dones))
     const total = new Measurements()
     let endHrMs = originHrMs
+    let maxLagMs = 0
     for (const m of results) {
       total.merge(m.cells)
       endHrMs = Math.max(endHrMs, m.endHrMs)
+      maxLagMs = Math.max(maxLagMs, m.maxLagMs)
     }
     const runtimeMs = endHrMs - originHrMs
-    return { runtimeMs, operations: total.count(), report: buildReport(total.aggregates(), runtimeMs) }
+    return { runtimeMs, operations: total.count(), report: buildReport(total.aggregates(), runtimeMs, { intended: o.target > 0 }), schedule: { maxLagMs, episodes: episodes.episodes } }
   } finally {
     if (statusTimer !== undefined) clearInterval(statusTimer)
     o.signal?.removeEventListener('abort', onAbort)

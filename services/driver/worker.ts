@@ -9,6 +9,8 @@
  * acknowledged-insert window, services/core/workload/shared-state.ts), so
  * the workers together behave as YCSB's threads sharing one CoreWorkload.
  * Events go into this worker's ring, which the delivery thread drains.
+ * Schedule keeping is tracked here, where operations start; only its
+ * transitions (behind, caught up) are posted to the main thread.
  */
 import type { MessagePort } from 'node:worker_threads'
 import { BenchstreamError, ERROR_CODES, isBenchstreamError, type ErrorCode } from '../core/errors.js'
@@ -17,7 +19,7 @@ import { CoreWorkload } from '../core/workload/core-workload.js'
 import type { EventVisitor } from './event-ring.js'
 import { RingProducer } from './event-ring.js'
 import { Measurements, type WireCell } from './measurements.js'
-import { runClientThread, ThreadGroup } from './runner.js'
+import { runClientThread, ScheduleTracker, ThreadGroup, type ScheduleEvent } from './runner.js'
 
 /** Int32 words of the phase's control buffer. */
 export const CONTROL = { STOP: 0, WORDS: 4 } as const
@@ -31,6 +33,8 @@ export interface WorkerData {
   threads: number
   /** ms between two scheduled operations of one client thread; 0 = unthrottled. */
   intervalMs: number
+  /** A throttled operation starting later than this (ms) puts this worker behind schedule. */
+  maxScheduleLagMs: number
   /** Operations of each client thread in clientThreads order; 0 = no limit. */
   quotas: number[]
   maxExecutionTimeS: number
@@ -48,7 +52,8 @@ export type ToWorker = { type: 'start'; originHrMs: number } | { type: 'interval
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'interval'; cells: WireCell[]; done: number }
-  | { type: 'done'; cells: WireCell[]; endHrMs: number }
+  | { type: 'schedule'; event: ScheduleEvent }
+  | { type: 'done'; cells: WireCell[]; endHrMs: number; maxLagMs: number }
   | { type: 'closed' }
   | { type: 'failed'; code: ErrorCode | undefined; message: string; retryable: boolean }
 
@@ -89,7 +94,7 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
       if (m.type === 'start') resolve(m.originHrMs)
       else if (m.type === 'interval') {
         const snap = group.interval
-        group.interval = new Measurements()
+        group.interval = new Measurements(throttled)
         port.postMessage({ type: 'interval', cells: snap?.toWire() ?? [], done: group.total.count() } satisfies FromWorker)
       } else if (m.type === 'cleanup') {
         void cleanup().then(() => {
@@ -99,11 +104,15 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
       }
     })
   })
-  const group = new ThreadGroup(d.status, ring ?? NO_EVENTS, performance.now(), { word: control, index: CONTROL.STOP })
+  const throttled = d.intervalMs > 0
+  const group = new ThreadGroup(d.status, throttled, ring ?? NO_EVENTS, performance.now(), { word: control, index: CONTROL.STOP })
   port.postMessage({ type: 'ready' } satisfies FromWorker)
   const originHrMs = await start
   // The phase's origin in this thread's performance.now().
   const t0 = originHrMs + (performance.now() - hrMs())
+  // Made now that the phase's origin is known: elapsedMs in its events count from there, as in every worker.
+  const lag = throttled ? new ScheduleTracker(d.maxScheduleLagMs, t0, (event) => port.postMessage({ type: 'schedule', event } satisfies FromWorker)) : undefined
+  group.lag = lag
   const deadline = d.maxExecutionTimeS > 0 ? t0 + d.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
   const stopped = (): boolean => Atomics.load(control, CONTROL.STOP) !== 0
   try {
@@ -118,7 +127,7 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
     return
   }
   ring?.publish()
-  port.postMessage({ type: 'done', cells: group.total.toWire(), endHrMs: hrMs() } satisfies FromWorker)
+  port.postMessage({ type: 'done', cells: group.total.toWire(), endHrMs: hrMs(), maxLagMs: lag?.maxLagMs ?? 0 } satisfies FromWorker)
 }
 
 /** The error a worker reported, as the main thread rethrows it. */

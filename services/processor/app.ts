@@ -20,6 +20,13 @@
  * hold are isolated by the store and dead-lettered here, so no message can
  * stop ingestion.
  *
+ * Pipelined: a drained batch is stored in the background while the
+ * partition goes on decoding the next range, so the consumer does not wait
+ * for ClickHouse (which works on its own threads). One batch per partition is
+ * in flight at a time: the next flush (its intent commit) waits for the
+ * previous one's final commit, which keeps the protocol above unchanged, and
+ * holds memory to two batches a partition.
+ *
  * Imports no infrastructure client: Kafka comes in through PartitionSource
  * and DeadLetterSink, ClickHouse through WindowStore and RunWindowRegistry
  * (services/core/ports/); services/server/main.ts wires the adapters.
@@ -70,6 +77,8 @@ export interface ProcessorDeps {
 interface PendingFlush {
   batch: FlushBatch
   gen: number
+  /** A replay of an interrupted flush (its intent was committed before the crash). */
+  replay: boolean
   /** performance.now() of the next attempt. */
   retryAt: number
   waitMs: number
@@ -89,6 +98,24 @@ const LAG_REFRESH_MS = 5000
 const RETRY_LOG_EVERY_MS = 10_000
 /** Runs whose window length is remembered; beyond this the oldest are asked for again. */
 const MAX_CACHED_RUNS = 10_000
+/**
+ * After a window ends (wall clock), how long a partition waits for the
+ * window's last events to arrive through Kafka before it flushes them: a
+ * window is queryable as soon as its last events are stored, so flushes are
+ * aligned to window ends instead of running at any phase of the flush
+ * interval. Covers the producer's batching and the broker's round trip.
+ */
+const WINDOW_END_GRACE_MS = 200
+/**
+ * A partition that has received nothing for this long (the end of a backlog,
+ * a run that ended, a pause) flushes what it holds instead of waiting for
+ * the flush interval: its last rows land this long after its last message.
+ * At most once per quarter flush interval (4 inserts a second per partition
+ * by default), so a trickle of messages does not become an insert each.
+ */
+const QUIET_FLUSH_MS = 100
+/** How often the flush timer looks for due partitions, at most (the window-end alignment is only as precise as this). */
+const FLUSH_TICK_MS = 50
 
 export class Processor {
   private readonly states = new Map<number, PartitionState>()
@@ -100,12 +127,17 @@ export class Processor {
   /** Work started by timers; stop() waits for it so no client reconnects after close. */
   private readonly inflight = new Set<Promise<unknown>>()
   private running = false
-  /** partition -> a drained batch the store has not taken yet, retried with backoff while the partition is paused. */
+  /** partition -> a drained batch the store has not taken yet: being stored, or retried with backoff while the partition is paused. */
   private readonly pending = new Map<number, PendingFlush>()
+  /** partition -> the store attempt running in the background for its pending batch. */
+  private readonly storing = new Map<number, Promise<void>>()
   /** partition -> messages between the committed position and the log end, refreshed every LAG_REFRESH_MS. */
   private readonly lag = new Map<number, number>()
   /** partition -> Date.now() of the last commit that moved it forward (or when it was assigned). */
   private readonly advancedAt = new Map<number, number>()
+  /** partition -> performance.now() when its last batch was taken, and when its last flush drained the state. */
+  private readonly takenAt = new Map<number, number>()
+  private readonly drainedAt = new Map<number, number>()
   /** partition -> performance.now() of its last retry log line. */
   private readonly lastRetryLogAt = new Map<number, number>()
   /** partition -> offset a seek was last asked for. */
@@ -136,7 +168,7 @@ export class Processor {
       onBatch: (batch) => this.withLock(batch.partition, () => batch.heartbeat(), () => this.take(batch)),
     })
     // Partitions that stop receiving messages still get flushed on time.
-    this.timer = setInterval(() => this.track(this.flushDue()), Math.max(50, Math.floor(this.config.flushIntervalMs / 4)))
+    this.timer = setInterval(() => this.track(this.flushDue()), Math.min(FLUSH_TICK_MS, Math.floor(this.config.flushIntervalMs / 4)))
     this.lagTimer = setInterval(() => this.track(this.refreshLag()), LAG_REFRESH_MS)
   }
 
@@ -145,10 +177,10 @@ export class Processor {
     const gen = this.generation
     const st = this.states.get(p) ?? (await this.initPartition(p, batch.firstOffset))
     if (gen !== this.generation) return
-    if (this.pending.has(p)) {
+    if (this.isHeldBack(p)) {
       // The partition is paused behind a batch the store has not taken: take
       // nothing more, and have these messages read again after it.
-      this.deps.source.seek(p, st.lastOffset + 1)
+      this.deps.source.seek(p, nextOffset(st))
       return
     }
     if (batch.firstOffset > st.startOffset && st.lastOffset < 0 && this.seekedTo.get(p) !== st.startOffset) {
@@ -161,9 +193,11 @@ export class Processor {
     }
     await this.retrying(() => this.learnRuns(batch), () => batch.heartbeat(), gen)
     if (gen !== this.generation) return
+    this.takenAt.set(p, performance.now())
     const nowUs = Date.now() * 1000
     for (const m of batch.messages) {
-      if (!this.running || !batch.isCurrent() || gen !== this.generation) return
+      // A failed commit drops the state: the rest is read again from the committed position.
+      if (!this.running || !batch.isCurrent() || gen !== this.generation || this.states.get(p) !== st) return
       if (m.offset < st.startOffset || m.offset <= st.lastOffset) continue
       const refusal = this.refusal(m.value)
       if (refusal === undefined) st.add(m.value, m.offset, nowUs)
@@ -179,9 +213,8 @@ export class Processor {
         return
       }
     }
-    if (st.replayEnd === undefined && st.pendingMessages > 0 && performance.now() - st.firstAddedAt >= this.config.flushIntervalMs) {
-      await this.flush(st)
-    }
+    this.takenAt.set(p, performance.now())
+    if (this.due(st, performance.now())) await this.flush(st)
     await batch.heartbeat()
   }
 
@@ -220,7 +253,7 @@ export class Processor {
     this.lag.clear()
     for (const st of this.states.values()) {
       const end = ends.get(st.partition)
-      if (end !== undefined) this.lag.set(st.partition, Math.max(0, end - st.startOffset))
+      if (end !== undefined) this.lag.set(st.partition, Math.max(0, end - this.committedPosition(st)))
     }
     const metrics = this.deps.metrics
     if (metrics !== undefined) {
@@ -228,8 +261,7 @@ export class Processor {
       for (const st of this.states.values()) {
         const end = ends.get(st.partition)
         if (end === undefined) continue
-        const next = st.lastOffset >= 0 ? st.lastOffset + 1 : st.startOffset
-        metrics.lag.set(st.partition, Math.max(0, end - next))
+        metrics.lag.set(st.partition, Math.max(0, end - nextOffset(st)))
       }
     }
   }
@@ -253,13 +285,16 @@ export class Processor {
     return problems
   }
 
-  /** Flushes every partition that has pending data (used on shutdown and by tests). */
+  /** Flushes every partition that has pending data and waits until it is stored or held back (used on shutdown and by tests). */
   async flushAll(): Promise<void> {
     for (const st of Array.from(this.states.values())) {
       await this.withLock(st.partition, async () => undefined, async () => {
-        if (this.states.get(st.partition) !== st) return
-        if (this.pending.has(st.partition)) await this.retryPending(st)
-        else if (st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
+        const p = st.partition
+        await this.storing.get(p)
+        if (this.states.get(p) !== st) return
+        if (this.pending.has(p)) await this.retryPending(st)
+        if (!this.pending.has(p) && st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
+        await this.storing.get(p)
       })
     }
   }
@@ -282,20 +317,48 @@ export class Processor {
     return [...this.pending].filter(([, f]) => f.failures > 0).map(([partition, f]) => ({ partition, failures: f.failures, failingForMs: now - f.failingSince }))
   }
 
+  /** Whether the partition is paused behind a batch the store failed to take (not one merely being stored). */
+  private isHeldBack(partition: number): boolean {
+    return (this.pending.get(partition)?.failures ?? 0) > 0
+  }
+
+  /**
+   * Whether a partition's accumulated messages should be flushed now: the
+   * flush interval has passed since the first of them, or the partition has
+   * been quiet for QUIET_FLUSH_MS, or a window has ended (wall clock) since
+   * the first of them and its events have had WINDOW_END_GRACE_MS to arrive.
+   * Never during a replay, which is cut exactly where it was.
+   */
+  private due(st: PartitionState, nowPerf: number): boolean {
+    if (st.pendingMessages === 0 || st.replayEnd !== undefined) return false
+    if (nowPerf - st.firstAddedAt >= this.config.flushIntervalMs) return true
+    const p = st.partition
+    if (nowPerf - (this.takenAt.get(p) ?? nowPerf) >= QUIET_FLUSH_MS && nowPerf - (this.drainedAt.get(p) ?? Number.NEGATIVE_INFINITY) >= this.config.flushIntervalMs / 4) return true
+    const W = this.config.windowMs
+    const firstWall = performance.timeOrigin + st.firstAddedAt
+    return performance.timeOrigin + nowPerf >= (Math.floor(firstWall / W) + 1) * W + WINDOW_END_GRACE_MS
+  }
+
+  /** The committed position of a partition: where its owner resumes after a crash. */
+  private committedPosition(st: PartitionState): number {
+    return this.pending.get(st.partition)?.batch.firstOffset ?? st.startOffset
+  }
+
   private async flushDue(): Promise<void> {
     const now = performance.now()
     // Due partitions flush side by side: their inserts and commits overlap
     // instead of queueing behind each other (each partition has its own lock).
     // Held-back batches are retried here when their backoff has passed.
-    const due = [...this.states.values()].filter((st) => !this.locks.has(st.partition) && (this.pending.has(st.partition)
+    // A partition whose batch is being stored is left alone: its next flush would only wait for it.
+    const due = [...this.states.values()].filter((st) => !this.locks.has(st.partition) && !this.storing.has(st.partition) && (this.pending.has(st.partition)
       ? this.pending.get(st.partition)!.retryAt <= now
-      : st.pendingMessages > 0 && st.replayEnd === undefined && now - st.firstAddedAt >= this.config.flushIntervalMs))
+      : this.due(st, now)))
     await Promise.all(
       due.map((st) =>
         this.withLock(st.partition, async () => undefined, async () => {
-          if (this.states.get(st.partition) !== st) return
+          if (this.states.get(st.partition) !== st || this.storing.has(st.partition)) return
           if (this.pending.has(st.partition)) await this.retryPending(st)
-          else if (st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
+          else if (this.due(st, performance.now())) await this.flush(st)
         }).catch(() => undefined),
       ),
     )
@@ -322,27 +385,64 @@ export class Processor {
   }
 
   /**
-   * Commits the intent, drains the partition's state into a batch and tries
-   * to store it. True when it was stored and committed; false when it is held
-   * back (the partition is then paused and the batch retried by the timer).
+   * Waits for the partition's batch in flight, then commits the intent,
+   * drains the partition's state into a batch and starts storing it in the
+   * background; the state goes on from the next offset meanwhile. False when
+   * the partition is held back (its previous batch failed: the partition is
+   * paused and that batch retried by the timer), so nothing was drained.
    */
   private async flush(st: PartitionState): Promise<boolean> {
-    if (st.pendingMessages === 0) return true
-    if (st.replayEnd === undefined) {
+    const p = st.partition
+    await this.storing.get(p)
+    if (this.pending.has(p)) return false
+    if (st.pendingMessages === 0 || this.states.get(p) !== st) return true
+    const replay = st.replayEnd !== undefined
+    if (!replay) {
       await this.commit(st, st.startOffset, JSON.stringify({ v: INTENT_VERSION, end: st.lastOffset }))
     }
     const lateBefore = st.windows.lateTotal
     const batch = st.drain(this.config.groupId)
+    this.drainedAt.set(p, performance.now())
+    // From here the state covers the offsets after the batch (and a replay is over).
+    st.advance()
     const late = st.windows.lateTotal - lateBefore
     this.stats.lateEvents += late
-    const f: PendingFlush = { batch, gen: this.generation, retryAt: 0, waitMs: this.config.insertRetryMinMs, failures: 0, failingSince: 0, late, deadLettersSent: false }
-    this.pending.set(st.partition, f)
-    return this.store(st, f)
+    const f: PendingFlush = { batch, gen: this.generation, replay, retryAt: 0, waitMs: this.config.insertRetryMinMs, failures: 0, failingSince: 0, late, deadLettersSent: false }
+    this.pending.set(p, f)
+    this.storeInBackground(st, f)
+    return true
+  }
+
+  /** One store attempt off the caller's path, registered in `storing` until it settles (stop() and flushAll() wait for it). */
+  private storeInBackground(st: PartitionState, f: PendingFlush): void {
+    const p = st.partition
+    const run = this.store(st, f).then(
+      (stored) => {
+        if (stored && f.failures > 0) this.deps.source.resume(p)
+      },
+      () => {
+        // A failed commit (most often a rebalance: the state was dropped and
+        // the partition's owner replays from the committed position) or a
+        // stop: this batch is abandoned with its state.
+        if (this.pending.get(p) === f) this.pending.delete(p)
+        if (f.failures > 0) this.deps.source.resume(p)
+      },
+    ).finally(() => {
+      if (this.storing.get(p) === run) this.storing.delete(p)
+    })
+    this.storing.set(p, run)
+    this.track(run)
   }
 
   private async retryPending(st: PartitionState): Promise<void> {
     const f = this.pending.get(st.partition)
-    if (f !== undefined && f.gen === this.generation && (await this.store(st, f))) this.deps.source.resume(st.partition)
+    if (f === undefined || this.storing.has(st.partition)) return
+    if (f.gen !== this.generation) {
+      this.pending.delete(st.partition)
+      return
+    }
+    this.storeInBackground(st, f)
+    await this.storing.get(st.partition)
   }
 
   /** One attempt at storing a drained batch; on success commits it and forgets it. */
@@ -350,7 +450,7 @@ export class Processor {
     const tracer = this.deps.tracer
     const attempt = (describe?: (events: number, windows: number) => void): Promise<boolean> => this.storeOnce(st, f, describe)
     if (tracer === undefined) return attempt()
-    return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': f.batch.firstOffset, 'benchstream.last_offset': f.batch.lastOffset, 'benchstream.replay': st.replayEnd !== undefined, 'benchstream.attempt': f.failures + 1 } }, async (span) => {
+    return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': f.batch.firstOffset, 'benchstream.last_offset': f.batch.lastOffset, 'benchstream.replay': f.replay, 'benchstream.attempt': f.failures + 1 } }, async (span) => {
       try {
         const ok = await attempt((events, windows) => span.setAttributes({ 'benchstream.events': events, 'benchstream.window_rows': windows }))
         if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: 'held back: the store did not take the batch' })
@@ -389,7 +489,6 @@ export class Processor {
     }
     if (f.gen !== this.generation) return false
     await this.commit(st, batch.lastOffset + 1, null)
-    st.advance()
     this.advancedAt.set(p, Date.now())
     this.pending.delete(p)
     if (f.failures > 0) this.deps.log?.info({ partition: p, failures: f.failures }, 'ClickHouse write succeeded after retries; partition resumed')
@@ -476,6 +575,11 @@ export class Processor {
 /** Builds a processor from its config and ports; nothing starts until start(). */
 export function build(config: ProcessorConfig, deps: ProcessorDeps): Processor {
   return new Processor(config, deps)
+}
+
+/** The next offset a partition's state expects: after the last message added, or where the state starts. */
+function nextOffset(st: PartitionState): number {
+  return st.lastOffset >= 0 ? st.lastOffset + 1 : st.startOffset
 }
 
 function parseIntent(metadata: string | null | undefined): { end: number } | undefined {

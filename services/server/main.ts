@@ -13,13 +13,15 @@
  * With CLICKHOUSE_URL the same services could run apart; --no-api leaves the
  * API out (then /metrics gets a small server of its own on METRICS_PORT).
  */
+import { SERVER_USAGE } from './usage.js'
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { parseFlags } from '../common/args.js'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
 import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
 import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
@@ -147,6 +149,8 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
       const a = buildApi(apiCfg, {
         readModel,
         adHoc,
+        database: cfg.infra.clickhouse.database,
+        profiles: new ClickHouseProfileStore(reader),
         status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, heldBack: processor.heldBack(), ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
         problems: async () => {
           const problems = processor.health(serverCfg.health)
@@ -196,16 +200,9 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   }
 }
 
-export const SERVER_USAGE = `usage: benchstream server [--no-api]   (alias: benchstream processor)
-
-Runs the backend: the stream processor (Kafka -> ClickHouse windows), the
-alert evaluator (ALERTS_ENABLED) and, unless --no-api, the HTTP API with the
-live view. Configuration comes from the environment (see README.md).
-  --no-api   do not serve the API; /metrics is served on METRICS_PORT instead
-  -h, --help this text`
 
 export async function serverMain(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], options: { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false })
+  const { values } = parseFlags(argv, { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, SERVER_USAGE)
   if (values.help === true) {
     process.stdout.write(SERVER_USAGE + '\n')
     return 0

@@ -27,7 +27,7 @@ import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { generateDashboards, generatedDir } from '../../dashboards/index.js'
-import { expandQuery, type ExpandContext } from '../../dashboards/macros.js'
+import { expandQuery, type ExpandContext } from '../helpers/grafana-macros.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 interface Target { refId: string; format: number; rawSql: string }
@@ -44,6 +44,7 @@ const EXPECTED: Record<string, string[]> = {
   'benchstream-live/Operations/A': ['operations'],
   'benchstream-live/Current throughput/A': ['ops_per_s'],
   'benchstream-live/p99 latency/A': ['p99_us'],
+  'benchstream-live/Intended p99/A': ['intended_p99_us'],
   'benchstream-live/Cache-hit ratio/A': ['hit_ratio'],
   'benchstream-live/Errors/A': ['errors'],
   'benchstream-live/Clients/A': ['clients'],
@@ -59,13 +60,16 @@ const EXPECTED: Record<string, string[]> = {
   'benchstream-compare/$candidate': ['run_id'],
   'benchstream-compare/Throughput since start/A': ['t_s', 'baseline', 'candidate'],
   'benchstream-compare/p99 latency since start/A': ['t_s', 'baseline', 'candidate'],
-  'benchstream-compare/Per measurement: baseline vs candidate/A': ['measurement', ...['ops_per_s', 'avg_us', 'p95_us', 'p99_us'].flatMap((m) => [`baseline_${m}`, `candidate_${m}`, `${m}_change_pct`])],
+  'benchstream-compare/Per measurement: baseline vs candidate/A': ['measurement', ...['ops_per_s', 'avg_us', 'p95_us', 'p99_us', 'intended_p99_us'].flatMap((m) => [`baseline_${m}`, `candidate_${m}`, `${m}_change_pct`])],
   'benchstream-sweep/$label': ['label'],
   'benchstream-sweep/$workload': ['workload'],
   'benchstream-sweep/Runs by ${label}/A': ['value', 'run_id', 'workload', 'clients', 'threads', 'ops_per_s', 'avg_us', 'p50_us', 'p99_us'],
   'benchstream-sweep/Throughput by ${label}/A': ['value', 'ops_per_s'],
   'benchstream-sweep/p99 latency by ${label}/A': ['value', 'p99_us'],
 }
+
+/** Dashboards whose queries another e2e file runs on data of their own (profiles: test/e2e/profiles.test.ts). */
+const TESTED_ELSEWHERE = new Set(['benchstream-profiles'])
 
 /** Panels that may legitimately return no rows for these runs (the memory binding never fails an operation). */
 const MAY_BE_EMPTY = new Set(['benchstream-live/Errors per second by status/A'])
@@ -141,7 +145,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   const windowS = Number(win!.w_ms) / 1000
 
   // The committed files are what users import; the unit tier checks they equal the generator's output.
-  const dashboards = generateDashboards().map((g) => JSON.parse(readFileSync(path.join(generatedDir(), g.file), 'utf8')) as JsonDashboard)
+  const dashboards = generateDashboards().filter((g) => !TESTED_ELSEWHERE.has(g.uid)).map((g) => JSON.parse(readFileSync(path.join(generatedDir(), g.file), 'utf8')) as JsonDashboard)
   const byUid = (uid: string): JsonDashboard => dashboards.find((d) => d.uid === uid) ?? assert.fail(`no dashboard ${uid}`)
   const covered = new Set<string>()
 
@@ -201,6 +205,10 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     const p99 = num(one('p99 latency/A').p99_us)
     assert.equal(p99, merged!.p99, 'stat p99 = bs_quantile over the merged histograms')
     assert.ok(Math.abs(p99 - exact!.p99) <= Math.max(0.01 * exact!.p99, 0.5), `stat p99 ${p99} within 1% of the exact ${exact!.p99}`)
+    const [exactIntended] = await queryRows<{ p99: number }>(ch, 'SELECT arraySort(groupArray(intended_us))[bs_rank(0.99, count())] AS p99 FROM benchstream.ops WHERE run_id = {id:String}', { id: r.runId })
+    const intendedP99 = num(one('Intended p99/A').intended_p99_us)
+    assert.ok(intendedP99 >= p99, `intended p99 ${intendedP99} is at least the measured ${p99}`)
+    assert.ok(Math.abs(intendedP99 - exactIntended!.p99) <= Math.max(0.01 * exactIntended!.p99, 0.5), `stat intended p99 ${intendedP99} within 1% of the exact ${exactIntended!.p99}`)
     // Current throughput: the closed windows of the last 10 s before the newest one, recomputed here from the windows.
     const perWindow = await queryRows<{ ws: string; n: string }>(ch, 'SELECT toUnixTimestamp64Milli(window_start) AS ws, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {id:String} GROUP BY ws ORDER BY ws', { id: r.runId })
     const newest = Math.max(...perWindow.map((w) => Number(w.ws)))
@@ -243,6 +251,10 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     assert.equal(serverRows.length, 1)
     assert.equal(serverRows[0]!.source, 'memory')
     close(num(serverRows[0]!.hit_ratio), growth('cache_hits') / (growth('cache_hits') + growth('cache_misses')), 'server-side hit ratio over the run')
+    // The run report carries the same server-side figure.
+    const serverCache = reports.get(r.runId)!.serverCache
+    assert.deepEqual(serverCache.map((c) => [c.source, c.hits, c.misses]), [['memory', growth('cache_hits'), growth('cache_misses')]])
+    close(serverCache[0]!.ratio!, num(serverRows[0]!.hit_ratio), 'report server cache-hit ratio = panel')
   }
 
   // -- compare ----------------------------------------------------------------
@@ -255,7 +267,8 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   const rows = cmp.get('Per measurement: baseline vs candidate/A') ?? []
   const base = reports.get(baseline.runId)!
   const cand = reports.get(candidate.runId)!
-  const names = [...new Set([...base.measurements, ...cand.measurements].map((m) => m.name))]
+  // Intended latency is a column beside each measurement, not a row of its own.
+  const names = [...new Set([...base.measurements, ...cand.measurements].map((m) => m.name).filter((n) => !n.startsWith('Intended-')))]
   assert.deepEqual(rows.map((row) => row.measurement), ['OVERALL', ...names], 'one row per YCSB measurement, OVERALL first, YCSB order')
   const overall = rows[0]!
   assert.equal(num(overall.baseline_ops_per_s), base.throughputOpsPerSec, 'baseline throughput = run report')
@@ -272,6 +285,9 @@ test('every dashboard query runs on real data and shows the numbers the reports 
       close(num(row[`${side}_avg_us`]), m.averageLatencyUs, `${side} ${m.name} avg`)
       assert.equal(num(row[`${side}_p95_us`]), m.p95LatencyUs, `${side} ${m.name} p95`)
       assert.equal(num(row[`${side}_p99_us`]), m.p99LatencyUs, `${side} ${m.name} p99`)
+      const intended = report.measurements.find((x) => x.name === `Intended-${m.name}`)
+      if (intended !== undefined) assert.equal(num(row[`${side}_intended_p99_us`]), intended.p99LatencyUs, `${side} ${m.name} intended p99 = report's Intended-${m.name}`)
+      else assert.ok(num(row[`${side}_intended_p99_us`]) >= m.p99LatencyUs, `${side} ${m.name} intended p99 (unthrottled)`)
     }
   }
   // Aligned series start at t=0 for both runs; with 1 s steps and windows their rates add up to the operations.

@@ -7,9 +7,14 @@
  * bracket them, and the workers shared one insert key sequence (every run
  * insert wrote a new key; 'latest' read only acknowledged keys, so nothing
  * was NOT_FOUND). The memory binding's in-process path goes through the
- * same delivery thread.
+ * same delivery thread. `benchstream run` itself on worker threads: the
+ * HDR interval logs (written by the delivery thread) hold every event, and
+ * schedule lag measured in the workers warns once per client episode.
  */
 import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { Redis } from 'ioredis'
 import { OPERATIONS, RECORD_KIND, STATUSES } from '../../schemas/events.v1.js'
@@ -17,15 +22,17 @@ import { createKafka, ensureTopics } from '../../services/adapters/kafka/client.
 import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { decodeMessage } from '../../services/core/codec/event-codec.js'
+import { parseHdrLog } from '../../services/core/ycsb/hdr-log.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import type { Report } from '../../services/core/reports/ycsb-report.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { RingEventSink } from '../../services/driver/delivery.js'
-import type { KafkaDelivery } from '../../services/driver/delivery-main.js'
+import type { DriverDelivery } from '../../services/driver/delivery-main.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { runPhaseInWorkers } from '../../services/driver/worker-pool.js'
+import { cli } from '../helpers/cli.js'
 import { testEnv, type TestEnv } from '../helpers/env.js'
 import { startRedis, type TestServer } from '../helpers/servers.js'
 
@@ -108,7 +115,7 @@ test('redis in worker threads: exact counts through the delivery thread, one ins
 
   const binding = createBinding('redis', cfg.properties, { threads: 1 })
   await binding.init()
-  const delivery: KafkaDelivery = { kafka: infra.kafka, clientIdSuffix: 'test-threads', options: { topic: infra.topics.events, runId, clientId: 'c1' } }
+  const delivery: DriverDelivery = { kafka: { kafka: infra.kafka, clientIdSuffix: 'test-threads', options: { topic: infra.topics.events, runId, clientId: 'c1' } } }
   const sink = await RingEventSink.start(DELIVERY_URL, delivery)
   const lines: string[] = []
   let report: Report
@@ -180,7 +187,7 @@ test('memory binding on the main thread: events through the delivery thread, exa
   const binding = createBinding('memory', { ...cfg.properties, 'memory.cachesize': '97' })
   await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 4, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
   await ensureTopics(createKafka(infra.kafka, 'test-threads'), infra.kafka, infra.topics)
-  const sink = await RingEventSink.start(DELIVERY_URL, { kafka: infra.kafka, clientIdSuffix: 'test-threads', options: { topic: infra.topics.events, runId, clientId: 'c1' } } satisfies KafkaDelivery)
+  const sink = await RingEventSink.start(DELIVERY_URL, { kafka: { kafka: infra.kafka, clientIdSuffix: 'test-threads', options: { topic: infra.topics.events, runId, clientId: 'c1' } } } satisfies DriverDelivery)
   try {
     const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
     assert.equal(outcome.report.operations, 20000)
@@ -192,4 +199,35 @@ test('memory binding on the main thread: events through the delivery thread, exa
   const topic = await readTopic(infra.topics.events, runId, 20000)
   assert.equal(Object.values(topic.perStatus).reduce((a, b) => a + b, 0), 20000)
   assert.deepEqual(topic.lifecycle, ['start', 'end'])
+})
+
+test('benchstream run on redis worker threads with a target: Intended- sections, HDR interval logs of every event with --no-emit, schedule lag', async (t) => {
+  const logs = mkdtempSync(path.join(os.tmpdir(), 'benchstream-hdr-'))
+  t.after(() => rmSync(logs, { recursive: true, force: true }))
+  const common = ['-P', 'workloads/workloada', '-p', 'recordcount=500', '-p', `redis.port=${redis.port}`, '-db', 'redis', '--no-emit']
+  const load = await cli(te.env, ['load', ...common, '-threads', '2'])
+  assert.equal(load.code, 0, load.stderr)
+  const run = await cli(te.env, ['run', ...common, '-p', 'operationcount=1500', '-threads', '3', '-target', '1500', '-s', '-p', 'status.interval=1',
+    '-p', 'measurement.interval=both', '-p', 'hdrhistogram.fileoutput=true', '-p', `hdrhistogram.output.path=${logs}/r-`])
+  assert.equal(run.code, 0, run.stderr)
+  const reported = (name: string): number => Number(new RegExp(`^\\[${name}\\], Operations, (\\d+)$`, 'm').exec(run.stdout)?.[1] ?? 0)
+  assert.equal(reported('READ') + reported('UPDATE'), 1500)
+  assert.match(run.stdout, /^\[BENCHSTREAM\], MaxScheduleLag\(ms\), [\d.]+$/m)
+  assert.match(run.stderr, /\[Intended-READ: Count=/, 'status lines carry the intended measurements')
+  // Every event reached the logs, written by the delivery thread from the workers' rings: per measurement, the lines add up to the report.
+  for (const name of ['READ', 'UPDATE', 'Intended-READ', 'Intended-UPDATE']) {
+    const log = parseHdrLog(readFileSync(path.join(logs, `r-${name}.hdr`), 'utf8'), name)
+    assert.ok(log.intervals.length >= 1)
+    assert.equal(log.intervals.reduce((n, iv) => n + iv.total, 0), reported(name), `${name}: log total = the report's`)
+  }
+
+  // Two workers behind a target no one can keep: one warning per client episode, not per worker.
+  const behind = await cli(te.env, ['run', ...common, '-p', 'operationcount=0', '--seconds', '2', '-threads', '2', '-target', '1000000', '--max-schedule-lag', '50'])
+  assert.equal(behind.code, 0, behind.stderr)
+  const warnings = behind.stderr.split('\n').filter((l) => /warning: .* this client is behind its schedule/.test(l))
+  const episodes = Number(/^\[BENCHSTREAM\], BehindScheduleEpisodes, (\d+)$/m.exec(behind.stdout)?.[1])
+  assert.ok(episodes >= 1)
+  assert.equal(warnings.length, episodes, 'one warning per episode')
+  const lag = Number(/^\[BENCHSTREAM\], MaxScheduleLag\(ms\), ([\d.]+)$/m.exec(behind.stdout)?.[1])
+  assert.ok(lag > 500, `max lag ${lag} ms`)
 })

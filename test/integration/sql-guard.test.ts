@@ -100,6 +100,12 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
     ['DESCRIBE url()', `DESCRIBE TABLE url('${H}/describe', 'CSV')`, 'BS_ERR_QUERY_REFUSED'],
     ['DESCRIBE file()', `DESCRIBE TABLE file('${secret}', 'TSVWithNames')`, 'BS_ERR_QUERY_REFUSED'],
     ['SHOW other', 'SHOW TABLES FROM other', 'BS_ERR_QUERY_REFUSED'],
+    ['DESCRIBE other', 'DESCRIBE other.secret', 'BS_ERR_QUERY_REFUSED'],
+    ['SHOW CREATE other', 'SHOW CREATE TABLE other.secret', 'BS_ERR_QUERY_REFUSED'],
+    ['EXISTS other', 'EXISTS other.secret', 'BS_ERR_QUERY_REFUSED'],
+    ['DESCRIBE system', 'DESC system.settings', 'BS_ERR_QUERY_REFUSED'],
+    ['SHOW DATABASES', 'SHOW DATABASES', 'BS_ERR_QUERY_REFUSED'],
+    ['SHOW TABLES LIKE with a second statement', "SHOW TABLES LIKE 'x'; SELECT * FROM other.secret", 'BS_ERR_QUERY_FAILED'],
     // settings the query may not change
     ['SETTINGS readonly=0', 'SELECT 1 SETTINGS readonly = 0', 'BS_ERR_QUERY_REFUSED'],
     ['SETTINGS max_result_rows', 'SELECT number FROM numbers(100000) SETTINGS max_result_rows = 0', 'BS_ERR_QUERY_REFUSED'],
@@ -174,6 +180,19 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   const tsv = await q("SELECT op, count() AS n FROM ops WHERE run_id = 'guard-run' GROUP BY op ORDER BY op FORMAT TSVWithNames")
   assert.equal(tsv.status, 200)
   assert.match(tsv.raw, /^op\tn\n(READ|UPDATE|INSERT|SCAN)\t\d+\n/)
+  // What clickhouse-client users type first, answered from our database only.
+  const tables = await q('SHOW TABLES')
+  assert.equal(tables.status, 200, tables.raw)
+  const names = (tables.body.rows as Array<{ name: string }>).map((r) => r.name)
+  for (const n of ['op_windows', 'ops', 'runs', 'run_summary', 'op_percentiles']) assert.ok(names.includes(n), `SHOW TABLES lists ${n}: ${names.join(', ')}`)
+  assert.ok(!names.includes('secret'))
+  assert.deepEqual((await q("SHOW TABLES LIKE 'op\\_%'")).body.rows, [{ name: 'op_percentiles' }, { name: 'op_windows' }])
+  const described = (await q('DESCRIBE op_windows')).body.rows as Array<{ name: string; type: string }>
+  assert.deepEqual(described.find((c) => c.name === 'hist'), { ...described.find((c) => c.name === 'hist'), type: 'Map(UInt16, UInt64)' })
+  assert.equal((await q('DESCRIBE benchstream.ops FORMAT TSV')).raw.split('\n')[0]!.split('\t')[0], 'run_id')
+  assert.match(String(((await q('SHOW CREATE TABLE runs')).body.rows as Array<{ statement: string }>)[0]!.statement), /^CREATE VIEW benchstream\.runs/)
+  assert.deepEqual((await q('EXISTS runs')).body.rows, [{ result: 1 }])
+  assert.deepEqual((await q('EXISTS no_such_table')).body.rows, [{ result: 0 }])
   const asked = await svc.api!.inject({ method: 'POST', url: '/api/v1/query', payload: { sql: 'SELECT 1 AS one', format: 'CSVWithNames' } })
   assert.equal(asked.body, '"one"\n1\n')
   // A syntax error points at the user's own text.

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const { OpsBatchWriter, encodeJsonRecord, opCodes } = await import(path.join(root, 'dist/services/core/codec/event-codec.js'))
+const { OpsBatchWriter, encodeIntervalHistogram, encodeJsonRecord, opCodes } = await import(path.join(root, 'dist/services/core/codec/event-codec.js'))
 const { RECORD_KIND, MAX_LATENCY_US, MAX_BYTES, MAX_THREAD, OPERATIONS, STATUSES } = await import(path.join(root, 'dist/schemas/events.v1.js'))
 const out = path.join(root, 'schemas/test-vectors/events.v1.json')
 
@@ -77,10 +77,26 @@ const lifecycleCases = [
   },
 ]
 
+// INTERVAL_HISTOGRAM (kind 2): written by import-ycsb only (TypeScript); the Java bridge sends OPS.
+const intervalCases = [
+  {
+    name: 'measured only (intended = measured)',
+    record: { runId: 'run-1', clientId: 'client-a', op: 'READ', status: 'OK', intervalStartUs: T0, intervalLengthUs: 1_000_000, buckets: [[0, 1], [127, 128], [255, 16_384], [3327, 1]] },
+  },
+  {
+    name: 'with the intended section (YCSB Intended- log of the same interval)',
+    record: { runId: 'run-1', clientId: 'client-a', op: 'UPDATE', status: 'ERROR', intervalStartUs: T0 + 1_000_000, intervalLengthUs: 1_000_123, buckets: [[300, 2], [301, 3]], intended: [[300, 1], [900, 4]] },
+  },
+  {
+    name: 'empty measured, empty intended',
+    record: { runId: 'r', clientId: 'c', op: 'DELETE', status: 'TIMEOUT', intervalStartUs: T0, intervalLengthUs: 0, buckets: [], intended: [] },
+  },
+]
+
 const hex = (b) => Buffer.from(b).toString('hex')
 const vectors = {
   schema: 'schemas/events.v1.ts (version 1)',
-  generatedBy: 'node test/tools/gen-event-vectors.mjs (OpsBatchWriter and encodeJsonRecord of services/core/codec/event-codec.ts); do not edit by hand',
+  generatedBy: 'node test/tools/gen-event-vectors.mjs (OpsBatchWriter, encodeJsonRecord and encodeIntervalHistogram of services/core/codec/event-codec.ts); do not edit by hand',
   ops: opsCases.map((c) => {
     const w = new OpsBatchWriter(c.runId, c.clientId)
     for (const e of c.events) {
@@ -90,6 +106,7 @@ const vectors = {
     return { ...c, hex: hex(w.finish()) }
   }),
   lifecycle: lifecycleCases.map((c) => ({ ...c, hex: hex(encodeJsonRecord(c.record)) })),
+  intervalHistogram: intervalCases.map((c) => ({ ...c, hex: hex(encodeIntervalHistogram(c.record)) })),
 }
 // Sanity: the tables the vectors use are the schema's.
 if (OPERATIONS.length !== 6 || STATUSES.length !== 9) throw new Error('schema tables changed: review the vectors')
@@ -103,5 +120,5 @@ if (process.argv.includes('--check')) {
   console.log(`${path.relative(root, out)} is up to date`)
 } else {
   writeFileSync(out, text)
-  console.log(`wrote ${path.relative(root, out)}: ${vectors.ops.length} OPS batches, ${vectors.lifecycle.length} lifecycle records`)
+  console.log(`wrote ${path.relative(root, out)}: ${vectors.ops.length} OPS batches, ${vectors.lifecycle.length} lifecycle records, ${vectors.intervalHistogram.length} interval histograms`)
 }

@@ -10,6 +10,7 @@ import { AlertEngine } from '../../services/alerts/app.js'
 import type { AlertNotifier, AlertRunInfo, AlertStore, AlertWindowSource, DeliveryResult, WindowCountRow } from '../../services/core/ports/alerts.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
 import type { RunProgress } from '../../services/core/alerting/alert-windows.js'
+import type { BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
 
 const T0 = 1_700_000_000_000
 const rules: AlertRule[] = [{ type: 'drop_vs_baseline', name: 'Drop', severity: 'warning', percent: 30, baselineWindows: 5, warmupWindows: 1, windows: 3, resolveWindows: 2 }]
@@ -21,6 +22,7 @@ interface Row { partition: number; startMs: number; op: string; count: number; e
 class FakeSource implements AlertWindowSource {
   readonly rows: Row[] = []
   readonly infos = new Map<string, AlertRunInfo>()
+  readonly baseline: BaselineWindowRow[] = []
   queries = 0
   addWindow(i: number, read: number, partitions = 2): void {
     // Partial rows per partition, as the processor writes them.
@@ -35,6 +37,9 @@ class FakeSource implements AlertWindowSource {
     const parts = new Map<number, number>()
     for (const r of rows) parts.set(r.partition, Math.max(parts.get(r.partition) ?? 0, (r.startMs + 999) * 1000))
     return { windowMs: 1000, firstWindowMs: Math.min(...rows.map((r) => r.startMs)), lastWindowMs: Math.max(...rows.map((r) => r.startMs)), partitionMaxEndUs: [...parts.values()], lastDataMs: Math.max(...rows.map((r) => r.startMs + 999)) }
+  }
+  async baselineWindows(): Promise<BaselineWindowRow[]> {
+    return this.baseline
   }
   async windows(_runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]> {
     this.queries++

@@ -206,7 +206,7 @@ test('the Alertmanager payload carries status, labels, annotations and times', (
 
 test('the shipped rules file is valid', () => {
   const f = loadAlertRules(path.join(repoRoot(), 'deploy', 'alerts', 'rules.json'))
-  assert.deepEqual(f.rules.map((r) => r.type).sort(), ['below_target', 'drop_vs_baseline', 'error_rate', 'no_data'])
+  assert.deepEqual(f.rules.map((r) => r.type).sort(), ['below_target', 'drop_vs_baseline', 'error_rate', 'no_data', 'vs_baseline'])
 })
 
 test('rule validation names the bad field and what it allows', () => {
@@ -223,7 +223,7 @@ test('rule validation names the bad field and what it allows', () => {
   assert.equal(validateAlertRules({ version: 1, rules: [ok] }, 'x').rules.length, 1)
   assert.match(bad({ version: 1, rules: [{ ...ok, fraction: 1.5 }] }), /rules\[0\]\.fraction: got 1\.5; allowed: a number greater than 0 and at most 1/)
   assert.match(bad({ version: 1, rules: [{ ...ok, severity: 'page' }] }), /rules\[0\]\.severity: got "page"; allowed: one of critical, warning, info/)
-  assert.match(bad({ version: 1, rules: [{ ...ok, type: 'spike' }] }), /rules\[0\]\.type: got "spike"; allowed: below_target, drop_vs_baseline, error_rate, no_data/)
+  assert.match(bad({ version: 1, rules: [{ ...ok, type: 'spike' }] }), /rules\[0\]\.type: got "spike"; allowed: below_target, drop_vs_baseline, error_rate, no_data, vs_baseline/)
   assert.match(bad({ version: 1, rules: [{ ...ok, windows: undefined }] }), /rules\[0\]\.windows: is missing; allowed: consecutive windows below the target before it fires: an integer from 1 to 3600/)
   assert.match(bad({ version: 1, rules: [{ ...ok, ops: ['READ'] }] }), /rules\[0\]\.ops: is not a field of a below_target rule; allowed fields: type, name, severity, description, fraction, windows, resolveWindows, warmupWindows/)
   assert.match(bad({ version: 1, rules: [{ type: 'drop_vs_baseline', name: 'D', severity: 'info', percent: 30, baselineWindows: 5, windows: 2, ops: ['READ', 'FETCH'] }] }), /rules\[0\]\.ops\[1\]: got "FETCH"; allowed: one of READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE/)

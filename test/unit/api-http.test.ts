@@ -27,7 +27,7 @@ const adHoc: AdHocQueries = {
 }
 
 function app(env: Record<string, string> = {}) {
-  return build(readApiConfig({ API_PORT: '0', ...env }), { readModel, adHoc })
+  return build(readApiConfig({ API_PORT: '0', ...env }), { readModel, adHoc, database: 'benchstream' })
 }
 
 const shape = (body: string): { statusCode: number; code: string; message: string } => {

@@ -39,10 +39,11 @@ test('bad input is rejected with the valid choices named', () => {
   const expect = (argv: string[], code: string, pattern: RegExp): void => {
     assert.throws(() => parseDriverArgs('run', argv, env, { bindings: BINDING_NAMES, readFile: read }), (err: unknown) => isBenchstreamError(err) && err.code === code && pattern.test(err.message))
   }
-  expect(['-p', 'recordcont=5'], 'BS_ERR_WORKLOAD', /unknown property recordcont; valid names are .*recordcount/)
+  expect(['-p', 'recordcont=5'], 'BS_ERR_WORKLOAD', /unknown property recordcont \(did you mean recordcount\?\); valid names are .*recordcount/)
   expect(['-db', 'hbase'], 'BS_ERR_USAGE', /unknown binding "hbase"; valid bindings are memory/)
-  expect(['-threads', '-3'], 'BS_ERR_USAGE', /-threads "-3" is not allowed: expected an integer from 0 to/)
-  expect(['-threads', '0'], 'BS_ERR_USAGE', /at least 1/)
+  // The same range whatever is wrong with the value.
+  expect(['-threads', '-3'], 'BS_ERR_USAGE', /-threads "-3" is not allowed: expected an integer from 1 to 100000/)
+  expect(['-threads', '0'], 'BS_ERR_USAGE', /-threads "0" is not allowed: expected an integer from 1 to 100000/)
   expect(['--run-id', 'has space'], 'BS_ERR_USAGE', /--run-id "has space" is not allowed/)
   expect(['--frobnicate'], 'BS_ERR_USAGE', /unknown option "--frobnicate"/)
   expect(['-P', 'missing'], 'BS_ERR_USAGE', /cannot read workload file missing/)

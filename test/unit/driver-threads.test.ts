@@ -2,13 +2,16 @@
  * The pieces that let a client's threads run in worker threads: the event
  * ring between a client thread and the delivery thread, the workload state
  * the threads share (key sequences, acknowledged-insert window), the exact
- * merge of their measurements, and how many workers a client starts.
+ * merge of their measurements (intended latencies too), schedule keeping
+ * per JS thread joined into the client's episodes, and how many workers a
+ * client starts.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { createEventRing, RingConsumer, RingProducer, ringState } from '../../services/driver/event-ring.js'
 import { Measurements } from '../../services/driver/measurements.js'
+import { ScheduleEpisodes, ScheduleTracker, type ScheduleEvent } from '../../services/driver/runner.js'
 import { defaultWorkerCount } from '../../services/driver/worker-pool.js'
 
 type Rec = [number, number, number, number, number, number, number, number]
@@ -109,20 +112,60 @@ test('shared workload state: the sequential distribution walks one position for 
   assert.deepEqual(keys, Array.from({ length: 12 }, () => { const tx = single.nextTransaction(); return tx.op === 'READ' ? tx.key : '' }))
 })
 
-test('measurements merge exactly: two threads merged = one thread that saw everything', () => {
-  const one = new Measurements()
-  const parts = [new Measurements(), new Measurements()]
+test('measurements merge exactly: two threads merged = one thread that saw everything, intended latencies too', () => {
+  const one = new Measurements(true)
+  const parts = [new Measurements(true), new Measurements(true)]
   for (let i = 0; i < 5000; i++) {
     const key = (1 + (i % 3)) * 16 + (i % 7 === 0 ? 1 : 0)
     const lat = (i * 7919) % 100_000
-    one.add(key, lat)
-    parts[i % 2]!.add(key, lat)
+    one.add(key, lat, lat + (i % 11) * 1000)
+    parts[i % 2]!.add(key, lat, lat + (i % 11) * 1000)
   }
   const merged = new Measurements()
   for (const p of parts) merged.merge(p.toWire())
   assert.deepEqual(merged.aggregates(), one.aggregates())
+  assert.ok(merged.aggregates().every((a) => a.intended !== undefined && a.intended.maxUs >= a.maxUs))
   assert.equal(merged.count(), 5000)
-  assert.deepEqual([...merged.intervals().keys()].sort(), ['INSERT', 'INSERT-FAILED', 'READ', 'READ-FAILED', 'UPDATE', 'UPDATE-FAILED'])
+  const names = ['INSERT', 'INSERT-FAILED', 'READ', 'READ-FAILED', 'UPDATE', 'UPDATE-FAILED']
+  assert.deepEqual([...merged.intervals().keys()].sort(), [...names, ...names.map((n) => `Intended-${n}`)].sort())
+  // Unthrottled: no intended cells at all.
+  const plain = new Measurements()
+  plain.add(16, 5, 9)
+  assert.equal(plain.aggregates()[0]!.intended, undefined)
+  assert.deepEqual([...plain.intervals().keys()], ['READ'])
+})
+
+test('schedule keeping: one JS thread behind, then caught up after a second without a late start; the client joins its threads\' episodes', () => {
+  const seen: ScheduleEvent[] = []
+  const lag = new ScheduleTracker(50, 1000, (e) => seen.push(e))
+  lag.started(1010, 1000)
+  lag.started(1100, 1000) // 100 ms late: behind
+  lag.started(1300, 1100) // 200 ms late, same episode
+  lag.started(1400, 1390)
+  lag.started(2400, 2395) // on time, but the last late start was 1.1 s ago: caught up
+  lag.started(2600, 2500) // behind again
+  assert.deepEqual(seen, [
+    { kind: 'behind', lagMs: 100, elapsedMs: 100 },
+    { kind: 'caught-up', maxLagMs: 200, durationMs: 200, elapsedMs: 1400 },
+    { kind: 'behind', lagMs: 100, elapsedMs: 1600 },
+  ])
+  assert.equal(lag.episodes, 2)
+  assert.equal(lag.maxLagMs, 200)
+
+  // Two workers: the client is behind from the first one's 'behind' to the last one's 'caught-up'.
+  const client: ScheduleEvent[] = []
+  const episodes = new ScheduleEpisodes((e) => client.push(e))
+  episodes.add(0, { kind: 'behind', lagMs: 60, elapsedMs: 100 })
+  episodes.add(1, { kind: 'behind', lagMs: 300, elapsedMs: 150 })
+  episodes.add(0, { kind: 'caught-up', maxLagMs: 80, durationMs: 500, elapsedMs: 1700 })
+  episodes.add(1, { kind: 'caught-up', maxLagMs: 400, durationMs: 900, elapsedMs: 2100 })
+  episodes.add(1, { kind: 'behind', lagMs: 70, elapsedMs: 3000 })
+  assert.deepEqual(client, [
+    { kind: 'behind', lagMs: 60, elapsedMs: 100 },
+    { kind: 'caught-up', maxLagMs: 400, durationMs: 950, elapsedMs: 2100 },
+    { kind: 'behind', lagMs: 70, elapsedMs: 3000 },
+  ])
+  assert.equal(episodes.episodes, 2)
 })
 
 test('workers: one per core, never more than the client threads or MAX_WORKERS', () => {

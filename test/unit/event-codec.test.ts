@@ -139,3 +139,22 @@ test('interval histograms are bounded: interval length, bucket count and operati
   assert.match(h({ buckets: [[5, 9e11], [6, 2e11]] }), /^invalid_histogram: more than 1000000000000 operations in one interval/)
   assert.match(h({ buckets: [[4000, 1]] }), /^invalid_histogram: bucket index 4000/)
 })
+
+test('SUMMARY_REPORT records decode, and measurements that contradict themselves are dead-lettered', () => {
+  const record = {
+    kind: RECORD_KIND.SUMMARY_REPORT, runId: 'old-run', clientId: 'node1', atUs: NOW, source: 'report.txt', format: 'text' as const, runtimeMs: 10_110, throughputOpsPerSec: 98.9,
+    measurements: [
+      { name: 'READ', kind: 'operation' as const, op: 'READ', latency: 'measured' as const, status: 'OK' as const, operations: 500, averageUs: 420.5, minUs: 120, maxUs: 9000, percentiles: [{ percentile: 95, valueUs: 800, unit: 'us' as const }, { percentile: 99, valueUs: 2000, unit: 'ms' as const }], returns: { OK: 500 } },
+      { name: 'CLEANUP', kind: 'cleanup' as const, op: '', latency: 'measured' as const, status: 'OK' as const, operations: 1, percentiles: [], returns: {} },
+    ],
+  }
+  const r = decodeMessage(encodeJsonRecord(record), limits, collect().visitor)
+  assert.ok(r.ok && r.kind === RECORD_KIND.SUMMARY_REPORT, JSON.stringify(r))
+  assert.deepEqual(r.record, record)
+  const wrongOp = decodeMessage(encodeJsonRecord({ ...record, measurements: [{ ...record.measurements[0]!, op: 'FLY' }] }), limits, collect().visitor)
+  assert.ok(!wrongOp.ok && wrongOp.reason === 'invalid_record' && wrongOp.detail.includes('FLY'), JSON.stringify(wrongOp))
+  const old = decodeMessage(encodeJsonRecord({ ...record, atUs: NOW - 2 * 86_400e6 }), limits, collect().visitor)
+  assert.ok(!old.ok && old.reason === 'timestamp_out_of_range')
+  const negative = decodeMessage(encodeJsonRecord({ ...record, measurements: [{ ...record.measurements[0]!, operations: -1 }] }), limits, collect().visitor)
+  assert.ok(!negative.ok && negative.reason === 'invalid_record')
+})

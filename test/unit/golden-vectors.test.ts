@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { CACHE_OUTCOMES, OPERATIONS, RECORD_KIND, STATUSES, type CacheOutcome, type Operation, type RunLifecycle, type Status } from '../../schemas/events.v1.js'
-import { decodeMessage, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
+import { CACHE_OUTCOMES, OPERATIONS, RECORD_KIND, STATUSES, type CacheOutcome, type IntervalHistogram, type Operation, type RunLifecycle, type Status } from '../../schemas/events.v1.js'
+import { decodeMessage, encodeIntervalHistogram, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
 
 interface VectorEvent {
   thread: number
@@ -23,6 +23,7 @@ interface VectorEvent {
 interface Vectors {
   ops: Array<{ name: string; runId: string; clientId: string; events: VectorEvent[]; decodedIntendedUs?: number[]; hex: string }>
   lifecycle: Array<{ name: string; record: RunLifecycle; hex: string }>
+  intervalHistogram: Array<{ name: string; record: Omit<IntervalHistogram, 'kind'>; hex: string }>
 }
 
 // dist/test/unit/ -> repository root
@@ -71,3 +72,29 @@ for (const c of vectors.lifecycle) {
     assert.deepEqual(r.ok && r.kind === RECORD_KIND.RUN_LIFECYCLE && r.record, c.record)
   })
 }
+
+for (const c of vectors.intervalHistogram) {
+  test(`interval histogram vector "${c.name}": encodeIntervalHistogram produces the golden bytes and reads them back`, () => {
+    assert.equal(encodeIntervalHistogram(c.record).toString('hex'), c.hex)
+    const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, { event: () => assert.fail('no events'), reject: () => assert.fail('no events') })
+    assert.ok(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM, JSON.stringify(r))
+    assert.deepEqual(r.record, { kind: RECORD_KIND.INTERVAL_HISTOGRAM, ...c.record })
+  })
+}
+
+test('an interval histogram without the intended section is the same bytes as before the section existed', () => {
+  const plain = vectors.intervalHistogram.find((c) => c.record.intended === undefined)!
+  const withSection = vectors.intervalHistogram.find((c) => c.record.intended !== undefined && c.record.intended.length > 0)!
+  // The section is a suffix: tag 1, count, pairs. Cutting it leaves a valid measured-only record.
+  const bytes = Buffer.from(withSection.hex, 'hex')
+  const tagAt = bytes.length - (1 + 1 + withSection.record.intended!.length * 3)
+  assert.equal(bytes[tagAt], 1)
+  const r = decodeMessage(bytes.subarray(0, tagAt), limits, { event: () => assert.fail(), reject: () => assert.fail() })
+  assert.ok(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM && r.record.intended === undefined)
+  assert.ok(plain.hex.length > 0)
+  // An unknown section tag is refused, not skipped.
+  const bad = Buffer.from(bytes)
+  bad[tagAt] = 2
+  const rb = decodeMessage(bad, limits, { event: () => assert.fail(), reject: () => assert.fail() })
+  assert.ok(!rb.ok && rb.reason === 'trailing_bytes', JSON.stringify(rb))
+})

@@ -108,11 +108,18 @@ test('malformed lines give BS_ERR_DECODE naming the line and the problem', () =>
   }
 })
 
-test('import-ycsb arguments: operations case-insensitive, bad ones named', () => {
-  const a = parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--label', 'db=hbase', 'read=a.hdr', 'Read-Modify-Write=b.hdr'])
-  assert.deepEqual(a.files, [{ op: 'READ', path: 'a.hdr' }, { op: 'READ-MODIFY-WRITE', path: 'b.hdr' }])
+test('import-ycsb arguments: OP=FILE measurements case-insensitive (Intended- and CLEANUP too), plain files, bad ones named', () => {
+  const a = parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--label', 'db=hbase', 'read=a.hdr', 'Read-Modify-Write=b.hdr', 'intended-update=c.hlog', 'cleanup=d', 'report.txt'])
+  assert.deepEqual(a.files, [{ path: 'a.hdr', measurement: 'READ' }, { path: 'b.hdr', measurement: 'READ-MODIFY-WRITE' }, { path: 'c.hlog', measurement: 'Intended-UPDATE' }, { path: 'd', measurement: 'CLEANUP' }, { path: 'report.txt', measurement: undefined }])
   assert.deepEqual(a.labels, { db: 'hbase' })
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', 'GET=a.hdr']), /operation "GET" in "GET=a.hdr" is not allowed: valid are READ, UPDATE/)
+  assert.equal(a.follow, undefined)
+  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', 'GET=a.hdr']), /measurement "GET" in "GET=a.hdr" is not allowed: expected \[Intended-\]OP or CLEANUP/)
   assert.throws(() => parseImportYcsbArgs(['--client-id', 'c1', 'READ=a.hdr']), /--run-id is required/)
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1']), /at least one OP=FILE/)
+  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1']), /at least one FILE is required/)
+  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--pid', '12', 'a.hdr']), /--pid goes with --follow/)
+  const f = parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', '--pid', '4242', '/tmp/run1-'])
+  assert.deepEqual(f.follow, { prefix: '/tmp/run1-', pid: 4242, idleTimeoutS: 0 })
+  assert.equal(parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', 'logs/']).follow?.idleTimeoutS, 60)
+  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', 'a-', 'b-']), /--follow takes one PREFIX/)
+  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', '--idle-timeout', '0', 'a-']), /--idle-timeout "0" is not allowed: expected an integer from 1 to 86400/)
 })

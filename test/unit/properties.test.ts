@@ -97,7 +97,7 @@ test('assertKnownProperties names the unknown property and lists the valid names
     () => assertKnownProperties({ recordcont: '1' }),
     (err: unknown) =>
       isBenchstreamError(err, 'BS_ERR_WORKLOAD') &&
-      /unknown property recordcont;/.test(err.message) &&
+      /unknown property recordcont \(did you mean recordcount\?\);/.test(err.message) &&
       /recordcount/.test(err.message) &&
       /requestdistribution/.test(err.message) &&
       /threadcount/.test(err.message) &&

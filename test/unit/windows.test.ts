@@ -51,3 +51,23 @@ test('late events are counted, marked, and still kept', () => {
   w.add(ev(90_000_000, 1))
   assert.equal(w.drain()[0]!.lateEvents, 1)
 })
+
+test('an interval histogram with an intended histogram fills intended_hist from it, not from the measured buckets', async () => {
+  const { bucketValue, bucketIndex } = await import('../../services/core/stats/histogram.js')
+  const w = new WindowAggregator({ windowUs: 1_000_000, allowedLatenessUs: 2_000_000 })
+  const measured: Array<[number, number]> = [[bucketIndex(100), 3], [bucketIndex(5000), 1]]
+  const intended: Array<[number, number]> = [[bucketIndex(100), 1], [bucketIndex(90_000), 3]]
+  w.addHistogram('run', 'c', 'READ', 'OK', 10_000_000, measured, bucketValue, 1_000_000, intended)
+  w.addHistogram('run', 'c', 'UPDATE', 'OK', 10_000_000, measured, bucketValue, 1_000_000)
+  const rows = w.drain()
+  const read = rows.find((r) => r.op === 'READ')!
+  assert.equal(read.count, 4)
+  assert.deepEqual([...read.hist.entries()], measured)
+  assert.deepEqual([...read.intendedHist.entries()], intended)
+  assert.equal(read.intendedMaxUs, Math.ceil(bucketValue(bucketIndex(90_000))))
+  assert.equal(read.intendedSumUs, Math.round(bucketValue(bucketIndex(100))) + Math.round(bucketValue(bucketIndex(90_000)) * 3))
+  // Without one, intended is the measured histogram (an unthrottled client).
+  const update = rows.find((r) => r.op === 'UPDATE')!
+  assert.deepEqual([...update.intendedHist.entries()], measured)
+  assert.equal(update.intendedSumUs, update.sumUs)
+})

@@ -7,6 +7,7 @@
 import { ALERT_STATES, RULE_TYPES, SEVERITIES, type AlertState, type RuleType, type Severity } from '../../../schemas/alert-rules.v1.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
 import type { RunProgress } from '../../core/alerting/alert-windows.js'
+import type { BaselineWindowRow } from '../../core/alerting/baseline-profile.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../core/ports/alerts.js'
 import { queryRows, type ClickHouse } from './client.js'
@@ -15,6 +16,8 @@ import { queryRows, type ClickHouse } from './client.js'
 export const MAX_ACTIVE_RUNS = 1000
 /** Incidents loaded at start-up. */
 export const MAX_LOADED_INCIDENTS = 100_000
+/** Baseline windows read for one candidate (a group of 10 one-hour runs with 8 operations is 288,000). */
+export const MAX_BASELINE_ROWS = 500_000
 
 type Num = string | number
 
@@ -22,14 +25,14 @@ export class ClickHouseAlertSource implements AlertWindowSource {
   constructor(private readonly ch: ClickHouse) {}
 
   async runs(sinceMs: number): Promise<AlertRunInfo[]> {
-    const rows = await this.query<{ run_id: string; started_ms: Num; ended_ms: Num | null; target: Num }>(`
+    const rows = await this.query<{ run_id: string; started_ms: Num; ended_ms: Num | null; target: Num; baseline: string }>(`
       SELECT run_id, toUnixTimestamp64Milli(started_at) AS started_ms,
-             if(ended_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ended_at))) AS ended_ms, target
+             if(ended_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ended_at))) AS ended_ms, target, labels['baseline'] AS baseline
       FROM ${this.ch.database}.runs
       WHERE (ended_at IS NULL AND started_at >= fromUnixTimestamp64Milli({since:Int64})) OR ended_at >= fromUnixTimestamp64Milli({since:Int64})
       ORDER BY started_at DESC
       LIMIT {limit:UInt32}`, { since: Math.max(0, Math.floor(sinceMs)), limit: MAX_ACTIVE_RUNS })
-    return rows.map((r) => ({ runId: r.run_id, startedAtMs: Number(r.started_ms), endedAtMs: r.ended_ms === null ? undefined : Number(r.ended_ms), targetOpsPerSec: Number(r.target) }))
+    return rows.map((r) => ({ runId: r.run_id, startedAtMs: Number(r.started_ms), endedAtMs: r.ended_ms === null ? undefined : Number(r.ended_ms), targetOpsPerSec: Number(r.target), ...(r.baseline === '' ? {} : { baseline: r.baseline }) }))
   }
 
   async progress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
@@ -53,12 +56,25 @@ export class ClickHouseAlertSource implements AlertWindowSource {
   }
 
   async windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]> {
-    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num }>(`
-      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS n, sum(errors) AS e
+    // p99 as the report computes it: successful operations, merged histogram, clamped into [min, max] (view op_window_figures).
+    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num; p99: Num | null }>(`
+      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS n, sum(errors) AS e,
+             if(sumIf(count, status = 'OK') = 0, NULL, least(greatest(bs_quantile(0.99, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')), maxIf(max_us, status = 'OK'))) AS p99
       FROM ${this.ch.database}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
       GROUP BY t, op ORDER BY t, op`, { runId, from: fromMs, to: toMs })
-    return rows.map((r) => ({ startMs: Number(r.t), op: r.op, count: Number(r.n), errors: Number(r.e) }))
+    return rows.map((r) => ({ startMs: Number(r.t), op: r.op, count: Number(r.n), errors: Number(r.e), p99Us: r.p99 === null ? null : Number(r.p99) }))
+  }
+
+  async baselineWindows(ref: string): Promise<BaselineWindowRow[]> {
+    const group = ref.startsWith('group:') ? ref.slice('group:'.length) : ''
+    const rows = await this.query<{ run_id: string; t_s: Num; op: string; window_ms: Num; n: Num; p99: Num | null }>(`
+      SELECT run_id, t_s, op, window_ms, operations + errors AS n, p99_us AS p99
+      FROM ${this.ch.database}.op_window_figures
+      WHERE run_id IN (SELECT DISTINCT run_id FROM ${this.ch.database}.run_clients WHERE if({group:String} = '', run_id = {ref:String}, group_id = {group:String}))
+      ORDER BY run_id, t_s, op
+      LIMIT {limit:UInt32}`, { ref, group, limit: MAX_BASELINE_ROWS })
+    return rows.map((r) => ({ runId: r.run_id, offset: Math.round((Number(r.t_s) * 1000) / Number(r.window_ms)), op: r.op, windowMs: Number(r.window_ms), count: Number(r.n), p99Us: r.p99 === null ? null : Number(r.p99) }))
   }
 
   private async query<T>(sql: string, params: Record<string, unknown>): Promise<T[]> {

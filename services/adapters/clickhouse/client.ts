@@ -7,9 +7,10 @@
  * chDB binds its data directory to one process: open it once, in the process
  * that runs the processor and the API, and let other processes use the API.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client'
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client'
 import { createChdbConnection } from 'chdb/connection'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
@@ -24,21 +25,75 @@ export interface ClickHouse {
   close(): Promise<void>
 }
 
+/**
+ * The client's own logger is off: it prints every failed request with a
+ * stack to stderr, while our callers get the same error thrown and report it
+ * once, in our logger or as a one-line CLI error.
+ */
+export const QUIET = { level: ClickHouseLogLevel.OFF }
+
 /** The connection port of @clickhouse/client; chDB and HTTP both implement it. */
 export type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>
 
 export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (c: Connection) => Connection } = {}): ClickHouse {
   if (cfg.url === undefined) {
     ensureWritableDir(cfg.embeddedPath)
+    assertNotLocked(cfg.embeddedPath)
+    openedHere.add(path.resolve(cfg.embeddedPath))
     // chdb implements the Connection contract of @clickhouse/client-common; the
     // client bundles its own copy of those types, identical in shape.
-    const raw = createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection
+    const raw = explainLockedDirectory(createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection, cfg.embeddedPath)
     const connection = opts.wrapConnection === undefined ? raw : opts.wrapConnection(raw)
-    const client = createClient({ connection })
+    const client = createClient({ connection, log: QUIET })
     return { client, database: cfg.database, mode: 'embedded', location: cfg.embeddedPath, close: () => client.close() }
   }
-  const client = createClient({ url: cfg.url, username: cfg.user, password: cfg.password, request_timeout: 60_000 })
+  const client = createClient({ url: cfg.url, username: cfg.user, password: cfg.password, request_timeout: 60_000, log: QUIET })
   return { client, database: cfg.database, mode: 'server', location: cfg.url, close: () => client.close() }
+}
+
+/**
+ * chDB opens its directory on the first query and fails with a bare
+ * "Failed to create connection" when another process holds it (a server,
+ * a demo or a test on the same BENCHSTREAM_DATA_DIR). Say that, and the way
+ * out, in our own error.
+ */
+function explainLockedDirectory(raw: Connection, dir: string): Connection {
+  const translate = (err: unknown): unknown => ((err as Error | undefined)?.constructor.name === 'ChdbConnectionError' ? lockedError(dir, err) : err)
+  return new Proxy(raw, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver)
+      if (typeof v !== 'function') return v
+      return (...args: unknown[]): unknown => {
+        try {
+          const r: unknown = v.apply(target, args)
+          return r instanceof Promise ? r.catch((err: unknown) => Promise.reject(translate(err))) : r
+        } catch (err) {
+          throw translate(err)
+        }
+      }
+    },
+  })
+}
+
+/** Embedded directories this process has opened. */
+const openedHere = new Set<string>()
+
+function lockedError(dir: string, cause?: unknown): BenchstreamError {
+  return new BenchstreamError('BS_ERR_CONFIG', `cannot open the embedded ClickHouse in ${dir}: another process holds it (a running benchstream server or demo on the same BENCHSTREAM_DATA_DIR?). Read commands reach a running server through its API by themselves; otherwise set BENCHSTREAM_API_URL, stop that process, or use another BENCHSTREAM_DATA_DIR`, cause === undefined ? undefined : { cause })
+}
+
+/**
+ * ClickHouse holds an flock on `<dir>/status` while it runs. Trying the lock
+ * first (util-linux flock, without waiting) lets us refuse with our own
+ * words before chDB prints its own error to the terminal. Without the flock
+ * tool the check is skipped and chDB's error is translated instead.
+ */
+function assertNotLocked(dir: string): void {
+  const status = path.join(dir, 'status')
+  // chDB shares one engine per directory inside a process: our own lock is no obstacle.
+  if (openedHere.has(path.resolve(dir)) || !existsSync(status)) return
+  const r = spawnSync('flock', ['--nonblock', '--conflict-exit-code', '75', status, 'true'], { stdio: 'ignore', timeout: 5000 })
+  if (r.status === 75) throw lockedError(dir)
 }
 
 /**

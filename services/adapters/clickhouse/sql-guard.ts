@@ -33,6 +33,8 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { BenchstreamError } from '../../core/errors.js'
 import type { AdHocLimits, AdHocOptions, AdHocQueries, AdHocResult } from '../../core/ports/ad-hoc-queries.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
+import { QUIET } from './client.js'
+import { NativeFormatError, NativeReframer } from './native-format.js'
 
 /** Limits of one ad hoc query, enforced by the engine and, for the result, by us. */
 export interface GuardLimits extends AdHocLimits {
@@ -61,6 +63,8 @@ const ALLOWED_TABLE_FUNCTIONS = new Set(['numbers', 'numbers_mt', 'generate_seri
 const DENIED_FUNCTIONS = /^(file|dict\w*|joinget\w*|hascolumnintable|getserversetting|getmacro|filesystem\w*)$/i
 /** Output formats a query may name in a FORMAT clause (text formats only). */
 export const ALLOWED_FORMATS = ['TabSeparated', 'TSV', 'TabSeparatedWithNames', 'TSVWithNames', 'TabSeparatedWithNamesAndTypes', 'TSVWithNamesAndTypes', 'TabSeparatedRaw', 'TSVRaw', 'CSV', 'CSVWithNames', 'JSON', 'JSONCompact', 'JSONEachRow', 'JSONCompactEachRow', 'JSONStrings', 'Pretty', 'PrettyCompact', 'PrettyCompactMonoBlock', 'PrettySpace', 'PrettyNoEscapes', 'PrettyCompactNoEscapes', 'Markdown', 'Vertical', 'Values', 'XML'] as const
+/** The binary format a caller may allow (AdHocOptions.nativeRevision): ClickHouse's own, re-framed by native-format.ts. */
+const NATIVE = 'Native'
 /** Engine errors whose message names only the user's own text (safe to return); others are returned by name only. */
 const MESSAGE_SAFE_CODES = new Set([47, 46, 62, 60, 81, 43, 42, 53, 386, 35, 36, 184, 215, 159, 158, 307, 241, 396, 160, 164, 168, 167])
 /** ClickHouse's READONLY error code. */
@@ -76,6 +80,8 @@ interface GuardConnection {
   text(sql: string, params?: Record<string, string>): Promise<string>
   /** A statement's result in chunks of text, cancelled when the iteration stops. */
   stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string>
+  /** A statement's result in the Native format (revision 0 framing), in chunks of bytes, cancelled when the iteration stops. */
+  native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array>
   close(): Promise<void>
 }
 
@@ -134,6 +140,16 @@ class ChdbGuardConnection implements GuardConnection {
     }
   }
 
+  async *native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
+    // raw(): the chunk's bytes; text() would mangle binary data.
+    const s = this.session.queryStream(sql, { format: NATIVE, signal })
+    try {
+      for await (const chunk of s) yield chunk.raw()
+    } finally {
+      s.cancel()
+    }
+  }
+
   async close(): Promise<void> {
     this.session.close()
   }
@@ -145,7 +161,7 @@ class HttpGuardConnection implements GuardConnection {
 
   static open(cfg: ClickHouseConfig & { url: string }, limits: GuardLimits): HttpGuardConnection {
     const clickhouse_settings = Object.fromEntries(settings(limits)) as Record<string, string | number>
-    return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings }))
+    return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings, log: QUIET }))
   }
 
   async text(sql: string, params?: Record<string, string>): Promise<string> {
@@ -160,6 +176,16 @@ class HttpGuardConnection implements GuardConnection {
       for await (const rows of stream) yield rows.map((r) => `${r.text}\n`).join('')
     } finally {
       rs.close()
+    }
+  }
+
+  async *native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
+    // exec returns the raw body; without client_protocol_version the server writes revision 0, like chDB.
+    const { stream } = await this.client.exec({ query: `${sql} FORMAT ${NATIVE}`, abort_signal: signal })
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk
+    } finally {
+      stream.destroy()
     }
   }
 
@@ -197,8 +223,14 @@ export class SqlGuard implements AdHocQueries {
     const conn = await this.acquire()
     try {
       const t0 = performance.now()
-      const { query, format } = await this.check(conn, sql)
-      const result = await this.execute(conn, query, format ?? this.allowedFormat(limits.format), caps)
+      const { query, format: clause } = await this.check(conn, sql)
+      const format = clause ?? this.allowedFormat(limits.format, limits.nativeRevision !== undefined)
+      if (format === NATIVE) {
+        if (limits.nativeRevision === undefined) throw this.refuse('format', `FORMAT ${NATIVE} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
+        const result = await this.executeNative(conn, query, limits.nativeRevision, caps)
+        return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
+      }
+      const result = await this.execute(conn, query, format, caps)
       return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
     } finally {
       this.release(conn)
@@ -218,17 +250,19 @@ export class SqlGuard implements AdHocQueries {
     let format: string | undefined
     const f = /\sFORMAT\s+([A-Za-z][A-Za-z0-9_]*)$/.exec(canonical)
     if (f !== null) {
-      format = (ALLOWED_FORMATS as readonly string[]).find((x) => x.toLowerCase() === f[1]!.toLowerCase())
+      format = [...ALLOWED_FORMATS, NATIVE].find((x) => x.toLowerCase() === f[1]!.toLowerCase())
       if (format === undefined) throw this.refuse('format', `FORMAT ${f[1]} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
       query = canonical.slice(0, f.index)
     }
+    const shown = this.introspection(query)
+    if (shown !== undefined) return { query: shown, format }
     // EXPLAIN AST parses only; it runs nothing (not even url() schema inference).
     const ast = (await this.explain(conn, 'AST', query)).split('\n')
     if (ast[0] !== 'SelectWithUnionQuery (children 1)') {
       const what = ast[0]?.replace(/\s*\(children \d+\)$/, '').trim() ?? 'nothing'
       throw this.refuse('select-only', what === 'SelectWithUnionQuery'
         ? 'INTO OUTFILE is not allowed: results come back in the response'
-        : `only one SELECT (or WITH ... SELECT) is allowed; this is a ${what}`)
+        : `only one SELECT (or WITH ... SELECT), SHOW TABLES, DESCRIBE, SHOW CREATE TABLE or EXISTS over the ${this.opts.database} database is allowed; this is a ${what}`)
     }
     const deniedTableFunctions = await this.readonlyTableFunctions(conn)
     for (const line of ast) {
@@ -250,9 +284,37 @@ export class SqlGuard implements AdHocQueries {
     return { query, format }
   }
 
-  private allowedFormat(name: string | undefined): string | undefined {
+  /**
+   * What clickhouse-client users type first (SHOW TABLES, DESCRIBE t, SHOW
+   * CREATE TABLE t, EXISTS t) as the equivalent SELECT over system.tables and
+   * system.columns, limited to our database. The statement is the parser's
+   * canonical form, matched whole; a table name is a plain identifier and a
+   * LIKE pattern one complete string literal, so nothing else can ride along.
+   */
+  private introspection(canonical: string): string | undefined {
+    const db = this.opts.database
+    const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+    const inDb = (name: string | undefined): void => {
+      if (name !== undefined && name !== db) throw this.refuse('database', `database ${name} is not readable here; ad hoc queries read Benchstream's tables only (${db}.*)`)
+    }
+    const show = /^SHOW TABLES(?: FROM (\w+))?(?: (NOT )?(I?LIKE) ('(?:[^'\\]|\\.)*'))?$/.exec(canonical)
+    if (show !== null) {
+      inDb(show[1])
+      const like = show[4] === undefined ? '' : ` AND name ${show[2] ?? ''}${show[3]} ${show[4]}`
+      return `SELECT name FROM system.tables WHERE database = ${lit(db)}${like} ORDER BY name`
+    }
+    const one = /^(DESCRIBE TABLE|SHOW CREATE TABLE|EXISTS TABLE) (?:(\w+)\.)?(\w+)$/.exec(canonical)
+    if (one === null) return undefined
+    inDb(one[2])
+    const where = `database = ${lit(db)} AND ${one[1] === 'DESCRIBE TABLE' ? 'table' : 'name'} = ${lit(one[3]!)}`
+    if (one[1] === 'DESCRIBE TABLE') return `SELECT name, type, default_kind AS default_type, default_expression, comment, compression_codec AS codec_expression FROM system.columns WHERE ${where} ORDER BY position`
+    if (one[1] === 'EXISTS TABLE') return `SELECT toUInt8(count() > 0) AS result FROM system.tables WHERE ${where}`
+    return `SELECT create_table_query AS statement FROM system.tables WHERE ${where}`
+  }
+
+  private allowedFormat(name: string | undefined, native: boolean): string | undefined {
     if (name === undefined) return undefined
-    const format = (ALLOWED_FORMATS as readonly string[]).find((x) => x.toLowerCase() === name.toLowerCase())
+    const format = [...ALLOWED_FORMATS, ...(native ? [NATIVE] : [])].find((x) => x.toLowerCase() === name.toLowerCase())
     if (format === undefined) throw this.refuse('format', `format ${name} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
     return format
   }
@@ -323,6 +385,30 @@ export class SqlGuard implements AdHocQueries {
     return format === undefined
       ? { rows, text: undefined, format: 'JSONEachRow', rowCount: rows.length, bytes, truncated }
       : { rows: undefined, text: texts.join(''), format, rowCount: -1, bytes, truncated }
+  }
+
+  /** Runs a query in the Native format, re-framed for the client's revision, cut at the caps. */
+  private async executeNative(conn: GuardConnection, query: string, revision: number, caps: AdHocLimits): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
+    const ac = new AbortController()
+    const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
+    const framer = new NativeReframer(revision, caps)
+    const parts: Buffer[] = []
+    try {
+      for await (const chunk of conn.native(query, ac.signal)) {
+        parts.push(...framer.push(chunk))
+        // Leaving the loop cancels the query.
+        if (framer.truncated) break
+      }
+      framer.end()
+    } catch (err) {
+      if (err instanceof NativeFormatError) throw new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
+      if (ac.signal.aborted) throw new BenchstreamError('BS_ERR_QUERY_FAILED', `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`)
+      throw failed(err, false)
+    } finally {
+      clearTimeout(timer)
+    }
+    const data = Buffer.concat(parts)
+    return { rows: undefined, text: undefined, data, format: NATIVE, rowCount: framer.rows, bytes: data.length, truncated: framer.truncated }
   }
 
   private refuse(rule: string, message: string): BenchstreamError {

@@ -4,12 +4,19 @@
  * a non_replicated_deduplication_window, so a repeated flush of the same
  * offset range is dropped by ClickHouse instead of counted twice.
  */
+import { randomUUID } from 'node:crypto'
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { Readable } from 'node:stream'
-import { CACHE_OUTCOMES, OPERATIONS, STATUSES } from '../../../schemas/events.v1.js'
+import { finished } from 'node:stream/promises'
+import { Session } from 'chdb'
+import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type SummaryReportRecord } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
 import type { RefusedRow, WindowStore, WriteResult } from '../../core/ports/window-store.js'
 import type { ClickHouse } from './client.js'
+import { knownStacks, profileRecordRows, type ProfileRows } from './profile-store.js'
+import { fixedColumn, indexArray, int64Column, lowCardinalityColumn, nativeBlock, type NativeColumn } from './native-insert.js'
 
 /** `seconds.micros` text that DateTime64(6) parses exactly (no float rounding). */
 export function usToDateTime64(us: number): string {
@@ -77,6 +84,9 @@ interface Unit<R> {
 const MAX_ERROR_CHARS = 2000
 
 export class ClickHouseWindowStore implements WindowStore {
+  /** The embedded engine's spool directory, once created. */
+  private spool: Promise<string> | undefined
+
   constructor(private readonly ch: ClickHouse) {}
 
   async write(b: FlushBatch): Promise<WriteResult> {
@@ -84,7 +94,7 @@ export class ClickHouseWindowStore implements WindowStore {
     const refused: RefusedRow[] = []
     try {
       if (b.ops !== undefined) {
-        refused.push(...(await this.isolateOps(`${db}.ops`, b.token, opsTsv(b.ops, b.partition), (line) => line.toString('latin1', 0, Math.max(0, line.indexOf(0x09))))))
+        refused.push(...(await this.isolateOps(`${db}.ops`, b.token, b.ops, b.partition)))
       }
       if (b.lifecycle.length > 0) {
         const units = b.lifecycle.map(({ offset, record: r }) => ({
@@ -94,6 +104,7 @@ export class ClickHouseWindowStore implements WindowStore {
             run_id: r.runId, client_id: r.clientId, phase: r.phase, at: usToDateTime64(Math.round(r.atUs)), labels: r.labels, workload: r.workload, binding: r.binding,
             threads: r.threads, target: r.target, sent: r.sent ?? {}, undelivered: r.undelivered ?? 0, runtime_ms: Math.round(r.runtimeMs ?? 0), src_partition: b.partition, src_offset: offset,
             group_id: r.group ?? '', repeat: r.repeat ?? 0, properties: r.properties ?? {},
+            schedule_lag_max_ms: r.scheduleLagMaxMs ?? 0, behind_schedule_episodes: r.behindScheduleEpisodes ?? 0,
           }],
         }))
         refused.push(...(await this.isolate(`${db}.run_clients`, b.token, units, (rows, token) => this.insertRows(`${db}.run_clients`, token, rows), jsonPayload)))
@@ -107,6 +118,11 @@ export class ClickHouseWindowStore implements WindowStore {
           }))
           .filter((u) => u.rows.length > 0)
         if (units.length > 0) refused.push(...(await this.isolate(`${db}.server_metrics`, b.token, units, (rows, token) => this.insertRows(`${db}.server_metrics`, token, rows), jsonPayload)))
+      }
+      if (b.profiles.length > 0) refused.push(...(await this.writeProfiles(b)))
+      if (b.summaries.length > 0) {
+        const units = b.summaries.map(({ offset, record: r }) => ({ offset, runId: r.runId, rows: reportedRows(r, b.partition, offset) })).filter((u) => u.rows.length > 0)
+        if (units.length > 0) refused.push(...(await this.isolate(`${db}.reported_measurements`, b.token, units, (rows, token) => this.insertRows(`${db}.reported_measurements`, token, rows), jsonPayload)))
       }
       if (b.windows.length > 0) {
         const units = b.windows.map((w) => ({
@@ -135,6 +151,36 @@ export class ClickHouseWindowStore implements WindowStore {
   }
 
   /**
+   * PROFILE records: new stacks, then samples, then the slice rows that make
+   * them visible, each table isolated per record like the other kinds.
+   */
+  private async writeProfiles(b: FlushBatch): Promise<RefusedRow[]> {
+    const db = this.ch.database
+    const records = b.profiles.map(({ offset, record }) => ({ offset, runId: record.runId, rows: profileRecordRows(record, b.partition, offset) }))
+    const seen = await knownStacks(this.ch, records.flatMap((r) => r.rows.stacks.map((s) => s.stack_id)))
+    const tables: Array<[string, (r: ProfileRows) => object[]]> = [
+      // A stack new to the store is written with the first record that has it.
+      [
+        'profile_stacks',
+        (r) => r.stacks.filter((s) => {
+          if (seen.has(s.stack_id)) return false
+          seen.add(s.stack_id)
+          return true
+        }),
+      ],
+      ['profile_samples', (r) => r.samples],
+      ['profile_slices', (r) => [r.slice]],
+    ]
+    const refused: RefusedRow[] = []
+    for (const [name, rowsOf] of tables) {
+      const table = `${db}.${name}`
+      const units = records.map((r) => ({ offset: r.offset, runId: r.runId, rows: rowsOf(r.rows) as Array<Record<string, unknown>> })).filter((u) => u.rows.length > 0)
+      if (units.length > 0) refused.push(...(await this.isolate(table, b.token, units, (rows, token) => this.insertRows(table, token, rows), jsonPayload)))
+    }
+    return refused
+  }
+
+  /**
    * Inserts all units; when ClickHouse refuses the data itself, splits the
    * units in halves until the refused ones stand alone, stores the rest and
    * returns the refused. Each part carries a token derived from its place in
@@ -149,27 +195,22 @@ export class ClickHouseWindowStore implements WindowStore {
     })
   }
 
-  /** Raw events: the whole buffer in one insert; only a refused one is cut into lines and split. */
-  private async isolateOps(table: string, batchToken: string, body: Buffer, runIdOf: (line: Buffer) => string): Promise<RefusedRow[]> {
+  /**
+   * Raw events: one Native insert of all rows; only a refused one is split,
+   * by row ranges, until the refused rows stand alone (bisect). Every part
+   * is encoded again from the columns, so a replay encodes the same bytes.
+   */
+  private async isolateOps(table: string, batchToken: string, ops: RawOps, partition: number): Promise<RefusedRow[]> {
     const token = `${batchToken}:${table}`
     try {
-      await this.insertTsv(table, body, token)
+      await this.insertNative(table, OPS_COLUMNS, opsNative(ops, partition, 0, ops.length), token)
       return []
     } catch (err) {
       if (!isDataError(err)) throw err
     }
-    const starts: number[] = []
-    for (let p = 0; p < body.length; p = body.indexOf(0x0a, p) + 1) {
-      starts.push(p)
-      if (body.indexOf(0x0a, p) < 0) break
-    }
-    const end = (i: number): number => (i < starts.length ? starts[i]! : body.length)
-    const line = (i: number): Buffer => body.subarray(end(i), end(i + 1))
-    return bisect(starts.length, `${token}/lines`, (from, to, t) => this.insertTsv(table, body.subarray(end(from), end(to)), t), (i, err) => {
-      const l = line(i)
-      // The last field of an ops line is its source offset.
-      const offset = Number(/(\d+)\n?$/.exec(l.toString('latin1'))?.[1] ?? -1)
-      return { table, offset, runId: runIdOf(l), error: errorText(err), payload: Buffer.from(l) }
+    return bisect(ops.length, `${token}/rows`, (from, to, t) => this.insertNative(table, OPS_COLUMNS, opsNative(ops, partition, from, to), t), (i, err) => {
+      const row = opsRow(ops, partition, i)
+      return { table, offset: ops.offset[i]!, runId: row.run_id, error: errorText(err), payload: Buffer.from(JSON.stringify(row)) }
     })
   }
 
@@ -177,8 +218,56 @@ export class ClickHouseWindowStore implements WindowStore {
     await this.ch.client.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } })
   }
 
-  private async insertTsv(table: string, body: Buffer, token: string): Promise<void> {
-    await this.ch.client.insert({ table, values: Readable.from([body], { objectMode: false }), format: 'TabSeparated', clickhouse_settings: { insert_deduplication_token: token } })
+  /**
+   * One INSERT of a Native block. @clickhouse/client's insert() takes text
+   * formats only, and its chDB connection turns every body into a JS string
+   * (binary would not survive), so: on a server the block is the body of a
+   * plain INSERT (exec); in the embedded engine it goes through a file that
+   * the engine reads itself (FROM INFILE), written just before and removed
+   * just after, on a chDB session of its own: one session runs one query at a
+   * time (measured: 4 concurrent inserts on one session finish one after the
+   * other; on 4 sessions of the same directory they overlap), so partitions'
+   * raw-event inserts neither wait for each other nor hold up the small
+   * inserts and lookups on the shared connection. A session on a directory
+   * the process has open costs well under a millisecond. The token is part of
+   * the statement: a SET on a shared session would outlive this insert.
+   */
+  private async insertNative(table: string, columns: readonly string[], block: Uint8Array[], token: string): Promise<void> {
+    const head = `INSERT INTO ${table} (${columns.join(', ')})`
+    const settings = `SETTINGS insert_deduplication_token = ${sqlString(token)}`
+    if (this.ch.mode === 'server') {
+      const r = await this.ch.client.exec({ query: `${head} ${settings} FORMAT Native`, values: Readable.from(block, { objectMode: false }) })
+      await finished(r.stream.resume())
+      return
+    }
+    const file = await this.spoolFile()
+    try {
+      await writeFile(file, block)
+      const session = new Session(this.ch.location)
+      try {
+        await session.queryAsync(`${head} FROM INFILE ${sqlString(file)} ${settings} FORMAT Native`)
+      } finally {
+        session.close()
+      }
+    } finally {
+      await rm(file, { force: true })
+    }
+  }
+
+  /**
+   * A fresh file name in the embedded engine's directory, insert-spool/. Files
+   * of other processes are left there only by a crash during an insert (one
+   * process owns the directory at a time): removed on first use.
+   */
+  private async spoolFile(): Promise<string> {
+    this.spool ??= (async () => {
+      const dir = path.join(this.ch.location, 'insert-spool')
+      await mkdir(dir, { recursive: true })
+      const mine = `${process.pid}-`
+      for (const f of await readdir(dir)) if (!f.startsWith(mine)) await rm(path.join(dir, f), { force: true })
+      return dir
+    })()
+    return path.join(await this.spool, `${process.pid}-${randomUUID()}.native`)
   }
 }
 
@@ -212,68 +301,89 @@ function errorText(err: unknown): string {
   return String((err as Error).message ?? err).replace(/\s+/g, ' ').trim().slice(0, MAX_ERROR_CHARS)
 }
 
+/** Rows of reported_measurements (schemas/clickhouse/0008-reported-summaries.sql) for one SUMMARY_REPORT record. */
+function reportedRows(r: SummaryReportRecord, partition: number, offset: number): Array<Record<string, unknown>> {
+  return r.measurements.map((m) => ({
+    run_id: r.runId, client_id: r.clientId, measurement: m.name, kind: m.kind, op: m.op, latency: m.latency, status: m.status, origin: 'reported',
+    format: r.format, source: r.source, imported_at: usToDateTime64(Math.round(r.atUs)), runtime_ms: r.runtimeMs ?? null, throughput: r.throughputOpsPerSec ?? null,
+    operations: m.operations ?? null, average_us: m.averageUs ?? null, min_us: m.minUs ?? null, max_us: m.maxUs ?? null,
+    percentiles_us: Object.fromEntries(m.percentiles.map((p) => [String(p.percentile), p.valueUs])), percentiles_in_ms: m.percentiles.some((p) => p.unit === 'ms') ? 1 : 0,
+    returns: m.returns, src_partition: partition, src_offset: offset,
+  }))
+}
+
 function jsonPayload(rows: Array<Record<string, unknown>>): Buffer {
   return Buffer.from(JSON.stringify(rows))
 }
 
+/** The columns of `ops` a raw-event insert writes (schemas/clickhouse/0007-ops-storage.sql); `intended_us` is latency_us + wait_us. */
+const OPS_COLUMNS = ['run_id', 'client_id', 'thread', 'op', 'start', 'latency_us', 'wait_us', 'status', 'cache', 'bytes', 'src_partition', 'src_offset'] as const
+
 /**
- * Raw events as TabSeparated rows in the column order of `ops`, written
- * straight into one Buffer: no string per event (this runs for every event
- * when raw storage is on, and strings made it garbage-collector bound).
+ * Raw events [from, to) as one Native block in OPS_COLUMNS order, written
+ * straight from RawOps' typed arrays: most columns are views on them, and
+ * only run and client ids (a dictionary index per row), the two 64-bit
+ * columns and wait_us take a pass over the rows. No string per event.
  */
-export function opsTsv(ops: RawOps, partition: number): Buffer {
-  const ascii = (x: string): Buffer => Buffer.from(x, 'latin1')
-  const prefixes = ops.runIds.map((r, i) => ascii(`${r}\t${ops.clientIds[i]}\t`))
-  const opNames = OPERATIONS.map((o) => ascii(`\t${o}\t`))
-  const statusNames = STATUSES.map((x) => ascii(`\t${x}\t`))
-  const cacheNames = CACHE_OUTCOMES.map((x) => ascii(`${x}\t`))
-  const partitionText = ascii(`\t${partition}\t`)
-  let longestPrefix = 0
-  for (const p of prefixes) longestPrefix = Math.max(longestPrefix, p.length)
-  // Upper bound per row: prefix + names (≤ 45) + numbers (≤ 90) + separators.
-  const out = Buffer.allocUnsafe(ops.length * (longestPrefix + 160) + 16)
-  let pos = 0
-  for (let i = 0; i < ops.length; i++) {
-    pos += prefixes[ops.group[i]!]!.copy(out, pos)
-    pos = writeUint(out, pos, ops.thread[i]!)
-    pos += opNames[ops.opCode[i]! - 1]!.copy(out, pos)
-    const us = ops.startUs[i]!
-    const sec = Math.floor(us / 1e6)
-    pos = writeUint(out, pos, sec)
-    out[pos++] = 0x2e // '.'
-    pos = writeFraction6(out, pos, us - sec * 1e6)
-    out[pos++] = 0x09
-    pos = writeUint(out, pos, ops.latencyUs[i]!)
-    out[pos++] = 0x09
-    pos = writeUint(out, pos, ops.intendedUs[i]!)
-    pos += statusNames[ops.statusIndex[i]!]!.copy(out, pos)
-    pos += cacheNames[ops.cacheIndex[i]!]!.copy(out, pos)
-    pos = writeUint(out, pos, ops.bytes[i]!)
-    pos += partitionText.copy(out, pos)
-    pos = writeUint(out, pos, ops.offset[i]!)
-    out[pos++] = 0x0a
+export function opsNative(ops: RawOps, partition: number, from: number, to: number): Uint8Array[] {
+  const rows = to - from
+  // run_id and client_id: one dictionary entry per distinct id, an index per row.
+  const dictionary = (ids: readonly string[]): { keys: string[]; ofGroup: Uint32Array } => {
+    const at = new Map<string, number>()
+    const ofGroup = new Uint32Array(ids.length)
+    ids.forEach((id, g) => {
+      let k = at.get(id)
+      if (k === undefined) at.set(id, (k = at.size))
+      ofGroup[g] = k
+    })
+    return { keys: [...at.keys()], ofGroup }
   }
-  return out.subarray(0, pos)
+  const runs = dictionary(ops.runIds)
+  const clients = dictionary(ops.clientIds)
+  const runIndex = indexArray(runs.keys.length, rows)
+  const clientIndex = indexArray(clients.keys.length, rows)
+  const wait = new Uint32Array(rows)
+  const partitions = new Uint16Array(rows).fill(partition)
+  for (let i = 0; i < rows; i++) {
+    const g = ops.group[from + i]!
+    runIndex[i] = runs.ofGroup[g]!
+    clientIndex[i] = clients.ofGroup[g]!
+    // The wire format guarantees intendedUs >= latencyUs (schemas/events.v1.ts).
+    wait[i] = ops.intendedUs[from + i]! - ops.latencyUs[from + i]!
+  }
+  const columns: NativeColumn[] = [
+    { name: 'run_id', type: 'LowCardinality(String)', data: lowCardinalityColumn(runs.keys, runIndex, 0, rows) },
+    { name: 'client_id', type: 'LowCardinality(String)', data: lowCardinalityColumn(clients.keys, clientIndex, 0, rows) },
+    { name: 'thread', type: 'UInt16', data: fixedColumn(ops.thread, from, to) },
+    // opCode is 1-based: key 0 is never used.
+    { name: 'op', type: 'LowCardinality(String)', data: lowCardinalityColumn(OP_KEYS, ops.opCode, from, to) },
+    { name: 'start', type: "DateTime64(6, 'UTC')", data: int64Column(ops.startUs, from, to) },
+    { name: 'latency_us', type: 'UInt32', data: fixedColumn(ops.latencyUs, from, to) },
+    { name: 'wait_us', type: 'UInt32', data: fixedColumn(wait, 0, rows) },
+    { name: 'status', type: 'LowCardinality(String)', data: lowCardinalityColumn(STATUSES, ops.statusIndex, from, to) },
+    { name: 'cache', type: CACHE_ENUM, data: fixedColumn(ops.cacheIndex, from, to) },
+    { name: 'bytes', type: 'UInt32', data: fixedColumn(ops.bytes, from, to) },
+    { name: 'src_partition', type: 'UInt16', data: fixedColumn(partitions, 0, rows) },
+    { name: 'src_offset', type: 'UInt64', data: int64Column(ops.offset, from, to) },
+  ]
+  return nativeBlock(rows, columns)
 }
 
-/** Decimal digits of a non-negative integer (< 2^53). */
-function writeUint(buf: Buffer, pos: number, n: number): number {
-  if (n < 10) {
-    buf[pos] = 48 + n
-    return pos + 1
+const OP_KEYS = ['', ...OPERATIONS]
+/** The type of `ops.cache`: the enum's values are the indexes of CACHE_OUTCOMES. */
+const CACHE_ENUM = `Enum8(${CACHE_OUTCOMES.map((c, i) => `'${c}' = ${i}`).join(', ')})`
+
+/** One raw event as a row object (the payload of a refused row's dead letter). */
+function opsRow(ops: RawOps, partition: number, i: number): Record<string, string | number> & { run_id: string } {
+  const g = ops.group[i]!
+  return {
+    run_id: ops.runIds[g]!, client_id: ops.clientIds[g]!, thread: ops.thread[i]!, op: OPERATIONS[ops.opCode[i]! - 1]!, start: usToDateTime64(ops.startUs[i]!),
+    latency_us: ops.latencyUs[i]!, intended_us: ops.intendedUs[i]!, status: STATUSES[ops.statusIndex[i]!]!, cache: CACHE_OUTCOMES[ops.cacheIndex[i]!]!, bytes: ops.bytes[i]!,
+    src_partition: partition, src_offset: ops.offset[i]!,
   }
-  let digits = 0
-  for (let m = n; m >= 1; m = Math.floor(m / 10)) digits++
-  let end = pos + digits
-  for (let m = n; end > pos; m = Math.floor(m / 10)) buf[--end] = 48 + (m % 10)
-  return pos + digits
 }
 
-/** Exactly six digits, zero-padded (the microseconds of a DateTime64(6)). */
-function writeFraction6(buf: Buffer, pos: number, n: number): number {
-  for (let i = 5; i >= 0; i--) {
-    buf[pos + i] = 48 + (n % 10)
-    n = Math.floor(n / 10)
-  }
-  return pos + 6
+/** A ClickHouse string literal. */
+function sqlString(s: string): string {
+  return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
 }

@@ -9,12 +9,13 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { Binding } from '../../core/ports/binding.js'
-import { MemoryBinding, memoryStore } from './memory.js'
+import { MemoryBinding, memoryStore, type MemoryDelays } from './memory.js'
 import { PostgresBinding, type PostgresBindingConfig } from './postgres.js'
 import { RedisBinding, type RedisBindingConfig } from './redis.js'
 
-export const BINDING_NAMES = ['memory', 'redis', 'postgres'] as const
-export type BindingName = (typeof BINDING_NAMES)[number]
+import { BINDING_NAMES, type BindingName } from './names.js'
+
+export { BINDING_NAMES, type BindingName }
 
 export function isBindingName(name: string): name is BindingName {
   return (BINDING_NAMES as readonly string[]).includes(name)
@@ -29,7 +30,7 @@ export const IN_PROCESS_BINDINGS: readonly BindingName[] = ['memory']
 
 /** Properties each binding reads; any other `<binding>.` property is rejected. */
 export const BINDING_PROPERTIES = {
-  memory: ['memory.cachesize'],
+  memory: ['memory.cachesize', 'memory.delay.read', 'memory.delay.scan', 'memory.delay.update', 'memory.delay.insert', 'memory.delay.delete', 'memory.delay.after'],
   redis: ['redis.host', 'redis.port', 'redis.password', 'redis.db', 'redis.timeout'],
   postgres: ['postgres.url', 'postgres.host', 'postgres.port', 'postgres.user', 'postgres.password', 'postgres.database', 'postgres.poolsize'],
 } as const satisfies Record<BindingName, readonly string[]>
@@ -55,13 +56,21 @@ export function createBinding(name: string, props: Props, ctx: BindingContext = 
     case 'memory': {
       const records = Number(props.recordcount ?? '1000')
       const def = Math.max(1, Math.floor((Number.isFinite(records) ? records : 1000) / 10))
-      return new MemoryBinding(memoryStore(intProp(props, 'memory.cachesize', def, 1, Number.MAX_SAFE_INTEGER)))
+      return new MemoryBinding(memoryStore(intProp(props, 'memory.cachesize', def, 1, Number.MAX_SAFE_INTEGER)), memoryDelays(props))
     }
     case 'redis':
       return new RedisBinding(redisConfig(props))
     case 'postgres':
       return new PostgresBinding(postgresConfig(props, ctx))
   }
+}
+
+/** Upper bound of a memory.delay.<op>, µs (one minute). */
+export const MAX_MEMORY_DELAY_US = 60_000_000
+
+export function memoryDelays(props: Props): Readonly<MemoryDelays> {
+  const us = (op: string): number => intProp(props, `memory.delay.${op}`, 0, 0, MAX_MEMORY_DELAY_US)
+  return Object.freeze({ read: us('read'), scan: us('scan'), update: us('update'), insert: us('insert'), delete: us('delete'), afterS: intProp(props, 'memory.delay.after', 0, 0, 86_400) })
 }
 
 export function redisConfig(props: Props): Readonly<RedisBindingConfig> {

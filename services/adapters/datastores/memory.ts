@@ -8,6 +8,18 @@
  *
  * Properties: memory.cachesize (records in the read cache, default 10% of
  * recordcount, at least 1).
+ *
+ * Slowing it down on purpose, to stand in for a slower release in tests and
+ * demos of `compare` and of the live baseline:
+ * - memory.delay.<op> (read, scan, update, insert, delete): µs added to every
+ *   such call. Below 1000 µs the call spins for that long (exact, and it
+ *   holds up this client's other threads, which share one event loop, as a
+ *   CPU-bound store in the process would); from 1000 µs on it waits on a
+ *   timer instead (the other threads go on, as with a remote store; Node's
+ *   timers are good to about a millisecond).
+ * - memory.delay.after: seconds after this binding's first operation before
+ *   the delays start (default 0: from the first); a run that slows down in
+ *   the middle.
  */
 import type { FieldValues } from '../../core/workload/workload-types.js'
 import { valuesBytes, type Binding, type OpResult } from '../../core/ports/binding.js'
@@ -136,24 +148,55 @@ export function memoryStore(cacheSize: number): MemoryStore {
   return s
 }
 
+/** Added latency per operation, µs (0 = none), and when it starts. */
+export interface MemoryDelays {
+  read: number
+  scan: number
+  update: number
+  insert: number
+  delete: number
+  /** Seconds after the binding's first operation before the delays apply. */
+  afterS: number
+}
+
+export const NO_DELAYS: Readonly<MemoryDelays> = Object.freeze({ read: 0, scan: 0, update: 0, insert: 0, delete: 0, afterS: 0 })
+/** Delays from this many µs on wait on a timer instead of spinning. */
+const TIMER_FROM_US = 1000
+
 export class MemoryBinding implements Binding {
   readonly name = 'memory'
-  constructor(private readonly store: MemoryStore) {}
+  /** performance.now() of the first operation; the delays count from there. */
+  private firstOpMs: number | undefined
+  constructor(private readonly store: MemoryStore, private readonly delays: Readonly<MemoryDelays> = NO_DELAYS) {}
   async init(): Promise<void> {}
   async read(_t: string, key: string, fields: string[] | undefined): Promise<OpResult> {
-    return this.store.read(key, fields)
+    return this.slow(this.delays.read, this.store.read(key, fields))
   }
   async scan(_t: string, startKey: string, count: number, fields: string[] | undefined): Promise<OpResult> {
-    return this.store.scan(startKey, count, fields)
+    return this.slow(this.delays.scan, this.store.scan(startKey, count, fields))
   }
   async update(_t: string, key: string, values: FieldValues): Promise<OpResult> {
-    return this.store.update(key, values)
+    return this.slow(this.delays.update, this.store.update(key, values))
   }
   async insert(_t: string, key: string, values: FieldValues): Promise<OpResult> {
-    return this.store.insert(key, values)
+    return this.slow(this.delays.insert, this.store.insert(key, values))
   }
   async delete(_t: string, key: string): Promise<OpResult> {
-    return this.store.delete(key)
+    return this.slow(this.delays.delete, this.store.delete(key))
+  }
+  private async slow(us: number, r: OpResult): Promise<OpResult> {
+    const now = performance.now()
+    this.firstOpMs ??= now
+    if (us <= 0 || now - this.firstOpMs < this.delays.afterS * 1000) return r
+    if (us >= TIMER_FROM_US) {
+      await new Promise((resolve) => setTimeout(resolve, us / 1000))
+      return r
+    }
+    const until = now + us / 1000
+    while (performance.now() < until) {
+      // spin: sub-millisecond delays that a timer cannot give
+    }
+    return r
   }
   async sampleServerMetrics(): Promise<{ source: string; values: Record<string, number> }> {
     return { source: 'memory', values: { cache_hits: this.store.hits, cache_misses: this.store.misses, records: this.store.size } }

@@ -14,13 +14,16 @@
  * windows fire it once, `resolveWindows` consecutive good ones resolve it.
  */
 import { createHash } from 'node:crypto'
-import { ALL_OPS, type AlertRule, type AlertState, type BaselineMethod, type BelowTargetRule, type DropVsBaselineRule, type ErrorRateRule, type NoDataRule, type RuleType, type Severity } from '../../../schemas/alert-rules.v1.js'
+import { ALL_OPS, type AlertRule, type AlertState, type BaselineMethod, type BelowTargetRule, type DropVsBaselineRule, type ErrorRateRule, type NoDataRule, type RuleType, type Severity, type VsBaselineRule } from '../../../schemas/alert-rules.v1.js'
+import { judgeWindow, type BaselineJudgement, type BaselineProfile } from './baseline-profile.js'
 
 /** Merged counts of one operation in one window. */
 export interface WindowOpCount {
   op: string
   count: number
   errors: number
+  /** p99 of the window's successful operations, µs (vs_baseline rules); null or absent when unknown. */
+  p99Us?: number | null
 }
 
 /** One complete window of a run. Operations without a row may be left out: they count as 0 once the run has seen them. */
@@ -35,6 +38,8 @@ export interface RunContext {
   runId: string
   /** The run's target in ops/s, summed over its clients; 0 = none. */
   targetOpsPerSec: number
+  /** What vs_baseline rules compare this run with, and where this run's first window is (offsets count from it). */
+  baseline?: { profile: BaselineProfile; firstWindowMs: number }
 }
 
 export interface AlertTransition {
@@ -100,7 +105,7 @@ interface RunState {
   lastWindowMs: number
 }
 
-type WindowRule = BelowTargetRule | DropVsBaselineRule | ErrorRateRule
+type WindowRule = BelowTargetRule | DropVsBaselineRule | ErrorRateRule | VsBaselineRule
 
 export class AlertEvaluator {
   private readonly runs = new Map<string, RunState>()
@@ -121,7 +126,7 @@ export class AlertEvaluator {
     for (const c of w.ops) {
       st.ops.add(c.op)
       const prev = counts.get(c.op)
-      counts.set(c.op, { op: c.op, count: (prev?.count ?? 0) + c.count, errors: (prev?.errors ?? 0) + c.errors })
+      counts.set(c.op, { op: c.op, count: (prev?.count ?? 0) + c.count, errors: (prev?.errors ?? 0) + c.errors, p99Us: c.p99Us ?? prev?.p99Us ?? null })
     }
     const seconds = w.windowMs / 1000
     const out: AlertTransition[] = []
@@ -157,6 +162,24 @@ export class AlertEvaluator {
             this.push(out, this.step(rule, run, c.op, s, value > rule.threshold, w, value, rule.threshold))
           }
           break
+        case 'vs_baseline': {
+          const b = run.baseline
+          if (b === undefined) break
+          const offset = Math.round((w.startMs - b.firstWindowMs) / w.windowMs)
+          for (const c of counts.values()) {
+            if (rule.ops !== undefined && !(rule.ops as readonly string[]).includes(c.op)) continue
+            const s = this.series(st, rule.name, c.op)
+            s.seen++
+            if (s.seen <= (rule.warmupWindows ?? RULE_DEFAULTS.warmupWindows)) continue
+            const judged = judgeWindow(b.profile, rule, c.op, offset, { count: c.count, windowMs: w.windowMs, p99Us: c.p99Us ?? null })
+            // Nothing to compare with at this offset (the baseline was shorter, or too quiet): neither good nor bad.
+            if (judged.length === 0) continue
+            // The worst figure speaks for the window: the first bad one, else the first judged.
+            const j = judged.find((x) => x.bad) ?? judged[0]!
+            this.push(out, this.step(rule, run, c.op, s, j.bad, w, j.value, j.threshold, j.expected, baselineText(rule, run, c.op, j, judged, b.profile.ref, w.windowMs)))
+          }
+          break
+        }
         case 'no_data':
           break
       }
@@ -239,14 +262,14 @@ export class AlertEvaluator {
     return this.step(rule, run, c.op, s, bad, w, value, threshold, base)
   }
 
-  private step(rule: WindowRule, run: RunContext, op: string, s: Series, bad: boolean, w: CompleteWindow, value: number, threshold: number, base?: number): AlertTransition | undefined {
+  private step(rule: WindowRule, run: RunContext, op: string, s: Series, bad: boolean, w: CompleteWindow, value: number, threshold: number, base?: number, text?: { summary: string; description: string }): AlertTransition | undefined {
     const k = s.streak
     if (bad) {
       if (k.bad === 0) k.badSinceMs = w.startMs
       k.bad++
       k.good = 0
       if (k.open === undefined && k.bad >= rule.windows) {
-        k.open = this.fire(rule, run, op, k.badSinceMs, w.startMs, value, threshold, windowText(rule, run, op, value, threshold, w.windowMs, base))
+        k.open = this.fire(rule, run, op, k.badSinceMs, w.startMs, value, threshold, text ?? windowText(rule, run, op, value, threshold, w.windowMs, base))
         return k.open
       }
       return undefined
@@ -345,6 +368,18 @@ function windowText(rule: WindowRule, run: RunContext, op: string, value: number
         summary: `${op} error rate of run ${run.runId} is ${pct(value)}, above ${pct(threshold)}`,
         description: `errors / operations of ${op} stayed above ${pct(threshold)} for ${span}.`,
       }
+    case 'vs_baseline':
+      return { summary: `${op} of run ${run.runId} is beyond its baseline`, description: `for ${span}.` }
+  }
+}
+
+/** What a vs_baseline window says: the figure that decided, and the others judged beside it. */
+function baselineText(rule: VsBaselineRule, run: RunContext, op: string, j: BaselineJudgement, all: readonly BaselineJudgement[], ref: string, windowMs: number): { summary: string; description: string } {
+  const fig = (x: BaselineJudgement): string => (x.figure === 'throughput' ? `throughput ${rate(x.value)} ops/s vs ${rate(x.expected)}` : `p99 ${Math.round(x.value)} µs vs ${Math.round(x.expected)} µs`)
+  const what = j.figure === 'throughput' ? `${Math.round((1 - j.value / j.expected) * 100)}% below` : `${(j.value / j.expected).toFixed(1)}x`
+  return {
+    summary: `${op} of run ${run.runId} is slower than baseline ${ref} at the same second: ${j.figure} ${what} the baseline's (${fig(j)})`,
+    description: `${all.map(fig).join('; ')} at the same offset from the start; beyond the baseline's window-to-window noise (sigma ${j.figure === 'throughput' ? `${rate(j.sigma)} ops/s` : `${Math.round(j.sigma)} µs`}, bar ${rule.sigmas ?? 4} sigma and ${rule.minPercent ?? 10}%) for ${rule.windows} consecutive complete ${windowMs} ms window${rule.windows === 1 ? '' : 's'}.`,
   }
 }
 
@@ -356,6 +391,8 @@ function recoveredText(rule: WindowRule, run: RunContext, op: string, value: num
       return `${op} throughput of run ${run.runId} recovered to ${rate(value)} ops/s (alert threshold ${rate(threshold)} ops/s)`
     case 'error_rate':
       return `${op} error rate of run ${run.runId} is back to ${pct(value)} (threshold ${pct(threshold)})`
+    case 'vs_baseline':
+      return `${op} of run ${run.runId} is back within its baseline's noise (${rate(value)}, bar ${rate(threshold)})`
   }
 }
 

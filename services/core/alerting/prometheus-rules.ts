@@ -58,6 +58,10 @@ export function prometheusRules(rules: readonly AlertRule[], opts: PrometheusRul
   ]
   for (const rule of rules) {
     const alert = ruleLines(rule, S)
+    if (alert === undefined) {
+      lines.push(`      # ${rule.name} (${rule.type}): compares a run with its baseline run, which Prometheus does not have; the built-in evaluator only.`)
+      continue
+    }
     lines.push(`      - alert: ${rule.name}`, '        expr: |', ...alert.expr.map((l) => `          ${l}`))
     if (alert.for > 0) lines.push(`        for: ${duration(alert.for)}`)
     if (alert.keepFiringFor > 0) lines.push(`        keep_firing_for: ${duration(alert.keepFiringFor)}`)
@@ -76,7 +80,8 @@ interface AlertLines {
   description: string
 }
 
-function ruleLines(rule: AlertRule, S: number): AlertLines {
+/** The rule in PromQL; undefined for a rule Prometheus cannot evaluate (vs_baseline). */
+function ruleLines(rule: AlertRule, S: number): AlertLines | undefined {
   switch (rule.type) {
     case 'drop_vs_baseline':
       return drop(rule, S)
@@ -86,6 +91,8 @@ function ruleLines(rule: AlertRule, S: number): AlertLines {
       return belowTarget(rule, S)
     case 'no_data':
       return noData(rule, S)
+    case 'vs_baseline':
+      return undefined
   }
 }
 

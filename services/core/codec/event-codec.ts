@@ -9,6 +9,7 @@ import {
   CACHE_OUTCOMES,
   HISTOGRAM_BUCKETS,
   ID_PATTERN,
+  INTERVAL_SECTION,
   MAGIC_0,
   MAGIC_1,
   MAX_BYTES,
@@ -19,13 +20,19 @@ import {
   SCHEMA_VERSION,
   STATUSES,
   MAX_JSON_RECORD_BYTES,
+  MAX_PROFILE_RECORD_BYTES,
+  MAX_PROFILE_SPAN_US,
+  ProfileRecordBody,
   RunLifecycleBody,
   ServerMetricsBody,
+  SummaryReportBody,
   type IntervalHistogram,
   type Operation,
+  type ProfileRecord,
   type RunLifecycle,
   type ServerMetrics,
   type Status,
+  type SummaryReportRecord,
 } from '../../../schemas/events.v1.js'
 import type { Static } from 'typebox'
 import { Compile } from 'typebox/compile'
@@ -165,7 +172,7 @@ function idBytes(id: string): Buffer {
 }
 
 export function encodeIntervalHistogram(h: Omit<IntervalHistogram, 'kind'>): Buffer {
-  const body = Buffer.allocUnsafe(32 + h.buckets.length * 12)
+  const body = Buffer.allocUnsafe(40 + (h.buckets.length + (h.intended?.length ?? 0)) * 12)
   let p = 0
   body[p++] = OPERATIONS.indexOf(h.op) + 1
   body[p++] = STATUSES.indexOf(h.status)
@@ -177,10 +184,18 @@ export function encodeIntervalHistogram(h: Omit<IntervalHistogram, 'kind'>): Buf
     p = writeVarint(body, p, i)
     p = writeVarint(body, p, c)
   }
+  if (h.intended !== undefined) {
+    body[p++] = INTERVAL_SECTION.INTENDED
+    p = writeVarint(body, p, h.intended.length)
+    for (const [i, c] of h.intended) {
+      p = writeVarint(body, p, i)
+      p = writeVarint(body, p, c)
+    }
+  }
   return Buffer.concat([header(RECORD_KIND.INTERVAL_HISTOGRAM), idBytes(h.runId), idBytes(h.clientId), body.subarray(0, p)])
 }
 
-export function encodeJsonRecord(record: RunLifecycle | ServerMetrics): Buffer {
+export function encodeJsonRecord(record: RunLifecycle | ServerMetrics | SummaryReportRecord): Buffer {
   return Buffer.concat([header(record.kind), Buffer.from(JSON.stringify(record))])
 }
 
@@ -200,7 +215,7 @@ export function peekRunId(buf: Buffer | null): string | undefined {
     const id = buf.toString('utf8', 5, 5 + len)
     return ID_PATTERN.test(id) ? id : undefined
   }
-  if (kind === RECORD_KIND.RUN_LIFECYCLE || kind === RECORD_KIND.SERVER_METRICS) {
+  if (kind === RECORD_KIND.RUN_LIFECYCLE || kind === RECORD_KIND.SERVER_METRICS || kind === RECORD_KIND.PROFILE || kind === RECORD_KIND.SUMMARY_REPORT) {
     try {
       const v = JSON.parse(buf.toString('utf8', 4)) as { runId?: unknown }
       return typeof v.runId === 'string' && ID_PATTERN.test(v.runId) ? v.runId : undefined
@@ -242,6 +257,8 @@ export type DecodeResult =
   | { ok: true; kind: typeof RECORD_KIND.INTERVAL_HISTOGRAM; record: IntervalHistogram }
   | { ok: true; kind: typeof RECORD_KIND.RUN_LIFECYCLE; record: RunLifecycle }
   | { ok: true; kind: typeof RECORD_KIND.SERVER_METRICS; record: ServerMetrics }
+  | { ok: true; kind: typeof RECORD_KIND.PROFILE; record: ProfileRecord }
+  | { ok: true; kind: typeof RECORD_KIND.SUMMARY_REPORT; record: SummaryReportRecord }
   | { ok: false; reason: RejectReason; detail: string }
 
 class Truncated extends Error {}
@@ -312,6 +329,10 @@ export function decodeMessage(buf: Buffer | null, limits: DecodeLimits, visitor:
       case RECORD_KIND.RUN_LIFECYCLE:
       case RECORD_KIND.SERVER_METRICS:
         return decodeJson(buf, kind, limits)
+      case RECORD_KIND.PROFILE:
+        return decodeProfile(buf, limits)
+      case RECORD_KIND.SUMMARY_REPORT:
+        return decodeSummaryReport(buf, limits)
       default:
         return { ok: false, reason: 'unknown_record_kind', detail: `record kind ${kind}; known kinds are ${Object.entries(RECORD_KIND).map(([k, v]) => `${v} (${k})`).join(', ')}` }
     }
@@ -389,15 +410,18 @@ function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   if (n * 2 > r.buf.length - r.pos) return { ok: false, reason: 'truncated', detail: `histogram claims ${n} buckets but only ${r.buf.length - r.pos} bytes follow` }
   if (n > HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `histogram claims ${n} buckets; the layout has ${HISTOGRAM_BUCKETS}` }
   if (intervalLengthUs > MAX_INTERVAL_US) return { ok: false, reason: 'invalid_histogram', detail: `interval of ${intervalLengthUs} µs; at most ${MAX_INTERVAL_US} µs (one day) is accepted` }
-  const buckets: Array<[number, number]> = []
-  let total = 0
-  for (let i = 0; i < n; i++) {
-    const idx = r.varint()
-    const c = r.varint()
-    if (idx >= HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `bucket index ${idx}; valid indexes are 0..${HISTOGRAM_BUCKETS - 1}` }
-    total += c
-    if (total > MAX_INTERVAL_COUNT) return { ok: false, reason: 'invalid_histogram', detail: `more than ${MAX_INTERVAL_COUNT} operations in one interval` }
-    buckets.push([idx, c])
+  const buckets = readBuckets(r, n)
+  if (typeof buckets === 'string') return { ok: false, reason: 'invalid_histogram', detail: buckets }
+  let intended: Array<[number, number]> | undefined
+  if (r.pos < r.buf.length) {
+    const tag = r.u8()
+    if (tag !== INTERVAL_SECTION.INTENDED) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos + 1} bytes after the last bucket, starting with section tag ${tag}; the only section is ${INTERVAL_SECTION.INTENDED} (intended)` }
+    const m = r.varint()
+    if (m * 2 > r.buf.length - r.pos) return { ok: false, reason: 'truncated', detail: `intended histogram claims ${m} buckets but only ${r.buf.length - r.pos} bytes follow` }
+    if (m > HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `intended histogram claims ${m} buckets; the layout has ${HISTOGRAM_BUCKETS}` }
+    const ib = readBuckets(r, m)
+    if (typeof ib === 'string') return { ok: false, reason: 'invalid_histogram', detail: `intended histogram: ${ib}` }
+    intended = ib
   }
   if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last bucket` }
   const op = OPERATIONS[opCode - 1]
@@ -405,7 +429,24 @@ function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   if (op === undefined) return { ok: false, reason: 'unknown_operation', detail: `operation code ${opCode}; valid codes are 1..${OPERATIONS.length}` }
   if (status === undefined) return { ok: false, reason: 'unknown_status', detail: `status index ${statusIndex}; valid are 0..${STATUSES.length - 1}` }
   if (!(intervalStartUs >= limits.minStartUs && intervalStartUs <= limits.maxStartUs)) return { ok: false, reason: 'timestamp_out_of_range', detail: `interval start ${intervalStartUs} µs is outside the accepted range` }
-  return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record: { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op, status, intervalStartUs, intervalLengthUs, buckets } }
+  const record: IntervalHistogram = { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op, status, intervalStartUs, intervalLengthUs, buckets }
+  if (intended !== undefined) record.intended = intended
+  return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record }
+}
+
+/** n (index, count) pairs; a string says what is wrong with them. */
+function readBuckets(r: Reader, n: number): Array<[number, number]> | string {
+  const buckets: Array<[number, number]> = []
+  let total = 0
+  for (let i = 0; i < n; i++) {
+    const idx = r.varint()
+    const c = r.varint()
+    if (idx >= HISTOGRAM_BUCKETS) return `bucket index ${idx}; valid indexes are 0..${HISTOGRAM_BUCKETS - 1}`
+    total += c
+    if (total > MAX_INTERVAL_COUNT) return `more than ${MAX_INTERVAL_COUNT} operations in one interval`
+    buckets.push([idx, c])
+  }
+  return buckets
 }
 
 /** Compiled once: the JSON record bodies are checked against schemas/events.v1.ts. */
@@ -452,10 +493,99 @@ function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof
     if (l.sent !== undefined) record.sent = l.sent
     if (l.undelivered !== undefined) record.undelivered = l.undelivered
     if (l.runtimeMs !== undefined) record.runtimeMs = l.runtimeMs
+    if (l.scheduleLagMaxMs !== undefined) record.scheduleLagMaxMs = l.scheduleLagMaxMs
+    if (l.behindScheduleEpisodes !== undefined) record.behindScheduleEpisodes = l.behindScheduleEpisodes
     return { ok: true, kind, record }
   }
   const m = value as Static<typeof ServerMetricsBody>
   return { ok: true, kind, record: { kind, runId: m.runId, clientId: m.clientId, atUs: m.atUs, source: m.source, values: m.values } }
+}
+
+const profileBody = Compile(ProfileRecordBody)
+const summaryReportBody = Compile(SummaryReportBody)
+
+function decodeSummaryReport(buf: Buffer, limits: DecodeLimits): DecodeResult {
+  if (buf.length > MAX_JSON_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a summary report record of ${buf.length} bytes; at most ${MAX_JSON_RECORD_BYTES} are accepted` }
+  let value: unknown
+  try {
+    value = JSON.parse(buf.toString('utf8', 4))
+  } catch (err) {
+    return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  if (!summaryReportBody.Check(value)) {
+    const problems = schemaProblems(SummaryReportBody, value, '', 'the record')
+    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
+  }
+  const v = value
+  if (!(v.atUs >= limits.minStartUs && v.atUs <= limits.maxStartUs)) {
+    return { ok: false, reason: 'timestamp_out_of_range', detail: `atUs ${v.atUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs` }
+  }
+  for (const m of v.measurements) {
+    if (m.kind === 'operation' ? !OPERATIONS.includes(m.op as Operation) : m.op !== '') return { ok: false, reason: 'invalid_record', detail: `measurement ${m.name}: op ${JSON.stringify(m.op)} does not fit kind ${m.kind} (an operation names one of ${OPERATIONS.join(', ')}; the others none)` }
+  }
+  const record: SummaryReportRecord = { kind: RECORD_KIND.SUMMARY_REPORT, runId: v.runId, clientId: v.clientId, atUs: v.atUs, source: v.source, format: v.format, measurements: v.measurements }
+  if (v.runtimeMs !== undefined) record.runtimeMs = v.runtimeMs
+  if (v.throughputOpsPerSec !== undefined) record.throughputOpsPerSec = v.throughputOpsPerSec
+  return { ok: true, kind: RECORD_KIND.SUMMARY_REPORT, record }
+}
+
+function decodeProfile(buf: Buffer, limits: DecodeLimits): DecodeResult {
+  if (buf.length > MAX_PROFILE_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a profile record of ${buf.length} bytes; at most ${MAX_PROFILE_RECORD_BYTES} are accepted (send a large profile as several records with the same profileId)` }
+  let value: unknown
+  try {
+    value = JSON.parse(buf.toString('utf8', 4))
+  } catch (err) {
+    return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
+  }
+  const r = checkProfileBody(value, limits)
+  return r.ok ? { ok: true, kind: RECORD_KIND.PROFILE, record: r.record } : { ok: false, reason: r.reason, detail: r.detail }
+}
+
+/**
+ * Checks a parsed PROFILE body (a Kafka record's, or an upload's through the
+ * API) against ProfileRecordBody and what a schema cannot say: frame indexes
+ * inside the frame table, at least one sample per stack, a time slice inside
+ * `limits` and at most MAX_PROFILE_SPAN_US long.
+ */
+export function checkProfileBody(value: unknown, limits: DecodeLimits): { ok: true; record: ProfileRecord } | { ok: false; reason: RejectReason; detail: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  if (!profileBody.Check(value)) {
+    const problems = schemaProblems(ProfileRecordBody, value, '', 'the record')
+    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
+  }
+  const p = value
+  if (!(p.fromUs >= limits.minStartUs && p.fromUs <= limits.maxStartUs)) {
+    return { ok: false, reason: 'timestamp_out_of_range', detail: `fromUs ${p.fromUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs` }
+  }
+  if (!(p.toUs >= p.fromUs && p.toUs - p.fromUs <= MAX_PROFILE_SPAN_US)) {
+    return { ok: false, reason: 'invalid_record', detail: `toUs ${p.toUs} must be at least fromUs ${p.fromUs} and at most ${MAX_PROFILE_SPAN_US} µs (one day) after it` }
+  }
+  let total = 0
+  for (let i = 0; i < p.stacks.length; i++) {
+    const s = p.stacks[i]!
+    if (s[0]! < 1) return { ok: false, reason: 'invalid_record', detail: `stacks[${i}]: a count of ${s[0]} samples; each stack needs at least 1` }
+    total += s[0]!
+    for (let j = 1; j < s.length; j++) {
+      if (s[j]! >= p.frames.length) return { ok: false, reason: 'invalid_record', detail: `stacks[${i}][${j}]: frame index ${s[j]}; the record has ${p.frames.length} frames (indexes 0..${p.frames.length - 1})` }
+    }
+  }
+  if (total > Number.MAX_SAFE_INTEGER) return { ok: false, reason: 'invalid_record', detail: `the record counts ${total} samples; at most ${Number.MAX_SAFE_INTEGER}` }
+  const record: ProfileRecord = {
+    kind: RECORD_KIND.PROFILE,
+    profileId: p.profileId,
+    runId: p.runId,
+    labels: p.labels ?? {},
+    fromUs: p.fromUs,
+    toUs: p.toUs,
+    event: p.event,
+    intervalNs: p.intervalNs ?? 0,
+    source: p.source ?? '',
+    frames: p.frames,
+    stacks: p.stacks,
+  }
+  if (p.cpuMs !== undefined) record.cpuMs = p.cpuMs
+  return { ok: true, record }
 }
 
 /** Writer for the per-event fields of OpEvent-shaped objects (tests, adapters). */

@@ -14,6 +14,12 @@ export interface AdHocLimits {
 export interface AdHocOptions extends Partial<AdHocLimits> {
   /** Output format when the query has no FORMAT clause of its own (text); rows when unset. */
   format?: string
+  /**
+   * Allows ClickHouse's binary Native format (by `format` or a FORMAT clause),
+   * framed for this client protocol revision (the `client_protocol_version`
+   * of ClickHouse's HTTP interface; 0 = none). Unset: Native is refused.
+   */
+  nativeRevision?: number
 }
 
 export interface AdHocResult {
@@ -21,9 +27,11 @@ export interface AdHocResult {
   rows: Array<Record<string, unknown>> | undefined
   /** The result in the query's own FORMAT (TSV, CSV, PrettyCompact, ...). */
   text: string | undefined
+  /** The result in the Native format, when it was asked for and allowed (nativeRevision). */
+  data?: Uint8Array
   /** JSONEachRow for rows, else the FORMAT the query named. */
   format: string
-  /** Rows returned (for rows); for a FORMAT result, rows the engine reported. */
+  /** Rows returned (for rows and Native); for a text FORMAT result, -1 (not counted). */
   rowCount: number
   /** Bytes of the result returned. */
   bytes: number

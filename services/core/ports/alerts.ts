@@ -4,6 +4,7 @@
  * Kafka and HTTP implement them in services/adapters/.
  */
 import type { AlertTransition } from '../alerting/alert-rules.js'
+import type { BaselineWindowRow } from '../alerting/baseline-profile.js'
 import type { RunProgress } from '../alerting/alert-windows.js'
 
 export interface AlertRunInfo {
@@ -13,6 +14,8 @@ export interface AlertRunInfo {
   endedAtMs: number | undefined
   /** Sum of the clients' targets, ops/s; 0 = none. */
   targetOpsPerSec: number
+  /** The run or group:NAME it is compared with while it runs (label baseline, benchstream run --baseline). */
+  baseline?: string
 }
 
 /** Merged counts of one operation in one window. */
@@ -21,6 +24,8 @@ export interface WindowCountRow {
   op: string
   count: number
   errors: number
+  /** p99 of the window's successful operations from its merged histogram, µs; null without any. */
+  p99Us?: number | null
 }
 
 /** Where windows come from (ClickHouse: services/adapters/clickhouse/alerts.ts). */
@@ -31,6 +36,8 @@ export interface AlertWindowSource {
   progress(runId: string, sinceMs: number): Promise<RunProgress | undefined>
   /** Counts merged over clients, statuses and partitions, for window starts in [fromMs, toMs). */
   windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]>
+  /** Every window of the baseline a run names (a run id or group:NAME), per operation, offsets from each run's first window. */
+  baselineWindows(ref: string): Promise<BaselineWindowRow[]>
 }
 
 /** Where transitions are recorded (the `alerts` table). */

@@ -18,11 +18,27 @@ export interface OpStatusAggregate {
   maxUs: number
   /** [bucket index, count], sorted by index. */
   hist: Array<[number, number]>
+  /** The same operations' intended latency (from their scheduled start), when the run had a target. */
+  intended?: LatencyAggregate
+}
+
+/** Latency figures of a set of operations: sum, extremes and histogram. */
+export interface LatencyAggregate {
+  sumUs: number
+  minUs: number
+  maxUs: number
+  hist: Array<[number, number]>
 }
 
 const ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE']
 
-export function buildReport(aggregates: OpStatusAggregate[], runtimeMs: number): Report {
+/**
+ * YCSB's report from per (operation, status) aggregates. With `intended`
+ * (a run with a target) every measurement gets an `Intended-` twin after all
+ * measured ones, as YCSB prints them with measurement.interval=both; the
+ * twins carry no Return= lines (YCSB counts returns on the measured side).
+ */
+export function buildReport(aggregates: readonly OpStatusAggregate[], runtimeMs: number, opts: { intended?: boolean } = {}): Report {
   const byName = new Map<string, OpStatusAggregate[]>()
   const returns = new Map<string, Record<string, number>>()
   let total = 0
@@ -36,44 +52,59 @@ export function buildReport(aggregates: OpStatusAggregate[], runtimeMs: number):
     returns.set(a.op, r)
   }
   const names = [...byName.keys()].sort((x, y) => rank(x) - rank(y) || x.localeCompare(y))
-  const measurements = names.map((name): Measurement => {
+  const measurements = names.map((name) => {
     const parts = byName.get(name)!
-    const merged = new Map<number, number>()
-    let count = 0
-    let sum = 0
-    let min = Number.POSITIVE_INFINITY
-    let max = 0
-    for (const p of parts) {
-      count += p.count
-      sum += p.sumUs
-      min = Math.min(min, p.minUs)
-      max = Math.max(max, p.maxUs)
-      for (const [i, c] of p.hist) merged.set(i, (merged.get(i) ?? 0) + c)
-    }
-    const entries = [...merged.entries()].sort((a, b) => a[0] - b[0])
-    const q = (x: number): number => quantileFromEntries(entries, x, count === 0 ? 0 : min, max)
-    const isFailed = name.endsWith('-FAILED')
-    return {
-      name,
-      operations: count,
-      averageLatencyUs: count === 0 ? 0 : sum / count,
-      minLatencyUs: count === 0 ? 0 : min,
-      maxLatencyUs: max,
-      p50LatencyUs: q(0.5),
-      p90LatencyUs: q(0.9),
-      p95LatencyUs: q(0.95),
-      p99LatencyUs: q(0.99),
-      p999LatencyUs: q(0.999),
-      p9999LatencyUs: q(0.9999),
-      returns: isFailed ? {} : (returns.get(name) ?? {}),
-    }
+    return measurement(name, parts.map((p) => ({ count: p.count, latency: p })), name.endsWith('-FAILED') ? {} : (returns.get(name) ?? {}))
   })
   // An operation whose every call failed still gets its Return= lines.
   for (const [op, r] of returns) {
-    if (!byName.has(op)) measurements.push({ name: op, operations: 0, averageLatencyUs: 0, minLatencyUs: 0, maxLatencyUs: 0, p50LatencyUs: 0, p90LatencyUs: 0, p95LatencyUs: 0, p99LatencyUs: 0, p999LatencyUs: 0, p9999LatencyUs: 0, returns: r })
+    if (!byName.has(op)) measurements.push({ ...measurement(op, [], {}), returns: r })
   }
   measurements.sort((x, y) => rank(x.name) - rank(y.name) || x.name.localeCompare(y.name))
+  if (opts.intended === true) {
+    for (const name of names) {
+      const parts = byName.get(name)!
+      measurements.push(measurement(`Intended-${name}`, parts.map((p) => ({ count: p.count, latency: p.intended ?? p })), {}))
+    }
+  }
   return { runtimeMs, operations: total, throughputOpsPerSec: runtimeMs > 0 ? (total * 1000) / runtimeMs : 0, measurements }
+}
+
+/** One measurement from the latency aggregates of its parts, merged exactly. */
+function measurement(name: string, parts: ReadonlyArray<{ count: number; latency: LatencyAggregate }>, returns: Record<string, number>): Measurement {
+  const merged = new Map<number, number>()
+  let count = 0
+  let sum = 0
+  let min = Number.POSITIVE_INFINITY
+  let max = 0
+  for (const { count: n, latency: l } of parts) {
+    count += n
+    sum += l.sumUs
+    min = Math.min(min, l.minUs)
+    max = Math.max(max, l.maxUs)
+    for (const [i, c] of l.hist) merged.set(i, (merged.get(i) ?? 0) + c)
+  }
+  const entries = [...merged.entries()].sort((a, b) => a[0] - b[0])
+  const q = (x: number): number => quantileFromEntries(entries, x, count === 0 ? 0 : min, max)
+  return {
+    name,
+    operations: count,
+    averageLatencyUs: count === 0 ? 0 : sum / count,
+    minLatencyUs: count === 0 ? 0 : min,
+    maxLatencyUs: max,
+    p50LatencyUs: q(0.5),
+    p90LatencyUs: q(0.9),
+    p95LatencyUs: q(0.95),
+    p99LatencyUs: q(0.99),
+    p999LatencyUs: q(0.999),
+    p9999LatencyUs: q(0.9999),
+    returns,
+  }
+}
+
+/** True for the `Intended-` twin of a measurement. */
+export function isIntended(name: string): boolean {
+  return name.startsWith('Intended-')
 }
 
 function rank(name: string): number {

@@ -90,6 +90,14 @@ export interface WindowOptions {
 export class WindowAggregator {
   private groups = new Map<string, Group>()
   private current: Group | undefined
+  /**
+   * The current group's accumulators of one window, by opCode * 16 +
+   * statusIndex: events of a message mostly fall into the window of the one
+   * before, so this spares a Map lookup per event (keys above 2^31 are heap
+   * numbers, hashed on every get).
+   */
+  private recentWindow = Number.NaN
+  private readonly recent: Array<Acc | undefined> = Array.from({ length: 256 }, () => undefined)
   /** Newest event time seen per run (µs): the watermark. Survives drains. */
   private readonly watermarks = new Map<string, number>()
   /** Newest event time seen for any run (µs): how old a run's watermark is, for forgetting idle runs. */
@@ -115,6 +123,7 @@ export class WindowAggregator {
     this.current = g
     this.currentRun = runId
     this.currentWatermark = this.watermarks.get(runId) ?? 0
+    this.forgetRecent()
   }
 
   add(e: DecodedOp): void {
@@ -122,11 +131,20 @@ export class WindowAggregator {
     if (g === undefined) throw new Error('WindowAggregator.add() before begin()')
     const W = this.options.windowUs
     const windowIndex = Math.floor(e.startUs / W)
-    const key = windowIndex * 256 + e.opCode * 16 + e.statusIndex
-    let a = g.accs.get(key)
+    const slot = e.opCode * 16 + e.statusIndex
+    let a = windowIndex === this.recentWindow ? this.recent[slot] : undefined
     if (a === undefined) {
-      a = new Acc()
-      g.accs.set(key, a)
+      const key = windowIndex * 256 + slot
+      a = g.accs.get(key)
+      if (a === undefined) {
+        a = new Acc()
+        g.accs.set(key, a)
+      }
+      if (windowIndex !== this.recentWindow) {
+        this.forgetRecent()
+        this.recentWindow = windowIndex
+      }
+      this.recent[slot] = a
     }
     a.count++
     if (e.statusIndex !== STATUS_OK) a.errors++
@@ -154,8 +172,10 @@ export class WindowAggregator {
   /**
    * Adds a pre-aggregated interval histogram. Its counts go to the window of
    * the interval's start: an interval log has no finer timing to split by.
+   * `intended` is the same interval's intended-latency histogram (YCSB's
+   * Intended- log); without it intended latency equals measured.
    */
-  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0): void {
+  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0, intended?: ReadonlyArray<readonly [number, number]>): void {
     this.begin(runId, clientId)
     const g = this.current!
     const opCode = OPERATIONS.indexOf(op) + 1
@@ -176,11 +196,16 @@ export class WindowAggregator {
       a.sumUs += Math.round(v * c)
       if (v < a.minUs) a.minUs = Math.floor(v)
       if (v > a.maxUs) a.maxUs = Math.ceil(v)
+      a.hist.recordBucket(i, c)
+      this.pending += c
+    }
+    // Without an intended histogram (an unthrottled client) intended = measured.
+    for (const [i, c] of intended ?? buckets) {
+      if (c === 0) continue
+      const v = bucketValue(i)
       a.intendedSumUs += Math.round(v * c)
       if (v > a.intendedMaxUs) a.intendedMaxUs = Math.ceil(v)
-      a.hist.recordBucket(i, c)
       a.intendedHist.recordBucket(i, c)
-      this.pending += c
     }
     if (intervalStartUs < a.firstStartUs) a.firstStartUs = intervalStartUs
     // The interval's operations ended by its end, not its start.
@@ -233,8 +258,14 @@ export class WindowAggregator {
     }
     this.groups = new Map()
     this.current = undefined
+    this.forgetRecent()
     this.pending = 0
     return rows
+  }
+
+  private forgetRecent(): void {
+    this.recent.fill(undefined)
+    this.recentWindow = Number.NaN
   }
 
   /**

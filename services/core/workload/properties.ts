@@ -9,6 +9,7 @@
  * continues on the next line. Java's `\uXXXX` and other escapes are not
  * interpreted: no YCSB property needs them.
  */
+import { closest } from '../suggest.js'
 import { BenchstreamError } from '../errors.js'
 
 export type Properties = Record<string, string>
@@ -121,7 +122,35 @@ export const DRIVER_PROPERTIES = [
   'exportfile',
   'measurementtype',
   'hdrhistogram.percentiles',
+  'hdrhistogram.fileoutput',
+  'hdrhistogram.output.path',
+  'exporter',
+  'dotransactions',
 ] as const
+
+/**
+ * YCSB 0.17.0 properties (Client, Measurements, CoreWorkload) that
+ * Benchstream's driver does not implement, with what to do instead. They are
+ * refused by name, never silently ignored; `benchstream ycsb` runs YCSB
+ * itself, where all of them work.
+ */
+export const YCSB_UNSUPPORTED_PROPERTIES: Readonly<Record<string, string>> = {
+  'measurement.trackjvm': 'JVM figures ([TOTAL_GCs], ...) exist only in a JVM',
+  'measurement.raw.output_file': 'raw output (measurementtype=raw) is not written; every event is in ClickHouse (table ops)',
+  'measurement.histogram.verbose': 'the histogram measurement type is not implemented',
+  'histogram.buckets': 'the histogram measurement type is not implemented',
+  'timeseries.granularity': 'the timeseries measurement type is not implemented',
+  reportlatencyforeacherror: 'failed operations are reported as OP-FAILED with their Return= counts per status',
+  latencytrackederrors: 'failed operations are reported as OP-FAILED with their Return= counts per status',
+  dataintegrity: 'values are not checked on read',
+  core_workload_insertion_retry_limit: 'failed inserts are not retried',
+  core_workload_insertion_retry_interval: 'failed inserts are not retried',
+  fieldlengthhistogram: 'fieldlengthdistribution=histogram is not implemented (constant, uniform and zipfian are)',
+  debug: 'use LOG_LEVEL=debug',
+  'redis.cluster': 'the redis binding talks to one Redis server (ioredis), not a Redis Cluster',
+}
+/** Why one of YCSB_UNSUPPORTED_PROPERTIES is refused, in one line. */
+export const YCSB_UNSUPPORTED_HINT = 'run YCSB itself with `benchstream ycsb -- ...`, which supports it'
 
 /** Prefixes of binding-specific properties (`redis.host`), which each binding checks itself. */
 export const BINDING_PROPERTY_PREFIXES = ['memory.', 'redis.', 'postgres.'] as const
@@ -137,12 +166,21 @@ export function unknownProperties(props: Properties, bindingPrefixes: readonly s
 
 /** Throws BS_ERR_WORKLOAD naming the unknown properties and listing the valid ones. */
 export function assertKnownProperties(props: Properties, bindingPrefixes: readonly string[] = BINDING_PROPERTY_PREFIXES): void {
+  const unsupported = Object.keys(props).filter((k) => Object.hasOwn(YCSB_UNSUPPORTED_PROPERTIES, k)).sort()
+  if (unsupported.length > 0) {
+    throw new BenchstreamError('BS_ERR_WORKLOAD', `YCSB propert${unsupported.length === 1 ? 'y' : 'ies'} ${unsupported.map((k) => `${k} (${YCSB_UNSUPPORTED_PROPERTIES[k]})`).join(', ')} not supported by Benchstream's driver; remove ${unsupported.length === 1 ? 'it' : 'them'}, or ${YCSB_UNSUPPORTED_HINT}`)
+  }
   const unknown = unknownProperties(props, bindingPrefixes)
   if (unknown.length === 0) return
   const valid = [...KNOWN].sort().join(', ')
   const prefixes = bindingPrefixes.map((p) => `${p}*`).join(', ')
+  // A close match is named first: "readproportoin (did you mean readproportion?)".
+  const named = unknown.map((k) => {
+    const c = closest(k, KNOWN)
+    return c === undefined ? k : `${k} (did you mean ${c}?)`
+  })
   throw new BenchstreamError(
     'BS_ERR_WORKLOAD',
-    `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.join(', ')}; valid names are ${valid}, and binding properties ${prefixes}`,
+    `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${named.join(', ')}; valid names are ${valid}, and binding properties ${prefixes}`,
   )
 }

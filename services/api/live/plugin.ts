@@ -1,0 +1,252 @@
+/**
+ * The live view: the page at `/`, its static files, and the Server-Sent
+ * Events streams it reads.
+ *
+ *   GET /                          the page (web/live-view/index.html)
+ *   GET /live/<file>               its script and style, and uPlot's own files from node_modules
+ *   GET /api/v1/live               a stream of the run list only (a page before any run exists)
+ *   GET /api/v1/runs/:id/live      a stream of one run: `snapshot`, then `update` as windows become
+ *                                  complete; with ?baseline=B also `baseline-snapshot`/`baseline-update`;
+ *                                  `runs` whenever the run list changes; `problem` when a read fails
+ *
+ * Streams are bounded (API_LIVE_MAX_STREAMS): one more is answered 503
+ * BS_ERR_LIVE_LIMIT with Retry-After, and the page says so and retries. A
+ * comment line every HEARTBEAT_MS keeps proxies from closing an idle stream;
+ * a page that stops reading is cut off when MAX_BUFFERED_BYTES wait for it.
+ * When a page goes away its stream stops, and a run's feed stops reading once
+ * no page watches it.
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import type { ServerResponse } from 'node:http'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { LiveQuery, RunIdParams, type LiveRunItem } from '../../../schemas/api.v1.js'
+import { repoRoot } from '../../common/repo-root.js'
+import { BenchstreamError } from '../../core/errors.js'
+import type { ReadModel } from '../../core/ports/read-model.js'
+import { RunFeed, type FeedEvent } from './feed.js'
+
+/** A comment line this often keeps idle streams open through proxies. */
+const HEARTBEAT_MS = 15_000
+/** Bytes that may wait for a slow page before its stream is closed (a snapshot of MAX_LIVE_WINDOWS windows is a few MB). */
+const MAX_BUFFERED_BYTES = 32 * 1024 * 1024
+/** Runs in the page's picker. */
+const RUN_LIST_LIMIT = 200
+/** How often a stream looks for new runs (the picker need not be as fresh as the windows). */
+const RUN_LIST_INTERVAL_MS = 2000
+/** How long EventSource waits before reconnecting (the SSE `retry` field). */
+const RECONNECT_MS = 2000
+
+export interface LiveViewOptions {
+  maxStreams: number
+  intervalMs: number
+  allowedLatenessMs: number
+  onError?: (err: unknown) => void
+}
+
+/** What the live view is doing (shown on /healthz). */
+export interface LiveViewStats {
+  streamsOpen: number
+  streamsRefused: number
+  streamsCutSlow: number
+  feeds: number
+}
+
+/**
+ * The page and its files. Everything is served from this machine: the page
+ * must work where nothing outside can be reached, so no CDN.
+ *
+ * uPlot draws the charts: it is made for live time series (tens of
+ * thousands of points redrawn in a few ms on a canvas, setData() for updates,
+ * time axes built in), about 50 KB minified with no dependencies, and ships a
+ * plain browser build (uPlot.iife.min.js) that a page without a bundler can
+ * load with a script tag.
+ */
+function staticFiles(): Map<string, { type: string; body: Buffer }> {
+  const web = path.join(repoRoot(), 'web', 'live-view')
+  const require = createRequire(import.meta.url)
+  const uplot = path.dirname(require.resolve('uplot/package.json'))
+  return new Map([
+    ['/', { type: 'text/html; charset=utf-8', body: readFileSync(path.join(web, 'index.html')) }],
+    ['/live/live-view.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, 'live-view.js')) }],
+    ['/live/live-view.css', { type: 'text/css; charset=utf-8', body: readFileSync(path.join(web, 'live-view.css')) }],
+    ['/live/uPlot.iife.min.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.iife.min.js')) }],
+    ['/live/uPlot.min.css', { type: 'text/css; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.min.css')) }],
+  ])
+}
+
+/** One open event stream. */
+class Stream {
+  private readonly unsubscribe: Array<() => void> = []
+  private readonly timers: NodeJS.Timeout[] = []
+  private closed = false
+
+  constructor(private readonly res: ServerResponse, private readonly onClose: (cutSlow: boolean) => void) {}
+
+  open(): void {
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      // Proxies (nginx) must not buffer the stream.
+      'x-accel-buffering': 'no',
+    })
+    // A write to a connection that just broke must not throw; 'close' follows and ends the stream.
+    this.res.on('error', () => this.close())
+    this.write(`retry: ${RECONNECT_MS}\n\n`)
+    this.every(HEARTBEAT_MS, () => this.write(': keep-alive\n\n'))
+  }
+
+  send(event: string, data: unknown): void {
+    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  }
+
+  every(ms: number, fn: () => void): void {
+    this.timers.push(setInterval(fn, ms))
+  }
+
+  onEnd(fn: () => void): void {
+    this.unsubscribe.push(fn)
+  }
+
+  close(cutSlow = false): void {
+    if (this.closed) return
+    this.closed = true
+    for (const t of this.timers) clearInterval(t)
+    for (const fn of this.unsubscribe) fn()
+    this.res.end()
+    this.onClose(cutSlow)
+  }
+
+  private write(text: string): void {
+    if (this.closed) return
+    this.res.write(text)
+    if (this.res.writableLength > MAX_BUFFERED_BYTES) this.close(true)
+  }
+}
+
+export interface LiveView {
+  plugin: (app: FastifyInstance) => Promise<void>
+  stats: LiveViewStats
+}
+
+/** The live view's routes over a read model; register `plugin`, read `stats`. */
+export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
+  const files = staticFiles()
+  const streams = new Set<Stream>()
+  const feeds = new Map<string, RunFeed>()
+  const stats: LiveViewStats = { streamsOpen: 0, streamsRefused: 0, streamsCutSlow: 0, feeds: 0 }
+  let reserved = 0
+
+  const reserve = (): void => {
+    if (reserved >= opts.maxStreams) {
+      stats.streamsRefused++
+      throw new BenchstreamError('BS_ERR_LIVE_LIMIT', `${opts.maxStreams} live views are open, the most this server serves at once (API_LIVE_MAX_STREAMS); close one or raise the limit; retry after a few seconds`)
+    }
+    reserved++
+  }
+
+  const watch = (runId: string, fn: (e: FeedEvent) => void): (() => void) => {
+    let feed = feeds.get(runId)
+    if (feed === undefined) {
+      feed = new RunFeed(runId, rm, { intervalMs: opts.intervalMs, allowedLatenessMs: opts.allowedLatenessMs, ...(opts.onError === undefined ? {} : { onError: opts.onError }) })
+      feeds.set(runId, feed)
+      stats.feeds = feeds.size
+    }
+    const f = feed
+    const off = f.subscribe(fn)
+    return () => {
+      off()
+      if (f.listening === 0) {
+        f.close()
+        feeds.delete(runId)
+        stats.feeds = feeds.size
+      }
+    }
+  }
+
+  /** Pushes the run list when it changes (the list is cached for a second by the read model). */
+  const runList = (s: Stream): void => {
+    let last = ''
+    const push = async (): Promise<void> => {
+      const runs = await rm.listRuns(RUN_LIST_LIMIT)
+      const items: LiveRunItem[] = runs.map((r) => ({ run_id: r.run_id, started_at: r.started_at, ended_at: r.ended_at, operations: Number(r.operations) }))
+      const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at]))
+      if (key === last) return
+      last = key
+      s.send('runs', { runs: items })
+    }
+    const tick = (): void => void push().catch((err: unknown) => opts.onError?.(err))
+    tick()
+    s.every(Math.max(opts.intervalMs, RUN_LIST_INTERVAL_MS), tick)
+  }
+
+  const start = (reply: FastifyReply): Stream => {
+    void reply.hijack()
+    const s = new Stream(reply.raw, (cutSlow) => {
+      streams.delete(s)
+      reserved--
+      stats.streamsOpen = streams.size
+      if (cutSlow) stats.streamsCutSlow++
+    })
+    streams.add(s)
+    stats.streamsOpen = streams.size
+    s.open()
+    // The page went away (or the connection broke): stop its work.
+    reply.raw.on('close', () => s.close())
+    return s
+  }
+
+  const plugin = async (app: FastifyInstance): Promise<void> => {
+    const typed = app.withTypeProvider<TypeBoxTypeProvider>()
+    for (const [url, f] of files) {
+      typed.get(url, async (_req, reply) =>
+        reply
+          .type(f.type)
+          .header('cache-control', 'no-cache')
+          .header('x-content-type-options', 'nosniff')
+          // Scripts and styles from this server only; uPlot sets element styles from script, which 'unsafe-inline' for styles allows.
+          .header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
+          .send(f.body),
+      )
+    }
+
+    typed.get('/api/v1/live', async (_req, reply) => {
+      reserve()
+      runList(start(reply))
+      return reply
+    })
+
+    typed.get('/api/v1/runs/:runId/live', { schema: { params: RunIdParams, querystring: LiveQuery } }, async (req, reply) => {
+      const runId = req.params.runId
+      const baseline = req.query.baseline
+      reserve()
+      try {
+        for (const id of baseline === undefined ? [runId] : [runId, baseline]) {
+          if ((await rm.getRun(id)) === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(id)} is not known (yet): GET /api/v1/runs lists the runs`)
+        }
+      } catch (err) {
+        reserved--
+        throw err
+      }
+      const s = start(reply)
+      runList(s)
+      s.onEnd(watch(runId, (e) => s.send(e.type, e.data)))
+      if (baseline !== undefined) s.onEnd(watch(baseline, (e) => s.send(e.type === 'problem' ? 'problem' : `baseline-${e.type}`, e.data)))
+      return reply
+    })
+
+    // Streams never end by themselves: end them before the server closes, or close() would wait for them.
+    app.addHook('preClose', async () => {
+      // close() removes the stream from the set; a Set iterator skips what is deleted meanwhile.
+      for (const s of streams) s.close()
+      for (const f of feeds.values()) f.close()
+      feeds.clear()
+      stats.feeds = 0
+    })
+  }
+
+  return { plugin, stats }
+}

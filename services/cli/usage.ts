@@ -1,0 +1,132 @@
+/**
+ * Help texts of the subcommands, apart from their code: `--help` must
+ * answer at once, without loading Kafka, ClickHouse or OpenTelemetry.
+ */
+import { OPERATIONS } from '../../schemas/events.v1.js'
+
+export const DEMO_USAGE = `usage: benchstream demo [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE] [--threshold EXPR]...
+  Starts Kafka (unless KAFKA_BROKERS is set), the processor and the API with the
+  embedded ClickHouse, runs one driver against the embedded store, prints a live
+  line every second read back from ClickHouse, then the merged report and checks.
+  --seconds N       run time, 1 to 86400 (default 30)
+  --target OPS      throughput target, 0 = unthrottled (default 20000)
+  --threads N       driver threads, 1 to 100000 (default 8)
+  --records N       records loaded first, 1 to 100000000 (default 100000)
+  --workload FILE   YCSB workload file (default workloads/workloada)
+  --threshold EXPR  pass/fail criterion on the merged report, e.g. 'READ.p99<2ms'
+                    (repeatable; exit code 99 when one fails; benchstream help thresholds)`
+
+export const READ_USAGE = {
+  report: `usage: benchstream report <run-id> [--json] [--threshold EXPR]...
+  The run's report merged over its clients, in YCSB's layout (with
+  [Intended-OP] sections when the run had a target), or JSON.
+  --json              the report as JSON (the API's shape)
+  --threshold EXPR    pass/fail criterion, e.g. 'READ.p99<2ms' (repeatable; exit code 99
+                      when one fails; see benchstream help thresholds)
+  List run ids with benchstream runs.`,
+  sql: `usage: benchstream sql [--json] "SELECT ..."
+  One read-only query over the benchmark data (database benchstream: op_windows,
+  runs, run_summary, op_percentiles, ...). Printed as clickhouse-client prints it:
+  a table on a terminal, TSV into a pipe, JSON with --json, or the query's own
+  FORMAT clause. Limits: API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES, API_QUERY_TIMEOUT_MS.
+  --json              JSON output (ClickHouse's JSON format)`,
+  runs: `usage: benchstream runs [--group NAME] [--label KEY=VALUE]... [--limit N] [--json]
+  The most recent runs, newest first: id, start, workload, binding, clients, target,
+  group and repetition, labels.
+  --group NAME        only the runs of this group of repetitions (run --group/--repeat)
+  --label KEY=VALUE   only runs with this label value (repeatable: all must match)
+  --limit N           at most N runs, 1 to 1000 (default 100)
+  --json              as JSON (the runs view's rows: properties, group, repeat, ...)`,
+} as const
+
+export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force] [--alpha P] [--min-effect F]
+  Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,
+  p99.9, max, error rate and cache-hit ratio, each with its spread over the runs, the
+  change, and a verdict: regression, improvement or ~ (no significant change), with p
+  and the sample counts (benchstat's layout).
+  BASELINE, CANDIDATE  a run id, group:NAME (runs of benchstream run --repeat/--group),
+                       or a label selector KEY=VALUE[,KEY=VALUE...] such as
+                       version=0.98.0 or version=0.98.4,workload=e (workload= and group=
+                       select by workload and group)
+  Samples: with at least 3 runs a side, each run's figure is a sample (Welch's t-test
+  for 3 + 3, Mann-Whitney U from 4 + 4); with fewer, the runs' one-second windows
+  with a circular block bootstrap (the output says which). The p-values of all figures
+  are adjusted together (Benjamini-Hochberg). Throttled runs that met their target say
+  "at target" instead of a throughput verdict; below target is flagged.
+  --format F          terminal (default: a table, coloured on a terminal), markdown (for a
+                      release email or a JIRA comment) or json (also --json)
+  --force             compare runs whose setups differ (properties, record count, threads,
+                      target, duration, clients); without it they are refused, listed
+  --alpha P           significance level, greater than 0 and less than 1 (default 0.05)
+  --min-effect F      smallest change called a regression or improvement, a fraction from
+                      0 to below 1 (default 0.01 = 1%)`
+
+export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F] [--filter KEY=VALUE]... [--format terminal|markdown|json]
+  A figure over a release series: every run with the label KEY, one point per value in
+  natural order (0.98.9 before 0.98.10), the median over that value's runs, and the
+  change points of the series (E-divisive means, permutation test at 0.05).
+  --label KEY         the label that orders the runs, e.g. version or date
+  --workload W        only runs of this workload (workloade, or e)
+  --op OP             an operation (READ, SCAN, ...) or OVERALL (default)
+  --figure F          throughput (default), avg, p50, p95, p99, p99.9, max, error_rate,
+                      cache_hit_ratio
+  --filter KEY=VALUE  only runs with this label value (repeatable)
+  --format F          terminal (default), markdown or json (also --json)`
+
+export const SWEEP_USAGE = `usage: benchstream sweep -P FILE (-threads A,B,... | -target A,B,... | -p KEY=A,B,...) [driver options] [--out DIR] [--sweep-id ID]
+  Runs the workload once per value of one parameter, back to back, each point a run
+  labelled sweep=<id>, sweep.param=<parameter>, point=<value>; then prints throughput
+  and p50/p95/p99 per point from the runs' merged reports, where throughput stops
+  growing (saturation) and where p99 turns (the knee), and writes the chart as SVG.
+  Needs a running server (benchstream server) or BENCHSTREAM_API_URL / CLICKHOUSE_URL.
+  -threads A,B,...    thread counts to sweep (or -target, or any -p KEY=A,B,...;
+                      exactly one parameter takes a list)
+  --seconds N         length of each point (as for run; add -p operationcount=0)
+  --out DIR           where the chart (sweep-<id>.svg), the table (sweep-<id>.txt) and
+                      each point's YCSB report (<run-id>.txt) go (default: .)
+  --sweep-id ID       the sweep's id (default: generated)
+  Every other option is passed to benchstream run (see benchstream help run).`
+
+export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--kafka-brokers host:port,...] [--dry-run] FILE|OP=FILE...
+       benchstream import-ycsb --follow --run-id R --client-id C [--label k=v]... [--pid P] [--idle-timeout S] PREFIX
+
+  FILE   what a real YCSB client wrote, its format told from the content:
+           a text report ([OVERALL], RunTime(ms), ...; also old (ms) percentiles, pasted
+             or wrapped in a mail), or the JSON exporters' output: stored as reported
+             figures per client (table reported_measurements), never merged into percentiles
+           raw data (-p measurementtype=raw): one event per operation, start = completion - latency
+           HdrHistogram interval logs (-p hdrhistogram.fileoutput=true), V0/V1/V2: one
+             record per interval; Intended-OP logs fill OP's intended latency
+         CLEANUP is reported, never counted as operations. Every file is checked before
+         anything is sent; a malformed one is BS_ERR_DECODE naming file, line and what was expected.
+  OP=FILE  an interval log whose file name does not say its measurement: OP is
+         [Intended-]${OPERATIONS.join('|')} or CLEANUP (case-insensitive), e.g. read=client1.hlog
+  --dry-run        read and check the files, print what would be sent, send nothing
+  --follow PREFIX  tail the logs a running YCSB writes under hdrhistogram.output.path=PREFIX
+                   (PREFIXREAD.hdr, PREFIXIntended-READ.hdr, ...; a directory ends in /) and
+                   send each interval as it appears; ends when process --pid exits, or after
+                   --idle-timeout seconds without a new interval (default 60 without --pid)
+  Several clients of one run: the same --run-id, each its own --client-id.`
+export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... -- <YCSB arguments>
+  Runs real YCSB (site.ycsb.Client) with Benchstream's bridge in front of the binding named by
+  -db, so every operation streams to Kafka as it happens (live view, Grafana, alerts), then prints
+  YCSB's own report, Benchstream's merged report of the run read back through the API, and the
+  counts per operation side by side. -s status lines pass through.
+  YCSB arguments, as YCSB takes them: load|run [binding] or -load/-t, -db <binding>, -P <file>,
+  -p key=value, -threads n, -target ops/s, -s. Bindings: redis, hbase (Benchstream's own YCSB DB
+  classes; YCSB's site.ycsb.db.RedisClient / hbase2 names map to them), basic, basicts (YCSB core),
+  or a class name on the class path.
+  --ycsb-home DIR     a YCSB installation: its lib/ and <binding>-binding/ on the class path,
+                      its bin/bindings.properties names (e.g. -db mongodb) accepted
+  --classpath CP      more class path entries (a binding's jars outside an installation)
+  --run-id R          run id shared by the clients of one run (default: generated)
+  --client-id C       this client's id (default: <host>-<pid>)
+  --label k=v         run label (repeatable; no "," in values)
+  --kafka-brokers B   Kafka brokers (default: KAFKA_BROKERS or 127.0.0.1:9092)
+  --topic T           event topic (default: BENCHSTREAM_TOPIC_EVENTS or benchstream.events.v1)
+  --threshold EXPR    pass/fail criterion on the merged report, e.g. 'READ.p99<2ms' (repeatable;
+                      exit code 99 when one fails; benchstream help thresholds)
+  --report-wait S     seconds to wait for the server to count the whole run, 0 to 3600 (default 60)
+  YCSB core 0.17.0 and the bridge are built with Maven on first use and cached like the Kafka
+  jars (deploy/local/ycsb.sh). Java 17+ (YCSB_JAVA_OPTS for JVM flags, default -Xmx1g).
+  Example: benchstream ycsb -- run -db redis -P workloads/workloada -p redis.port=6379 -threads 8 -s`

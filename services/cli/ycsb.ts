@@ -1,0 +1,212 @@
+/**
+ * `benchstream ycsb [flags] -- <YCSB arguments>`: real YCSB with the bridge
+ * (io.benchstream.ycsb.BenchstreamDB, services/ycsb/bridge) in front of the
+ * binding the user named, so any YCSB binding becomes a live Benchstream
+ * client. Builds or fetches the class path (deploy/local/ycsb.sh, cached),
+ * makes sure the topic exists (the bridge does not create it), runs
+ * site.ycsb.Client with -s status lines passed through, then prints YCSB's
+ * report, Benchstream's merged report of the run from the API (when a server
+ * is reachable) and the counts side by side.
+ */
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import type { Report } from '../../schemas/api.v1.js'
+import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
+import { readCliEnv, THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
+import type { Env } from '../common/config.js'
+import { readInfraConfig } from '../common/infra-config.js'
+import { repoRoot } from '../common/repo-root.js'
+import { findServer } from '../common/server-file.js'
+import { BenchstreamError } from '../core/errors.js'
+import { evaluateThresholds, formatThresholdResults } from '../core/reports/thresholds.js'
+import { formatYcsb } from '../core/reports/ycsb-report.js'
+import { parseYcsbFile } from '../core/ycsb/import.js'
+import { compareReports, formatComparison } from '../core/ycsb/report-comparison.js'
+import type { SummaryReport } from '../core/ycsb/report-types.js'
+import { waitForMergedReport } from '../driver/merged-report.js'
+import { bridgeArguments, chooseBinding, parseBindingsProperties, parseYcsbCommand, type BindingChoice, type YcsbCommand } from './ycsb-args.js'
+
+/** YCSB's stdout kept for the comparison; a larger one (raw data to stdout) is passed through but not compared. */
+const MAX_CAPTURED_STDOUT = 64 * 1024 * 1024
+/** JVM flags the HBase client needs on Java 17 (as services/ycsb/hbase/ycsb.sh). */
+const HBASE_JVM_FLAGS = [
+  '-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true',
+  ...['java.nio', 'sun.nio.ch', 'java.lang', 'jdk.internal.ref', 'java.lang.reflect', 'java.util', 'java.util.concurrent'].flatMap((p) => ['--add-opens', `java.base/${p}=ALL-UNNAMED`]),
+  '--add-exports', 'java.base/jdk.internal.misc=ALL-UNNAMED',
+]
+/** YCSB core's own dependencies in our cache: left out when the user's installation brings its own. */
+const OUR_YCSB_CORE_JARS = /^(?:core-\d[\w.-]*|HdrHistogram-[\w.-]+|jackson-(?:core|mapper)-asl-[\w.-]+|htrace-core4-[\w.-]+)\.jar$/
+
+export interface YcsbRunOutcome {
+  exitCode: number
+  ycsbStdout: string
+  merged: Report | undefined
+}
+
+export async function ycsbMain(argv: readonly string[], env: Env = process.env, out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
+  return (await runYcsb(argv, env, out, err)).exitCode
+}
+
+/** The command, returning what tests check as well as the exit code. */
+export async function runYcsb(argv: readonly string[], env: Env, out: (s: string) => void, err: (s: string) => void): Promise<YcsbRunOutcome> {
+  const cmd = parseYcsbCommand(argv)
+  const infra = readInfraConfig({ ...env, ...(cmd.brokers === undefined ? {} : { KAFKA_BROKERS: cmd.brokers }), ...(cmd.topic === undefined ? {} : { BENCHSTREAM_TOPIC_EVENTS: cmd.topic }) })
+  const home = cmd.ycsbHome === undefined ? undefined : readYcsbHome(cmd.ycsbHome)
+  const binding = chooseBinding(cmd.binding, home)
+  if (binding.note !== undefined) err(`benchstream: note: ${binding.note}\n`)
+  const classpath = await buildClasspath(cmd, binding, home, env)
+  // The bridge sends to an existing topic only (a broker need not auto-create).
+  await ensureTopics(createKafka(infra.kafka, `ycsb-${cmd.clientId}`), infra.kafka, infra.topics)
+  const cli = readCliEnv(env)
+  const javaArgs = [
+    ...cli.ycsbJavaOpts,
+    ...(binding.classpath === 'hbase' ? HBASE_JVM_FLAGS : []),
+    '-cp', classpath, 'site.ycsb.Client',
+    ...bridgeArguments(cmd, binding.className, infra.kafka.brokers.join(','), infra.topics.events),
+  ]
+  err(`benchstream: YCSB ${cmd.phase} phase, run ${cmd.runId}, client ${cmd.clientId}: ${binding.className} behind the bridge, events to ${infra.topics.events} at ${infra.kafka.brokers.join(',')}\n`)
+  const ran = await runJava(javaArgs, env, out, err)
+  const undelivered = /^\[BENCHSTREAM\] run .*: \d+ events measured, \d+ delivered, (\d+) undelivered/m.exec(ran.stderr)
+  if (ran.code !== 0) {
+    err(`benchstream: YCSB exited with code ${ran.code}${ran.signal === null ? '' : ` (${ran.signal})`}\n`)
+    return { exitCode: ran.code === 0 ? 1 : ran.code, ycsbStdout: ran.stdout, merged: undefined }
+  }
+  const ycsbReport = readYcsbReport(cmd, ran.stdout, err)
+
+  // Benchstream's side, through the API of a running server.
+  const api = cli.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined)
+  if (api === undefined) {
+    err(`benchstream: no Benchstream API found (no server on BENCHSTREAM_DATA_DIR=${infra.dataDir}, BENCHSTREAM_API_URL unset), so Benchstream's report could not be read back; the events are in ${infra.topics.events}: start \`benchstream server\` and run \`benchstream report ${cmd.runId}\`\n`)
+    return { exitCode: undelivered !== null && Number(undelivered[1]) > 0 ? 3 : 0, ycsbStdout: ran.stdout, merged: undefined }
+  }
+  err(`benchstream: waiting up to ${cmd.reportWaitS} s for ${api} to count run ${cmd.runId}\n`)
+  const merged = await waitForMergedReport(api, cli.apiToken, cmd.runId, cmd.reportWaitS * 1000)
+  if (merged === undefined) {
+    err(`benchstream: ${api} did not answer with the report of run ${cmd.runId}\n`)
+    return { exitCode: 1, ycsbStdout: ran.stdout, merged: undefined }
+  }
+  const r = merged.report
+  const scope = merged.complete
+    ? `merged over ${r.run?.clients ?? 1} client${r.run?.clients === 1 ? '' : 's'}, every event counted`
+    : `as counted after ${cmd.reportWaitS} s: ${r.completeness.counted} of ${r.completeness.sent ?? '?'} events, ${r.run?.clients_ended ?? 0} of ${r.run?.clients ?? '?'} clients ended`
+  out(`\n# Benchstream's report of run ${cmd.runId} (${scope}; from ${api}):\n`)
+  out(formatYcsb(r))
+  let exitCode = 0
+  if (ycsbReport !== undefined) {
+    const c = compareReports(ycsbReport, r)
+    out(`\n# YCSB's report (this client) vs Benchstream's (the run):\n${formatComparison(c)}`)
+    if (!c.countsEqual && merged.complete && (r.run?.clients ?? 1) === 1) {
+      err('benchstream: the operation counts differ between YCSB and Benchstream (see above)\n')
+      exitCode = 1
+    }
+  }
+  if (cmd.thresholds.length > 0) {
+    const results = evaluateThresholds(r, cmd.thresholds)
+    err(formatThresholdResults(results, `run ${cmd.runId}, ${scope}`))
+    if (!results.every((x) => x.passed)) exitCode = THRESHOLD_FAILED_EXIT
+  }
+  if (exitCode === 0 && undelivered !== null && Number(undelivered[1]) > 0) exitCode = 3
+  return { exitCode, ycsbStdout: ran.stdout, merged: r }
+}
+
+/** YCSB's final report from its stdout or its exportfile; undefined (and said) when there is none to compare. */
+function readYcsbReport(cmd: YcsbCommand, stdout: string, err: (s: string) => void): SummaryReport | undefined {
+  const from = cmd.exportFile ?? '(YCSB stdout)'
+  try {
+    const text = cmd.exportFile === undefined ? stdout : readFileSync(cmd.exportFile, 'utf8')
+    const f = parseYcsbFile(from, text)
+    if (f.kind === 'summary') return f
+    if (f.kind === 'raw' && f.summary !== undefined) return f.summary
+  } catch (e) {
+    err(`benchstream: YCSB's report in ${from} could not be read (${(e as Error).message}); no comparison\n`)
+    return undefined
+  }
+  err(`benchstream: ${from} holds no final report; no comparison\n`)
+  return undefined
+}
+
+interface YcsbHome {
+  dir: string
+  bindings: Record<string, string>
+}
+
+function readYcsbHome(dir: string): YcsbHome {
+  if (!existsSync(path.join(dir, 'lib'))) throw new BenchstreamError('BS_ERR_USAGE', `--ycsb-home ${dir}: no lib/ folder there; expected a YCSB installation (the unpacked ycsb-<version>.tar.gz: bin/, lib/, <binding>-binding/)`)
+  const props = path.join(dir, 'bin', 'bindings.properties')
+  return { dir, bindings: existsSync(props) ? parseBindingsProperties(readFileSync(props, 'utf8')) : {} }
+}
+
+const jarsIn = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jar')).sort().map((f) => path.join(dir, f)) : [])
+
+/** The class path: YCSB (ours or the user's), the bridge and Kafka's client, the binding's jars. */
+async function buildClasspath(cmd: YcsbCommand, binding: BindingChoice, home: YcsbHome | undefined, env: Env): Promise<string> {
+  const script = path.join(repoRoot(), 'deploy', 'local', 'ycsb.sh')
+  let ours = (await sh(script, ['classpath'], env)).split(':').filter((s) => s !== '')
+  const parts: string[] = []
+  if (home !== undefined) {
+    // The installation's YCSB first; ours only adds the bridge and what it needs.
+    parts.push(...jarsIn(path.join(home.dir, 'lib')))
+    const names = Object.entries(home.bindings).filter(([, c]) => c === binding.className).map(([n]) => n)
+    for (const n of names.length > 0 ? names : []) {
+      const bdir = path.join(home.dir, `${n.split('-')[0]}-binding`)
+      parts.push(...jarsIn(path.join(bdir, 'lib')))
+      if (existsSync(path.join(bdir, 'conf'))) parts.push(path.join(bdir, 'conf'))
+    }
+    ours = ours.filter((j) => !OUR_YCSB_CORE_JARS.test(path.basename(j)))
+  }
+  parts.push(...ours)
+  if (binding.classpath === 'hbase') {
+    const hbase = (await sh(script, ['binding-classpath', 'hbase'], env)).split(':').filter((s) => s !== '')
+    // The HBase client logs through log4j2's SLF4J binding: one binding on the path.
+    parts.splice(0, parts.length, ...parts.filter((j) => !/slf4j-simple/.test(path.basename(j))), ...hbase)
+  }
+  if (cmd.classpath !== undefined) parts.push(...cmd.classpath.split(':').filter((s) => s !== ''))
+  return [...new Set(parts)].join(':')
+}
+
+function sh(script: string, args: string[], env: Env): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // stderr passes through: a first build says what it is doing for a minute.
+    const child = execFile('bash', [script, ...args], { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 }, (e, stdout) => {
+      if (e !== null) reject(new BenchstreamError('BS_ERR_CONFIG', `${path.basename(script)} ${args.join(' ')} failed: ${e.message.split('\n')[0]} (it needs Java 17+ and Maven; see services/ycsb/README.md)`, { cause: e }))
+      else resolve(stdout.trim())
+    })
+    child.stderr?.on('data', (d: Buffer) => process.stderr.write(d))
+  })
+}
+
+/** Runs YCSB; its stdout and stderr pass through as they come and are kept (bounded). */
+function runJava(args: string[], env: Env, out: (s: string) => void, err: (s: string) => void): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const java = env.JAVA_HOME !== undefined && env.JAVA_HOME !== '' ? path.join(env.JAVA_HOME, 'bin', 'java') : 'java'
+    const child = spawn(java, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    let dropped = false
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out(d)
+      if (stdout.length + d.length <= MAX_CAPTURED_STDOUT) stdout += d
+      else dropped = true
+    })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err(d)
+      // Only the tail matters (the bridge's summary line comes last); status lines can run for hours.
+      stderr = (stderr + d).slice(-64 * 1024)
+    })
+    // Ctrl-C reaches YCSB through the terminal's process group; a TERM sent to us is passed on.
+    const onTerm = (): void => {
+      child.kill('SIGTERM')
+    }
+    process.once('SIGTERM', onTerm)
+    child.on('error', (e) => {
+      process.off('SIGTERM', onTerm)
+      reject(new BenchstreamError('BS_ERR_CONFIG', `cannot start ${java}: ${e.message} (install a JDK 17+, or set JAVA_HOME)`, { cause: e }))
+    })
+    child.on('close', (code, signal) => {
+      process.off('SIGTERM', onTerm)
+      if (dropped) err(`benchstream: YCSB's stdout was larger than ${MAX_CAPTURED_STDOUT} bytes: passed through, not compared\n`)
+      resolve({ code: code ?? 1, signal, stdout: dropped ? '' : stdout, stderr })
+    })
+  })
+}

@@ -1,0 +1,158 @@
+/**
+ * The baseline of a live comparison (rule type vs_baseline, `benchstream
+ * run --baseline <run|group:NAME>`), pure: what the baseline did at each
+ * offset from its start, per operation, and how much its consecutive
+ * windows differ by themselves.
+ *
+ * Alignment: a window's offset is its distance from its run's first window,
+ * in windows (seconds with 1 s windows). The candidate's window at offset k
+ * meets the baseline's windows at offset k: the same phase of the workload
+ * (warm-up, a load that grows, a compaction at 60 s). Both runs' first
+ * windows are partial and every run starts somewhere inside its first
+ * window, so phases line up to within one window.
+ *
+ * Expected value at offset k: the median over the baseline's runs of their
+ * window k (one run: its window). The first and last window of each
+ * baseline run are left out (partial).
+ *
+ * Noise: sigma = 1.4826 x the median of |x_k - x_(k-1)| over consecutive
+ * windows of the same baseline run. For normal noise that is the standard
+ * deviation of the difference of two windows (1.4826 turns a median
+ * absolute deviation into a standard deviation), which is exactly what a
+ * candidate window minus a baseline window is when nothing changed; the
+ * median keeps one hiccup from inflating it, and differences of
+ * consecutive windows ignore slow phases (they are what the alignment is
+ * for). Fewer than MIN_DIFFERENCES differences: no sigma, not judged.
+ *
+ * Rule: a candidate window is bad when its throughput is below, or its p99
+ * above, the expected value by more than max(sigmas x sigma, minPercent % of
+ * the expected value); the rule's `windows` bad windows in a row fire
+ * (a sustained difference, not one slow second).
+ */
+import type { BaselineFigure, VsBaselineRule } from '../../../schemas/alert-rules.v1.js'
+
+/** One window of one baseline run and operation. */
+export interface BaselineWindowRow {
+  runId: string
+  /** Windows since the run's first window (0 = the first). */
+  offset: number
+  op: string
+  windowMs: number
+  /** Operations in the window, every status. */
+  count: number
+  /** p99 of the window's successful operations from its merged histogram, µs; null without any. */
+  p99Us: number | null
+}
+
+interface Series {
+  /** Offset -> expected value. */
+  expected: Map<number, number>
+  /** sigma of a window-to-window difference; undefined when too few windows to say. */
+  sigma: number | undefined
+}
+
+export interface BaselineProfile {
+  /** What the candidate named: a run id or group:NAME. */
+  ref: string
+  runs: string[]
+  /** The baseline's window length; a candidate with another one cannot be aligned. */
+  windowMs: number | undefined
+  ops: Map<string, Record<BaselineFigure, Series>>
+}
+
+/** Consecutive-window differences needed before a sigma is trusted. */
+export const MIN_DIFFERENCES = 4
+/** 1 / Φ⁻¹(3/4): a median absolute deviation times this estimates a standard deviation (normal data). */
+const MAD_TO_SIGMA = 1.4826
+export const VS_BASELINE_DEFAULTS = { sigmas: 4, minPercent: 10, minOps: 20, figures: ['throughput', 'p99'] as BaselineFigure[] } as const
+
+export function buildBaselineProfile(ref: string, rows: readonly BaselineWindowRow[], minOps: number = VS_BASELINE_DEFAULTS.minOps): BaselineProfile {
+  const windowMs = rows[0]?.windowMs
+  const span = new Map<string, { first: number; last: number }>()
+  for (const r of rows) {
+    const s = span.get(r.runId)
+    span.set(r.runId, s === undefined ? { first: r.offset, last: r.offset } : { first: Math.min(s.first, r.offset), last: Math.max(s.last, r.offset) })
+  }
+  // op -> figure -> run -> offset -> value
+  const values = new Map<string, Record<BaselineFigure, Map<string, Map<number, number>>>>()
+  for (const r of rows) {
+    const s = span.get(r.runId)!
+    if (r.offset === s.first || r.offset === s.last) continue
+    let v = values.get(r.op)
+    if (v === undefined) values.set(r.op, (v = { throughput: new Map(), p99: new Map() }))
+    put(v.throughput, r.runId, r.offset, (r.count * 1000) / r.windowMs)
+    if (r.p99Us !== null && r.count >= minOps) put(v.p99, r.runId, r.offset, r.p99Us)
+  }
+  const ops = new Map<string, Record<BaselineFigure, Series>>()
+  for (const [op, v] of values) ops.set(op, { throughput: series(v.throughput, span), p99: series(v.p99, span) })
+  return { ref, runs: [...span.keys()].sort(), windowMs, ops }
+}
+
+function put(m: Map<string, Map<number, number>>, run: string, offset: number, value: number): void {
+  let byOffset = m.get(run)
+  if (byOffset === undefined) m.set(run, (byOffset = new Map()))
+  byOffset.set(offset, value)
+}
+
+function series(byRun: Map<string, Map<number, number>>, span: Map<string, { first: number; last: number }>): Series {
+  const atOffset = new Map<number, number[]>()
+  const diffs: number[] = []
+  for (const [run, byOffset] of byRun) {
+    const s = span.get(run)!
+    for (let k = s.first + 1; k < s.last; k++) {
+      const x = byOffset.get(k)
+      if (x === undefined) continue
+      atOffset.set(k - s.first, [...(atOffset.get(k - s.first) ?? []), x])
+      const prev = byOffset.get(k - 1)
+      if (prev !== undefined) diffs.push(Math.abs(x - prev))
+    }
+  }
+  const expected = new Map([...atOffset].map(([k, xs]) => [k, median(xs)]))
+  return { expected, sigma: diffs.length >= MIN_DIFFERENCES ? MAD_TO_SIGMA * median(diffs) : undefined }
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+
+/** One judged figure of one candidate window. */
+export interface BaselineJudgement {
+  figure: BaselineFigure
+  bad: boolean
+  value: number
+  expected: number
+  sigma: number
+  /** The value beyond which the window is bad. */
+  threshold: number
+}
+
+/**
+ * The candidate's window at `offset` (windows since its first) for one
+ * operation, against the baseline: every figure that can be judged (the
+ * baseline has that offset and a sigma, and enough operations for a p99).
+ * Empty when nothing can be judged: the window is then neither good nor bad.
+ */
+export function judgeWindow(profile: BaselineProfile, rule: VsBaselineRule, op: string, offset: number, candidate: { count: number; windowMs: number; p99Us: number | null }): BaselineJudgement[] {
+  const s = profile.ops.get(op)
+  if (s === undefined || profile.windowMs !== candidate.windowMs) return []
+  const sigmas = rule.sigmas ?? VS_BASELINE_DEFAULTS.sigmas
+  const minPercent = rule.minPercent ?? VS_BASELINE_DEFAULTS.minPercent
+  const minOps = rule.minOps ?? VS_BASELINE_DEFAULTS.minOps
+  const out: BaselineJudgement[] = []
+  for (const figure of rule.figures ?? VS_BASELINE_DEFAULTS.figures) {
+    const series = s[figure]
+    const expected = series.expected.get(offset)
+    if (expected === undefined || series.sigma === undefined) continue
+    const margin = Math.max(sigmas * series.sigma, (minPercent / 100) * Math.abs(expected))
+    if (figure === 'throughput') {
+      const value = (candidate.count * 1000) / candidate.windowMs
+      out.push({ figure, value, expected, sigma: series.sigma, threshold: expected - margin, bad: value < expected - margin })
+    } else {
+      if (candidate.p99Us === null || candidate.count < minOps) continue
+      out.push({ figure, value: candidate.p99Us, expected, sigma: series.sigma, threshold: expected + margin, bad: candidate.p99Us > expected + margin })
+    }
+  }
+  return out
+}

@@ -1,0 +1,83 @@
+/**
+ * A release comparison (release.ts) as text: a terminal table (aligned,
+ * coloured when asked, i.e. on a TTY) or Markdown to paste into a release
+ * email or a JIRA comment. Both carry the same lines: which runs each side
+ * had, how the samples were taken, setup differences when forced, one table
+ * per workload (format.ts), and what the verdicts mean.
+ */
+import type { ComparedFigure, ReleaseComparison } from '../../../schemas/api.v1.js'
+import { formatMarkdownTable, formatTerminalTable, type ComparisonRow } from './format.js'
+
+export type TextFormat = 'terminal' | 'markdown'
+
+/** Runs listed by name per side; more are counted. */
+const LISTED_RUNS = 6
+
+export function formatComparison(c: ReleaseComparison, format: TextFormat, options: { color?: boolean } = {}): string {
+  const md = format === 'markdown'
+  const code = (s: string): string => (md ? `\`${s}\`` : s)
+  const bold = (s: string): string => (md ? `**${s}**` : s)
+  const out: string[] = []
+  out.push(md ? `### ${code(c.baseline.ref)} → ${code(c.candidate.ref)}` : `baseline ${c.baseline.ref} vs candidate ${c.candidate.ref}`, '')
+  out.push(`${bold('baseline')}: ${runsText(c.baseline.runs)}${md ? '  ' : ''}`)
+  out.push(`${bold('candidate')}: ${runsText(c.candidate.runs)}`)
+  if (c.forced) {
+    out.push('', `${bold('Not comparable, compared with --force:')} ${c.differences.map((d) => `${d.name} ${d.baseline.join('|')} → ${d.candidate.join('|')}${d.where.includes('between sides') ? '' : ` (${d.where.join(', ')})`}`).join('; ')}`)
+  }
+  if (c.unpaired.length > 0) out.push('', `Not compared (one side only): ${c.unpaired.join(', ')}`)
+  for (const w of c.workloads) {
+    const name = w.baseline === w.candidate ? w.baseline : `${w.baseline} vs ${w.candidate}`
+    const rows = c.figures.filter((f) => f.workload === name)
+    out.push('', `${md ? '#### ' : ''}workload ${code(name)}: ${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length)}${throttleText(w.throttle)}`, '')
+    const table = rows.map(toRow)
+    out.push((md ? formatMarkdownTable(table) : formatTerminalTable(table, { color: options.color === true })).trimEnd())
+  }
+  const s = c.summary
+  const counts = [`${s.regressions} regression${s.regressions === 1 ? '' : 's'}`, `${s.improvements} improvement${s.improvements === 1 ? '' : 's'}`, `${s.unchanged} without significant change`]
+  if (s.atTarget > 0) counts.push(`${s.atTarget} at target`)
+  if (s.belowTarget > 0) counts.push(`${s.belowTarget} below target`)
+  if (s.insufficient > 0) counts.push(`${s.insufficient} with insufficient data`)
+  out.push('', `${counts.join(', ')}.`)
+  out.push(`${md ? '_' : ''}Each value is the median over the side's runs of the run's own figure (percentiles from the run's merged histogram); ± x%: every run within x% of it. ` +
+    `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together (Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no significant change.${md ? '_' : ''}`)
+  return out.join('\n') + '\n'
+}
+
+function runsText(runs: readonly string[]): string {
+  const shown = runs.slice(0, LISTED_RUNS).join(', ')
+  return `${runs.length} run${runs.length === 1 ? '' : 's'} (${shown}${runs.length > LISTED_RUNS ? `, … ${runs.length - LISTED_RUNS} more` : ''})`
+}
+
+function samplesText(rows: readonly ComparedFigure[], a: number, b: number): string {
+  const methods = new Set(rows.filter((r) => r.samples !== 'none').map((r) => r.samples))
+  if (methods.has('repetitions')) {
+    const welch = rows.some((r) => r.method === 'welch-t')
+    return `repetitions as samples (${a} + ${b} runs, ${welch ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney cannot reach α with so few" : 'Mann-Whitney U'})`
+  }
+  if (methods.has('windows')) return `per-window samples of ${a} + ${b} runs (circular block bootstrap: fewer than 3 runs a side)`
+  return `${a} + ${b} runs, too few runs and windows to test`
+}
+
+function throttleText(t: ReleaseComparison['workloads'][number]['throttle']): string {
+  if (t === null) return ''
+  const one = (s: typeof t.baseline): string => (s.status === 'unthrottled' ? 'unthrottled' : `${s.status} ${trim(s.target ?? 0)} ops/s`)
+  return `; throughput: baseline ${one(t.baseline)}, candidate ${one(t.candidate)}`
+}
+
+function toRow(f: ComparedFigure): ComparisonRow {
+  const side = (s: ComparedFigure['baseline']): ComparisonRow['baseline'] => (s.center === null ? null : { center: s.center, spreadPercent: s.spreadPercent, n: s.n })
+  return {
+    figure: f.label,
+    baseline: side(f.baseline),
+    candidate: side(f.candidate),
+    changePercent: f.changePercent,
+    verdict: f.verdict,
+    pValue: f.pValue,
+    samples: f.samples === 'none' ? null : f.samples === 'repetitions' ? 'runs' : 'windows',
+    note: f.note,
+  }
+}
+
+function trim(v: number): string {
+  return String(Number(v.toFixed(6)))
+}

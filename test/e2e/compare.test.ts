@@ -1,0 +1,179 @@
+/**
+ * Release A vs release B end to end: `benchstream run --repeat 3 --group`
+ * with two clients (two processes) on the memory binding -> Kafka ->
+ * server -> ClickHouse, then `benchstream compare` through the server's API.
+ *
+ * Six groups of 3 repeated runs x 2 clients, throttled (at target), two
+ * groups at a time: A with D, whose scans are 3 ms slower (memory.delay.scan,
+ * the only difference), then B with C and E with F, identical. compare must
+ * call D's SCAN latency a regression and nothing else (throughput: at
+ * target); the identical pairs must call nothing, and the count of false
+ * findings is printed (also for identical groups run a minute apart). A single
+ * run that cannot reach its target is flagged below target. The per-run
+ * values compare shows are the runs' reports (merged histograms).
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { ComparedFigure, ReleaseComparison, RunInfo, RunReport } from '../../schemas/api.v1.js'
+import { queryRows } from '../../services/adapters/clickhouse/client.js'
+import { startServer } from '../../services/server/main.js'
+import { cli } from '../helpers/cli.js'
+import { testEnv, waitFor } from '../helpers/env.js'
+
+const SECONDS = 3
+const TARGET = 250
+/** READ 50 %, UPDATE 30 %, SCAN 20 % of short scans: three operations to tell apart. */
+const WORKLOAD = ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=0', '-p', 'readproportion=0.5', '-p', 'updateproportion=0.3', '-p', 'scanproportion=0.2', '-p', 'maxscanlength=20']
+
+test('compare: a slowed scan is the only regression; identical groups show none; at target and below target', { timeout: 600_000 }, async (t) => {
+  const te = testEnv()
+  t.after(te.cleanup)
+  const svc = await startServer(te.env, { api: true })
+  t.after(() => svc.stop())
+  const stamp = Date.now().toString(36)
+
+  /** A group of 3 repetitions with two clients, each client its own process. */
+  const group = async (name: string, version: string, extra: string[] = []): Promise<string> => {
+    const g = `${name}-${stamp}`
+    const client = (id: string) => cli(te.env, ['run', ...WORKLOAD, ...extra, '-threads', '2', '-target', String(TARGET / 2), '--seconds', String(SECONDS), '-db', 'memory',
+      '--repeat', '3', '--group', g, '--client-id', id, '--label', `version=${version}`])
+    const ran = await Promise.all([client('c1'), client('c2')])
+    for (const r of ran) {
+      assert.equal(r.code, 0, r.stderr)
+      assert.equal((r.stdout.match(/^\[OVERALL\], RunTime\(ms\)/gm) ?? []).length, 3, 'three reports, one per repetition')
+      assert.match(r.stderr, new RegExp(`repetition 3 of 3: run ${g}-3 in group ${g}`))
+    }
+    return g
+  }
+  // Groups that are compared run at the same time: a shared machine's load drifts from one
+  // minute to the next, and groups run one after the other differ by that drift (seen here:
+  // READ p50 10 µs in one group, 28 µs in the next). Two groups (four clients) at a time keep
+  // this two-core machine below its limit (eight clients missed their targets).
+  const started = Date.now()
+  const [a, d] = await Promise.all([group('a', '1.0'), group('d', '1.3', ['-p', 'memory.delay.scan=3000'])])
+  const [b, c] = await Promise.all([group('b', '1.1'), group('c', '1.2')])
+  const [e, f] = await Promise.all([group('e', '1.4'), group('f', '1.5')])
+  process.stdout.write(`# 6 groups x 3 runs x 2 clients, two groups at a time, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
+
+  const api = async <T>(url: string): Promise<{ status: number; body: T }> => {
+    const r = await svc.api!.inject({ method: 'GET', url })
+    return { status: r.statusCode, body: r.json<T>() }
+  }
+  // Every run counted: both clients ended and every event they sent is in the windows.
+  const reports = new Map<string, RunReport>()
+  for (const g of [a, b, c, d, e, f]) {
+    for (let k = 1; k <= 3; k++) {
+      const id = `${g}-${k}`
+      reports.set(id, await waitFor(`run ${id} counted`, async () => {
+        const r = await api<RunReport>(`/api/v1/runs/${id}/report`)
+        const done = r.status === 200 && r.body.run?.clients_ended === 2 && r.body.completeness.counted === r.body.completeness.sent
+        return done ? r.body : undefined
+      }))
+    }
+  }
+
+  // The runs list: filtered by group and label; an unknown parameter is refused.
+  const listed = await api<{ runs: RunInfo[] }>(`/api/v1/runs?group=${a}`)
+  assert.deepEqual(listed.body.runs.map((r) => [r.run_id, r.repeat, r.clients]).sort((x, y) => Number(x[1]) - Number(y[1])), [[`${a}-1`, 1, 2], [`${a}-2`, 2, 2], [`${a}-3`, 3, 2]])
+  const run1 = listed.body.runs.find((r) => r.repeat === 1)!
+  assert.equal(run1.group_id, a)
+  assert.equal(run1.properties.recordcount, '1000')
+  assert.equal(run1.properties.scanproportion, '0.2')
+  assert.equal(run1.properties.maxexecutiontime, String(SECONDS))
+  const byLabel = await api<{ runs: RunInfo[] }>('/api/v1/runs?label=version=1.3')
+  assert.deepEqual(byLabel.body.runs.map((r) => r.run_id).sort(), [`${d}-1`, `${d}-2`, `${d}-3`])
+  const both = await api<{ runs: RunInfo[] }>(`/api/v1/runs?label=version=1.3&group=${a}`)
+  assert.deepEqual(both.body.runs, [])
+  const typo = await api<{ code: string; message: string }>('/api/v1/runs?lable=version=1.3')
+  assert.equal(typo.status, 400)
+  assert.match(typo.body.message, /lable/)
+  const cliRuns = await cli(te.env, ['runs', '--group', d, '--label', 'version=1.3', '--json'])
+  assert.equal(cliRuns.code, 0, cliRuns.stderr)
+  assert.equal((JSON.parse(cliRuns.stdout) as RunInfo[]).length, 3)
+
+  // Not comparable without --force: the scan delay is a setting, and it is named.
+  const refused = await api<{ code: string; message: string }>(`/api/v1/compare?baseline=group:${a}&candidate=group:${d}`)
+  assert.equal(refused.status, 409)
+  assert.equal(refused.body.code, 'BS_ERR_NOT_COMPARABLE')
+  assert.match(refused.body.message, /property memory\.delay\.scan: \(unset\) vs 3000/)
+
+  const verdicts = (cmp: ReleaseComparison): string => cmp.figures.map((f) => `${f.label}: ${f.verdict} (p=${f.pValue?.toPrecision(2)}, q=${f.adjustedPValue?.toPrecision(2)}) ${JSON.stringify(f.baseline.values)} -> ${JSON.stringify(f.candidate.values)}`).join('\n#   ')
+  const slow = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=version=1.3&force=true`)).body
+  process.stdout.write(`# A vs D (scan +3 ms):\n#   ${verdicts(slow)}\n`)
+  assert.equal(slow.forced, true)
+  assert.deepEqual(slow.differences.map((x) => x.name), ['property memory.delay.scan'])
+  const flagged = slow.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'improvement')
+  assert.ok(flagged.every((f) => f.op === 'SCAN' && f.verdict === 'regression'), `only SCAN regresses: ${flagged.map((f) => f.label).join(', ')}`)
+  // The median of every run moved by 3 ms: a regression whatever the machine does. The tails
+  // (p99 of 150 scans a run) and the mean carry this busy machine's hiccups too; they are
+  // flagged when they stand out (printed above), never another operation.
+  const scanP50 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p50')!
+  assert.equal(scanP50.verdict, 'regression', scanP50.reason)
+  assert.equal(scanP50.samples, 'repetitions')
+  assert.equal(scanP50.method, 'welch-t')
+  assert.ok(scanP50.changePercent! > 1000, `SCAN p50 +${scanP50.changePercent}%`)
+  assert.ok(scanP50.candidate.values.every((v) => v! >= 3000), 'every run of D has its scans 3 ms slower')
+  for (const f of slow.figures.filter((x) => x.figure === 'error_rate')) assert.equal(f.verdict, 'no significant change', `${f.label}: no errors on either side`)
+  for (const f of slow.figures.filter((x) => x.figure === 'throughput')) assert.equal(f.verdict, 'at target', `${f.label}: ${f.reason}`)
+  // The values shown are each run's own report (merged over its two clients).
+  const scanP99 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p99')!
+  assert.deepEqual(scanP99.baseline.values, [1, 2, 3].map((k) => reports.get(`${a}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs))
+  assert.deepEqual(scanP99.candidate.values, [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs))
+  const overall = slow.figures.find((x) => x.op === 'OVERALL' && x.figure === 'throughput')!
+  assert.deepEqual(overall.candidate.values, [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.throughputOpsPerSec))
+  // Grafana's view of the groups (error bars): the median of the runs' own figures and their range.
+  const [bars] = await queryRows<{ runs: string; median_p99_us: number; min_p99_us: number; max_p99_us: number }>(svc.ch, `SELECT runs, median_p99_us, min_p99_us, max_p99_us FROM benchstream.group_op_figures WHERE group_id = {g:String} AND op = 'SCAN'`, { g: d })
+  const p99s = scanP99.candidate.values.filter((v) => v !== null)
+  assert.equal(Number(bars!.runs), 3)
+  assert.deepEqual([bars!.median_p99_us, bars!.min_p99_us, bars!.max_p99_us], [scanP99.candidate.center, Math.min(...p99s), Math.max(...p99s)])
+
+  // Identical configurations: no finding, for the pairs that ran together. Pairs that ran a
+  // minute apart are printed too: what the machine's drift alone does to a comparison.
+  let falsePositives = 0
+  let tested = 0
+  const identical = async (x: string, y: string): Promise<number> => {
+    const cmp = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${x}&candidate=group:${y}`)).body
+    assert.equal(cmp.comparable, true)
+    const found = cmp.figures.filter((z) => z.verdict === 'regression' || z.verdict === 'improvement')
+    const unadjusted = cmp.figures.filter((z) => z.pValue !== null && z.pValue < cmp.alpha && z.verdict !== 'at target').length
+    process.stdout.write(`# ${x} vs ${y}: ${found.length} finding(s) of ${cmp.tests} tested figures${found.length === 0 ? '' : `: ${found.map((z: ComparedFigure) => `${z.label} ${z.verdict} p=${z.pValue?.toPrecision(2)}`).join(', ')}`}; ${unadjusted} with p < ${cmp.alpha} before the adjustment\n`)
+    for (const z of cmp.figures.filter((q) => q.figure === 'throughput')) assert.equal(z.verdict, 'at target', `${x} vs ${y} ${z.label}: ${z.reason}`)
+    tested += cmp.tests
+    return found.length
+  }
+  falsePositives += await identical(b, c)
+  falsePositives += await identical(e, f)
+  falsePositives += await identical(c, b)
+  process.stdout.write(`# identical configurations run together: ${falsePositives} false finding(s) over ${tested} tested figures in 3 comparisons\n`)
+  assert.equal(falsePositives, 0)
+  let drift = 0
+  for (const [x, y] of [[a, b], [a, c], [b, e], [c, f]] as const) drift += await identical(x, y)
+  process.stdout.write(`# identical configurations run a minute apart: ${drift} finding(s) in 4 comparisons (machine drift, not asserted)\n`)
+
+  // The Markdown a release email gets, from the command line through the server's API.
+  const md = await cli(te.env, ['compare', `group:${a}`, `group:${d}`, '--force', '--format', 'markdown'])
+  assert.equal(md.code, 0, md.stderr)
+  process.stdout.write(`# markdown:\n${md.stdout.split('\n').map((l) => `#   ${l}`).join('\n')}\n`)
+  assert.match(md.stdout, /^\| SCAN p99 \(µs\) \| [\d.]+ ± \d+% \| [\d.k]+ ± \d+% \| \+[\d.]+% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m)
+  assert.match(md.stdout, /^\| READ p99 \(µs\) \| .* \| ~ \| ~ .*\|$/m)
+  assert.match(md.stdout, /^\| OVERALL throughput \(ops\/s\) \| .* \| at target \|$/m)
+  assert.match(md.stdout, /\*\*Not comparable, compared with --force:\*\* property memory\.delay\.scan \(unset\) → 3000/)
+  const refusedCli = await cli(te.env, ['compare', `group:${a}`, `group:${d}`])
+  assert.equal(refusedCli.code, 1)
+  assert.match(refusedCli.stderr, /^benchstream: BS_ERR_NOT_COMPARABLE: the runs are not comparable: property memory\.delay\.scan/)
+
+  // Below target: one client that cannot keep 250 ops/s (reads take 20 ms, one thread).
+  const slowRun = `slow-${stamp}`
+  const below = await cli(te.env, ['run', ...WORKLOAD, '-p', 'memory.delay.read=20000', '-threads', '1', '-target', String(TARGET), '--seconds', String(SECONDS), '-db', 'memory', '--run-id', slowRun, '--client-id', 'c1', '--max-schedule-lag', '100000'])
+  assert.equal(below.code, 0, below.stderr)
+  await waitFor(`run ${slowRun} counted`, async () => {
+    const r = await api<RunReport>(`/api/v1/runs/${slowRun}/report`)
+    return r.status === 200 && r.body.run?.clients_ended === 1 && r.body.completeness.counted === r.body.completeness.sent ? true : undefined
+  })
+  const short = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=${slowRun}&force=true`)).body
+  const tp = short.figures.find((f) => f.op === 'OVERALL' && f.figure === 'throughput')!
+  assert.equal(tp.verdict, 'below target', tp.reason)
+  assert.match(tp.note ?? '', /^\d+\.\d% short of target 250 ops\/s$/)
+  assert.equal(short.workloads[0]!.throttle!.candidate.status, 'below target')
+  assert.equal(short.workloads[0]!.throttle!.baseline.status, 'at target')
+})

@@ -1,0 +1,325 @@
+/**
+ * The live view in a real browser (headless Chromium through playwright-core)
+ * against the whole pipeline: two throttled driver clients -> Kafka ->
+ * processor -> embedded ClickHouse -> API -> Server-Sent Events -> the page.
+ *
+ * Checked against the run's report and the windows in ClickHouse, exactly:
+ *  - the page picks up the new run by itself (the picker is pushed over SSE);
+ *  - while the run goes on, the plotted windows grow (updates are pushed),
+ *    and every window value the page ever showed equals that window's final
+ *    count: a still-filling window is never drawn;
+ *  - once final: total operations, per-operation counts, p50/p95/p99/p99.9,
+ *    max and average equal the report's (merged histograms, same rule);
+ *    intended p99 equals bs_quantile over the merged intended histograms;
+ *    every window of the throughput, per-operation and per-client series
+ *    equals ClickHouse's count; the headline ops/s is the last full window's;
+ *    target, client- and server-side cache-hit ratios as computed here from
+ *    the raw rows;
+ *  - ?baseline= overlays a run aligned on seconds since its start.
+ * Screenshots go to a temporary folder (and to LIVE_VIEW_SCREENSHOT_DIR when set).
+ */
+import assert from 'node:assert/strict'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { test } from 'node:test'
+import { chromium, type Page } from 'playwright-core'
+import { queryRows } from '../../services/adapters/clickhouse/client.js'
+import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
+import { createKafka } from '../../services/adapters/kafka/client.js'
+import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
+import { readInfraConfig } from '../../services/common/infra-config.js'
+import { NullSink } from '../../services/core/ports/event-sink.js'
+import type { RunReport } from '../../services/core/ports/read-model.js'
+import { CoreWorkload } from '../../services/core/workload/core-workload.js'
+import { runDriver } from '../../services/driver/app.js'
+import { parseDriverArgs } from '../../services/driver/config.js'
+import { runPhase } from '../../services/driver/runner.js'
+import { startServer } from '../../services/server/main.js'
+import { testEnv, waitFor } from '../helpers/env.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+/** Without the background-networking flags Chromium keeps calling out to a network that is not there. */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const CLIENTS = ['client-a', 'client-b']
+/** Per client, ops/s. */
+const TARGET = 500
+/**
+ * The run goes on until the page has drawn more windows at least once after
+ * its first ones (updates pushed while the run goes on) and for at least
+ * MIN_RUN_MS; then the drivers are stopped. On two busy shared cores a
+ * window can take several seconds to become complete, so a fixed length
+ * would be either slow or flaky. MAX_RUN_S stops it in any case.
+ */
+const MIN_RUN_MS = 10_000
+const MAX_RUN_S = 120
+
+// Globals of the page, for the functions that run inside it (page.evaluate); the project's tsconfig has no DOM library.
+interface PageElement {
+  dataset: Record<string, string | undefined>
+  textContent: string | null
+  value: string
+  querySelectorAll(selector: string): Iterable<PageElement>
+}
+declare const document: { getElementById(id: string): PageElement | null; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): PageElement | null }
+declare const window: unknown
+
+interface PageFigures {
+  total: string
+  lastOps: string
+  lastT: string
+  target: string
+  errors: string
+  hitClient: string
+  hitServer: string
+  points: number
+  updates: number
+  final: boolean
+  state: string
+  meta: Record<string, string>
+  rows: Record<string, Record<string, string>>
+  /** Series of each chart by label: x in seconds, values as plotted. */
+  charts: Record<string, { x: number[]; series: Record<string, Array<number | null>> }>
+  options: string[]
+}
+
+/** What the page shows: its data-value attributes and the data of its uPlot charts. */
+async function figures(page: Page): Promise<PageFigures> {
+  return page.evaluate(() => {
+    const $ = (id: string): PageElement => document.getElementById(id)!
+    const v = (id: string): string => $(id).dataset.value ?? ''
+    const rows: Record<string, Record<string, string>> = {}
+    for (const tr of document.querySelectorAll('#ops-table tbody tr')) {
+      const r: Record<string, string> = {}
+      for (const td of tr.querySelectorAll('td[data-field]')) r[td.dataset.field!] = td.dataset.value ?? ''
+      rows[tr.dataset.op!] = r
+    }
+    const meta: Record<string, string> = {}
+    for (const b of document.querySelectorAll('#meta [data-field]')) meta[b.dataset.field!] = b.textContent ?? ''
+    const charts: PageFigures['charts'] = {}
+    const live = (window as { benchstreamLive: { charts: Record<string, { u: { data: Array<Array<number | null>>; series: Array<{ label: string }> } }> } }).benchstreamLive
+    for (const [key, c] of Object.entries(live.charts)) {
+      const series: Record<string, Array<number | null>> = {}
+      c.u.series.forEach((s, i) => {
+        if (i > 0) series[s.label] = [...c.u.data[i]!]
+      })
+      charts[key] = { x: [...(c.u.data[0] as number[])], series }
+    }
+    const box = $('charts')
+    return {
+      total: v('total-ops'),
+      lastOps: v('last-ops'),
+      lastT: $('last-ops').dataset.t ?? '',
+      target: v('target'),
+      errors: v('errors'),
+      hitClient: v('hit-client'),
+      hitServer: v('hit-server'),
+      points: Number(box.dataset.points),
+      updates: Number(box.dataset.updates),
+      final: box.dataset.final === 'true',
+      state: $('state').dataset.state ?? '',
+      meta,
+      rows,
+      charts,
+      options: [...document.querySelectorAll('#run-picker option')].map((o) => o.value),
+    }
+  })
+}
+
+test('the live view draws complete windows pushed over SSE, with the numbers of the report', async (t) => {
+  assert.ok(existsSync(CHROMIUM), `the live view test needs Chromium at ${CHROMIUM} (Debian package chromium; deploy/local/system-deps.sh installs it, CHROMIUM_PATH names another)`)
+  const started = Date.now()
+  const te = testEnv()
+  t.after(te.cleanup)
+  const svc = await startServer(te.env, { api: true })
+  t.after(() => svc.stop())
+  const shots = mkdtempSync(path.join(os.tmpdir(), 'benchstream-live-view-'))
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'benchstream-chromium-'))
+  t.after(() => rmSync(profile, { recursive: true, force: true }))
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1400, height: 1000 } })
+  t.after(() => browser.close())
+  const page = await browser.newPage()
+  const pageErrors: string[] = []
+  page.on('pageerror', (err) => pageErrors.push(err.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text())
+  })
+
+  // The page before the run exists: it waits, on the run list's stream.
+  await page.goto(`${svc.apiUrl}/`)
+  await page.waitForSelector('#state[data-state="waiting"]')
+
+  const runId = `live-${Date.now()}`
+  const infra = readInfraConfig(te.env)
+  const kafka = createKafka(infra.kafka, 'e2e-live')
+  const drivers = await Promise.all(CLIENTS.map(async (clientId, i) => {
+    const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=2000', '-p', 'operationcount=10000000', '-p', `maxexecutiontime=${MAX_RUN_S}`, '-p', `memory.cachesize=${400 + 100 * i}`, '-threads', '4', '-target', String(TARGET), '-db', 'memory', '--run-id', runId, '--client-id', clientId, '--label', 'test=live-view', '--label', 'build=e2e'], te.env, { bindings: BINDING_NAMES })
+    const workload = CoreWorkload.fromProperties(cfg.properties)
+    const binding = createBinding(cfg.binding, cfg.properties)
+    await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
+    return { cfg, workload, binding, sink }
+  }))
+  let runGoing = true
+  const stop = new AbortController()
+  const runStarted = Date.now()
+  const running = Promise.all(drivers.map(async (d) => {
+    const outcome = await runDriver(d.cfg, { workload: d.workload, binding: d.binding, sink: d.sink, status: () => undefined, signal: stop.signal })
+    await d.sink.close()
+    return outcome
+  })).finally(() => {
+    runGoing = false
+  })
+
+  // The new run reaches the picker by itself, and the page follows it.
+  await page.waitForSelector(`#run-picker option[value="${runId}"]`, { state: 'attached', timeout: 30_000 })
+  // While the run goes on: what the page draws, every 400 ms.
+  const seen: Array<{ at: number; points: number; updates: number; throughput: PageFigures['charts'][string] | undefined }> = []
+  let shotRunning = false
+  const grown = (): boolean => {
+    const first = seen.find((s) => s.points > 0)
+    return first !== undefined && seen.some((s) => s.points > first.points)
+  }
+  while (runGoing) {
+    const f = await figures(page)
+    if (runGoing) seen.push({ at: Date.now() - started, points: f.points, updates: f.updates, throughput: f.charts.throughput })
+    if (runGoing && !shotRunning && f.points >= 6) {
+      await page.screenshot({ path: path.join(shots, 'live-view-running.png'), fullPage: true })
+      shotRunning = true
+    }
+    if (!stop.signal.aborted && grown() && shotRunning && Date.now() - runStarted >= MIN_RUN_MS) stop.abort()
+    await new Promise((r) => setTimeout(r, 400))
+  }
+  const outcomes = await running
+  const delivered = outcomes.reduce((a, o) => a + o.delivery.sentEvents, 0)
+  assert.ok(delivered > 0)
+  const growth = [...new Set(seen.map((s) => s.points).filter((p) => p > 0))]
+  t.diagnostic(`during the run: ${seen.map((s) => `${s.at}ms:${s.points}/${s.updates}`).join(' ')}`)
+  // On two shared cores a window may take a few seconds to become complete: growing once is the proof asked for.
+  assert.ok(growth.length >= 2 && growth.every((p, i) => i === 0 || p > growth[i - 1]!), `the plotted windows grew while the run went on (SSE updates): ${JSON.stringify(growth)}`)
+  assert.ok(Math.max(...seen.map((s) => s.updates)) >= 1, 'updates arrived during the run')
+
+  // Everything in ClickHouse, then the page final.
+  const ch = svc.ch
+  await waitFor('all events and both end records in ClickHouse', async () => {
+    const [r] = await queryRows<{ n: string; ended: string }>(ch, `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS n, (SELECT count() FROM benchstream.run_clients WHERE run_id = {runId:String} AND phase = 'end') AS ended`, { runId })
+    return Number(r!.n) === delivered && Number(r!.ended) === CLIENTS.length ? true : undefined
+  })
+  await page.waitForSelector('#charts[data-final="true"]', { timeout: 90_000 })
+  const f = await figures(page)
+  await page.screenshot({ path: path.join(shots, 'live-view.png'), fullPage: true })
+  assert.deepEqual(pageErrors, [], 'the page logged no errors')
+  assert.equal(f.state, 'final')
+  assert.ok(f.options.includes(runId))
+
+  const res = await svc.api!.inject({ method: 'GET', url: `/api/v1/runs/${runId}/report` })
+  assert.equal(res.statusCode, 200)
+  const report = res.json<RunReport>()
+  const W = Number(report.run!.window_ms)
+
+  // Totals and per-operation figures: exactly the report's.
+  assert.equal(Number(f.total), report.operations)
+  assert.equal(report.operations, delivered)
+  const ops = Object.keys(f.rows).sort()
+  // Intended latency is a column of each operation's row, not a row of its own.
+  assert.deepEqual(ops, report.measurements.filter((m) => !m.name.endsWith('-FAILED') && !m.name.startsWith('Intended-')).map((m) => m.name).sort())
+  for (const op of ops) {
+    const m = report.measurements.find((x) => x.name === op)!
+    const row = f.rows[op]!
+    assert.equal(Number(row.operations), m.operations, `${op} operations`)
+    assert.equal(Number(row.failed), report.measurements.find((x) => x.name === `${op}-FAILED`)?.operations ?? 0, `${op} failed`)
+    assert.equal(Number(row.p50), m.p50LatencyUs, `${op} p50`)
+    assert.equal(Number(row.p95), m.p95LatencyUs, `${op} p95`)
+    assert.equal(Number(row.p99), m.p99LatencyUs, `${op} p99`)
+    assert.equal(Number(row.p999), m.p999LatencyUs, `${op} p99.9`)
+    assert.equal(Number(row.maxUs), m.maxLatencyUs, `${op} max`)
+    assert.ok(Math.abs(Number(row.averageUs) - m.averageLatencyUs) < 1e-6, `${op} average ${row.averageUs} vs ${m.averageLatencyUs}`)
+    assert.ok(Math.abs(Number(row.cacheHitRatio) - report.cacheHitRatio[op]!) < 1e-12, `${op} client cache-hit ratio`)
+  }
+  const intended = await queryRows<{ op: string; p99: string }>(ch, `SELECT op, bs_quantile(0.99, sumMap(intended_hist)) AS p99 FROM benchstream.op_windows WHERE run_id = {runId:String} AND status = 'OK' GROUP BY op`, { runId })
+  for (const r of intended) {
+    assert.equal(Number(f.rows[r.op]!.intendedP99), Number(r.p99), `${r.op} intended p99`)
+    // The report's Intended- section (a throttled run) says the same, clamped to its maximum.
+    const im = report.measurements.find((x) => x.name === `Intended-${r.op}`)!
+    assert.equal(Number(f.rows[r.op]!.intendedP99), Math.min(Number(r.p99), im.maxLatencyUs), `${r.op} intended p99 = report's Intended-${r.op}`)
+  }
+
+  // Every window, as ClickHouse counts it: total, per operation, per client.
+  const perWindow = await queryRows<{ t: string; op: string; client_id: string; n: string }>(ch, `SELECT toUnixTimestamp64Milli(window_start) AS t, op, client_id, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY t, op, client_id`, { runId })
+  const sum = (pred: (r: (typeof perWindow)[number]) => boolean): Map<number, number> => {
+    const m = new Map<number, number>()
+    for (const r of perWindow) if (pred(r)) m.set(Number(r.t), (m.get(Number(r.t)) ?? 0) + Number(r.n))
+    return m
+  }
+  const totals = sum(() => true)
+  const starts = [...totals.keys()].sort((a, b) => a - b)
+  const expectedX: number[] = []
+  for (let s = starts[0]!; s <= starts[starts.length - 1]!; s += W) expectedX.push(s / 1000)
+  const thr = f.charts.throughput!
+  assert.deepEqual(thr.x, expectedX, 'one point per window, first to last, none left out')
+  assert.equal(f.points, expectedX.length)
+  const rate = (m: Map<number, number>): number[] => expectedX.map((x) => ((m.get(Math.round(x * 1000)) ?? 0) * 1000) / W)
+  assert.deepEqual(thr.series.total, rate(totals), 'total ops/s per window')
+  for (const op of ops) assert.deepEqual(thr.series[op], rate(sum((r) => r.op === op)), `${op} ops/s per window`)
+  assert.deepEqual(thr.series.target, expectedX.map(() => CLIENTS.length * TARGET), 'the target line')
+  const clients = f.charts.clients!
+  for (const c of CLIENTS) assert.deepEqual(clients.series[c], rate(sum((r) => r.client_id === c)), `${c} ops/s per window`)
+
+  // Only complete windows were ever drawn: every value shown during the run is the window's final one.
+  let compared = 0
+  for (const s of seen) {
+    if (s.throughput === undefined) continue
+    s.throughput.x.forEach((x, i) => {
+      const final = ((totals.get(Math.round(x * 1000)) ?? 0) * 1000) / W
+      assert.equal(s.throughput!.series.total![i], final, `window ${new Date(x * 1000).toISOString()} was drawn at ${s.throughput!.series.total![i]} ops/s during the run; its final count is ${final} ops/s`)
+      compared++
+    })
+  }
+  assert.ok(compared > 0)
+
+  // The headline: the newest window that covers a whole window length (the last one is cut short by the end).
+  const lastFull = starts[starts.length - 2]!
+  assert.equal(Number(f.lastT), lastFull)
+  assert.equal(Number(f.lastOps), (totals.get(lastFull)! * 1000) / W)
+  assert.equal(Number(f.target), CLIENTS.length * TARGET)
+  assert.equal(Number(f.target), report.run!.target)
+  assert.equal(Number(f.errors), 0)
+  assert.equal(f.meta.run, runId)
+  assert.equal(f.meta.workload, report.run!.workload)
+  assert.equal(f.meta.binding, 'memory')
+  assert.match(f.meta.clients ?? '', /^2 of 2 ended$/)
+  assert.match(f.meta.labels ?? '', /build=e2e/)
+  assert.match(f.meta.labels ?? '', /test=live-view/)
+
+  // Cache hits: client side from the windows, server side from the memory store's cumulative counters.
+  const hm = await queryRows<{ h: string; m: string }>(ch, `SELECT sum(cache_hits) AS h, sum(cache_misses) AS m FROM benchstream.op_windows WHERE run_id = {runId:String}`, { runId })
+  assert.equal(Number(f.hitClient), Number(hm[0]!.h) / (Number(hm[0]!.h) + Number(hm[0]!.m)))
+  const samples = await queryRows<{ client_id: string; name: string; at_ms: string; value: number }>(ch, `SELECT client_id, name, toUnixTimestamp64Milli(at) AS at_ms, value FROM benchstream.server_metrics WHERE run_id = {runId:String} AND source = 'memory' AND name IN ('cache_hits', 'cache_misses') ORDER BY client_id, name, at`, { runId })
+  const inc = { cache_hits: 0, cache_misses: 0 }
+  const end = starts[starts.length - 1]! + W
+  samples.forEach((s, i) => {
+    const prev = samples[i - 1]
+    if (prev === undefined || prev.client_id !== s.client_id || prev.name !== s.name) return
+    const at = Number(s.at_ms)
+    if (at >= starts[0]! && at < end) inc[s.name as keyof typeof inc] += s.value >= prev.value ? s.value - prev.value : s.value
+  })
+  assert.ok(inc.cache_hits + inc.cache_misses > 0, 'the memory store sampled its counters')
+  assert.ok(Math.abs(Number(f.hitServer) - inc.cache_hits / (inc.cache_hits + inc.cache_misses)) < 1e-12, `server-side hit ratio ${f.hitServer} vs ${inc.cache_hits / (inc.cache_hits + inc.cache_misses)}`)
+
+  // A baseline overlay, aligned on seconds since start: the run against itself lies on top of itself.
+  await page.goto(`${svc.apiUrl}/?run=${runId}&baseline=${runId}`)
+  await page.waitForSelector('#charts[data-final="true"]')
+  await page.waitForFunction(() => document.querySelector('[data-field="baseline"]')?.textContent?.includes('(waiting)') === false)
+  const b = await figures(page)
+  const overlay = b.charts.throughput!
+  const label = `baseline total (${runId})`
+  assert.deepEqual(overlay.series[label], overlay.series.total, 'the baseline overlay is aligned on seconds since start')
+  for (const op of ops) assert.deepEqual(b.charts[`latency:${op}`]!.series['baseline p99'], b.charts[`latency:${op}`]!.series.p99)
+
+  const keep = process.env.LIVE_VIEW_SCREENSHOT_DIR
+  if (keep !== undefined && keep !== '') {
+    mkdirSync(keep, { recursive: true })
+    for (const name of ['live-view.png', 'live-view-running.png']) if (existsSync(path.join(shots, name))) copyFileSync(path.join(shots, name), path.join(keep, name))
+  }
+  t.diagnostic(`screenshots in ${shots}; ${seen.length} samples during the run, windows drawn ${JSON.stringify(growth)}; ${((Date.now() - started) / 1000).toFixed(1)} s`)
+})
