@@ -10,7 +10,7 @@
  * Client threads are dealt to the workers round robin (thread i to worker
  * i mod W); defaultWorkerCount says how many workers and why. Between
  * throttled operations a worker blocks with Atomics.wait, as precise as
- * YCSB's parkNanos, whenever none of its operations is in flight.
+ * YCSB's parkNanos, whenever all of its client threads are asleep.
  *
  * The main thread's report is the exact merge of the workers' histograms
  * (bucket counts added, intended ones too), and its status lines merge their
@@ -40,8 +40,8 @@ export const MAX_WORKERS = 64
  * compiling and collecting on its own) and lost throughput; one worker per
  * core serves several connections per turn of its event loop and keeps every
  * core busy. Throttled threads lose nothing by sharing a worker: the
- * worker blocks until the next scheduled start whenever none of its
- * operations is in flight (ThreadGroup in runner.ts).
+ * worker blocks until the next scheduled start whenever all of its
+ * client threads are asleep (ThreadGroup in runner.ts).
  */
 export function defaultWorkerCount(threads: number, cores = availableParallelism()): number {
   return Math.max(1, Math.min(threads, cores, MAX_WORKERS))
