@@ -187,8 +187,8 @@ test('compareReleases resolves groups and selectors through the read model; noth
   await assert.rejects(compareReleases(src, 'nope', 'group:a'), (e: unknown) => isBenchstreamError(e, 'BS_ERR_NOT_FOUND'))
   // The profile hook reads each side's runs' stacks from the store and compares their shares.
   const stacksOf = new Map<string, Folded>([
-    ['a1', new Map([['main;scan;seek', 60], ['main;get', 40]])],
-    ['b2', new Map([['main;scan;seek', 150], ['main;get', 50]])],
+    ['a1', new Map([['main;scan;seek', 25], ['main;get', 75]])],
+    ['b2', new Map([['main;scan;seek', 100], ['main;get', 100]])],
   ])
   const read: string[][] = []
   const store = { stacks: async (sel: ProfileSelection): Promise<Folded> => {
@@ -201,15 +201,15 @@ test('compareReleases resolves groups and selectors through the read model; noth
   assert.deepEqual(read, [A, B], 'each side\'s runs, merged')
   assert.equal(profiles.profiles?.baselineSamples, 100)
   assert.equal(profiles.profiles?.candidateSamples, 200)
-  // seek: 60% of the baseline, 75% of the candidate; get: 40% -> 25%.
-  assert.deepEqual(profiles.profiles?.self.map((f) => [f.frame, f.baseline, f.candidate, f.change]), [['get', 40, 25, -15], ['seek', 60, 75, 15]])
+  // seek's share doubles (25% of the baseline's samples, 50% of the candidate's); get: 75% -> 50%.
+  assert.deepEqual(profiles.profiles?.self.map((f) => [f.frame, f.baseline, f.candidate, f.change]), [['get', 75, 50, -25], ['seek', 25, 50, 25]])
   assert.deepEqual(profiles.profiles?.total.map((f) => f.frame), ['get', 'scan', 'seek'], 'main is on every stack: no change, left out')
   assert.equal(profiles.profiles?.diffFlameGraph, `/profiles?baseline=${encodeURIComponent(A.join(','))}&candidate=${encodeURIComponent(B.join(','))}`)
   const md = formatComparison(profiles, 'markdown')
   assert.match(md, /^#### Where the CPU time went: 100 baseline and 200 candidate profile samples/m)
-  assert.match(md, /^\| self \| get \| 40\.00% \| 25\.00% \| -15\.00 \|$/m)
-  assert.match(md, /^\| self \| seek \| 60\.00% \| 75\.00% \| \+15\.00 \|$/m)
-  assert.match(formatComparison(profiles, 'terminal'), /^self +seek +60\.00% +75\.00% +\+15\.00$/m)
+  assert.match(md, /^\| self \| get \| 75\.00% \| 50\.00% \| -25\.00 \|$/m)
+  assert.match(md, /^\| self \| seek \| 25\.00% \| 50\.00% \| \+25\.00 \|$/m)
+  assert.match(formatComparison(profiles, 'terminal'), /^self +seek +25\.00% +50\.00% +\+25\.00$/m)
   stacksOf.delete('b2')
   assert.equal((await compareReleases(src, 'group:a', 'group:b', { force: true, profileChanges: profileComparison(store) })).profiles, null, 'a side without samples: no profile section')
 })
