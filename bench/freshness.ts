@@ -109,17 +109,22 @@ async function produce(producer: Producer, topic: string, runId: string, f: { ra
     events += n
     lastUs = nowUs
     const sentAt = nowMs()
-    const p: Promise<void> = producer.send({ topic, acks: -1, messages }).then(
-      () => {
-        ackMs.push(nowMs() - sentAt)
-        pending.delete(p)
-      },
-      (err: unknown) => {
-        failure = err
-        pending.delete(p)
-      },
-    )
-    pending.add(p)
+    // One message per partition a request: kafkajs puts a request's messages for one partition
+    // into one record batch, and a tick that catches up after a stall (hundreds of ms on a busy
+    // machine, at 500k events/s) would make that batch larger than the broker's message.max.bytes.
+    for (let i = 0; i < messages.length; i += f.partitions) {
+      const p: Promise<void> = producer.send({ topic, acks: -1, messages: messages.slice(i, i + f.partitions) }).then(
+        () => {
+          ackMs.push(nowMs() - sentAt)
+          pending.delete(p)
+        },
+        (err: unknown) => {
+          failure = err
+          pending.delete(p)
+        },
+      )
+      pending.add(p)
+    }
     if (failure !== undefined) throw failure
   }
   await Promise.all(pending)
