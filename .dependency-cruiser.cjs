@@ -5,11 +5,13 @@
  *   services/common/    configuration, logging, paths
  *   services/<service>/ processor, api, alerts, driver: build(config, ports), no infrastructure client
  *   services/adapters/  ports implemented over Kafka, ClickHouse, HTTP, datastores, OpenTelemetry
- *   entry files         services/<x>/main.ts and services/cli/*: the only importers of adapters
+ *   entry files         services/<x>/main.ts, services/<x>/<thread>-main.ts and services/cli/*: the only importers of adapters
  * Folder-level cycles ("two-way pairs") are checked by a second pass that
  * collapses files into their folders (see package.json lint:deps).
  */
-const ENTRY = '^services/(?:[^/]+/main\\.ts$|cli/)'
+// Entry files: services/<x>/main.ts, a thread entry of a service named like one
+// (services/driver/worker-main.ts, delivery-main.ts: worker_threads load them by URL), and services/cli/*.
+const ENTRY = '^services/(?:[^/]+/main\\.ts$|[^/]+/[a-z]+-main\\.ts$|cli/)'
 const INFRA_CLIENTS = '^(?:kafkajs|@clickhouse/client|chdb|ioredis|pg|@opentelemetry/sdk-|@opentelemetry/exporter-|@opentelemetry/resources)'
 
 module.exports = {
@@ -32,7 +34,7 @@ module.exports = {
     {
       name: 'adapters-only-from-entry-files',
       severity: 'error',
-      comment: 'Only entry files (services/*/main.ts, services/cli/*) import adapters; services receive ports.',
+      comment: 'Only entry files (services/*/main.ts, services/*/*-main.ts, services/cli/*) import adapters; services receive ports.',
       from: { path: '^services/', pathNot: [ENTRY, '^services/adapters/'] },
       to: { path: '^services/adapters/' },
     },

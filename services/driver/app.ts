@@ -11,7 +11,7 @@ import type { Workload } from '../core/workload/workload-types.js'
 import type { Binding } from '../core/ports/binding.js'
 import { startRecordFields, type DriverConfig } from './config.js'
 import type { EventSink, SinkStats } from '../core/ports/event-sink.js'
-import { runPhase, type ScheduleEvent, type ScheduleSummary, type StatusSnapshot } from './runner.js'
+import { runPhase, type PhaseRunner, type ScheduleEvent, type ScheduleSummary, type StatusSnapshot } from './runner.js'
 
 export interface DriverDeps {
   workload: Workload
@@ -20,6 +20,8 @@ export interface DriverDeps {
   /** Status lines (YCSB prints them to stderr). */
   status: (line: string) => void
   signal?: AbortSignal
+  /** Runs the phase somewhere else (worker threads, worker-pool.ts); default: runPhase with the workload, binding and sink above. */
+  runPhase?: PhaseRunner
 }
 
 export interface DriverOutcome {
@@ -47,7 +49,8 @@ export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<Dr
   }
   let result
   try {
-    result = await runPhase(deps.workload, deps.binding, deps.sink, {
+    const phaseRunner: PhaseRunner = deps.runPhase ?? ((o) => runPhase(deps.workload, deps.binding, deps.sink, o))
+    result = await phaseRunner({
       phase: cfg.phase,
       threads: cfg.threads,
       target: cfg.target,

@@ -62,9 +62,9 @@ export interface DriverConfig {
 export const driverUsage = (bindings: readonly string[]): string => `usage: benchstream load|run [options]
   -P <file>              workload property file (repeatable; later files win)
   -p <key>=<value>       workload property (repeatable; overrides files)
-  -threads <n>           concurrent workers, 1 to 100000 (default 1); they are async tasks sharing
-                         one event loop, so one client uses about one core: run more clients
-                         (processes or machines) for more
+  -threads <n>           client threads, 1 to 100000 (default 1), each with its own connection as in
+                         YCSB; they run in worker threads, one per core (the memory binding's on the
+                         main thread, where its store lives)
   -target <ops/s>        throughput target for this client, 0 = unthrottled (default 0)
   -s                     print a status line every status.interval seconds (default 10)
   -t | -load             YCSB's phase flags: accepted when they agree with the command

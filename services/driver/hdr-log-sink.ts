@@ -4,8 +4,12 @@
  * measurement, the histogram of the current interval; every interval it
  * appends one line to `<hdrhistogram.output.path><NAME>.hdr` (NAME as YCSB
  * names them: READ, READ-FAILED, Intended-READ), the last one at close. A
- * hook beside the runner, not in it: whatever runs the workers, events reach
- * the sink. The files go through `write` (main.ts passes node:fs); a file is
+ * hook beside the runner, not in it: it runs in the delivery thread
+ * (delivery-main.ts), which drains every client thread's event ring into it,
+ * wherever the client threads run. Events reach it within the drain interval
+ * (10 ms) of their completion, so one near an interval's end may fall into
+ * the next line, as one recorded while YCSB's status thread writes does. The
+ * files go through `write` (delivery-main.ts passes node:fs); a file is
  * created (an old one replaced, as YCSB's FileOutputStream does) with its
  * header when its measurement first appears.
  */

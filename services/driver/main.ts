@@ -1,17 +1,22 @@
 /**
  * `benchstream load|run`: reads the command line, opens Kafka and the
  * binding, runs one client, prints the report, handles Ctrl-C.
+ *
+ * Threads: client threads of a binding with a server (redis, postgres) run
+ * in worker threads, each client thread with its own connection
+ * (worker-main.ts, worker-pool.ts: one worker per core); the memory
+ * binding's threads run here, where its store lives. Events go through shared-memory
+ * rings to a delivery thread that encodes them and sends them to Kafka, and
+ * writes YCSB's HDR interval logs when asked (delivery-main.ts), so no
+ * measuring thread encodes, writes files or talks to Kafka.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
-import path from 'node:path'
+import { writeFileSync } from 'node:fs'
 import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
-import { KafkaEventSink } from '../adapters/kafka/event-sink.js'
 import { CoreWorkload } from '../core/workload/core-workload.js'
 import { runDriver } from './app.js'
-import { HdrLogSink } from './hdr-log-sink.js'
 import { formatDriverReport } from './ycsb-output.js'
 import { MemoryBinding } from '../adapters/datastores/memory.js'
-import { BINDING_NAMES, createBinding } from '../adapters/datastores/index.js'
+import { BINDING_NAMES, createBinding, IN_PROCESS_BINDINGS } from '../adapters/datastores/index.js'
 import { createLogger } from '../common/logger.js'
 import { parseDriverArgs, type DriverConfig } from './config.js'
 import { waitForMergedReport } from './merged-report.js'
@@ -20,29 +25,49 @@ import { evaluateThresholds, formatThresholdResults } from '../core/reports/thre
 import type { Report } from '../core/reports/ycsb-report.js'
 import { readCliEnv, THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { NullSink, type EventSink } from '../core/ports/event-sink.js'
-import { runPhase } from './runner.js'
+import { runPhase, type PhaseRunner } from './runner.js'
+import { RingEventSink } from './delivery.js'
+import type { DriverDelivery, HdrLogFiles } from './delivery-main.js'
+import { defaultWorkerCount, runPhaseInWorkers } from './worker-pool.js'
 
 export async function driverMain(phase: 'load' | 'run', argv: readonly string[]): Promise<number> {
   const cfg = parseDriverArgs(phase, argv, process.env, { bindings: BINDING_NAMES })
   const log = createLogger('benchstream-driver', process.env)
   const workload = CoreWorkload.fromProperties(cfg.properties)
-  const binding = createBinding(cfg.binding, cfg.properties, { threads: cfg.threads })
+  const inProcess = (IN_PROCESS_BINDINGS as readonly string[]).includes(cfg.binding)
+  // In-process: the client threads' binding. Otherwise: server metrics only, on a connection of its own.
+  const binding = createBinding(cfg.binding, cfg.properties, { threads: inProcess ? cfg.threads : 1 })
   await binding.init()
   const abort = new AbortController()
   const onSignal = (): void => abort.abort()
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
+  // YCSB's hdrhistogram.fileoutput: interval logs of every event, written by
+  // the delivery thread (an EventSink decorator there), which every client
+  // thread's events reach, wherever it runs.
+  const y = cfg.ycsb
+  const hdrLog: HdrLogFiles | undefined = y.hdrLog === undefined ? undefined : { pathPrefix: y.hdrLog.pathPrefix, intervalMs: y.hdrLog.intervalS * 1000, measured: y.measurementInterval !== 'intended', intended: y.measurementInterval === 'intended' || y.measurementInterval === 'both' }
   let sink: EventSink
-  if (cfg.emit) {
-    const kafka = createKafka(cfg.infra.kafka, `driver-${cfg.clientId}`)
-    await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
-    sink = await KafkaEventSink.open(kafka, { topic: cfg.infra.topics.events, runId: cfg.runId, clientId: cfg.clientId })
+  if (cfg.emit || hdrLog !== undefined) {
+    const delivery: DriverDelivery = hdrLog === undefined ? {} : { hdrLog }
+    if (cfg.emit) {
+      await ensureTopics(createKafka(cfg.infra.kafka, `driver-${cfg.clientId}`), cfg.infra.kafka, cfg.infra.topics)
+      delivery.kafka = { kafka: cfg.infra.kafka, clientIdSuffix: `driver-${cfg.clientId}`, options: { topic: cfg.infra.topics.events, runId: cfg.runId, clientId: cfg.clientId } }
+    }
+    sink = await RingEventSink.start(new URL('./delivery-main.js', import.meta.url), delivery)
   } else {
     sink = new NullSink()
   }
-  // YCSB's hdrhistogram.fileoutput: interval logs beside the events (a decorator, whatever runs the workers).
-  const hdrLog = cfg.ycsb.hdrLog
-  if (hdrLog !== undefined) sink = new HdrLogSink(sink, { pathPrefix: hdrLog.pathPrefix, intervalMs: hdrLog.intervalS * 1000, measured: cfg.ycsb.measurementInterval !== 'intended', intended: cfg.ycsb.measurementInterval === 'intended' || cfg.ycsb.measurementInterval === 'both', write: writeLog })
+  const inWorkers: PhaseRunner | undefined = inProcess
+    ? undefined
+    : (o) =>
+        runPhaseInWorkers({
+          ...o,
+          workerUrl: new URL('./worker-main.js', import.meta.url),
+          binding: cfg.binding,
+          properties: cfg.properties,
+          ...(sink instanceof RingEventSink ? { newRing: () => sink.addRing() } : {}),
+        })
   try {
     if (phase === 'run' && binding instanceof MemoryBinding && (await binding.sampleServerMetrics()).values.records === 0) {
       // The embedded store lives in this process only: load it first, unmeasured.
@@ -50,8 +75,8 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
       await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: cfg.threads, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
     }
     for (const note of cfg.notes) process.stderr.write(`benchstream: note: ${note}\n`)
-    log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
-    const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal })
+    log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, workers: inProcess ? 0 : defaultWorkerCount(cfg.threads), target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
+    const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal, ...(inWorkers === undefined ? {} : { runPhase: inWorkers }) })
     const text = formatDriverReport(cfg, outcome)
     if (cfg.exportFile === undefined) process.stdout.write(text)
     else {
@@ -96,12 +121,4 @@ async function checkThresholds(cfg: DriverConfig, own: Report, signal: AbortSign
   const results = evaluateThresholds(report, cfg.thresholds)
   process.stderr.write(formatThresholdResults(results, scope))
   return results.every((r) => r.passed)
-}
-
-/** The HDR log sink's file access: a new file replaces an old one (as YCSB's FileOutputStream), its folder made if missing. */
-function writeLog(file: string, text: string, create: boolean): void {
-  if (create) {
-    mkdirSync(path.dirname(file), { recursive: true })
-    writeFileSync(file, text)
-  } else appendFileSync(file, text)
 }

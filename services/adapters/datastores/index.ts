@@ -21,6 +21,13 @@ export function isBindingName(name: string): name is BindingName {
   return (BINDING_NAMES as readonly string[]).includes(name)
 }
 
+/**
+ * Bindings whose data lives inside the driver process (the memory store):
+ * their client threads all run on the driver's main thread. The others run
+ * each client thread with its own connection in worker threads.
+ */
+export const IN_PROCESS_BINDINGS: readonly BindingName[] = ['memory']
+
 /** Properties each binding reads; any other `<binding>.` property is rejected. */
 export const BINDING_PROPERTIES = {
   memory: ['memory.cachesize', 'memory.delay.read', 'memory.delay.scan', 'memory.delay.update', 'memory.delay.insert', 'memory.delay.delete', 'memory.delay.after'],

@@ -18,11 +18,19 @@
  * Redis keeps everything in memory, so an operation's cache outcome is
  * UNKNOWN; the server's keyspace_hits/keyspace_misses counters are sampled
  * instead (sampleServerMetrics).
+ *
+ * The connection is our own lean RESP client (resp.ts): one socket per
+ * binding instance, one write per operation, and reads that count the reply's
+ * bytes without decoding it, so the driver's own cost per operation stays
+ * well below the server's. The driver gives each client thread a binding
+ * instance of its own (one connection per thread, as YCSB's binding has);
+ * threads sharing one instance (runPhase on one thread) pipeline on its
+ * connection. Bytes are UTF-8 bytes of the field values.
  */
-import { Redis } from 'ioredis'
 import { BenchstreamError } from '../../core/errors.js'
 import type { FieldValues } from '../../core/workload/workload-types.js'
 import { statusOf, valuesBytes, type Binding, type OpResult } from '../../core/ports/binding.js'
+import { RedisReplyError, RespConnection, scriptSha, type ReplySizes } from './resp.js'
 
 /** Sorted set of all record keys, every score 0 (lexicographic order). */
 export const REDIS_INDEX_KEY = '_bs_keys'
@@ -42,15 +50,7 @@ export interface RedisBindingConfig {
 
 const ok = (bytes: number): OpResult => ({ status: 'OK', cache: 'UNKNOWN', bytes })
 const NOT_FOUND: OpResult = { status: 'NOT_FOUND', cache: 'UNKNOWN', bytes: 0 }
-const failed = (err: unknown): OpResult => ({ status: redisStatus(err), cache: 'UNKNOWN', bytes: 0 })
-
-/**
- * ioredis reports a command given up while the connection is down as
- * MaxRetriesPerRequestError, whose message names no connection problem.
- */
-function redisStatus(err: unknown): OpResult['status'] {
-  return (err as { name?: unknown })?.name === 'MaxRetriesPerRequestError' ? 'SERVICE_UNAVAILABLE' : statusOf(err)
-}
+const failed = (err: unknown): OpResult => ({ status: statusOf(err), cache: 'UNKNOWN', bytes: 0 })
 
 /**
  * Update only an existing record: YCSB's plain HMSET would create a partial
@@ -64,73 +64,42 @@ for i = 1, #ARGV, 1000 do
   redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 return 1`
-
-type RedisWithUpdate = Redis & { bsUpdateIfExists(key: string, ...fieldValues: string[]): Promise<number> }
+const UPDATE_IF_EXISTS_SHA = scriptSha(UPDATE_IF_EXISTS_LUA)
 
 export class RedisBinding implements Binding {
   readonly name = 'redis'
-  private client: RedisWithUpdate | undefined
+  private conn: RespConnection | undefined
 
   constructor(readonly config: Readonly<RedisBindingConfig>) {}
 
   async init(): Promise<void> {
     const c = this.config
-    const client = new Redis({
-      host: c.host,
-      port: c.port,
-      db: c.db,
-      ...(c.password === undefined ? {} : { password: c.password }),
-      connectTimeout: c.timeoutMs,
-      commandTimeout: c.timeoutMs,
-      lazyConnect: true,
-      // A command fails after one reconnect attempt instead of waiting for
-      // twenty: the runner counts it as SERVICE_UNAVAILABLE and goes on.
-      maxRetriesPerRequest: 1,
-    }) as RedisWithUpdate
-    // Errors reach the operation that hit them; without a listener ioredis
-    // would print every reconnect failure. The last one explains a failed connect.
-    let lastError: Error | undefined
-    client.on('error', (err: Error) => {
-      lastError = err
-    })
-    client.defineCommand('bsUpdateIfExists', { numberOfKeys: 1, lua: UPDATE_IF_EXISTS_LUA })
+    const conn = new RespConnection({ host: c.host, port: c.port, password: c.password, db: c.db, timeoutMs: c.timeoutMs })
     try {
-      await client.connect()
-      // ioredis sends SELECT on connect but only emits its failure, and
-      // would go on in database 0: ask again so a bad redis.db fails here.
-      if (c.db !== 0) await client.select(c.db)
-      await client.ping()
+      await conn.connect()
     } catch (err) {
-      client.disconnect()
-      const why = lastError !== undefined && lastError !== err ? `${(err as Error).message} (${lastError.message})` : (err as Error).message
-      throw new BenchstreamError('BS_ERR_BINDING', `redis: cannot use the server at ${c.host}:${c.port} (db ${c.db}): ${why}; start one or set redis.host, redis.port, redis.password, redis.db`, { cause: err, retryable: true })
+      await conn.close()
+      throw new BenchstreamError('BS_ERR_BINDING', `redis: cannot use the server at ${c.host}:${c.port} (db ${c.db}): ${(err as Error).message}; start one or set redis.host, redis.port, redis.password, redis.db`, { cause: err, retryable: true })
     }
-    this.client = client
+    this.conn = conn
   }
 
-  private get redis(): RedisWithUpdate {
-    if (this.client === undefined) throw new BenchstreamError('BS_ERR_BINDING', 'redis binding used before init()')
-    return this.client
+  private get redis(): RespConnection {
+    if (this.conn === undefined) throw new BenchstreamError('BS_ERR_BINDING', 'redis binding used before init()')
+    return this.conn
   }
 
   async read(_table: string, key: string, fields: string[] | undefined): Promise<OpResult> {
     try {
       if (fields === undefined) {
-        const rec = await this.redis.hgetall(key)
-        let bytes = 0
-        let n = 0
-        for (const f in rec) {
-          bytes += rec[f]!.length
-          n++
-        }
-        return n === 0 ? NOT_FOUND : ok(bytes)
+        const r = (await this.redis.command(['HGETALL', key], true)) as ReplySizes
+        return r.count === 0 ? NOT_FOUND : ok(r.oddBytes)
       }
-      const values = await this.redis.hmget(key, ...fields)
-      const bytes = presentBytes(values)
+      const r = (await this.redis.command(['HMGET', key, ...fields], true)) as ReplySizes
       // All fields nil: either no record or a record without those fields;
       // only the rare miss pays for the second round trip to tell them apart.
-      if (bytes < 0 && (await this.redis.exists(key)) === 0) return NOT_FOUND
-      return ok(Math.max(0, bytes))
+      if (r.nils === r.count && (await this.redis.command(['EXISTS', key])) === 0) return NOT_FOUND
+      return ok(r.bytes)
     } catch (err) {
       return failed(err)
     }
@@ -139,23 +108,18 @@ export class RedisBinding implements Binding {
   async scan(_table: string, startKey: string, count: number, fields: string[] | undefined): Promise<OpResult> {
     try {
       const redis = this.redis
-      const keys = await redis.zrangebylex(REDIS_INDEX_KEY, `[${startKey}`, '+', 'LIMIT', 0, count)
+      const keys = (await redis.command(['ZRANGEBYLEX', REDIS_INDEX_KEY, `[${startKey}`, '+', 'LIMIT', '0', String(count)])) as string[]
       if (keys.length === 0) return ok(0)
-      const p = redis.pipeline()
-      for (const k of keys) {
-        if (fields === undefined) p.hgetall(k)
-        else p.hmget(k, ...fields)
-      }
-      const replies = (await p.exec()) ?? []
+      const replies = await redis.commands(
+        keys.map((k) => (fields === undefined ? ['HGETALL', k] : ['HMGET', k, ...fields])),
+        true,
+      )
       let bytes = 0
-      for (const [err, reply] of replies) {
-        if (err !== null) return failed(err)
+      for (const reply of replies) {
+        if (reply instanceof RedisReplyError) return failed(reply)
         // A key deleted between the index read and the hash read is skipped.
-        if (fields === undefined) {
-          for (const v of Object.values(reply as Record<string, string>)) bytes += v.length
-        } else {
-          bytes += Math.max(0, presentBytes(reply as Array<string | null>))
-        }
+        const r = reply as ReplySizes
+        bytes += fields === undefined ? r.oddBytes : r.bytes
       }
       return ok(bytes)
     } catch (err) {
@@ -165,7 +129,15 @@ export class RedisBinding implements Binding {
 
   async update(_table: string, key: string, values: FieldValues): Promise<OpResult> {
     try {
-      const found = await this.redis.bsUpdateIfExists(key, ...flatten(values))
+      const args = flatten(values)
+      let found
+      try {
+        found = await this.redis.command(['EVALSHA', UPDATE_IF_EXISTS_SHA, '1', key, ...args])
+      } catch (err) {
+        // The server does not know the script yet (first use, or restarted): send it once.
+        if (!(err instanceof RedisReplyError) || !err.message.startsWith('NOSCRIPT')) throw err
+        found = await this.redis.command(['EVAL', UPDATE_IF_EXISTS_LUA, '1', key, ...args])
+      }
       return found === 1 ? ok(valuesBytes(values)) : NOT_FOUND
     } catch (err) {
       return failed(err)
@@ -175,8 +147,8 @@ export class RedisBinding implements Binding {
   async insert(_table: string, key: string, values: FieldValues): Promise<OpResult> {
     try {
       // MULTI: the record and its index entry appear together or not at all.
-      const replies = await this.redis.multi().hset(key, values).zadd(REDIS_INDEX_KEY, 0, key).exec()
-      const err = firstError(replies)
+      const replies = await this.redis.commands([['MULTI'], ['HSET', key, ...flatten(values)], ['ZADD', REDIS_INDEX_KEY, '0', key], ['EXEC']])
+      const err = transactionError(replies)
       return err === undefined ? ok(valuesBytes(values)) : failed(err)
     } catch (err) {
       return failed(err)
@@ -185,10 +157,10 @@ export class RedisBinding implements Binding {
 
   async delete(_table: string, key: string): Promise<OpResult> {
     try {
-      const replies = await this.redis.multi().del(key).zrem(REDIS_INDEX_KEY, key).exec()
-      const err = firstError(replies)
+      const replies = await this.redis.commands([['MULTI'], ['DEL', key], ['ZREM', REDIS_INDEX_KEY, key], ['EXEC']])
+      const err = transactionError(replies)
       if (err !== undefined) return failed(err)
-      return replies?.[0]?.[1] === 0 ? NOT_FOUND : ok(0)
+      return (replies.at(-1) as unknown[])[0] === 0 ? NOT_FOUND : ok(0)
     } catch (err) {
       return failed(err)
     }
@@ -196,39 +168,30 @@ export class RedisBinding implements Binding {
 
   /** Cumulative keyspace_hits and keyspace_misses from INFO stats. */
   async sampleServerMetrics(): Promise<{ source: string; values: Record<string, number> }> {
-    const info = await this.redis.info('stats')
+    const info = (await this.redis.command(['INFO', 'stats'])) as string
     return { source: 'redis', values: parseInfo(info, ['keyspace_hits', 'keyspace_misses']) }
   }
 
   async cleanup(): Promise<void> {
-    const client = this.client
-    this.client = undefined
-    if (client === undefined) return
-    try {
-      await client.quit()
-    } catch {
-      client.disconnect()
-    }
+    const conn = this.conn
+    this.conn = undefined
+    await conn?.close()
   }
 }
 
-/** Sum of the lengths of the non-nil values, or -1 when all are nil. */
-function presentBytes(values: Array<string | null>): number {
-  let bytes = -1
-  for (const v of values) if (v !== null) bytes = Math.max(bytes, 0) + v.length
-  return bytes
+/** The error of a MULTI ... EXEC batch: a command that could not be queued, an aborted EXEC, or a failed command inside. */
+function transactionError(replies: readonly unknown[]): unknown {
+  const exec = replies.at(-1)
+  if (exec instanceof Error) return exec
+  if (exec === null || !Array.isArray(exec)) return new Error('redis transaction aborted')
+  for (const r of [...replies.slice(0, -1), ...exec]) if (r instanceof Error) return r
+  return undefined
 }
 
 function flatten(values: FieldValues): string[] {
   const out: string[] = []
   for (const f in values) out.push(f, values[f]!)
   return out
-}
-
-function firstError(replies: Array<[Error | null, unknown]> | null): unknown {
-  if (replies === null) return new Error('redis transaction aborted')
-  for (const [err] of replies) if (err !== null) return err
-  return undefined
 }
 
 /** Reads the named integer fields of an INFO section (`name:value` lines). */

@@ -33,6 +33,7 @@ import {
 } from './generators.js'
 import type { Properties } from './properties.js'
 import { Rng } from './random.js'
+import { createSharedWorkloadState, SharedAcknowledgedCounterGenerator, SharedCounterGenerator, SharedSequentialGenerator } from './shared-state.js'
 import type { FieldValues, Operation, Transaction, Workload } from './workload-types.js'
 
 export const REQUEST_DISTRIBUTIONS = ['uniform', 'zipfian', 'latest', 'hotspot', 'sequential', 'exponential'] as const
@@ -269,6 +270,18 @@ const OP_INDEX: Record<Operation, number> = { READ: OP_READ, UPDATE: OP_UPDATE, 
 export interface CoreWorkloadOptions {
   /** Seed for every random choice; default: random. The same seed and properties give the same transactions. */
   seed?: number
+  /**
+   * State shared with the other threads of this client (createSharedState()
+   * of a workload with the same properties): the load and insert key
+   * sequences, the acknowledged-insert window and the 'sequential' position.
+   * Default: this workload's own, for one thread.
+   */
+  shared?: SharedArrayBuffer
+}
+
+/** The acknowledged insert key sequence: a counter whose lastValue() only counts finished inserts. */
+interface InsertSequence extends NumberGenerator {
+  acknowledge(value: number): void
 }
 
 export class CoreWorkload implements Workload {
@@ -298,16 +311,16 @@ export class CoreWorkload implements Workload {
   private readonly keyChooserLow: number
   private readonly exponential: boolean
   private readonly scanLength: NumberGenerator
-  private readonly loadSequence: CounterGenerator
+  private readonly loadSequence: NumberGenerator
   private readonly loadEnd: number
-  private readonly insertSequence: AcknowledgedCounterGenerator
+  private readonly insertSequence: InsertSequence
 
   /** Builds a workload from YCSB properties; throws BS_ERR_WORKLOAD naming the property at fault. */
   static fromProperties(props: Properties, opts: CoreWorkloadOptions = {}): CoreWorkload {
-    return new CoreWorkload(parseCoreWorkloadConfig(props), new Rng(opts.seed))
+    return new CoreWorkload(parseCoreWorkloadConfig(props), new Rng(opts.seed), opts.shared)
   }
 
-  private constructor(config: Readonly<CoreWorkloadConfig>, rng: Rng) {
+  private constructor(config: Readonly<CoreWorkloadConfig>, rng: Rng, shared: SharedArrayBuffer | undefined) {
     const c = config
     this.config = c
     this.rng = rng
@@ -341,10 +354,10 @@ export class CoreWorkload implements Workload {
       PROPORTION_PROPERTIES.map(([, op]) => ({ weight: c.proportions[op], value: OP_INDEX[op] })),
     )
 
-    this.loadSequence = new CounterGenerator(c.insertStart)
+    this.loadSequence = shared === undefined ? new CounterGenerator(c.insertStart) : new SharedCounterGenerator(shared)
     this.loadEnd = c.insertStart + c.insertCount
     // Run-phase inserts continue after the loaded records, as YCSB's transactioninsertkeysequence.
-    this.insertSequence = new AcknowledgedCounterGenerator(c.recordCount)
+    this.insertSequence = shared === undefined ? new AcknowledgedCounterGenerator(c.recordCount) : new SharedAcknowledgedCounterGenerator(shared)
 
     const lb = c.insertStart
     const ub = c.insertStart + c.insertCount - 1
@@ -355,7 +368,7 @@ export class CoreWorkload implements Workload {
         this.keyChooser = new UniformLongGenerator(rng, lb, ub)
         break
       case 'sequential':
-        this.keyChooser = new SequentialGenerator(lb, ub)
+        this.keyChooser = shared === undefined ? new SequentialGenerator(lb, ub) : new SharedSequentialGenerator(shared, lb, ub)
         break
       case 'hotspot':
         this.keyChooser = new HotspotIntegerGenerator(rng, lb, ub, c.hotspotDataFraction, c.hotspotOpnFraction)
@@ -395,9 +408,20 @@ export class CoreWorkload implements Workload {
     return this.insertSequence.lastValue() + 1
   }
 
+  /**
+   * A fresh state for threads that share this workload's sequences (each
+   * builds its own CoreWorkload from the same properties with `shared`);
+   * one per phase, as YCSB builds one CoreWorkload per phase.
+   */
+  createSharedState(): SharedArrayBuffer {
+    return createSharedWorkloadState({ loadStart: this.config.insertStart, insertStart: this.config.recordCount })
+  }
+
   nextLoad(): Transaction | undefined {
-    if (this.loadSequence.lastValue() + 1 >= this.loadEnd) return undefined
+    // Take the number first, then check it: with a shared sequence, checking
+    // first would let two threads both pass the last free number.
     const keynum = this.loadSequence.nextValue()
+    if (keynum >= this.loadEnd) return undefined
     return { op: 'INSERT', table: this.table, key: this.buildKeyName(keynum), values: this.buildValues(), keynum }
   }
 
