@@ -186,7 +186,7 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   const names = (tables.body.rows as Array<{ name: string }>).map((r) => r.name)
   for (const n of ['op_windows', 'ops', 'runs', 'run_summary', 'op_percentiles']) assert.ok(names.includes(n), `SHOW TABLES lists ${n}: ${names.join(', ')}`)
   assert.ok(!names.includes('secret'))
-  assert.deepEqual((await q("SHOW TABLES LIKE 'op\\_%'")).body.rows, [{ name: 'op_percentiles' }, { name: 'op_windows' }])
+  assert.deepEqual((await q("SHOW TABLES LIKE 'op\\_%'")).body.rows, [{ name: 'op_percentiles' }, { name: 'op_window_figures' }, { name: 'op_windows' }])
   const described = (await q('DESCRIBE op_windows')).body.rows as Array<{ name: string; type: string }>
   assert.deepEqual(described.find((c) => c.name === 'hist'), { ...described.find((c) => c.name === 'hist'), type: 'Map(UInt16, UInt64)' })
   assert.equal((await q('DESCRIBE benchstream.ops FORMAT TSV')).raw.split('\n')[0]!.split('\t')[0], 'run_id')
