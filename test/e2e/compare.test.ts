@@ -152,7 +152,10 @@ test('compare: a slowed scan is the only regression; identical groups show none;
   falsePositives += await identical(e, f)
   falsePositives += await identical(c, b)
   process.stdout.write(`# identical configurations run together: ${falsePositives} false finding(s) over ${tested} tested figures in 3 comparisons\n`)
-  assert.equal(falsePositives, 0)
+  // Under the null, Benjamini-Hochberg at α = 0.05 keeps the chance of any finding in one
+  // comparison at about 5%, so "none in 3 comparisons" would fail about one run in seven with
+  // perfect statistics; two findings in 60 figures (≤ 3.3%) would say the method is off.
+  assert.ok(falsePositives <= 1, `${falsePositives} false findings over ${tested} figures`)
   let drift = 0
   for (const [x, y] of [[a, b], [a, c], [b, e], [c, f]] as const) drift += await identical(x, y)
   process.stdout.write(`# identical configurations run a minute apart: ${drift} finding(s) in 4 comparisons (machine drift, not asserted)\n`)
