@@ -107,7 +107,7 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
                    send each interval as it appears; ends when process --pid exits, or after
                    --idle-timeout seconds without a new interval (default 60 without --pid)
   Several clients of one run: the same --run-id, each its own --client-id.`
-export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... -- <YCSB arguments>
+export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... [--server-metrics hbase=URL] -- <YCSB arguments>
   Runs real YCSB (site.ycsb.Client) with Benchstream's bridge in front of the binding named by
   -db, so every operation streams to Kafka as it happens (live view, Grafana, alerts), then prints
   YCSB's own report, Benchstream's merged report of the run read back through the API, and the
@@ -127,6 +127,10 @@ export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R
   --threshold EXPR    pass/fail criterion on the merged report, e.g. 'READ.p99<2ms' (repeatable;
                       exit code 99 when one fails; benchstream help thresholds)
   --report-wait S     seconds to wait for the server to count the whole run, 0 to 3600 (default 60)
+  --server-metrics hbase=URL
+                      during a run phase, sample the region server's block cache counters every
+                      second from its info server (URL e.g. http://127.0.0.1:16030, /jmx optional)
+                      into server_metrics: the report's ServerCacheHitRatio(hbase)
   YCSB core 0.17.0 and the bridge are built with Maven on first use and cached like the Kafka
   jars (deploy/local/ycsb.sh). Java 17+ (YCSB_JAVA_OPTS for JVM flags, default -Xmx1g).
   Example: benchstream ycsb -- run -db redis -P workloads/workloada -p redis.port=6379 -threads 8 -s`
