@@ -4,14 +4,22 @@
  */
 import { OPERATIONS } from '../../schemas/events.v1.js'
 
-export const DEMO_USAGE = `usage: benchstream demo [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE] [--threshold EXPR]...
+export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE] [--threshold EXPR]...
   Starts Kafka (unless KAFKA_BROKERS is set), the processor and the API with the
-  embedded ClickHouse, runs one driver against the embedded store, prints a live
-  line every second read back from ClickHouse, then the merged report and checks.
+  embedded ClickHouse, runs a workload, prints a live line every second read back
+  from ClickHouse, then the merged report and checks.
+  --system memory   (default) Benchstream's driver against the embedded store
+  --system hbase    a real HBase 2 (deploy/local/hbase.sh; HBASE_VERSION, HBASE_ZK_PORT,
+                    HBASE_MASTER_PORT, HBASE_RS_PORT, HBASE_RS_INFO_PORT as there) and real
+                    YCSB 0.17.0 through the bridge (benchstream ycsb -db hbase): load, flush,
+                    run; the region server's block cache sampled every second, a CPU profile
+                    of the HBase JVM (async-profiler) attached to the run; prints YCSB's report
+                    beside Benchstream's, the block cache hit ratio and the flame graph's file.
+                    Java 17+ and Maven (first run: the jars). npm run demo:hbase
   --seconds N       run time, 1 to 86400 (default 30)
-  --target OPS      throughput target, 0 = unthrottled (default 20000)
-  --threads N       driver threads, 1 to 100000 (default 8)
-  --records N       records loaded first, 1 to 100000000 (default 100000)
+  --target OPS      throughput target, 0 = unthrottled (default 20000; hbase: 0)
+  --threads N       driver (YCSB) threads, 1 to 100000 (default 8)
+  --records N       records loaded first, 1 to 100000000 (default 100000; hbase: 10000)
   --workload FILE   YCSB workload file (default workloads/workloada)
   --threshold EXPR  pass/fail criterion on the merged report, e.g. 'READ.p99<2ms'
                     (repeatable; exit code 99 when one fails; benchstream help thresholds)`
