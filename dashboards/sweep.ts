@@ -1,11 +1,13 @@
 /**
  * "Benchstream — sweep": runs that share a label key (threads, target,
- * version, ...) side by side, throughput and p99 against the label's value.
+ * version, ...) side by side, throughput and p99 against the label's value;
+ * groups of repetitions with their median and range; benchstream sweep's
+ * points and curve.
  * Values sort numerically when they are numbers, else as text. Runs are
  * those active in the time range; each run counts whole.
  */
 import { DashboardBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { barChartPanel, datasourceVariable, finishDashboard, indentTail, queryVariable, runsInRangeWhere, sql, SQL_FORMAT, sqlTarget, tablePanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import { barChartPanel, datasourceVariable, finishDashboard, indentTail, queryVariable, runsInRangeWhere, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
 
 export const SWEEP_UID = 'benchstream-sweep'
 
@@ -70,6 +72,42 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
       .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('p99_us', 'bs_quantile(0.99, sumMap(h))'))),
   ]
 
+  // Groups of repetitions (run --repeat/--group) whose runs are active in the range: the
+  // median of the runs' own figures and their range, Grafana's error bars (view group_op_figures).
+  const groups = tablePanel(cfg, 'Groups of repetitions: median and range', 'One row per group and operation: the median over the group\'s runs of each run\'s own figure (percentiles from the run\'s merged histogram, never averaged across runs) and the smallest and largest run. Throughput of OVERALL counts every call, of an operation its successful calls. The samples benchstream compare tests.')
+    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+      SELECT group_id, workload, op, runs, median_ops_per_sec, min_ops_per_sec, max_ops_per_sec,
+             median_p99_us, min_p99_us, max_p99_us
+      FROM ${db}.group_op_figures
+      WHERE group_id IN (SELECT group_id FROM ${db}.runs WHERE ${runsInRangeWhere()} AND group_id != '')
+      ORDER BY first_started_at, group_id, op != 'OVERALL', op`))
+    .overrideByRegexp('.*ops_per_sec$', [{ id: 'unit', value: UNITS.throughput }, { id: 'decimals', value: 1 }])
+    .overrideByRegexp('.*_us$', [{ id: 'unit', value: UNITS.latency }, { id: 'decimals', value: 1 }])
+
+  // The points of benchstream sweep runs (labels sweep, sweep.param, point; view sweep_points).
+  const sweepWhere = `sweep_id IN (SELECT labels['sweep'] FROM ${db}.runs WHERE ${runsInRangeWhere()} AND labels['sweep'] != '')`
+  const points = tablePanel(cfg, 'Sweep points', 'benchstream sweep: one row per point of each sweep whose runs are active in the range, in the order of the swept value; all operations (OVERALL), from each run\'s merged histogram.')
+    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+      SELECT sweep_id, param, point, run_id, ops_per_sec, p50_us, p95_us, p99_us, error_rate
+      FROM ${db}.sweep_points
+      WHERE op = 'OVERALL' AND ${sweepWhere}
+      ORDER BY sweep_id, x ASC NULLS LAST, point, started_at`))
+    .overrideByName('ops_per_sec', [{ id: 'unit', value: UNITS.throughput }, { id: 'decimals', value: 1 }])
+    .overrideByRegexp('.*_us$', [{ id: 'unit', value: UNITS.latency }, { id: 'decimals', value: 1 }])
+  // The curve of the newest sweep: throughput and p99 against the swept value (numeric points).
+  const newest = `sweep_id = (SELECT argMax(sweep_id, started_at) FROM ${db}.sweep_points WHERE op = 'OVERALL' AND x IS NOT NULL AND ${sweepWhere})`
+  const curve = (title: string, column: string, unit: string, what: string): ReturnType<typeof trendPanel> =>
+    trendPanel(cfg, title, unit, 'x', `The newest sweep in the range with numeric points: ${what} against the swept value.`)
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+        SELECT x, ${column}
+        FROM ${db}.sweep_points
+        WHERE op = 'OVERALL' AND x IS NOT NULL AND ${newest}
+        ORDER BY x`))
+  const curves = [
+    curve('Sweep curve: throughput', 'ops_per_sec', UNITS.throughput, 'throughput (saturation: where it stops growing)'),
+    curve('Sweep curve: p99', 'p99_us', UNITS.latency, 'p99 (the knee: where it turns up)'),
+  ]
+
   const builder = new DashboardBuilder('Benchstream — sweep')
     .uid(SWEEP_UID)
     .description('Runs sharing a label, throughput and p99 against the label value.')
@@ -104,6 +142,8 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
   withSections(builder, [
     ['Runs', [table]],
     ['By value', charts],
+    ['Groups of repetitions', [groups]],
+    ['Sweeps', [points, ...curves]],
   ])
   return finishDashboard(builder.build(), cfg)
 }

@@ -274,6 +274,30 @@ export const ComparedFigure = Type.Object({
 })
 export type ComparedFigure = Static<typeof ComparedFigure>
 
+/** A frame (function, wherever called from) in both sides' merged CPU profiles: shares in percent of each side's samples. */
+const FrameShareChange = Type.Object({
+  frame: Type.String(),
+  baseline: Type.Number(),
+  candidate: Type.Number(),
+  /** candidate - baseline, percentage points. */
+  change: Type.Number(),
+  baselineSamples: Type.Integer(),
+  candidateSamples: Type.Integer(),
+})
+
+/** The frames whose share of CPU samples changed most between the sides (services/core/profiles/flame-graph.ts frameShareChanges). */
+export const ProfileChanges = Type.Object({
+  baselineSamples: Type.Integer(),
+  candidateSamples: Type.Integer(),
+  /** By self share (the frame was the leaf: time spent in it). */
+  self: Type.Array(FrameShareChange),
+  /** By total share (the frame anywhere on the stack: time spent in it and its callees). */
+  total: Type.Array(FrameShareChange),
+  /** Path of the differential flame graph of the same runs on the API (the profiles page). */
+  diffFlameGraph: Type.String(),
+})
+export type ProfileChanges = Static<typeof ProfileChanges>
+
 const SideThrottle = Type.Object({
   status: Type.Union([Type.Literal('unthrottled'), Type.Literal('at target'), Type.Literal('below target')]),
   target: Nullable(Type.Number()),
@@ -327,8 +351,8 @@ export const ReleaseComparison = Type.Object({
     atTarget: Type.Integer(),
     belowTarget: Type.Integer(),
   }),
-  /** CPU profile frame share changes when both sides have profiles; null until that hook is wired. */
-  profiles: Nullable(Type.Array(Type.Object({ frame: Type.String(), baselineShare: Type.Number(), candidateShare: Type.Number() }))),
+  /** Where the CPU time went: frame share changes between the sides' CPU profiles; null when a side has no profile samples (or profiles are not served). */
+  profiles: Nullable(ProfileChanges),
 })
 export type ReleaseComparison = Static<typeof ReleaseComparison>
 

@@ -13,6 +13,7 @@ import type { ReadModel } from '../core/ports/read-model.js'
 import { releaseHistory } from '../core/compare/history.js'
 import { formatComparison } from '../core/compare/release-format.js'
 import { compareReleases } from '../core/compare/release.js'
+import { profileComparison } from '../core/compare/profile-changes.js'
 import { BenchstreamError } from '../core/errors.js'
 import { formatRunReport } from '../core/reports/run-report-text.js'
 import { CachedReadModel } from './cached-read-model.js'
@@ -98,6 +99,7 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
       ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
       ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
       force: q.force === true,
+      ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
     })
     if (q.format === 'markdown' || q.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
     return c

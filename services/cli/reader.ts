@@ -6,6 +6,7 @@
  * the only way in while it runs; both ways compute with the same core code.
  */
 import { openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import type { ReleaseComparison, ReleaseHistory, RunFigures, RunInfo, RunReport } from '../../schemas/api.v1.js'
 import { readCliEnv } from '../common/cli-env.js'
@@ -13,6 +14,7 @@ import type { Env } from '../common/config.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { findServer } from '../common/server-file.js'
 import { releaseHistory, type HistoryOptions } from '../core/compare/history.js'
+import { profileComparison } from '../core/compare/profile-changes.js'
 import { compareReleases, type CompareOptions } from '../core/compare/release.js'
 import { BenchstreamError, ERROR_CODES, isBenchstreamError, type ErrorCode } from '../core/errors.js'
 import type { RunFilter } from '../core/ports/read-model.js'
@@ -149,7 +151,7 @@ class DirectReader implements Reader {
   }
 
   compare(baseline: string, candidate: string, o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>): Promise<ReleaseComparison> {
-    return this.call(() => compareReleases(this.rm, baseline, candidate, o))
+    return this.call(() => compareReleases(this.rm, baseline, candidate, { ...o, profileChanges: profileComparison(new ClickHouseProfileStore(this.ch)) }))
   }
 
   history(o: HistoryOptions): Promise<ReleaseHistory> {

@@ -13,14 +13,21 @@
  * values compare shows are the runs' reports (merged histograms).
  */
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
 import { test } from 'node:test'
 import type { ComparedFigure, ReleaseComparison, RunInfo, RunReport } from '../../schemas/api.v1.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
+import { repoRoot } from '../../services/common/repo-root.js'
+import { PROFILE_FRAMES } from '../../services/core/compare/profile-changes.js'
+import { frameShareChanges } from '../../services/core/profiles/flame-graph.js'
+import { normalizeHiddenClasses, parseFolded, type Folded } from '../../services/core/profiles/folded.js'
 import { startServer } from '../../services/server/main.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 const SECONDS = 3
+const PROFILES = path.join(repoRoot(), 'test', 'fixtures', 'profiles', 'async-profiler-4.6')
 const TARGET = 250
 /** READ 50 %, UPDATE 30 %, SCAN 20 % of short scans: three operations to tell apart. */
 const WORKLOAD = ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=0', '-p', 'readproportion=0.5', '-p', 'updateproportion=0.3', '-p', 'scanproportion=0.2', '-p', 'maxscanlength=20']
@@ -150,14 +157,36 @@ test('compare: a slowed scan is the only regression; identical groups show none;
   for (const [x, y] of [[a, b], [a, c], [b, e], [c, f]] as const) drift += await identical(x, y)
   process.stdout.write(`# identical configurations run a minute apart: ${drift} finding(s) in 4 comparisons (machine drift, not asserted)\n`)
 
+  // Where the time went: real async-profiler output attached to one run of each side (CPU
+  // sampling on the baseline, itimer on the candidate: different shares of the same broker's
+  // frames). compare's profile section is frameShareChanges of exactly those stacks.
+  const [cpu, itimer] = ['kafka-broker-cpu-10ms.collapsed', 'kafka-broker-itimer-10ms.collapsed'].map((f) => path.join(PROFILES, f)) as [string, string]
+  for (const [run, file] of [[`${a}-1`, cpu], [`${d}-2`, itimer]] as const) {
+    const attached = await cli(te.env, ['profile', 'attach', '--run-id', run, '--label', 'host=broker', file])
+    assert.equal(attached.code, 0, attached.stderr)
+  }
+  const withProfiles = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=group:${d}&force=true`)).body
+  // attach folds JVM hidden-class names (Lambda$1198.0x00007f..) as it stores them: so does the reference.
+  const stacksIn = (f: string): Folded => normalizeHiddenClasses(parseFolded(fs.readFileSync(f, 'utf8'), f).stacks).stacks
+  const expected = frameShareChanges(stacksIn(cpu), stacksIn(itimer), PROFILE_FRAMES)
+  assert.ok(withProfiles.profiles !== null, 'both sides have profile samples')
+  assert.deepEqual({ ...withProfiles.profiles, diffFlameGraph: undefined }, { ...expected, diffFlameGraph: undefined })
+  assert.ok(expected.self.length > 0 && expected.baselineSamples > 100, `${expected.baselineSamples} samples`)
+  assert.equal(withProfiles.profiles.diffFlameGraph, `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`)
+  assert.equal((await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${b}&candidate=group:${c}`)).body.profiles, null, 'no profiles on either side: no section')
+
   // The Markdown a release email gets, from the command line through the server's API.
   const md = await cli(te.env, ['compare', `group:${a}`, `group:${d}`, '--force', '--format', 'markdown'])
   assert.equal(md.code, 0, md.stderr)
   process.stdout.write(`# markdown:\n${md.stdout.split('\n').map((l) => `#   ${l}`).join('\n')}\n`)
-  assert.match(md.stdout, /^\| SCAN p99 \(µs\) \| [\d.]+ ± \d+% \| [\d.k]+ ± \d+% \| \+[\d.]+% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m)
+  // The median moved for sure (asserted above); the tails only when this machine's hiccups allow.
+  assert.match(md.stdout, /^\| SCAN p50 \(µs\) \| [\d.]+ ± \d+% \| [\d.k]+ ± \d+% \| \+[\d.]+% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m)
   assert.match(md.stdout, /^\| READ p99 \(µs\) \| .* \| ~ \| ~ .*\|$/m)
   assert.match(md.stdout, /^\| OVERALL throughput \(ops\/s\) \| .* \| at target \|$/m)
   assert.match(md.stdout, /\*\*Not comparable, compared with --force:\*\* property memory\.delay\.scan \(unset\) → 3000/)
+  assert.match(md.stdout, /^#### Where the CPU time went: [\d,]+ baseline and [\d,]+ candidate profile samples/m)
+  const top = expected.self[0]!
+  assert.match(md.stdout, new RegExp(`^\\| self \\| .+ \\| ${top.baseline.toFixed(2).replace('.', '\\.')}% \\| ${top.candidate.toFixed(2).replace('.', '\\.')}% \\| ${top.change > 0 ? '\\+' : ''}${top.change.toFixed(2).replace('.', '\\.')} \\|$`, 'm'), 'the frame whose self share changed most is a row')
   const refusedCli = await cli(te.env, ['compare', `group:${a}`, `group:${d}`])
   assert.equal(refusedCli.code, 1)
   assert.match(refusedCli.stderr, /^benchstream: BS_ERR_NOT_COMPARABLE: the runs are not comparable: property memory\.delay\.scan/)

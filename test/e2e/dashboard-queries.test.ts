@@ -66,6 +66,10 @@ const EXPECTED: Record<string, string[]> = {
   'benchstream-sweep/Runs by ${label}/A': ['value', 'run_id', 'workload', 'clients', 'threads', 'ops_per_s', 'avg_us', 'p50_us', 'p99_us'],
   'benchstream-sweep/Throughput by ${label}/A': ['value', 'ops_per_s'],
   'benchstream-sweep/p99 latency by ${label}/A': ['value', 'p99_us'],
+  'benchstream-sweep/Groups of repetitions: median and range/A': ['group_id', 'workload', 'op', 'runs', 'median_ops_per_sec', 'min_ops_per_sec', 'max_ops_per_sec', 'median_p99_us', 'min_p99_us', 'max_p99_us'],
+  'benchstream-sweep/Sweep points/A': ['sweep_id', 'param', 'point', 'run_id', 'ops_per_sec', 'p50_us', 'p95_us', 'p99_us', 'error_rate'],
+  'benchstream-sweep/Sweep curve: throughput/A': ['x', 'ops_per_sec'],
+  'benchstream-sweep/Sweep curve: p99/A': ['x', 'p99_us'],
 }
 
 /** Dashboards whose queries another e2e file runs on data of their own (profiles: test/e2e/profiles.test.ts). */
@@ -110,10 +114,13 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     const ops = [...new Set(outcomes.flatMap((o) => Object.keys(o.delivery.sent).map((k) => k.split('/')[0]!)))].sort()
     return { runId, sentEvents: outcomes.reduce((a, o) => a + o.delivery.sentEvents, 0), ops }
   }
-  const baseline = await drive(`dash-base-${stamp}`, [{ id: 'base-a', args: ['-p', 'operationcount=5000', '-threads', '4', '-target', '2500', '--label', 'version=0.98.0', '--label', 'threads=4'] }])
+  // Each run is the first repetition of a group of its own, and a point of one sweep over threads (as benchstream sweep labels them).
+  const sweepId = `sw-${stamp}`
+  const tags = (group: string, point: number): string[] => ['--group', group, '--repetition', '1', '--label', `sweep=${sweepId}`, '--label', 'sweep.param=threads', '--label', `point=${point}`]
+  const baseline = await drive(`dash-base-${stamp}`, [{ id: 'base-a', args: ['-p', 'operationcount=5000', '-threads', '4', '-target', '2500', '--label', 'version=0.98.0', '--label', 'threads=4', ...tags(`gb-${stamp}`, 4)] }])
   const candidate = await drive(`dash-cand-${stamp}`, [
-    { id: 'cand-a', args: ['-p', 'operationcount=4000', '-threads', '8', '--label', 'version=0.98.4', '--label', 'threads=16'] },
-    { id: 'cand-b', args: ['-p', 'operationcount=3000', '-threads', '8', '--label', 'version=0.98.4', '--label', 'threads=16'] },
+    { id: 'cand-a', args: ['-p', 'operationcount=4000', '-threads', '8', '--label', 'version=0.98.4', '--label', 'threads=16', ...tags(`gc-${stamp}`, 16)] },
+    { id: 'cand-b', args: ['-p', 'operationcount=3000', '-threads', '8', '--label', 'version=0.98.4', '--label', 'threads=16', ...tags(`gc-${stamp}`, 16)] },
   ])
   const runs = [baseline, candidate]
 
@@ -300,7 +307,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
 
   // -- sweep ------------------------------------------------------------------
   const sweep = byUid('benchstream-sweep')
-  assert.deepEqual(await variable(sweep, 'label', {}), ['threads', 'version'])
+  assert.deepEqual(await variable(sweep, 'label', {}), ['point', 'sweep', 'sweep.param', 'threads', 'version'])
   const workloads = await variable(sweep, 'workload', { label: 'threads' })
   assert.equal(workloads[0], '*')
   assert.ok(workloads.length >= 2)
@@ -313,6 +320,24 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     for (const row of table) assert.equal(num(row.ops_per_s), reports.get(String(row.run_id))!.throughputOpsPerSec, `${label}: sweep throughput of ${String(row.run_id)} = run report`)
     assert.deepEqual((res.get(`Throughput by \${label}/A`) ?? []).map((row) => [row.value, num(row.ops_per_s)]), table.map((row) => [row.value, num(row.ops_per_s)]))
     assert.deepEqual((res.get(`p99 latency by \${label}/A`) ?? []).map((row) => row.value), expectedOrder)
+
+    // Groups of one run each: median, smallest and largest are the run's own figures.
+    const groups = res.get('Groups of repetitions: median and range/A') ?? []
+    for (const [group, r] of [[`gb-${stamp}`, baseline], [`gc-${stamp}`, candidate]] as const) {
+      const report = reports.get(r.runId)!
+      const overall = groups.find((g) => g.group_id === group && g.op === 'OVERALL') ?? assert.fail(`no OVERALL row of ${group}`)
+      assert.equal(num(overall.runs), 1)
+      for (const k of ['median_ops_per_sec', 'min_ops_per_sec', 'max_ops_per_sec']) close(num(overall[k]), report.throughputOpsPerSec, `${group} ${k}`)
+      const read = groups.find((g) => g.group_id === group && g.op === 'READ') ?? assert.fail(`no READ row of ${group}`)
+      const readP99 = report.measurements.find((m) => m.name === 'READ')!.p99LatencyUs
+      for (const k of ['median_p99_us', 'min_p99_us', 'max_p99_us']) assert.equal(num(read[k]), readP99, `${group} READ ${k} = the run report's`)
+    }
+    // The sweep: points in numeric order, each the run's report; the curve the same numbers.
+    const points = res.get('Sweep points/A') ?? []
+    assert.deepEqual(points.map((row) => [row.sweep_id, row.param, row.point, row.run_id]), [[sweepId, 'threads', '4', baseline.runId], [sweepId, 'threads', '16', candidate.runId]])
+    for (const row of points) close(num(row.ops_per_sec), reports.get(String(row.run_id))!.throughputOpsPerSec, `sweep point ${String(row.point)} throughput`)
+    assert.deepEqual((res.get('Sweep curve: throughput/A') ?? []).map((row) => [num(row.x), num(row.ops_per_sec)]), points.map((row) => [Number(row.point), num(row.ops_per_sec)]))
+    assert.deepEqual((res.get('Sweep curve: p99/A') ?? []).map((row) => [num(row.x), num(row.p99_us)]), points.map((row) => [Number(row.point), num(row.p99_us)]))
   }
 
   // Every query of every dashboard ran at least once.

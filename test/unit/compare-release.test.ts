@@ -10,9 +10,12 @@ import { test } from 'node:test'
 import type { OpFigures, RunFigures, RunInfo, WindowFigures } from '../../schemas/api.v1.js'
 import { benjaminiHochberg } from '../../services/core/compare/multiple-testing.js'
 import { formatComparison } from '../../services/core/compare/release-format.js'
+import { profileComparison } from '../../services/core/compare/profile-changes.js'
 import { compareReleases, compareRuns, parseSideRef, runSetup, type CompareSource } from '../../services/core/compare/release.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
+import type { ProfileSelection } from '../../services/core/ports/profile-store.js'
 import type { RunFilter } from '../../services/core/ports/read-model.js'
+import type { Folded } from '../../services/core/profiles/folded.js'
 import { noisy } from './compare-synthetic.js'
 
 function run(id: string, o: Partial<RunInfo> = {}): RunInfo {
@@ -182,8 +185,33 @@ test('compareReleases resolves groups and selectors through the read model; noth
   assert.deepEqual(c.candidate.runs, B)
   await assert.rejects(compareReleases(src, 'group:a', 'version=9'), (e: unknown) => isBenchstreamError(e, 'BS_ERR_NOT_FOUND') && /no run matches "version=9"/.test(e.message))
   await assert.rejects(compareReleases(src, 'nope', 'group:a'), (e: unknown) => isBenchstreamError(e, 'BS_ERR_NOT_FOUND'))
-  const profiles = await compareReleases(src, 'group:a', 'group:b', { force: true, profileChanges: async (x, y) => [{ frame: `${x.length}+${y.length}`, baselineShare: 0.1, candidateShare: 0.2 }] })
-  assert.deepEqual(profiles.profiles, [{ frame: '3+3', baselineShare: 0.1, candidateShare: 0.2 }], 'the profile hook gets both sides\' runs')
+  // The profile hook reads each side's runs' stacks from the store and compares their shares.
+  const stacksOf = new Map<string, Folded>([
+    ['a1', new Map([['main;scan;seek', 25], ['main;get', 75]])],
+    ['b2', new Map([['main;scan;seek', 100], ['main;get', 100]])],
+  ])
+  const read: string[][] = []
+  const store = { stacks: async (sel: ProfileSelection): Promise<Folded> => {
+    read.push([...sel.runIds ?? []])
+    const out: Folded = new Map()
+    for (const id of sel.runIds ?? []) for (const [k, n] of stacksOf.get(id) ?? []) out.set(k, (out.get(k) ?? 0) + n)
+    return out
+  } }
+  const profiles = await compareReleases(src, 'group:a', 'group:b', { force: true, profileChanges: profileComparison(store) })
+  assert.deepEqual(read, [A, B], 'each side\'s runs, merged')
+  assert.equal(profiles.profiles?.baselineSamples, 100)
+  assert.equal(profiles.profiles?.candidateSamples, 200)
+  // seek's share doubles (25% of the baseline's samples, 50% of the candidate's); get: 75% -> 50%.
+  assert.deepEqual(profiles.profiles?.self.map((f) => [f.frame, f.baseline, f.candidate, f.change]), [['get', 75, 50, -25], ['seek', 25, 50, 25]])
+  assert.deepEqual(profiles.profiles?.total.map((f) => f.frame), ['get', 'scan', 'seek'], 'main is on every stack: no change, left out')
+  assert.equal(profiles.profiles?.diffFlameGraph, `/profiles?baseline=${encodeURIComponent(A.join(','))}&candidate=${encodeURIComponent(B.join(','))}`)
+  const md = formatComparison(profiles, 'markdown')
+  assert.match(md, /^#### Where the CPU time went: 100 baseline and 200 candidate profile samples/m)
+  assert.match(md, /^\| self \| get \| 75\.00% \| 50\.00% \| -25\.00 \|$/m)
+  assert.match(md, /^\| self \| seek \| 25\.00% \| 50\.00% \| \+25\.00 \|$/m)
+  assert.match(formatComparison(profiles, 'terminal'), /^self +seek +25\.00% +50\.00% +\+25\.00$/m)
+  stacksOf.delete('b2')
+  assert.equal((await compareReleases(src, 'group:a', 'group:b', { force: true, profileChanges: profileComparison(store) })).profiles, null, 'a side without samples: no profile section')
 })
 
 test('the text: aligned terminal table (colour only when asked), Markdown with a header, a row per figure and the legend', () => {

@@ -5,7 +5,7 @@
  * had, how the samples were taken, setup differences when forced, one table
  * per workload (format.ts), and what the verdicts mean.
  */
-import type { ComparedFigure, ReleaseComparison } from '../../../schemas/api.v1.js'
+import type { ComparedFigure, ProfileChanges, ReleaseComparison } from '../../../schemas/api.v1.js'
 import { formatMarkdownTable, formatTerminalTable, type ComparisonRow } from './format.js'
 
 export type TextFormat = 'terminal' | 'markdown'
@@ -40,7 +40,40 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
   out.push('', `${counts.join(', ')}.`)
   out.push(`${md ? '_' : ''}Each value is the median over the side's runs of the run's own figure (percentiles from the run's merged histogram); ± x%: every run within x% of it. ` +
     `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together (Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no significant change.${md ? '_' : ''}`)
+  if (c.profiles !== null) out.push('', ...profileLines(c.profiles, md))
   return out.join('\n') + '\n'
+}
+
+/** Profile frames listed by total share (self share lists all of them). */
+const TOTAL_FRAMES = 5
+/** Longest frame name shown; the rest is cut from the left (the method is at the end). */
+const FRAME_WIDTH = 90
+
+/** Where the CPU time went: the frames whose share changed most, self then total. */
+function profileLines(p: ProfileChanges, md: boolean): string[] {
+  const out: string[] = []
+  out.push(`${md ? '#### ' : ''}Where the CPU time went: ${p.baselineSamples.toLocaleString('en-US')} baseline and ${p.candidateSamples.toLocaleString('en-US')} candidate profile samples (all profiles of each side's runs, merged); frames by the change of their share, percentage points`, '')
+  const rows = (list: ProfileChanges['self'], kind: string): string[][] => list.map((f) => [kind, shortFrame(f.frame), pct(f.baseline), pct(f.candidate), `${f.change > 0 ? '+' : ''}${f.change.toFixed(2)}`])
+  const body = [...rows(p.self, 'self'), ...rows(p.total.slice(0, TOTAL_FRAMES), 'total')]
+  const head = ['share', 'frame', 'baseline', 'candidate', 'change (pp)']
+  if (md) {
+    const esc = (v: string): string => v.replace(/[|\\`*_]/g, (ch) => `\\${ch}`)
+    out.push(`| ${head.join(' | ')} |`, '|---|---|--:|--:|--:|', ...body.map((r) => `| ${r.map(esc).join(' | ')} |`))
+  } else {
+    const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)))
+    const line = (r: readonly string[]): string => r.map((v, i) => (i < 2 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ').trimEnd()
+    out.push(line(head), ...body.map(line))
+  }
+  out.push('', `Differential flame graph: ${md ? `\`${p.diffFlameGraph}\`` : p.diffFlameGraph} on the API (benchstream server).`)
+  return out
+}
+
+function shortFrame(f: string): string {
+  return f.length <= FRAME_WIDTH ? f : `…${f.slice(f.length - FRAME_WIDTH + 1)}`
+}
+
+function pct(v: number): string {
+  return `${v.toFixed(2)}%`
 }
 
 function runsText(runs: readonly string[]): string {

@@ -123,7 +123,7 @@ export interface CompareOptions {
   force?: boolean
   /** Seed of the bootstraps (reproducible output). @default 1 */
   seed?: number
-  /** Frame share changes of CPU profiles; not wired yet (the profiles work lands separately). */
+  /** Frame share changes of the sides' CPU profiles (profile-changes.ts); without it profiles is null. */
   profileChanges?: ProfileComparisonHook
 }
 
