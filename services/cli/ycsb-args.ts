@@ -214,12 +214,32 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   }
 }
 
+/**
+ * The workload name the bridge announces, unless -p benchstream.workload= gives one: the
+ * -P files' names joined by "+" (workloada, workloade), as the Node driver names its runs.
+ * The bridge's own default, the `workload` property, is the class
+ * (site.ycsb.workloads.CoreWorkload) for workloads A to F alike, and compare pairs runs
+ * by this name.
+ */
+export function workloadName(passThrough: readonly string[]): string | undefined {
+  const files: string[] = []
+  for (let i = 0; i < passThrough.length; i++) {
+    const a = passThrough[i]!
+    const next = passThrough[i + 1]
+    if (a === '-P' && next !== undefined) files.push(next.split(/[\\/]/).pop()!)
+    if (a === '-p' && next?.trim().startsWith('benchstream.workload=') === true) return undefined
+  }
+  return files.length === 0 ? undefined : files.join('+')
+}
+
 /** YCSB's arguments with the bridge in front of `className`. */
 export function bridgeArguments(cmd: YcsbCommand, className: string, brokers: string, topic: string): string[] {
   const labels = Object.entries(cmd.labels).map(([k, v]) => `${k}=${v}`).join(',')
+  const workload = workloadName(cmd.passThrough)
   return [
     cmd.phase === 'load' ? '-load' : '-t',
     ...cmd.passThrough,
+    ...(workload === undefined ? [] : ['-p', `benchstream.workload=${workload}`]),
     '-db', BRIDGE_CLASS,
     '-p', `benchstream.db=${className}`,
     '-p', `benchstream.runid=${cmd.runId}`,
