@@ -7,6 +7,8 @@
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
 //   node test/run.mjs e2e --only pipeline   only files whose name contains "pipeline"
+//   node test/run.mjs hbase           the HBase release comparison (npm run test:hbase): real
+//                                     HBases and YCSB, about 10 minutes; never part of the default
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -25,7 +27,9 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e']
+const TIERS = ['unit', 'integration', 'e2e', 'hbase']
+// What a plain `node test/run.mjs` (npm test) runs: the hbase tier takes ten minutes, asked for by name only.
+const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // The previous Kafka line, still served: what a plain `npm test` re-checks Kafka behaviour against.
 const PREVIOUS_KAFKA = '3.9.1'
 // Integration files whose outcome depends on the broker: protocol versions, admin,
@@ -44,7 +48,7 @@ for (const t of asked) {
     process.exit(2)
   }
 }
-const tiers = asked.length > 0 ? asked : TIERS
+const tiers = asked.length > 0 ? asked : DEFAULT_TIERS
 const testFiles = (tier, filter) => {
   const dir = path.join(root, 'dist', 'test', tier)
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && filter(f)).sort().map((f) => path.join(dir, f)) : []

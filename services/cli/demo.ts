@@ -1,5 +1,5 @@
 /**
- * `npm run demo` / `benchstream demo [--seconds N] [--target OPS] [--threads N] [--workload FILE]`
+ * `npm run demo` / `benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N] [--workload FILE]`
  *
  * The whole pipeline on one machine: a local Kafka broker (unless
  * KAFKA_BROKERS is set), the processor and the API in this process with the
@@ -8,6 +8,9 @@
  * read back *from ClickHouse* (so what you see went through the pipeline);
  * at the end the report is read back from ClickHouse and checked against
  * what the driver says it sent.
+ *
+ * `--system hbase` (`npm run demo:hbase`): a real HBase and real YCSB through
+ * the bridge instead of the driver and the embedded store (demo-hbase.ts).
  */
 import { DEMO_USAGE } from './usage.js'
 import { spawn } from 'node:child_process'
@@ -21,8 +24,13 @@ import { evaluateThresholds, formatThresholdResults, parseThreshold, type Thresh
 import type { ReadModel } from '../core/ports/read-model.js'
 import { formatRunReport } from '../core/reports/run-report-text.js'
 import { startServer, type Server } from '../server/main.js'
+import { demoHBaseOptions, runHBaseDemo, startDemoHBase, type DemoHBase } from './demo-hbase.js'
+
+/** What the demo benchmarks: the embedded store with our driver, or a real HBase with real YCSB. */
+const SYSTEMS = ['memory', 'hbase'] as const
 
 interface DemoOptions {
+  system: (typeof SYSTEMS)[number]
   seconds: number
   target: number
   threads: number
@@ -33,17 +41,22 @@ interface DemoOptions {
 
 
 function parse(argv: readonly string[]): DemoOptions {
-  const { values } = parseFlags(argv, { seconds: { type: 'string', default: '30' }, target: { type: 'string', default: '20000' }, threads: { type: 'string', default: '8' }, records: { type: 'string', default: '100000' }, workload: { type: 'string', default: 'workloads/workloada' }, threshold: { type: 'string', multiple: true } }, DEMO_USAGE)
+  const { values } = parseFlags(argv, { system: { type: 'string', default: 'memory' }, seconds: { type: 'string', default: '30' }, target: { type: 'string' }, threads: { type: 'string', default: '8' }, records: { type: 'string' }, workload: { type: 'string', default: 'workloads/workloada' }, threshold: { type: 'string', multiple: true } }, DEMO_USAGE)
   const num = (flag: string, raw: string, min: number, max: number): number => {
     const n = Number(raw)
     if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new BenchstreamError('BS_ERR_USAGE', `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}\n${DEMO_USAGE}`)
     return n
   }
+  const system = values.system as DemoOptions['system']
+  if (!SYSTEMS.includes(system)) throw new BenchstreamError('BS_ERR_USAGE', `--system ${JSON.stringify(values.system)} is not allowed: one of ${SYSTEMS.join(', ')}\n${DEMO_USAGE}`)
+  // HBase on a laptop serves a few thousand operations a second: unthrottled, and fewer records to load.
+  const hbase = system === 'hbase'
   return {
+    system,
     seconds: num('seconds', values.seconds, 1, 86_400),
-    target: num('target', values.target, 0, Number.MAX_SAFE_INTEGER),
+    target: num('target', values.target ?? (hbase ? '0' : '20000'), 0, Number.MAX_SAFE_INTEGER),
     threads: num('threads', values.threads, 1, 100_000),
-    records: num('records', values.records, 1, 100_000_000),
+    records: num('records', values.records ?? (hbase ? '10000' : '100000'), 1, 100_000_000),
     workload: values.workload,
     thresholds: (values.threshold ?? []).map(parseThreshold),
   }
@@ -61,11 +74,18 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     env.KAFKA_BROKERS = await startLocalKafka({ port: kafkaPort, log: (l) => say(`[kafka] ${l}`) })
   }
   let svc: Server | undefined
+  let hbase: DemoHBase | undefined
   try {
+    const hbOpts = opts.system === 'hbase' ? demoHBaseOptions(env, (l) => say(`[hbase] ${l}`)) : undefined
+    if (hbOpts !== undefined) hbase = await startDemoHBase(hbOpts, say)
     svc = await startServer(env, { api: true })
     const ch = svc.ch
     const rm = svc.readModel
     say(`[demo] processor running; ClickHouse ${ch.mode} at ${ch.location}; API and live view at ${svc.apiUrl}`)
+    if (hbOpts !== undefined && hbase !== undefined) {
+      const r = await runHBaseDemo(opts, env, svc, hbOpts, hbase.hb, say)
+      return r.code !== 0 ? r.code : r.thresholdsFailed ? THRESHOLD_FAILED_EXIT : 0
+    }
     const runId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
     const driverArgs = [
       path.join(repoRoot(), 'bin', 'benchstream.js'), 'run', '-P', path.join(repoRoot(), opts.workload),
@@ -124,6 +144,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     return verdicts.some((v) => !v.passed) ? THRESHOLD_FAILED_EXIT : 0
   } finally {
     await svc?.stop()
+    await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
     if (kafkaPort !== undefined) await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
   }
 }

@@ -4,14 +4,22 @@
  */
 import { OPERATIONS } from '../../schemas/events.v1.js'
 
-export const DEMO_USAGE = `usage: benchstream demo [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE] [--threshold EXPR]...
+export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE] [--threshold EXPR]...
   Starts Kafka (unless KAFKA_BROKERS is set), the processor and the API with the
-  embedded ClickHouse, runs one driver against the embedded store, prints a live
-  line every second read back from ClickHouse, then the merged report and checks.
+  embedded ClickHouse, runs a workload, prints a live line every second read back
+  from ClickHouse, then the merged report and checks.
+  --system memory   (default) Benchstream's driver against the embedded store
+  --system hbase    a real HBase 2 (deploy/local/hbase.sh; HBASE_VERSION, HBASE_ZK_PORT,
+                    HBASE_MASTER_PORT, HBASE_RS_PORT, HBASE_RS_INFO_PORT as there) and real
+                    YCSB 0.17.0 through the bridge (benchstream ycsb -db hbase): load, flush,
+                    run; the region server's block cache sampled every second, a CPU profile
+                    of the HBase JVM (async-profiler) attached to the run; prints YCSB's report
+                    beside Benchstream's, the block cache hit ratio and the flame graph's file.
+                    Java 17+ and Maven (first run: the jars). npm run demo:hbase
   --seconds N       run time, 1 to 86400 (default 30)
-  --target OPS      throughput target, 0 = unthrottled (default 20000)
-  --threads N       driver threads, 1 to 100000 (default 8)
-  --records N       records loaded first, 1 to 100000000 (default 100000)
+  --target OPS      throughput target, 0 = unthrottled (default 20000; hbase: 0)
+  --threads N       driver (YCSB) threads, 1 to 100000 (default 8)
+  --records N       records loaded first, 1 to 100000000 (default 100000; hbase: 10000)
   --workload FILE   YCSB workload file (default workloads/workloada)
   --threshold EXPR  pass/fail criterion on the merged report, e.g. 'READ.p99<2ms'
                     (repeatable; exit code 99 when one fails; benchstream help thresholds)`
@@ -107,7 +115,7 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
                    send each interval as it appears; ends when process --pid exits, or after
                    --idle-timeout seconds without a new interval (default 60 without --pid)
   Several clients of one run: the same --run-id, each its own --client-id.`
-export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... -- <YCSB arguments>
+export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... [--server-metrics hbase=URL] -- <YCSB arguments>
   Runs real YCSB (site.ycsb.Client) with Benchstream's bridge in front of the binding named by
   -db, so every operation streams to Kafka as it happens (live view, Grafana, alerts), then prints
   YCSB's own report, Benchstream's merged report of the run read back through the API, and the
@@ -127,6 +135,10 @@ export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R
   --threshold EXPR    pass/fail criterion on the merged report, e.g. 'READ.p99<2ms' (repeatable;
                       exit code 99 when one fails; benchstream help thresholds)
   --report-wait S     seconds to wait for the server to count the whole run, 0 to 3600 (default 60)
+  --server-metrics hbase=URL
+                      during a run phase, sample the region server's block cache counters every
+                      second from its info server (URL e.g. http://127.0.0.1:16030, /jmx optional)
+                      into server_metrics: the report's ServerCacheHitRatio(hbase)
   YCSB core 0.17.0 and the bridge are built with Maven on first use and cached like the Kafka
   jars (deploy/local/ycsb.sh). Java 17+ (YCSB_JAVA_OPTS for JVM flags, default -Xmx1g).
   Example: benchstream ycsb -- run -db redis -P workloads/workloada -p redis.port=6379 -threads 8 -s`

@@ -88,6 +88,41 @@ export interface YcsbCommand {
   passThrough: string[]
   /** -p exportfile=..., where YCSB writes its report instead of stdout. */
   exportFile: string | undefined
+  /** --server-metrics: the datastore's own counters to sample beside YCSB during a run phase. */
+  serverMetrics: ServerMetricsSource[]
+}
+
+/**
+ * Datastores whose counters `benchstream ycsb` samples itself (YCSB runs in
+ * Java, so no Node binding is there to do it): the name is the sampler
+ * source the report keys its server cache ratio by.
+ */
+export const SERVER_METRICS_SOURCES = {
+  hbase: 'a region server\'s info server, e.g. http://127.0.0.1:16030 (its /jmx block cache counters)',
+} as const
+
+export interface ServerMetricsSource {
+  source: keyof typeof SERVER_METRICS_SOURCES
+  /** The server's base URL, without /jmx. */
+  url: string
+}
+
+/** `--server-metrics hbase=http://127.0.0.1:16030[/jmx]`. */
+export function parseServerMetrics(arg: string): ServerMetricsSource {
+  const eq = arg.indexOf('=')
+  const source = eq === -1 ? arg : arg.slice(0, eq)
+  const known = Object.keys(SERVER_METRICS_SOURCES).map((k) => `${k}=URL (${SERVER_METRICS_SOURCES[k as keyof typeof SERVER_METRICS_SOURCES]})`).join('; ')
+  if (eq === -1 || !Object.hasOwn(SERVER_METRICS_SOURCES, source)) throw usage(`--server-metrics ${JSON.stringify(arg)} is not allowed: expected ${known}`)
+  let url: URL
+  try {
+    url = new URL(arg.slice(eq + 1))
+  } catch {
+    throw usage(`--server-metrics ${JSON.stringify(arg)}: ${JSON.stringify(arg.slice(eq + 1))} is not a URL; expected ${known}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--server-metrics ${JSON.stringify(arg)}: only http and https URLs are allowed`)
+  // The info server's root or its /jmx servlet: the sampler adds /jmx and its own query.
+  const base = `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/jmx$/, '')}`
+  return { source: source as keyof typeof SERVER_METRICS_SOURCES, url: base }
 }
 
 function usage(message: string): BenchstreamError {
@@ -103,6 +138,7 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   const { values, positionals } = parseFlags(own, {
     'ycsb-home': { type: 'string' }, classpath: { type: 'string' }, 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, label: { type: 'string', multiple: true },
     'kafka-brokers': { type: 'string' }, topic: { type: 'string' }, threshold: { type: 'string', multiple: true }, 'report-wait': { type: 'string' },
+    'server-metrics': { type: 'string', multiple: true },
   }, YCSB_USAGE, true)
   if (positionals.length > 0) throw usage(`${JSON.stringify(positionals[0])}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada`)
   if (ycsb.length === 0) throw usage('no YCSB arguments: give them after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada -s')
@@ -174,15 +210,36 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
     binding: binding ?? 'basic',
     passThrough: pass,
     exportFile,
+    serverMetrics: (values['server-metrics'] ?? []).map(parseServerMetrics),
   }
+}
+
+/**
+ * The workload name the bridge announces, unless -p benchstream.workload= gives one: the
+ * -P files' names joined by "+" (workloada, workloade), as the Node driver names its runs.
+ * The bridge's own default, the `workload` property, is the class
+ * (site.ycsb.workloads.CoreWorkload) for workloads A to F alike, and compare pairs runs
+ * by this name.
+ */
+export function workloadName(passThrough: readonly string[]): string | undefined {
+  const files: string[] = []
+  for (let i = 0; i < passThrough.length; i++) {
+    const a = passThrough[i]!
+    const next = passThrough[i + 1]
+    if (a === '-P' && next !== undefined) files.push(next.split(/[\\/]/).pop()!)
+    if (a === '-p' && next?.trim().startsWith('benchstream.workload=') === true) return undefined
+  }
+  return files.length === 0 ? undefined : files.join('+')
 }
 
 /** YCSB's arguments with the bridge in front of `className`. */
 export function bridgeArguments(cmd: YcsbCommand, className: string, brokers: string, topic: string): string[] {
   const labels = Object.entries(cmd.labels).map(([k, v]) => `${k}=${v}`).join(',')
+  const workload = workloadName(cmd.passThrough)
   return [
     cmd.phase === 'load' ? '-load' : '-t',
     ...cmd.passThrough,
+    ...(workload === undefined ? [] : ['-p', `benchstream.workload=${workload}`]),
     '-db', BRIDGE_CLASS,
     '-p', `benchstream.db=${className}`,
     '-p', `benchstream.runid=${cmd.runId}`,

@@ -11,8 +11,10 @@
 import { execFile, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Report } from '../../schemas/api.v1.js'
+import type { RunReport } from '../../schemas/api.v1.js'
+import { HBaseJmxSampler } from '../adapters/datastores/hbase-jmx.js'
 import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
+import { KafkaEventSink } from '../adapters/kafka/event-sink.js'
 import { readCliEnv, THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import type { Env } from '../common/config.js'
 import { readInfraConfig } from '../common/infra-config.js'
@@ -25,7 +27,8 @@ import { parseYcsbFile } from '../core/ycsb/import.js'
 import { compareReports, formatComparison } from '../core/ycsb/report-comparison.js'
 import type { SummaryReport } from '../core/ycsb/report-types.js'
 import { waitForMergedReport } from '../driver/merged-report.js'
-import { bridgeArguments, chooseBinding, parseBindingsProperties, parseYcsbCommand, type BindingChoice, type YcsbCommand } from './ycsb-args.js'
+import { startServerMetrics, type SampleServer, type ServerMetricsLoop } from '../driver/server-metrics.js'
+import { bridgeArguments, chooseBinding, parseBindingsProperties, parseYcsbCommand, type BindingChoice, type ServerMetricsSource, type YcsbCommand } from './ycsb-args.js'
 
 /** YCSB's stdout kept for the comparison; a larger one (raw data to stdout) is passed through but not compared. */
 const MAX_CAPTURED_STDOUT = 64 * 1024 * 1024
@@ -41,7 +44,7 @@ const OUR_YCSB_CORE_JARS = /^(?:core-\d[\w.-]*|HdrHistogram-[\w.-]+|jackson-(?:c
 export interface YcsbRunOutcome {
   exitCode: number
   ycsbStdout: string
-  merged: Report | undefined
+  merged: RunReport | undefined
 }
 
 export async function ycsbMain(argv: readonly string[], env: Env = process.env, out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
@@ -57,7 +60,8 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   if (binding.note !== undefined) err(`benchstream: note: ${binding.note}\n`)
   const classpath = await buildClasspath(cmd, binding, home, env)
   // The bridge sends to an existing topic only (a broker need not auto-create).
-  await ensureTopics(createKafka(infra.kafka, `ycsb-${cmd.clientId}`), infra.kafka, infra.topics)
+  const kafka = createKafka(infra.kafka, `ycsb-${cmd.clientId}`)
+  await ensureTopics(kafka, infra.kafka, infra.topics)
   const cli = readCliEnv(env)
   const javaArgs = [
     ...cli.ycsbJavaOpts,
@@ -66,7 +70,14 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
     ...bridgeArguments(cmd, binding.className, infra.kafka.brokers.join(','), infra.topics.events),
   ]
   err(`benchstream: YCSB ${cmd.phase} phase, run ${cmd.runId}, client ${cmd.clientId}: ${binding.className} behind the bridge, events to ${infra.topics.events} at ${infra.kafka.brokers.join(',')}\n`)
-  const ran = await runJava(javaArgs, env, out, err)
+  const metrics = cmd.phase === 'run' && cmd.serverMetrics.length > 0 ? await startSampling(cmd, kafka, infra.topics.events, err) : undefined
+  if (cmd.phase === 'load' && cmd.serverMetrics.length > 0) err('benchstream: note: --server-metrics is sampled in the run phase only (as the Node driver does)\n')
+  let ran: Awaited<ReturnType<typeof runJava>>
+  try {
+    ran = await runJava(javaArgs, env, out, err)
+  } finally {
+    await metrics?.stop()
+  }
   const undelivered = /^\[BENCHSTREAM\] run .*: \d+ events measured, \d+ delivered, (\d+) undelivered/m.exec(ran.stderr)
   if (ran.code !== 0) {
     err(`benchstream: YCSB exited with code ${ran.code}${ran.signal === null ? '' : ` (${ran.signal})`}\n`)
@@ -92,6 +103,7 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
     : `as counted after ${cmd.reportWaitS} s: ${r.completeness.counted} of ${r.completeness.sent ?? '?'} events, ${r.run?.clients_ended ?? 0} of ${r.run?.clients ?? '?'} clients ended`
   out(`\n# Benchstream's report of run ${cmd.runId} (${scope}; from ${api}):\n`)
   out(formatYcsb(r))
+  for (const c of r.serverCache) out(`[BENCHSTREAM], ServerCacheHitRatio(${c.source}), ${c.ratio === null ? 'n/a (the counters did not move)' : `${(c.ratio * 100).toFixed(2)}% (${c.hits} hits, ${c.misses} misses over the run)`}\n`)
   let exitCode = 0
   if (ycsbReport !== undefined) {
     const c = compareReports(ycsbReport, r)
@@ -108,6 +120,49 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   }
   if (exitCode === 0 && undelivered !== null && Number(undelivered[1]) > 0) exitCode = 3
   return { exitCode, ycsbStdout: ran.stdout, merged: r }
+}
+
+/** A sampler per --server-metrics source; the datastores whose counters YCSB's Java side cannot send. */
+function samplerFor(m: ServerMetricsSource): SampleServer {
+  const jmx = new HBaseJmxSampler(m.url)
+  return () => jmx.sample()
+}
+
+/**
+ * Samples the servers every second into the run's SERVER_METRICS records, as
+ * this client. One sample first, before YCSB starts: a wrong URL stops the
+ * command at once rather than leaving a run without the ratio asked for.
+ */
+async function startSampling(cmd: YcsbCommand, kafka: ReturnType<typeof createKafka>, topic: string, err: (s: string) => void): Promise<{ stop(): Promise<void> }> {
+  const samplers = cmd.serverMetrics.map((m) => ({ m, sample: samplerFor(m) }))
+  for (const { m, sample } of samplers) {
+    try {
+      await sample()
+    } catch (e) {
+      throw new BenchstreamError('BS_ERR_BINDING', `--server-metrics ${m.source}=${m.url}: ${(e as Error).message}`, { cause: e })
+    }
+  }
+  const sink = await KafkaEventSink.open(kafka, { topic, runId: cmd.runId, clientId: cmd.clientId })
+  let warned = 0
+  const loops: ServerMetricsLoop[] = samplers.map(({ m, sample }) => startServerMetrics(sample, sink, {
+    runId: cmd.runId,
+    clientId: cmd.clientId,
+    // A server busy with the benchmark may miss a sample now and then; say the first few only.
+    onError: (e) => {
+      if (warned++ < 3) err(`benchstream: warning: ${m.source} server metrics sample failed: ${e.message}\n`)
+    },
+  }))
+  err(`benchstream: sampling ${cmd.serverMetrics.map((m) => `${m.source} at ${m.url}`).join(', ')} every second into server_metrics\n`)
+  return {
+    async stop() {
+      await Promise.all(loops.map((l) => l.stop()))
+      await sink.flush(10_000)
+      const st = sink.stats()
+      await sink.close()
+      const c = loops.reduce((a, l) => ({ sent: a.sent + l.counts().sent, failed: a.failed + l.counts().failed }), { sent: 0, failed: 0 })
+      if (c.failed > 0 || st.undeliveredRecords > 0) err(`benchstream: server metrics: ${c.sent} samples sent, ${c.failed} failed, ${st.undeliveredRecords} undelivered\n`)
+    },
+  }
 }
 
 /** YCSB's final report from its stdout or its exportfile; undefined (and said) when there is none to compare. */

@@ -12,6 +12,7 @@ import type { Binding } from '../core/ports/binding.js'
 import { startRecordFields, type DriverConfig } from './config.js'
 import type { EventSink, SinkStats } from '../core/ports/event-sink.js'
 import { runPhase, type PhaseRunner, type ScheduleEvent, type ScheduleSummary, type StatusSnapshot } from './runner.js'
+import { startServerMetrics } from './server-metrics.js'
 
 export interface DriverDeps {
   workload: Workload
@@ -34,19 +35,10 @@ export interface DriverOutcome {
 export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<DriverOutcome> {
   const base = { runId: cfg.runId, clientId: cfg.clientId, labels: cfg.labels, workload: cfg.workloadName, binding: cfg.binding, threads: cfg.threads, target: cfg.target }
   await deps.sink.sendRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'start', atUs: nowUs(), ...base, ...startRecordFields(cfg) })
-  let sampler: NodeJS.Timeout | undefined
-  const sampling: Array<Promise<void>> = []
   const sample = deps.binding.sampleServerMetrics?.bind(deps.binding)
-  if (sample !== undefined && cfg.phase === 'run') {
-    const once = (): void => {
-      const p = sample()
-        .then((m) => deps.sink.sendRecord({ kind: RECORD_KIND.SERVER_METRICS, runId: cfg.runId, clientId: cfg.clientId, atUs: nowUs(), source: m.source, values: m.values }))
-        .catch((err: unknown) => deps.status(`server metrics sample failed: ${(err as Error).message}`))
-      sampling.push(p)
-    }
-    once()
-    sampler = setInterval(once, 1000)
-  }
+  const sampler = sample !== undefined && cfg.phase === 'run'
+    ? startServerMetrics(sample, deps.sink, { runId: cfg.runId, clientId: cfg.clientId, onError: (err) => deps.status(`server metrics sample failed: ${err.message}`) })
+    : undefined
   let result
   try {
     const phaseRunner: PhaseRunner = deps.runPhase ?? ((o) => runPhase(deps.workload, deps.binding, deps.sink, o))
@@ -63,13 +55,9 @@ export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<Dr
       ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     })
   } finally {
-    if (sampler !== undefined) clearInterval(sampler)
-  }
-  if (sample !== undefined && cfg.phase === 'run') {
     // One last sample so the server-side ratio covers the whole run.
-    sampling.push(sample().then((m) => deps.sink.sendRecord({ kind: RECORD_KIND.SERVER_METRICS, runId: cfg.runId, clientId: cfg.clientId, atUs: nowUs(), source: m.source, values: m.values })).catch(() => undefined))
+    await sampler?.stop()
   }
-  await Promise.all(sampling)
   await deps.sink.flush(60_000)
   const delivery = deps.sink.stats()
   await deps.sink.sendRecord({

@@ -70,3 +70,13 @@ test("YCSB's report against Benchstream's: counts per operation and status, p95/
   assert.equal(bridgeStatus('NOT_FOUND'), 'NOT_FOUND')
   assert.equal(bridgeStatus('-1'), 'ERROR')
 })
+
+test('the bridge announces the workload by its -P files (compare pairs runs by it), unless -p benchstream.workload= names it', () => {
+  const args = (ycsb: string[]): string[] => bridgeArguments(parseYcsbCommand(['--run-id', 'r', '--client-id', 'c', '--', ...ycsb]), 'X', 'h:1', 't')
+  assert.deepEqual(args(['run', '-P', 'workloads/workloade', '-threads', '2']).slice(0, 6), ['-t', '-P', 'workloads/workloade', '-threads', '2', '-p'])
+  assert.ok(args(['run', '-P', 'workloads/workloade']).includes('benchstream.workload=workloade'))
+  assert.ok(args(['run', '-P', '/a/base.properties', '-P', 'C:\\w\\workloada']).includes('benchstream.workload=base.properties+workloada'))
+  const own = args(['run', '-P', 'workloads/workloada', '-p', 'benchstream.workload=mine'])
+  assert.equal(own.filter((a) => a.startsWith('benchstream.workload=')).join(), 'benchstream.workload=mine')
+  assert.ok(!args(['run', '-p', 'recordcount=5']).some((a) => a.startsWith('benchstream.workload=')), 'no -P: the bridge keeps its own default')
+})
