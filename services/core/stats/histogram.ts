@@ -97,7 +97,18 @@ export class Histogram {
   maxIndex = -1
 
   record(valueUs: number): void {
-    this.recordBucket(bucketIndex(valueUs), 1)
+    const i = bucketIndex(valueUs)
+    const counts = this.counts
+    const j = i - this.base
+    // The per-event path: a value inside the range held. Anything else takes recordBucket, which grows the range.
+    if (j >= 0 && j < counts.length) {
+      counts[j]! += 1
+      this.total += 1
+      if (i < this.minIndex) this.minIndex = i
+      if (i > this.maxIndex) this.maxIndex = i
+    } else {
+      this.recordBucket(i, 1)
+    }
   }
 
   recordBucket(index: number, count: number): void {
