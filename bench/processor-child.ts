@@ -3,7 +3,7 @@
  * environment it was forked with and answers the parent's requests over IPC.
  * Not a benchmark on its own.
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { queryRows } from '../services/adapters/clickhouse/client.js'
 import { startServer, type Server } from '../services/server/main.js'
@@ -82,11 +82,15 @@ async function main(): Promise<void> {
     switch (m.type) {
       case 'query':
         return queryRows(svc.ch, m.sql)
+      case 'command':
+        await svc.ch.client.command({ query: m.sql })
+        return undefined
       case 'memory': {
         const gc = (globalThis as { gc?: () => void }).gc
         if (m.gc && gc !== undefined) gc()
         const u = process.memoryUsage()
-        const s: MemorySample = { rss: u.rss, heapUsed: u.heapUsed, heapTotal: u.heapTotal, external: u.external, arrayBuffers: u.arrayBuffers, gc: m.gc && gc !== undefined }
+        const { rssAnon, rssFile } = rssParts()
+        const s: MemorySample = { rss: u.rss, heapUsed: u.heapUsed, heapTotal: u.heapTotal, external: u.external, arrayBuffers: u.arrayBuffers, rssAnon, rssFile, gc: m.gc && gc !== undefined }
         return s
       }
       case 'stats': {
@@ -135,6 +139,18 @@ async function main(): Promise<void> {
     )
   })
   send({ type: 'ready', atMs: now(), startupMs: performance.now() - t0, clickhouse: `${svc.ch.mode} at ${svc.ch.location}`, apiUrl: svc.apiUrl ?? '' })
+}
+
+/** RssAnon and RssFile of /proc/self/status, bytes (Linux only; 0 elsewhere). */
+function rssParts(): { rssAnon: number; rssFile: number } {
+  let status = ''
+  try {
+    status = readFileSync('/proc/self/status', 'utf8')
+  } catch {
+    return { rssAnon: 0, rssFile: 0 }
+  }
+  const kib = (field: string): number => 1024 * Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0)
+  return { rssAnon: kib('RssAnon'), rssFile: kib('RssFile') }
 }
 
 void main()

@@ -20,6 +20,9 @@ export interface MemorySample {
   heapTotal: number
   external: number
   arrayBuffers: number
+  /** Of rss: anonymous memory (heaps of V8, glibc malloc and ClickHouse's jemalloc) and file-backed pages (mostly libchdb.so's code), from /proc/self/status; 0 where that is unreadable. */
+  rssAnon: number
+  rssFile: number
   /** Whether a full GC ran just before (the child needs --expose-gc). */
   gc: boolean
 }
@@ -48,6 +51,8 @@ export interface WatchResult {
 
 export type Request =
   | { id: number; type: 'query'; sql: string }
+  /** A statement without a result (SYSTEM ..., SET ...). */
+  | { id: number; type: 'command'; sql: string }
   | { id: number; type: 'memory'; gc: boolean }
   | { id: number; type: 'stats' }
   /** Polls `sql` (rows {k, v}) every everyMs and keeps, per k, the latest v and when it changed. */
@@ -150,6 +155,10 @@ export class ProcessorProcess {
 
   query<T>(sql: string): Promise<T[]> {
     return this.request<T[]>({ type: 'query', sql })
+  }
+
+  command(sql: string): Promise<void> {
+    return this.request<void>({ type: 'command', sql })
   }
 
   memory(gc: boolean): Promise<MemorySample> {

@@ -80,3 +80,44 @@ test('quantiles match exact order statistics within bucket resolution, and mergi
     assert.ok(Math.abs(got - exact) / Math.max(1, exact) <= 0.004, `q=${q} got ${got} exact ${exact}`)
   }
 })
+
+test('a histogram holds only the bucket range it has used, and counts as a dense one would', () => {
+  const one = new Histogram()
+  one.record(1234)
+  // A one-event window row must not cost the whole layout (issue 9: 50,000 one-event runs).
+  assert.ok(one.heldBuckets <= 8, `one value holds ${one.heldBuckets} buckets`)
+  assert.equal(one.countAt(bucketIndex(1234)), 1)
+  assert.equal(one.countAt(0), 0)
+  assert.equal(one.countAt(BUCKET_COUNT - 1), 0)
+
+  let seed = 7
+  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const orders: Array<(vs: number[]) => number[]> = [(vs) => vs, (vs) => [...vs].sort((a, b) => a - b), (vs) => [...vs].sort((a, b) => b - a)]
+  for (const order of orders) {
+    const values = Array.from({ length: 5000 }, () => Math.floor(Math.exp(rnd() * Math.log(MAX_TRACKABLE_US))))
+    values.push(0, MAX_TRACKABLE_US)
+    const dense = new Float64Array(BUCKET_COUNT)
+    const h = new Histogram()
+    for (const v of order(values)) {
+      h.record(v)
+      dense[bucketIndex(v)]! += 1
+    }
+    h.recordBucket(BUCKET_COUNT - 1, 3)
+    dense[BUCKET_COUNT - 1]! += 3
+    assert.ok(h.heldBuckets <= BUCKET_COUNT)
+    for (let i = 0; i < BUCKET_COUNT; i++) assert.equal(h.countAt(i), dense[i], `bucket ${i}`)
+    assert.equal(h.total, values.length + 3)
+    const expected = [...dense].flatMap((c, i): Array<[number, number]> => (c === 0 ? [] : [[i, c]]))
+    assert.deepEqual(h.entries(), expected)
+    assert.deepEqual(h.toMap(), Object.fromEntries(expected.map(([i, c]) => [String(i), c])))
+    // Merging into an empty one, and into one that holds a range elsewhere.
+    const low = new Histogram()
+    low.record(3)
+    low.merge(h)
+    low.merge(new Histogram())
+    dense[3]! += 1
+    for (let i = 0; i < BUCKET_COUNT; i++) assert.equal(low.countAt(i), dense[i], `merged bucket ${i}`)
+    assert.equal(low.minIndex, 0)
+    assert.equal(low.maxIndex, BUCKET_COUNT - 1)
+  }
+})

@@ -68,31 +68,76 @@ export function bucketReportValue(index: number): number {
   return Math.round(bucketValue(index))
 }
 
-/** Dense histogram used while aggregating; tracks the used index range so iteration stays cheap. */
+/**
+ * Buckets a histogram allocates at first, and the alignment of its range:
+ * 8 doubles are 64 bytes, the largest typed array V8 keeps inside the JS
+ * heap (--typed-array-max-size-in-heap), so a window of nearby values
+ * makes no native allocation at all.
+ */
+const MIN_SPAN = 8
+const NO_COUNTS = new Float64Array(0)
+
+/**
+ * Histogram used while aggregating: dense over the index range it has used,
+ * not over the whole layout. A window row holds two of these, and a run of a
+ * few events makes a row of its own: at 3,328 buckets each, 50,000 one-event
+ * runs allocated 2.6 GB of Float64Arrays outside the JS heap in all, and
+ * the glibc heap they came from stayed in RSS after they were freed (issue
+ * 9, bench/many-runs). The range starts at MIN_SPAN buckets and at least
+ * doubles when a value falls outside it, so a wide histogram ends where the
+ * dense one began (after at most 8 copies), and the per-event path is one
+ * subtraction and a bounds check.
+ */
 export class Histogram {
-  readonly counts = new Float64Array(BUCKET_COUNT)
+  /** Counts of buckets [base, base + counts.length). */
+  private counts = NO_COUNTS
+  private base = 0
   total = 0
   minIndex = BUCKET_COUNT
   maxIndex = -1
 
   record(valueUs: number): void {
     const i = bucketIndex(valueUs)
-    this.counts[i]! += 1
-    this.total += 1
-    if (i < this.minIndex) this.minIndex = i
-    if (i > this.maxIndex) this.maxIndex = i
+    const counts = this.counts
+    const j = i - this.base
+    // The per-event path: a value inside the range held. Anything else takes recordBucket, which grows the range.
+    if (j >= 0 && j < counts.length) {
+      counts[j]! += 1
+      this.total += 1
+      if (i < this.minIndex) this.minIndex = i
+      if (i > this.maxIndex) this.maxIndex = i
+    } else {
+      this.recordBucket(i, 1)
+    }
   }
 
   recordBucket(index: number, count: number): void {
-    this.counts[index]! += count
+    let j = index - this.base
+    if (j < 0 || j >= this.counts.length) {
+      this.cover(index, index)
+      j = index - this.base
+    }
+    this.counts[j]! += count
     this.total += count
     if (index < this.minIndex) this.minIndex = index
     if (index > this.maxIndex) this.maxIndex = index
   }
 
+  /** Buckets allocated: the range held, not the layout (memory per window row). */
+  get heldBuckets(): number {
+    return this.counts.length
+  }
+
+  /** Count of one bucket (0 outside the range held). */
+  countAt(index: number): number {
+    return this.counts[index - this.base] ?? 0
+  }
+
   merge(other: Histogram): void {
+    if (other.maxIndex < 0) return
+    this.cover(other.minIndex, other.maxIndex)
     for (let i = other.minIndex; i <= other.maxIndex; i++) {
-      const c = other.counts[i]!
+      const c = other.counts[i - other.base]!
       if (c !== 0) this.recordBucket(i, c)
     }
   }
@@ -101,7 +146,7 @@ export class Histogram {
   entries(): Array<[number, number]> {
     const out: Array<[number, number]> = []
     for (let i = this.minIndex; i <= this.maxIndex; i++) {
-      const c = this.counts[i]!
+      const c = this.counts[i - this.base]!
       if (c !== 0) out.push([i, c])
     }
     return out
@@ -111,10 +156,31 @@ export class Histogram {
   toMap(): Record<string, number> {
     const out: Record<string, number> = {}
     for (let i = this.minIndex; i <= this.maxIndex; i++) {
-      const c = this.counts[i]!
+      const c = this.counts[i - this.base]!
       if (c !== 0) out[i] = c
     }
     return out
+  }
+
+  /** Grows the range held to include buckets [lo, hi] (valid indexes), at least doubling it, aligned to MIN_SPAN. */
+  private cover(lo: number, hi: number): void {
+    const held = this.counts.length
+    const oldLo = this.base
+    const oldHi = this.base + held
+    if (held > 0 && lo >= oldLo && hi < oldHi) return
+    let from = Math.floor(Math.min(lo, held > 0 ? oldLo : lo) / MIN_SPAN) * MIN_SPAN
+    let to = Math.min(BUCKET_COUNT, Math.ceil((Math.max(hi, held > 0 ? oldHi - 1 : hi) + 1) / MIN_SPAN) * MIN_SPAN)
+    // Doubling keeps the copies few when values spread out one bucket at a time; grow towards the new values.
+    const want = Math.min(BUCKET_COUNT, Math.max(MIN_SPAN, 2 * held))
+    if (to - from < want) {
+      if (held > 0 && lo < oldLo) from = Math.max(0, to - want)
+      else to = Math.min(BUCKET_COUNT, from + want)
+      if (to - from < want) from = Math.max(0, to - want)
+    }
+    const counts = new Float64Array(to - from)
+    if (held > 0) counts.set(this.counts, oldLo - from)
+    this.counts = counts
+    this.base = from
   }
 
   quantile(q: number): number {
