@@ -223,6 +223,17 @@ test('older and other report shapes: (ms) percentiles converted and marked, cust
   ])
   assert.equal(failed.operations, 3)
   assert.deepEqual(failed.measurements[1]!.other.map((o) => [o.measurement, o.value]), [['Widgets', 7]])
+  // A run of no operation (operationcount=0): YCSB divides by a 0 ms run time and prints NaN
+  // for the throughput and the GC time shares (derived from the real load report by editing those lines).
+  const empty = read('load-workloada.stdout.txt')
+    .replace(/\[OVERALL\], RunTime\(ms\), \d+/, '[OVERALL], RunTime(ms), 0')
+    .replace(/\[OVERALL\], Throughput\(ops\/sec\), [\d.]+/, '[OVERALL], Throughput(ops/sec), NaN')
+    .replace(/(\[TOTAL_GC_TIME_%[^\]]*\], Time\(%\), )[\d.E-]+/g, '$1NaN')
+  assert.match(empty, /TOTAL_GC_TIME_%\], Time\(%\), NaN/)
+  const zero = summary('empty.txt', empty)
+  assert.equal(zero.throughputOpsPerSec, undefined)
+  assert.equal(zero.gc.timePercent, undefined)
+  assert.ok(zero.gc.collectors.length > 0 && zero.gc.collectors.every((c) => c.timePercent === undefined))
 })
 
 test('malformed reports are BS_ERR_DECODE naming the file, the line and what was expected; nothing partial comes back', () => {

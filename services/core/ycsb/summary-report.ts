@@ -131,9 +131,10 @@ function gcRecord(gc: GcFigures, r: ReportRecord, count: (what: string) => numbe
   const forms: Array<[RegExp, string, (name: string | undefined) => void]> = [
     [/^TOTAL_GCs$/, 'Count', () => (gc.count = count('number of collections'))],
     [/^TOTAL_GC_TIME$/, 'Time(ms)', () => (gc.timeMs = count('number of ms'))],
-    [/^TOTAL_GC_TIME_%$/, 'Time(%)', () => (gc.timePercent = nonNegative())],
+    // GC time over run time: YCSB prints NaN when the run took 0 ms (operationcount=0).
+    [/^TOTAL_GC_TIME_%$/, 'Time(%)', () => (gc.timePercent = Number.isNaN(r.value) ? undefined : nonNegative())],
     [/^TOTAL_GCS_(.+)$/, 'Count', (name) => (collector(name!).count = count('number of collections'))],
-    [/^TOTAL_GC_TIME_%_(.+)$/, 'Time(%)', (name) => (collector(name!).timePercent = nonNegative())],
+    [/^TOTAL_GC_TIME_%_(.+)$/, 'Time(%)', (name) => (collector(name!).timePercent = Number.isNaN(r.value) ? undefined : nonNegative())],
     [/^TOTAL_GC_TIME_(.+)$/, 'Time(ms)', (name) => (collector(name!).timeMs = count('number of ms'))],
   ]
   for (const [re, measurement, set] of forms) {
