@@ -110,7 +110,13 @@ test('compare: a slowed scan is the only regression; identical groups show none;
   assert.equal(slow.forced, true)
   assert.deepEqual(slow.differences.map((x) => x.name), ['property memory.delay.scan'])
   const flagged = slow.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'improvement')
-  assert.ok(flagged.every((f) => f.op === 'SCAN' && f.verdict === 'regression'), `only SCAN regresses: ${flagged.map((f) => f.label).join(', ')}`)
+  // Only SCAN regresses, and every flagged SCAN figure is a regression. Another operation may
+  // honestly improve: a client thread that spends 3 ms in a scan starts its next operation
+  // later, so fewer operations overlap and the others wait less (seen on a quiet machine:
+  // UPDATE p99 806-1092 -> 293-461 µs in all three runs of each side). A regression anywhere
+  // else, or a SCAN "improvement", would be a wrong verdict.
+  assert.ok(flagged.every((f) => (f.op === 'SCAN' ? f.verdict === 'regression' : f.verdict === 'improvement')), `only SCAN regresses: ${flagged.map((f) => `${f.label} ${f.verdict}`).join(', ')}`)
+  assert.ok(flagged.some((f) => f.op === 'SCAN'), 'the slowed SCAN is flagged')
   // The median of every run moved by 3 ms: a regression whatever the machine does. The tails
   // (p99 of 150 scans a run) and the mean carry this busy machine's hiccups too; they are
   // flagged when they stand out (printed above), never another operation.
