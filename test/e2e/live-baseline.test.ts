@@ -67,16 +67,21 @@ test('live baseline: the candidate slows down mid-run and the alert fires before
     endedAt = Date.now()
     return r
   })
-  const fired = await waitFor('the firing webhook for the candidate', async () => hooks.find((h) => h.payload.status === 'firing' && h.payload.alerts.some((a) => a.labels.run_id === cand)), 60_000, 100)
+  // SCAN is what slowed. Another operation may fire too: a client thread held 5 ms in a scan
+  // starts its next operation later, which moves the others' per-second figures (seen on CI:
+  // READ once fired first); those alerts are printed, SCAN's is required.
+  const isScan = (a: { labels: Record<string, string> }): boolean => a.labels.run_id === cand && a.labels.op === 'SCAN'
+  const fired = await waitFor('the firing webhook for the candidate\'s SCAN', async () => hooks.find((h) => h.payload.status === 'firing' && h.payload.alerts.some(isScan)), 60_000, 100)
   const stillRunning = endedAt === 0
   const ran = await running
   assert.equal(ran.code, 0, ran.stderr)
   process.stdout.write(`# candidate started ${((fired.at - startedAt) / 1000).toFixed(1)} s before the alert's webhook; it ran ${((endedAt - startedAt) / 1000).toFixed(1)} s (driver start included)\n`)
   assert.ok(stillRunning, 'the webhook arrived while the candidate was still running')
   assert.ok(fired.at < endedAt)
-  const alert = fired.payload.alerts.find((a) => a.labels.run_id === cand)!
+  const alert = fired.payload.alerts.find(isScan)!
   assert.equal(alert.labels.alertname, 'BenchstreamSlowerThanBaseline')
-  assert.equal(alert.labels.op, 'SCAN')
+  const others = hooks.flatMap((h) => h.payload.alerts).filter((a) => a.labels.run_id === cand && a.labels.op !== 'SCAN')
+  if (others.length > 0) process.stdout.write(`# also fired: ${[...new Set(others.map((a) => `${a.labels.op}: ${a.annotations.summary ?? ''}`))].join('; ')}\n`)
   assert.match(alert.annotations.summary ?? '', new RegExp(`^SCAN of run ${cand} is slower than baseline ${base} at the same second: p99 [\\d.]+x the baseline's`))
 
   // The start record carried the baseline; the incident starts after the slowdown, at the same phase.
@@ -87,10 +92,10 @@ test('live baseline: the candidate slows down mid-run and the alert fires before
   const rows = await waitFor('the firing row', async () => {
     const r = await queryRows<{ op: string; state: string; rule_type: string; starts_ms: string; value: number; threshold: number }>(svc.ch, `
       SELECT op, state, rule_type, toUnixTimestamp64Milli(starts_at) AS starts_ms, value, threshold FROM benchstream.alerts WHERE run_id = {r:String}`, { r: cand })
-    return r.some((x) => x.state === 'firing') ? r : undefined
+    return r.some((x) => x.state === 'firing' && x.op === 'SCAN') ? r : undefined
   })
-  const firing = rows.filter((r) => r.state === 'firing')
-  assert.deepEqual(firing.map((r) => [r.op, r.rule_type]), [['SCAN', 'vs_baseline']], 'only SCAN, whose latency changed')
+  const firing = rows.filter((r) => r.state === 'firing' && r.op === 'SCAN')
+  assert.deepEqual(firing.map((r) => [r.op, r.rule_type]), [['SCAN', 'vs_baseline']], 'SCAN, whose latency changed, fired once')
   const sinceStart = (Number(firing[0]!.starts_ms) - Number(run!.first_ms)) / 1000
   process.stdout.write(`# incident starts ${sinceStart} s after the candidate's first window (slowdown at ${SLOW_AFTER_S} s): p99 ${firing[0]!.value} µs against a bar of ${firing[0]!.threshold.toFixed(0)} µs\n`)
   assert.ok(sinceStart >= SLOW_AFTER_S - 1, `the incident starts at ${sinceStart} s, not before the slowdown`)
@@ -104,7 +109,7 @@ test('live baseline: the candidate slows down mid-run and the alert fires before
   await consumer.subscribe({ topic: readInfraConfig(env).topics.alerts, fromBeginning: true })
   const notices: AlertNotice[] = []
   void consumer.run({ eachMessage: async ({ message }) => void notices.push(JSON.parse(String(message.value)) as AlertNotice) })
-  const notice = await waitFor('the firing notice on the alerts topic', async () => notices.find((n) => n.runId === cand && n.state === 'firing'), 30_000)
+  const notice = await waitFor('the firing notice on the alerts topic', async () => notices.find((n) => n.runId === cand && n.state === 'firing' && n.op === 'SCAN'), 30_000)
   assert.equal(notice.ruleType, 'vs_baseline')
   assert.equal(notice.op, 'SCAN')
   assert.equal(notice.fingerprint, alert.fingerprint)
