@@ -207,11 +207,12 @@ test('benchstream run on redis worker threads with a target: Intended- sections,
   const common = ['-P', 'workloads/workloada', '-p', 'recordcount=500', '-p', `redis.port=${redis.port}`, '-db', 'redis', '--no-emit']
   const load = await cli(te.env, ['load', ...common, '-threads', '2'])
   assert.equal(load.code, 0, load.stderr)
-  const run = await cli(te.env, ['run', ...common, '-p', 'operationcount=1500', '-threads', '3', '-target', '1500', '-s', '-p', 'status.interval=1',
+  // 3,000 operations at 1,500 ops/s: 2 s, so the 1 s status tick comes before the end (a 1 s run raced it on CI).
+  const run = await cli(te.env, ['run', ...common, '-p', 'operationcount=3000', '-threads', '3', '-target', '1500', '-s', '-p', 'status.interval=1',
     '-p', 'measurement.interval=both', '-p', 'hdrhistogram.fileoutput=true', '-p', `hdrhistogram.output.path=${logs}/r-`])
   assert.equal(run.code, 0, run.stderr)
   const reported = (name: string): number => Number(new RegExp(`^\\[${name}\\], Operations, (\\d+)$`, 'm').exec(run.stdout)?.[1] ?? 0)
-  assert.equal(reported('READ') + reported('UPDATE'), 1500)
+  assert.equal(reported('READ') + reported('UPDATE'), 3000)
   assert.match(run.stdout, /^\[BENCHSTREAM\], MaxScheduleLag\(ms\), [\d.]+$/m)
   assert.match(run.stderr, /\[Intended-READ: Count=/, 'status lines carry the intended measurements')
   // Every event reached the logs, written by the delivery thread from the workers' rings: per measurement, the lines add up to the report.
