@@ -11,6 +11,7 @@ import type { BaselineWindowRow } from '../../core/alerting/baseline-profile.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../core/ports/alerts.js'
 import { queryRows, type ClickHouse } from './client.js'
+import { queryRunProgress } from './run-progress.js'
 
 /** Runs evaluated at once; beyond this the oldest active runs are left out. */
 export const MAX_ACTIVE_RUNS = 1000
@@ -35,24 +36,8 @@ export class ClickHouseAlertSource implements AlertWindowSource {
     return rows.map((r) => ({ runId: r.run_id, startedAtMs: Number(r.started_ms), endedAtMs: r.ended_ms === null ? undefined : Number(r.ended_ms), targetOpsPerSec: Number(r.target), ...(r.baseline === '' ? {} : { baseline: r.baseline }) }))
   }
 
-  async progress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
-    const rows = await this.query<{ p: Num; max_end_us: Num; first_ms: Num; last_ms: Num; window_ms: Num }>(`
-      SELECT src_partition AS p, toUnixTimestamp64Micro(max(last_end)) AS max_end_us,
-             toUnixTimestamp64Milli(min(window_start)) AS first_ms, toUnixTimestamp64Milli(max(window_start)) AS last_ms,
-             (SELECT any(window_ms) FROM ${this.ch.database}.runs WHERE run_id = {runId:String}) AS window_ms
-      FROM ${this.ch.database}.op_windows
-      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({since:Int64})
-      GROUP BY p`, { runId, since: Math.max(0, Math.floor(sinceMs)) })
-    if (rows.length === 0) return undefined
-    const ends = rows.map((r) => Number(r.max_end_us))
-    return {
-      // The run's registered length (runs.window_ms), the same for every row.
-      windowMs: Number(rows[0]!.window_ms),
-      firstWindowMs: Math.min(...rows.map((r) => Number(r.first_ms))),
-      lastWindowMs: Math.max(...rows.map((r) => Number(r.last_ms))),
-      partitionMaxEndUs: ends,
-      lastDataMs: Math.floor(Math.max(...ends) / 1000),
-    }
+  progress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
+    return queryRunProgress(this.ch, this.ch.database, runId, sinceMs)
   }
 
   async windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]> {

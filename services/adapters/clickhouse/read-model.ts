@@ -10,6 +10,7 @@ import { SERVER_CACHE_COUNTERS, serverCacheFigures } from '../../core/reports/se
 import { buildReport } from '../../core/reports/ycsb-report.js'
 import { entriesFromMap, quantileFromEntries } from '../../core/stats/histogram.js'
 import { queryRows, type ClickHouse } from './client.js'
+import { queryRunProgress } from './run-progress.js'
 
 type Num = string | number
 
@@ -248,23 +249,8 @@ export class ClickHouseReadModel implements ReadModel {
     await queryRows(this.ch, 'SELECT 1 AS ok')
   }
 
-  async liveProgress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
-    const rows = await queryRows<{ p: Num; max_end_us: Num; first_ms: Num; last_ms: Num; window_ms: Num | null }>(this.ch, `
-      SELECT src_partition AS p, toUnixTimestamp64Micro(max(last_end)) AS max_end_us,
-             toUnixTimestamp64Milli(min(window_start)) AS first_ms, toUnixTimestamp64Milli(max(window_start)) AS last_ms,
-             (SELECT any(window_ms) FROM ${this.db}.runs WHERE run_id = {runId:String}) AS window_ms
-      FROM ${this.db}.op_windows
-      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({since:Int64})
-      GROUP BY p`, { runId, since: Math.max(0, Math.floor(sinceMs)) })
-    if (rows.length === 0 || rows[0]!.window_ms === null) return undefined
-    const ends = rows.map((r) => Number(r.max_end_us))
-    return {
-      windowMs: Number(rows[0]!.window_ms),
-      firstWindowMs: Math.min(...rows.map((r) => Number(r.first_ms))),
-      lastWindowMs: Math.max(...rows.map((r) => Number(r.last_ms))),
-      partitionMaxEndUs: ends,
-      lastDataMs: Math.floor(Math.max(...ends) / 1000),
-    }
+  liveProgress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
+    return queryRunProgress(this.ch, this.db, runId, sinceMs)
   }
 
   async liveWindows(runId: string, fromMs: number, toMs: number): Promise<WindowOpStatusRow[]> {
