@@ -21,15 +21,13 @@ import { BenchstreamError } from '../core/errors.js'
 import { diffFlameGraph, flameGraph, frameShareChanges } from '../core/profiles/flame-graph.js'
 import { flameGraphSvg } from '../core/profiles/flame-svg.js'
 import { recordStacks } from '../core/profiles/profile.js'
-import type { ProfileSelection, ProfileStore } from '../core/ports/profile-store.js'
+import { MAX_MERGED_STACKS, type ProfileSelection, type ProfileStore } from '../core/ports/profile-store.js'
 import { profilesPageHtml } from './profiles-page.js'
 
 export interface ProfileRoutesOptions {
   store: ProfileStore
 }
 
-/** Distinct stacks one request may merge (bounds the memory of a flame graph). */
-const MAX_STACKS = 500_000
 /** Rows (call tree nodes) one flame graph may have: bounds the answer (about 100 bytes a row as JSON). */
 const MAX_ROWS = 1_000_000
 /** Largest upload: a profile of MAX_PROFILE_STACKS deep stacks, as JSON. */
@@ -42,7 +40,7 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
   const store = opts.store
 
   const load = async (sel: ProfileSelection, what: string): Promise<Awaited<ReturnType<ProfileStore['stacks']>>> => {
-    const stacks = await store.stacks(sel, MAX_STACKS)
+    const stacks = await store.stacks(sel, MAX_MERGED_STACKS)
     if (stacks.size === 0) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no profile samples for ${what}${sel.fromMs !== undefined || sel.toMs !== undefined ? ` in ${sel.fromMs ?? '-'}..${sel.toMs ?? '-'} ms` : ''}${sel.labels !== undefined ? ` with labels ${JSON.stringify(sel.labels)}` : ''}; attach one with \`benchstream profile attach\``)
     return stacks
   }

@@ -6,13 +6,10 @@
  * lengths or sampling intervals compare.
  */
 import type { ProfileChanges } from '../../../schemas/api.v1.js'
-import type { ProfileStore } from '../ports/profile-store.js'
+import { MAX_MERGED_STACKS, type ProfileStore } from '../ports/profile-store.js'
 import { frameShareChanges } from '../profiles/flame-graph.js'
 import { totalSamples } from '../profiles/folded.js'
 import type { ProfileComparisonHook } from './release.js'
-
-/** Distinct stacks read per side (the flame graph routes use the same bound). */
-const MAX_STACKS = 500_000
 
 /** Frames listed per ordering (self, total). */
 export const PROFILE_FRAMES = 10
@@ -20,7 +17,7 @@ export const PROFILE_FRAMES = 10
 export function profileComparison(store: Pick<ProfileStore, 'stacks'>, limit = PROFILE_FRAMES): ProfileComparisonHook {
   return async (baselineRuns, candidateRuns): Promise<ProfileChanges | null> => {
     if (baselineRuns.length === 0 || candidateRuns.length === 0) return null
-    const [a, b] = await Promise.all([store.stacks({ runIds: [...baselineRuns] }, MAX_STACKS), store.stacks({ runIds: [...candidateRuns] }, MAX_STACKS)])
+    const [a, b] = await Promise.all([store.stacks({ runIds: [...baselineRuns] }, MAX_MERGED_STACKS), store.stacks({ runIds: [...candidateRuns] }, MAX_MERGED_STACKS)])
     // One side without samples: no comparison rather than "every frame grew".
     if (totalSamples(a) === 0 || totalSamples(b) === 0) return null
     const q = (runs: readonly string[]): string => encodeURIComponent(runs.join(','))

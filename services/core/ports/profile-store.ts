@@ -54,6 +54,9 @@ export interface ProfiledRun {
   toMs: number
 }
 
+/** Distinct stacks one read may merge (bounds the memory of a flame graph, a diff or a comparison). */
+export const MAX_MERGED_STACKS = 500_000
+
 export interface ProfileStore {
   /** Stores one profile under the id given (profileId() of its content), all or nothing for the caller. */
   store(profile: Profile, id: string, origin: string): Promise<StoreResult>
