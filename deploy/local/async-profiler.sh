@@ -18,8 +18,9 @@
 #   ASYNC_PROFILER_DIR      cache dir [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/async-profiler-<version>]
 set -euo pipefail
 
-die() { echo "async-profiler.sh: $*" >&2; exit 1; }
-note() { echo "async-profiler.sh: $*" >&2; }
+SCRIPT_NAME=async-profiler.sh
+# shellcheck source=lib.sh
+source "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 
 usage() {
   cat >&2 <<'EOF'
@@ -42,12 +43,6 @@ usage: async-profiler.sh fetch|path|capture [options]
                       _[0] interpreted, _[1] C1, _[k] kernel
 EOF
   exit 2
-}
-
-is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
-
-need() {
-  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
 }
 
 ASYNC_PROFILER_VERSION="${ASYNC_PROFILER_VERSION:-4.6}"
@@ -76,9 +71,6 @@ LIB_PATH="$CACHE_DIR/$PLATFORM/libasyncProfiler.so"
 cache_complete() {
   [[ -f "$CACHE_DIR/$MARKER" && -f "$LIB_PATH" && -f "$CACHE_DIR/$JAR_NAME" ]]
 }
-
-FETCH_TMP=""
-cleanup_fetch_tmp() { [[ -z "$FETCH_TMP" ]] || rm -rf -- "$FETCH_TMP"; }
 
 # Progress goes to stderr so that `path` prints only the path on stdout.
 cmd_fetch() {

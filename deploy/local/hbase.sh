@@ -37,8 +37,9 @@ SCRIPT_DIR="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd -P -- "$SCRIPT_DIR/../.." && pwd)"
 POM="$SCRIPT_DIR/hbase/pom.xml"
 TOOL_SRC="$SCRIPT_DIR/hbase/HBaseLocalTool.java"
-
-die() { echo "hbase.sh: $*" >&2; exit 1; }
+SCRIPT_NAME=hbase.sh
+# shellcheck source=lib.sh
+source "$SCRIPT_DIR/lib.sh"
 
 usage() {
   echo "usage: ${0##*/} start|stop|status|fetch|restart|create-table|flush|metrics|clean" >&2
@@ -53,8 +54,6 @@ usage() {
   echo "  clean         delete the data dir's HBase and ZooKeeper data (HBase must be stopped)" >&2
   exit 2
 }
-
-is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
 HBASE_VERSION="${HBASE_VERSION:-2.5.10-hadoop3}"
 # Only HBase 2 builds: the config keys and the single-JVM layout below are 2.x's.
@@ -140,10 +139,6 @@ RS_SERVER_BEAN="Hadoop:service=HBase,name=RegionServer,sub=Server"
 # The attributes 'metrics' prints (hit ratio = HitCount / (HitCount + MissCount)).
 CACHE_ATTRS="blockCache(HitCount|MissCount|DataHitCount|DataMissCount|EvictionCount|Count|Size|FreeSize|CountHitPercent)"
 
-need() {
-  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
-}
-
 java_major() {
   local v
   v="$(java -version 2>&1 | awk -F '"' '/version/ { print $2; exit }')"
@@ -158,9 +153,6 @@ libs_complete() {
     && -f "$LIBS_DIR/hbase-server-$HBASE_VERSION.jar" \
     && -f "$LIBS_DIR/hbase-zookeeper-$HBASE_VERSION.jar" ]]
 }
-
-FETCH_TMP=""
-cleanup_fetch_tmp() { [[ -z "$FETCH_TMP" ]] || rm -rf -- "$FETCH_TMP"; }
 
 fetch_libs() {
   if libs_complete; then
@@ -258,30 +250,6 @@ hbase_pid() {
   args="$(ps -o args= -p "$pid" 2>/dev/null || true)"
   [[ "$args" == *org.apache.hadoop.hbase.master.HMaster* && "$args" == *"$CONF_DIR"* ]] || return 1
   echo "$pid"
-}
-
-port_open() {
-  (: <>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-print_log_tail() {
-  local f
-  for f in "$OUT_FILE" "$LOG_FILE"; do
-    if [[ -s "$f" ]]; then
-      echo "---- last 40 lines of $f ----" >&2
-      tail -n 40 -- "$f" >&2
-      echo "----" >&2
-    fi
-  done
-}
-
-lock_data_dir() {
-  mkdir -p -- "$DATA_DIR"
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$DATA_DIR/.lock"
-    flock -w $((HBASE_START_TIMEOUT + HBASE_STOP_TIMEOUT + 120)) 9 \
-      || die "timed out waiting for another hbase.sh on $DATA_DIR"
-  fi
 }
 
 # ---------------------------------------------------------------- config
@@ -402,7 +370,7 @@ JDK17_FLAGS=(
 
 cmd_start() {
   need java "install a JDK 17 (e.g. apt-get install openjdk-17-jdk-headless)"
-  lock_data_dir
+  lock_data_dir "$DATA_DIR" $((HBASE_START_TIMEOUT + HBASE_STOP_TIMEOUT + 120))
 
   local pid started=$SECONDS
   if pid="$(hbase_pid)"; then
@@ -473,10 +441,10 @@ cmd_start() {
       die "HBase is up but creating table $HBASE_TABLE failed (see above)"
     else
       echo "hbase.sh: HBase not ready after ${HBASE_START_TIMEOUT}s; stopping it (raise HBASE_START_TIMEOUT on slow machines)" >&2
-      stop_pid "$pid" >/dev/null
+      stop_pid "$pid" "$HBASE_STOP_TIMEOUT" HBase >/dev/null
       rm -f -- "$PID_FILE"
     fi
-    print_log_tail
+    print_log_tail "$OUT_FILE" "$LOG_FILE"
     exit 1
   fi
   echo "hbase $HBASE_VERSION ready on 127.0.0.1 in $((SECONDS - started)) s: zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary) (pid $pid, data: $DATA_DIR)"
@@ -532,25 +500,10 @@ cmd_metrics() {
 }
 
 # SIGTERM runs HBase's shutdown hook (regions closed, memstores flushed, WAL closed);
-# SIGKILL is only the fallback for a hung JVM.
-stop_pid() {
-  local pid="$1" deadline=$((SECONDS + HBASE_STOP_TIMEOUT))
-  kill -TERM "$pid" 2>/dev/null || return 0
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((SECONDS >= deadline)); then
-      echo "hbase.sh: HBase $pid did not exit ${HBASE_STOP_TIMEOUT}s after SIGTERM; sending SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-      local tries=20
-      while ((tries-- > 0)) && kill -0 "$pid" 2>/dev/null; do sleep 0.25; done
-      break
-    fi
-    sleep 0.2
-  done
-}
-
+# SIGKILL is only the fallback for a hung JVM (stop_pid, lib.sh).
 cmd_stop() {
   [[ -d "$DATA_DIR" ]] || { echo "hbase not running"; return 0; }
-  lock_data_dir
+  lock_data_dir "$DATA_DIR" $((HBASE_START_TIMEOUT + HBASE_STOP_TIMEOUT + 120))
   local pid
   if ! pid="$(hbase_pid)"; then
     rm -f -- "$PID_FILE"
@@ -558,7 +511,7 @@ cmd_stop() {
     return 0
   fi
   local t0=$SECONDS
-  stop_pid "$pid"
+  stop_pid "$pid" "$HBASE_STOP_TIMEOUT" HBase
   rm -f -- "$PID_FILE"
   echo "hbase stopped (pid $pid, $((SECONDS - t0)) s)"
 }
@@ -579,7 +532,7 @@ cmd_status() {
 
 cmd_clean() {
   [[ -d "$DATA_DIR" ]] || { echo "nothing to clean in $DATA_DIR"; return 0; }
-  lock_data_dir
+  lock_data_dir "$DATA_DIR" $((HBASE_START_TIMEOUT + HBASE_STOP_TIMEOUT + 120))
   if hbase_pid >/dev/null; then die "hbase is running; stop it first"; fi
   rm -rf -- "$ROOT_DIR" "$ZK_DIR" "$TMP_DIR" "$VERSION_FILE"
   echo "removed HBase and ZooKeeper data in $DATA_DIR (logs and conf kept)"

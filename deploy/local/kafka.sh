@@ -27,8 +27,9 @@ set -euo pipefail
 SCRIPT_DIR="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd -P -- "$SCRIPT_DIR/../.." && pwd)"
 POM="$SCRIPT_DIR/kafka-pom.xml"
-
-die() { echo "kafka.sh: $*" >&2; exit 1; }
+SCRIPT_NAME=kafka.sh
+# shellcheck source=lib.sh
+source "$SCRIPT_DIR/lib.sh"
 
 usage() {
   echo "usage: ${0##*/} start|stop|status|fetch|restart|version" >&2
@@ -40,8 +41,6 @@ usage() {
   echo "  version  print the Kafka version start/fetch would use" >&2
   exit 2
 }
-
-is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
 # The default version is read from the pom rather than repeated here, so bumping the
 # pom also moves the cache dir (old and new jars never mix) and the messages.
@@ -106,10 +105,6 @@ FORMATTED_VERSION_FILE="$DATA_DIR/kafka.formatted-by"
 # Written last by fetch; its presence is what makes the cache "complete".
 LIBS_MARKER=".benchstream-complete"
 
-need() {
-  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
-}
-
 # ---------------------------------------------------------------- jar cache
 
 libs_complete() {
@@ -120,9 +115,6 @@ libs_complete() {
   # readiness wait (which reads broker.log) would time out.
   compgen -G "$LIBS_DIR/$LOG_BINDING_GLOB" >/dev/null
 }
-
-FETCH_TMP=""
-cleanup_fetch_tmp() { [[ -z "$FETCH_TMP" ]] || rm -rf -- "$FETCH_TMP"; }
 
 fetch_libs() {
   if libs_complete; then
@@ -188,34 +180,8 @@ running_version() {
   return 0
 }
 
-port_open() {
-  # bash's /dev/tcp: no nc/ss dependency; loopback connects succeed or get RST at once.
-  (: <>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
 broker_ready() {
   grep -q "Kafka Server started" "$LOG_FILE" 2>/dev/null && port_open "$KAFKA_PORT"
-}
-
-print_log_tail() {
-  if [[ -f "$LOG_FILE" ]]; then
-    echo "---- last 40 lines of $LOG_FILE ----" >&2
-    tail -n 40 -- "$LOG_FILE" >&2
-    echo "----" >&2
-  else
-    echo "(no $LOG_FILE)" >&2
-  fi
-}
-
-# Serialises start/stop on one data dir (e.g. parallel test workers all calling
-# start). flock is optional: without it we behave as before, just unguarded.
-lock_data_dir() {
-  mkdir -p -- "$DATA_DIR"
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$DATA_DIR/.lock"
-    flock -w $((KAFKA_START_TIMEOUT + KAFKA_STOP_TIMEOUT + 60)) 9 \
-      || die "timed out waiting for another kafka.sh on $DATA_DIR"
-  fi
 }
 
 # ---------------------------------------------------------------- config
@@ -350,7 +316,7 @@ format_storage_once() {
 
 cmd_start() {
   need java "install a JDK 17+ (e.g. apt-get install openjdk-17-jre-headless)"
-  lock_data_dir
+  lock_data_dir "$DATA_DIR" $((KAFKA_START_TIMEOUT + KAFKA_STOP_TIMEOUT + 60))
 
   local pid
   if pid="$(broker_pid)"; then
@@ -409,14 +375,14 @@ cmd_start() {
     if ! kill -0 "$pid" 2>/dev/null; then
       rm -f -- "$PID_FILE"
       echo "kafka.sh: broker process $pid exited during startup" >&2
-      print_log_tail
+      print_log_tail "$LOG_FILE"
       exit 1
     fi
     if ((SECONDS >= deadline)); then
       echo "kafka.sh: broker not ready on 127.0.0.1:$KAFKA_PORT after ${KAFKA_START_TIMEOUT}s; stopping it (raise KAFKA_START_TIMEOUT on slow machines)" >&2
-      print_log_tail
+      print_log_tail "$LOG_FILE"
       # Don't leave a half-started broker holding the ports and the data dir.
-      stop_pid "$pid" >/dev/null
+      stop_pid "$pid" "$KAFKA_STOP_TIMEOUT" broker >/dev/null
       rm -f -- "$PID_FILE"
       exit 1
     fi
@@ -426,32 +392,17 @@ cmd_start() {
 }
 
 # SIGTERM lets Kafka flush and close its logs cleanly (faster next start, no
-# recovery); SIGKILL is only the fallback for a hung JVM.
-stop_pid() {
-  local pid="$1" deadline=$((SECONDS + KAFKA_STOP_TIMEOUT))
-  kill -TERM "$pid" 2>/dev/null || return 0
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((SECONDS >= deadline)); then
-      echo "kafka.sh: broker $pid did not exit ${KAFKA_STOP_TIMEOUT}s after SIGTERM; sending SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-      local tries=20
-      while ((tries-- > 0)) && kill -0 "$pid" 2>/dev/null; do sleep 0.25; done
-      break
-    fi
-    sleep 0.2
-  done
-}
-
+# recovery); SIGKILL is only the fallback for a hung JVM (stop_pid, lib.sh).
 cmd_stop() {
   [[ -d "$DATA_DIR" ]] || { echo "kafka not running"; return 0; }
-  lock_data_dir
+  lock_data_dir "$DATA_DIR" $((KAFKA_START_TIMEOUT + KAFKA_STOP_TIMEOUT + 60))
   local pid
   if ! pid="$(broker_pid)"; then
     rm -f -- "$PID_FILE"   # stale pid file from a crash/reboot
     echo "kafka not running"
     return 0
   fi
-  stop_pid "$pid"
+  stop_pid "$pid" "$KAFKA_STOP_TIMEOUT" broker
   rm -f -- "$PID_FILE"
   echo "kafka stopped (pid $pid)"
 }

@@ -25,10 +25,11 @@ set -euo pipefail
 
 SCRIPT_DIR="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd -P -- "$SCRIPT_DIR/../.." && pwd)"
+SCRIPT_NAME=ycsb.sh
+# shellcheck source=lib.sh
+source "$SCRIPT_DIR/lib.sh"
 MODULES="$REPO_ROOT/services/ycsb"
 POM="$MODULES/pom.xml"
-
-die() { echo "ycsb.sh: $*" >&2; exit 1; }
 
 usage() {
   echo "usage: ${0##*/} fetch|classpath|binding-classpath hbase|run ARGS..." >&2
@@ -37,10 +38,6 @@ usage() {
   echo "  binding-classpath hbase  build our HBase binding if needed and print its class path" >&2
   echo "  run ARGS   run site.ycsb.Client ARGS with that class path" >&2
   exit 2
-}
-
-need() {
-  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
 }
 
 [[ -f "$POM" ]] || die "missing $POM"
@@ -61,9 +58,6 @@ libs_current() {
   [[ -f "$LIBS_DIR/$LIBS_MARKER" && -f "$LIBS_DIR/core-$YCSB_VERSION.jar" ]] \
     && [[ "$(cut -d' ' -f1 <"$LIBS_DIR/$LIBS_MARKER")" == "$(sources_digest)" ]]
 }
-
-FETCH_TMP=""
-cleanup_fetch_tmp() { [[ -z "$FETCH_TMP" ]] || rm -rf -- "$FETCH_TMP"; }
 
 fetch_libs() {
   need mvn "install Maven 3 (e.g. apt-get install maven); it downloads YCSB core from Maven Central"

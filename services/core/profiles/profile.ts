@@ -12,22 +12,16 @@ import { BenchstreamError } from '../errors.js'
 import { decodeError, parseFolded, stackFrames, totalSamples, type Folded } from './folded.js'
 import { collapsePerfScript, looksLikePerfScript, type PerfCollapseOptions } from './perf-script.js'
 
-export interface ProfileMeta {
-  runId: string
-  /** host, process, ...: what the profile is of. */
-  labels: Record<string, string>
-  /** The time slice the samples cover, µs since the Unix epoch. */
-  fromUs: number
-  toUs: number
-  /** What one sample stands for: cpu, itimer, ctimer, wall, perf:<event>. */
-  event: string
-  /** Sampling interval in ns, 0 = unknown. */
-  intervalNs: number
-  /** What wrote the stacks. */
-  source: string
-  /** CPU time of the profiled process over the slice, when measured. */
-  cpuMs?: number
-}
+/**
+ * What a profile says about itself: the fields of a PROFILE record
+ * (schemas/events.v1.ts, the single source of their meaning and bounds)
+ * without its id and its stacks. Labels name the host/process; fromUs/toUs
+ * is the time slice in µs since the Unix epoch; event is what one sample
+ * stands for (cpu, itimer, ctimer, wall, perf:<event>); intervalNs 0 is
+ * unknown; cpuMs is the profiled process's CPU time over the slice, when
+ * measured.
+ */
+export type ProfileMeta = Pick<ProfileRecord, 'runId' | 'labels' | 'fromUs' | 'toUs' | 'event' | 'intervalNs' | 'source' | 'cpuMs'>
 
 export interface Profile extends ProfileMeta {
   stacks: Folded
