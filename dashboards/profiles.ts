@@ -50,66 +50,57 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
         GROUP BY stack_id
     ) AS s ON s.stack_id = c.stack_id`
 
+  /**
+   * A flame graph panel over `stacks` (the rows of `stacks()` above): the
+   * nested set the panel reads, one row per path from the root. `sides` are
+   * the panel's value columns and the stacks' sample column each sums: one
+   * side (value/self) or two (value/self the baseline, valueRight/selfRight
+   * the candidate).
+   */
+  const flameGraph = (title: string, description: string, stacksSql: string, sides: ReadonlyArray<{ value: string; self: string; samples: string }>) => {
+    const root = sides.map((x) => `sum(${x.samples}) AS ${x.value}, toUInt64(0) AS ${x.self}`).join(', ')
+    // Continuation lines aligned under the first column of the generated SQL (sql`` dedents by the template's indent).
+    const paths = sides.map((x) => `sum(${x.samples}) AS ${x.value}, sumIf(${x.samples}, length(path) = length(frames)) AS ${x.self}`).join(',\n                   ')
+    return new PanelBuilder()
+      .type('flamegraph')
+      .title(title)
+      .description(description)
+      .datasource(datasourceRef(cfg))
+      // Widths are sample counts; no colour scale of ours (the panel colours frames itself).
+      .unit(UNITS.count)
+      .thresholds(neutralThresholds())
+      .height(16)
+      .span(24)
+      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+        WITH stacks AS
+        (
+            ${indentTail(stacksSql, 12)}
+        )
+        SELECT level, ${sides.map((x) => `${x.value}, ${x.self}`).join(', ')}, label
+        FROM
+        (
+            SELECT toUInt64(0) AS level, ${root}, '${ROOT}' AS label, CAST([], 'Array(String)') AS path
+            FROM stacks
+            UNION ALL
+            SELECT length(path) AS level, ${paths}, path[-1] AS label, path
+            FROM stacks
+            ARRAY JOIN arrayMap(i -> arraySlice(frames, 1, i), range(1, length(frames) + 1)) AS path
+            GROUP BY path
+        )
+        ORDER BY path`))
+  }
+
   // One run, cut to the dashboard's time range (slices by their start, as windows).
   const oneRun = stacks(['n'], 'sum(count) AS n', `run_id = ${RUN} AND $__timeFilter_ms(window_start)`)
-  const flame = new PanelBuilder()
-    .type('flamegraph')
-    .title('CPU profile of ${run}')
-    .description('Every profile of the run whose time slices start in the time range, merged (all hosts and processes): width = samples. Click to zoom, search in the panel\'s toolbar. The same graph, interactive or as SVG: /profiles?run=<run> and /api/v1/profiles/flamegraph?run=<run>&format=svg on the Benchstream API.')
-    .datasource(datasourceRef(cfg))
-    // Widths are sample counts; no colour scale of ours (the panel colours frames itself).
-    .unit(UNITS.count)
-    .thresholds(neutralThresholds())
-    .height(16)
-    .span(24)
-    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
-      WITH stacks AS
-      (
-          ${indentTail(oneRun, 10)}
-      )
-      SELECT level, value, self, label
-      FROM
-      (
-          SELECT toUInt64(0) AS level, sum(n) AS value, toUInt64(0) AS self, '${ROOT}' AS label, CAST([], 'Array(String)') AS path
-          FROM stacks
-          UNION ALL
-          SELECT length(path) AS level, sum(n) AS value, sumIf(n, length(path) = length(frames)) AS self, path[-1] AS label, path
-          FROM stacks
-          ARRAY JOIN arrayMap(i -> arraySlice(frames, 1, i), range(1, length(frames) + 1)) AS path
-          GROUP BY path
-      )
-      ORDER BY path`))
+  const flame = flameGraph('CPU profile of ${run}',
+    'Every profile of the run whose time slices start in the time range, merged (all hosts and processes): width = samples. Click to zoom, search in the panel\'s toolbar. The same graph, interactive or as SVG: /profiles?run=<run> and /api/v1/profiles/flamegraph?run=<run>&format=svg on the Benchstream API.',
+    oneRun, [{ value: 'value', self: 'self', samples: 'n' }])
 
   // Two whole runs (no time cut: they ran at different times).
   const bothRuns = stacks(['a', 'b'], `sumIf(count, run_id = ${BASELINE}) AS a, sumIf(count, run_id = ${CANDIDATE}) AS b`, `run_id IN (${BASELINE}, ${CANDIDATE})`)
-  const diff = new PanelBuilder()
-    .type('flamegraph')
-    .title('Differential profile: ${candidate} against ${baseline}')
-    .description('Both whole runs (not cut by the time range). value/self: the baseline; valueRight/selfRight: the candidate. Grafana colours each frame by the change of its share of each side\'s samples (green less, red more). Brendan Gregg\'s form (widths from the candidate): /profiles?baseline=<A>&candidate=<B> on the Benchstream API.')
-    .datasource(datasourceRef(cfg))
-    // Widths are sample counts; no colour scale of ours (the panel colours frames itself).
-    .unit(UNITS.count)
-    .thresholds(neutralThresholds())
-    .height(16)
-    .span(24)
-    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
-      WITH stacks AS
-      (
-          ${indentTail(bothRuns, 10)}
-      )
-      SELECT level, value, self, valueRight, selfRight, label
-      FROM
-      (
-          SELECT toUInt64(0) AS level, sum(a) AS value, toUInt64(0) AS self, sum(b) AS valueRight, toUInt64(0) AS selfRight, '${ROOT}' AS label, CAST([], 'Array(String)') AS path
-          FROM stacks
-          UNION ALL
-          SELECT length(path) AS level, sum(a) AS value, sumIf(a, length(path) = length(frames)) AS self,
-                 sum(b) AS valueRight, sumIf(b, length(path) = length(frames)) AS selfRight, path[-1] AS label, path
-          FROM stacks
-          ARRAY JOIN arrayMap(i -> arraySlice(frames, 1, i), range(1, length(frames) + 1)) AS path
-          GROUP BY path
-      )
-      ORDER BY path`))
+  const diff = flameGraph('Differential profile: ${candidate} against ${baseline}',
+    'Both whole runs (not cut by the time range). value/self: the baseline; valueRight/selfRight: the candidate. Grafana colours each frame by the change of its share of each side\'s samples (green less, red more). Brendan Gregg\'s form (widths from the candidate): /profiles?baseline=<A>&candidate=<B> on the Benchstream API.',
+    bothRuns, [{ value: 'value', self: 'self', samples: 'a' }, { value: 'valueRight', self: 'selfRight', samples: 'b' }])
 
   /** Frames by the change of their share of samples, percentage points; `framesOf` maps a stack's frames to the frames it counts for. */
   const changes = (title: string, description: string, framesOf: string) =>
