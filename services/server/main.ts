@@ -20,7 +20,7 @@ import { parseFlags } from '../common/args.js'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
-import { migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { mergeRaceRetryCount, migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
@@ -95,6 +95,8 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     ...(opts.api || metricsPort === 0 ? {} : { metricsServer: { port: metricsPort, host: serverCfg.metricsHost } }),
   })
   const metrics = new ProcessorMetrics(telemetry.meter)
+  telemetry.meter.createObservableCounter('benchstream_clickhouse_read_retries', { description: 'Reads of the embedded ClickHouse run again because a part merged away under them (adapters/clickhouse/client.ts)' })
+    .addCallback((r) => r.observe(mergeRaceRetryCount()))
   const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
   // Everything opened so far is closed again if a later step fails.
   const closers: Array<() => Promise<unknown>> = [() => telemetry.shutdown(), () => ch.close()]

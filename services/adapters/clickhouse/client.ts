@@ -42,7 +42,7 @@ export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (
     openedHere.add(path.resolve(cfg.embeddedPath))
     // chdb implements the Connection contract of @clickhouse/client-common; the
     // client bundles its own copy of those types, identical in shape.
-    const raw = explainLockedDirectory(createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection, cfg.embeddedPath)
+    const raw = retryReadsRacingMerges(explainLockedDirectory(createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection, cfg.embeddedPath))
     const connection = opts.wrapConnection === undefined ? raw : opts.wrapConnection(raw)
     const client = createClient({ connection, log: QUIET })
     return { client, database: cfg.database, mode: 'embedded', location: cfg.embeddedPath, close: () => client.close() }
@@ -73,6 +73,47 @@ function explainLockedDirectory(raw: Connection, dir: string): Connection {
       }
     },
   })
+}
+
+/** How often a read is tried again after it raced a merge (see retryReadsRacingMerges). */
+export const MERGE_RACE_RETRIES = 2
+let mergeRaceRetries = 0
+/** Reads tried again after racing a merge, since the process started: counted, never hidden. */
+export function mergeRaceRetryCount(): number {
+  return mergeRaceRetries
+}
+
+/**
+ * The embedded engine runs with chDB's old_parts_lifetime = 0: a part merged
+ * away is deleted at once, and a read that had already chosen it fails now and
+ * then with FILE_DOESNT_EXIST, "Cannot open file <part>/data.bin ... while
+ * reading from part" (seen on CI in the alert evaluator's read of
+ * run_settings, and in a bench's watch query, each while runs were being
+ * written). The data is all there, in the merged part; the same read again
+ * sees it. So a query (reads only: inserts and commands go through other
+ * methods) that fails exactly so is run again, at most MERGE_RACE_RETRIES
+ * times, and counted. Any other error, and a third failure, reach the caller
+ * unchanged.
+ */
+export function retryReadsRacingMerges(raw: Connection): Connection {
+  const query = raw.query.bind(raw)
+  const wrapped: Connection['query'] = async (params) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await query(params)
+      } catch (err) {
+        if (attempt >= MERGE_RACE_RETRIES || !isMergeRace(err)) throw err
+        mergeRaceRetries++
+      }
+    }
+  }
+  return new Proxy(raw, { get: (target, prop, receiver) => (prop === 'query' ? wrapped : Reflect.get(target, prop, receiver) as unknown) })
+}
+
+function isMergeRace(err: unknown): boolean {
+  const message = String((err as Error | undefined)?.message ?? '')
+  const code = (err as { code?: unknown } | undefined)?.code
+  return /while reading from part/.test(message) && (code === '107' || /Cannot open file .*No such file or directory/s.test(message))
 }
 
 /** Embedded directories this process has opened. */
