@@ -95,6 +95,8 @@ test('100,000 corrupted messages go to the dead-letter topic by reason; good eve
   assert.equal(metrics.statusCode, 200)
   assert.match(metrics.body, new RegExp(`benchstream_processor_dead_letters_total\\{reason="bad_magic"[^}]*\\} ${JUNK / 5}\\b`))
   assert.match(metrics.body, /benchstream_operations_total\{run_id="bad-input-run",op="READ",status="OK"[^}]*\} \d+/)
+  // Reads of the embedded engine retried after racing a merge: exported, whatever their number.
+  assert.match(metrics.body, /^benchstream_clickhouse_read_retries_total(\{[^}]*\})? \d+/m)
   assert.ok(spans.getFinishedSpans().some((s) => s.name === 'processor.flush' && Number(s.attributes['benchstream.events']) > 0))
 })
 
