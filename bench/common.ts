@@ -5,7 +5,8 @@
  * Benchmarks print figures and ratios against a baseline measured in the
  * same run; nothing here asserts on time.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -204,6 +205,28 @@ export interface Broker {
   kafka: Kafka
   /** True when this bench started the broker (and will stop it). */
   own: boolean
+  /** The private broker's JVM, for its CPU time (processCpuMs); undefined for a cluster in KAFKA_BROKERS. */
+  pid?: number
+}
+
+let ticksPerSecond: number | undefined
+/**
+ * CPU time (user + system) a process has used so far, ms, from
+ * /proc/<pid>/stat; undefined when it cannot be read (not Linux, gone). For
+ * the processes a bench starts beside the one it measures (the broker, a
+ * datastore), whose CPU on the same cores is part of what a figure costs.
+ */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces, in parentheses): state is field 3, utime 14, stime 15.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+    return ((Number(rest[11]) + Number(rest[12])) * 1000) / ticksPerSecond
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -230,7 +253,9 @@ export async function withBroker<T>(bench: string, port: number, fn: (b: Broker)
   try {
     progress(bench, `starting a private Kafka broker on 127.0.0.1:${port} (data in ${dataDir})`)
     const brokers = await startLocalKafka(opts)
-    return await fn({ brokers, kafka: createKafka({ brokers: [brokers], clientId: `bench-${bench}` }, 'bench'), own: true })
+    // kafka.sh keeps the broker's pid in its data directory.
+    const pid = Number(readFileSync(path.join(dataDir, 'kafka.pid'), 'utf8').trim())
+    return await fn({ brokers, kafka: createKafka({ brokers: [brokers], clientId: `bench-${bench}` }, 'bench'), own: true, ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}) })
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)

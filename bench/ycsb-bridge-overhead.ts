@@ -8,7 +8,11 @@
  * alternating alone/bridge and bridge/alone over rounds so drift and other
  * load hit both alike. YCSB's own [OVERALL] Throughput is the figure (its
  * clock leaves out the JVM start); medians, per-round ratios and their
- * spread, and the machine's load average around each run.
+ * spread, and the machine's load average around each run. Beside YCSB's JVM
+ * CPU per operation, the CPU the broker and Redis used over the same run: on
+ * one machine all three share the cores, so a broker that works for the
+ * bridge's events takes CPU from YCSB and Redis; in a real deployment it runs
+ * elsewhere. The bridge's own cost is the JVM's part.
  *
  * Target: throughput with the bridge >= 98% of YCSB alone.
  */
@@ -18,7 +22,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
-import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, median, parseFlags, progress, runMain, shortId, sleep, withBroker, type Broker } from './common.js'
+import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, median, parseFlags, processCpuMs, progress, runMain, shortId, sleep, withBroker, type Broker } from './common.js'
 
 const BENCH = 'ycsb-bridge-overhead'
 const TARGET_RATIO = 0.98
@@ -44,6 +48,9 @@ interface Run {
   readP99Us: number
   /** The JVM's CPU time per operation, µs (start and exit included). */
   cpuUsPerOp: number
+  /** The broker's and Redis's CPU time over the run (JVM start to exit), per operation, µs; undefined when unreadable. */
+  brokerCpuUsPerOp: number | undefined
+  redisCpuUsPerOp: number | undefined
   /** Load average (1 min) just before and after the run. */
   loadBefore: number
   loadAfter: number
@@ -89,6 +96,20 @@ function ycsb(cp: string, args: string[]): Promise<{ stdout: string; stderr: str
   })
 }
 
+/** µs per operation for a line, or "n/a" when the process's CPU could not be read. */
+function us(x: number | undefined): string {
+  return x === undefined ? 'n/a' : `${fmt(x, 2)} µs`
+}
+
+function medianOf(xs: ReadonlyArray<number | undefined>): number | undefined {
+  return xs.some((x) => x === undefined) ? undefined : median(xs as number[])
+}
+
+/** a + b, NaN when either is unknown. */
+function sum(a: number | undefined, b: number | undefined): number {
+  return a === undefined || b === undefined ? Number.NaN : a + b
+}
+
 function figure(stdout: string, metric: string, measurement: string): number {
   const m = new RegExp(`^\\[${metric}\\], ${measurement.replace(/[()/]/g, '\\$&')}, ([\\d.]+)$`, 'm').exec(stdout)
   if (m === null) throw new Error(`YCSB's report has no [${metric}], ${measurement}`)
@@ -115,13 +136,17 @@ async function main(): Promise<void> {
       await ycsb(cp, ['-load', ...common, ...db('alone', '')])
       const measure = async (mode: Mode, round: number): Promise<Run> => {
         const loadBefore = os.loadavg()[0]!
+        const cpuBefore = { broker: processCpuMs(b.pid), redis: processCpuMs(redis.proc.pid) }
         const r = await ycsb(cp, ['-t', ...common, '-p', `operationcount=${f.ops}`, ...db(mode, `bridge-overhead-${id}-${round}`)])
+        const perOp = (before: number | undefined, after: number | undefined): number | undefined => (before === undefined || after === undefined ? undefined : ((after - before) * 1000) / f.ops)
         return {
           mode,
           opsPerS: figure(r.stdout, 'OVERALL', 'Throughput(ops/sec)'),
           runtimeMs: figure(r.stdout, 'OVERALL', 'RunTime(ms)'),
           readP99Us: figure(r.stdout, 'READ', '99thPercentileLatency(us)'),
           cpuUsPerOp: (r.cpuS * 1e6) / f.ops,
+          brokerCpuUsPerOp: perOp(cpuBefore.broker, processCpuMs(b.pid)),
+          redisCpuUsPerOp: perOp(cpuBefore.redis, processCpuMs(redis.proc.pid)),
           loadBefore,
           loadAfter: os.loadavg()[0]!,
           bridge: r.stderr.split('\n').find((l) => l.startsWith('[BENCHSTREAM] ')),
@@ -136,7 +161,7 @@ async function main(): Promise<void> {
         for (const m of order) {
           const x = await measure(m, r)
           round[m] = x
-          progress(BENCH, `round ${r + 1}/${f.rounds} ${m.padEnd(13)}: ${fmtInt(x.opsPerS)} ops/s, ${fmt(x.cpuUsPerOp, 1)} µs CPU/op, READ p99 ${fmtInt(x.readP99Us)} µs, load ${fmt(x.loadBefore, 2)} -> ${fmt(x.loadAfter, 2)}`)
+          progress(BENCH, `round ${r + 1}/${f.rounds} ${m.padEnd(13)}: ${fmtInt(x.opsPerS)} ops/s, ${fmt(x.cpuUsPerOp, 1)} µs CPU/op (broker ${us(x.brokerCpuUsPerOp)}, Redis ${us(x.redisCpuUsPerOp)}), READ p99 ${fmtInt(x.readP99Us)} µs, load ${fmt(x.loadBefore, 2)} -> ${fmt(x.loadAfter, 2)}`)
         }
         rounds.push(round)
       }
@@ -150,12 +175,15 @@ async function main(): Promise<void> {
       for (const m of modes) {
         const xs = rounds.map((r) => r[m]!)
         lines.push(`  ${m.padEnd(13)}: ${fmtInt(median(xs.map((x) => x.opsPerS)))} ops/s median (${xs.map((x) => fmtInt(x.opsPerS)).join(', ')}); JVM CPU ${fmt(median(xs.map((x) => x.cpuUsPerOp)), 2)} µs/op median (${xs.map((x) => fmt(x.cpuUsPerOp, 2)).join(', ')}); READ p99 median ${fmtInt(median(xs.map((x) => x.readP99Us)))} µs`)
+        lines.push(`  ${''.padEnd(13)}  beside it, CPU per op over the same runs: broker ${us(medianOf(xs.map((x) => x.brokerCpuUsPerOp)))} (${xs.map((x) => us(x.brokerCpuUsPerOp)).join(', ')}), Redis ${us(medianOf(xs.map((x) => x.redisCpuUsPerOp)))} (${xs.map((x) => us(x.redisCpuUsPerOp)).join(', ')})`)
       }
       for (const m of modes.filter((x) => x !== base)) {
         const ratios = rounds.map((r) => r[m]!.opsPerS / r[base]!.opsPerS)
         const med = median(ratios)
         const cpu = rounds.map((r) => r[m]!.cpuUsPerOp - r[base]!.cpuUsPerOp)
         lines.push(`  ${m} - ${base}, JVM CPU: ${fmt(median(cpu), 2, true)} µs/op median of the per-round differences (spread ${fmt(Math.min(...cpu), 2, true)} .. ${fmt(Math.max(...cpu), 2, true)}), ${fmt((median(cpu) / median(rounds.map((r) => r[base]!.cpuUsPerOp))) * 100, 1, true)}% of ${base}'s`)
+        const others = rounds.map((r) => sum(r[m]!.brokerCpuUsPerOp, r[m]!.redisCpuUsPerOp) - sum(r[base]!.brokerCpuUsPerOp, r[base]!.redisCpuUsPerOp))
+        if (others.every((x) => !Number.isNaN(x))) lines.push(`  ${m} - ${base}, broker + Redis CPU: ${fmt(median(others), 2, true)} µs/op median of the per-round differences (spread ${fmt(Math.min(...others), 2, true)} .. ${fmt(Math.max(...others), 2, true)}): what the broker on these same cores took`)
         lines.push(`  ${m} / ${base}: ${fmt(med, 3)} median of the per-round ratios (spread ${fmt(Math.min(...ratios), 3)} .. ${fmt(Math.max(...ratios), 3)}; ${ratios.map((x) => fmt(x, 3)).join(' ')}); cost ${fmt((1 - med) * 100, 1)}% (target <= ${fmt((1 - TARGET_RATIO) * 100, 0)}%) -> ${med >= TARGET_RATIO ? 'met' : 'NOT met'}`)
       }
       lines.push(`  load average (1 min) before -> after each run: ${rounds.map((r) => modes.map((m) => `${m} ${fmt(r[m]!.loadBefore, 1)}->${fmt(r[m]!.loadAfter, 1)}`).join(', ')).join(' | ')}`)
