@@ -138,10 +138,12 @@ test('real YCSB 0.17.0 through benchstream ycsb, two concurrent clients, and imp
       assert.ok(withinResolution(ours, exact), `${op} p${q}: windows ${ours} µs, exact over the events ${exact} µs`)
       // The bridge times the wrapped call, YCSB's DBWrapper the call into the bridge: each operation differs by
       // the bridge's own microseconds, which moves a value in a sparse tail by more than a bucket. So YCSB's
-      // printed value is checked where it lies in Benchstream's distribution: within 0.5 percentage points of q.
+      // printed value is checked where it lies in Benchstream's distribution: from 0.5 percentage points below q
+      // to 1 above. Above, because the difference has one sign: YCSB's time holds the bridge's and the bridge's
+      // own work (and any preemption inside it) on top; usually within 0.1 points here, 0.55 once on a busy run.
       const [below, atMost] = await rankSpan(svc.ch, runId, op, theirs)
       t.diagnostic(`${op} p${q}: YCSB printed ${theirs} µs, Benchstream ${ours} µs (${(((ours - theirs) / theirs) * 100).toFixed(2)}%), exact over the events ${exact} µs; YCSB's value sits at Benchstream's p${(below * 100).toFixed(2)}..p${(atMost * 100).toFixed(2)}`)
-      assert.ok(below <= q / 100 + 0.005 && atMost >= q / 100 - 0.005, `${op} p${q}: YCSB's ${theirs} µs lies at Benchstream's p${(below * 100).toFixed(2)}..p${(atMost * 100).toFixed(2)}`)
+      assert.ok(below <= q / 100 + 0.01 && atMost >= q / 100 - 0.005, `${op} p${q}: YCSB's ${theirs} µs lies at Benchstream's p${(below * 100).toFixed(2)}..p${(atMost * 100).toFixed(2)}`)
     }
   }
   t.diagnostic(`load + run through the bridge: ${((Date.now() - t0) / 1000).toFixed(1)} s`)
