@@ -20,6 +20,33 @@ export interface TestEnv {
   readonly cleanup: () => void
 }
 
+/** Data directories a cleanup could not remove yet: removed when the test file's process exits. */
+const leftovers = new Set<string>()
+process.once('exit', () => {
+  for (const dir of leftovers) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+    } catch {
+      // A temporary directory left behind is not a test failure.
+    }
+  }
+})
+
+/**
+ * node:test runs after-hooks in the order they were registered, and most
+ * tests register cleanup before the server's stop: the embedded ClickHouse
+ * may then still write a part into the directory being removed (CI once
+ * failed a passing test with ENOTEMPTY here). So: retry, and what still
+ * cannot go is removed when the process exits, after every hook has run.
+ */
+function removeDataDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
+  } catch {
+    leftovers.add(dir)
+  }
+}
+
 export function testEnv(overrides: Record<string, string> = {}): TestEnv {
   const id = randomUUID().slice(0, 8)
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `benchstream-test-${id}-`))
@@ -35,7 +62,7 @@ export function testEnv(overrides: Record<string, string> = {}): TestEnv {
     FLUSH_INTERVAL_MS: '300',
     ...overrides,
   }
-  return { env, dataDir, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) }
+  return { env, dataDir, cleanup: () => removeDataDir(dataDir) }
 }
 
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
