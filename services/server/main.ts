@@ -100,8 +100,15 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
   // Everything opened so far is closed again if a later step fails.
   const closers: Array<() => Promise<unknown>> = [() => telemetry.shutdown(), () => ch.close()]
+  // Each step of a stop is bounded: one that never settles (a request the API waits for, a
+  // query the engine never answers) is logged and passed, so that stop() always returns and
+  // the steps after it (closing ClickHouse, Kafka) still run.
   const closeAll = async (): Promise<void> => {
-    for (const c of closers.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'closing failed'))
+    for (const c of closers.reverse()) {
+      const r = await withTimeout(Promise.resolve().then(c), CLOSE_STEP_TIMEOUT_MS)
+      if (r === 'timeout') log.warn({ step: c.toString().slice(0, 80), timeoutMs: CLOSE_STEP_TIMEOUT_MS }, 'a stop step did not finish in time; going on')
+      else if (r !== 'ok') log.warn({ err: r }, 'closing failed')
+    }
   }
   try {
     await migrate(ch, { opsTtlDays: cfg.infra.clickhouse.opsTtlDays })
@@ -220,6 +227,9 @@ export async function serverMain(argv: readonly string[]): Promise<number> {
   await svc.stop()
   return 0
 }
+
+/** Longest wait for one step of the server's stop (see closeAll). */
+const CLOSE_STEP_TIMEOUT_MS = 20_000
 
 /** 'ok', 'timeout', or the error, without leaving the promise unhandled. */
 async function withTimeout(p: Promise<unknown>, ms: number): Promise<'ok' | 'timeout' | Error> {
