@@ -5,7 +5,6 @@
  * Benchmarks print figures and ratios against a baseline measured in the
  * same run; nothing here asserts on time.
  */
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -209,21 +208,31 @@ export interface Broker {
   pid?: number
 }
 
-let ticksPerSecond: number | undefined
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s. */
+const CLOCK_TICKS_PER_S = 100
+
 /**
- * CPU time (user + system) a process has used so far, ms, from
- * /proc/<pid>/stat; undefined when it cannot be read (not Linux, gone). For
- * the processes a bench starts beside the one it measures (the broker, a
- * datastore), whose CPU on the same cores is part of what a figure costs.
+ * CPU seconds (user + system) from a /proc stat file: /proc/<pid>/stat for a
+ * process, /proc/<pid>/task/<tid>/stat for one of its threads. Throws when it
+ * cannot be read.
+ */
+export function statCpuSeconds(file: string): number {
+  const stat = readFileSync(file, 'utf8')
+  // Fields after the command name, which is in parentheses and may hold spaces: utime is field 14, stime 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS_PER_S
+}
+
+/**
+ * CPU time (user + system) a process has used so far, ms; undefined when it
+ * cannot be read (not Linux, gone). For the processes a bench starts beside
+ * the one it measures (the broker, a datastore), whose CPU on the same cores
+ * is part of what a figure costs.
  */
 export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces, in parentheses): state is field 3, utime 14, stime 15.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
-    return ((Number(rest[11]) + Number(rest[12])) * 1000) / ticksPerSecond
+    return statCpuSeconds(`/proc/${pid}/stat`) * 1000
   } catch {
     return undefined
   }

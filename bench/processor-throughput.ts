@@ -28,7 +28,7 @@ import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import {
-  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, median, nowMs, openProducer, parseFlags, processorEnv, produceEvents, progress, runMain, shortId, SyntheticStream, tempDir, withBroker,
+  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, median, nowMs, openProducer, parseFlags, processorEnv, produceEvents, progress, runMain, shortId, statCpuSeconds, SyntheticStream, tempDir, withBroker,
 } from './common.js'
 import { ProcessorProcess } from './processor-process.js'
 
@@ -182,21 +182,13 @@ function hotSpots(file: string, top: number): string {
   ].join('\n')
 }
 
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS_PER_S = 100
-
 /**
  * CPU seconds (user + system) a process has used, all its threads and its
  * main thread alone (where JS runs; ClickHouse works on threads of its own).
  * CPU time is what other load on the machine moves least.
  */
 function cpuSeconds(pid: number): { all: number; main: number } {
-  const read = (file: string): number => {
-    const stat = readFileSync(file, 'utf8')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS_PER_S
-  }
-  return { all: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) }
+  return { all: statCpuSeconds(`/proc/${pid}/stat`), main: statCpuSeconds(`/proc/${pid}/task/${pid}/stat`) }
 }
 
 /** ClickHouse's cumulative counters in the processor's process (all of them started at its start). */

@@ -32,20 +32,18 @@
  * rate, Benchstream's p99 <= 1.1x YCSB's; emission costs <= 3% of throughput.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
 import { defaultWorkerCount } from '../services/driver/worker-pool.js'
-import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, median, parseFlags, progress, runMain, shortId, sleep, tempDir, withBroker, type Broker } from './common.js'
+import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, median, parseFlags, progress, runMain, shortId, sleep, statCpuSeconds, tempDir, withBroker, type Broker } from './common.js'
 
 const BENCH = 'ycsb-parity'
 const TARGET_THROUGHPUT_RATIO = 1.0
 const TARGET_P99_RATIO = 1.1
 const TARGET_EMISSION_COST = 0.03
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s. */
-const CLOCK_TICKS_PER_S = 100
 
 const FLAGS = {
   records: { kind: 'int', default: 10_000, min: 100, max: 10_000_000, help: 'records YCSB loads into Redis' },
@@ -110,10 +108,7 @@ function loadAverage(): number {
 
 /** CPU seconds (user + system) a process has used so far. */
 function processCpuS(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S
+  return statCpuSeconds(`/proc/${pid}/stat`)
 }
 
 /**
