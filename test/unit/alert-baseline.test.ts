@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { VsBaselineRule } from '../../schemas/alert-rules.v1.js'
 import { AlertEvaluator, type RunContext } from '../../services/core/alerting/alert-rules.js'
-import { buildBaselineProfile, judgeWindow, type BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
+import { buildBaselineProfile, exceedance, judgeWindow, worstJudgement, type BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
 
 const W = 1000
 const T0 = 1_700_000_000_000
@@ -97,4 +97,26 @@ test('the evaluator fires on a sustained difference at the same phase, once, and
   const silent = []
   for (let k = 1; k < 29; k++) silent.push(...none.observeWindow({ runId: 'x', targetOpsPerSec: 0 }, { startMs: first + k * W, windowMs: W, ops: [{ op: 'SCAN', count: 100, errors: 0, p99Us: 99_999 }] }))
   assert.deepEqual(silent, [])
+})
+
+test('when both figures are bad, the one furthest beyond its bar speaks, whatever the rule lists first', () => {
+  // Throughput 1000 +- 50 (bar at 703.4), SCAN p99 200 (bar at 220: zero noise, the 10 % bar).
+  const p = buildBaselineProfile('b', baselineRun('b', 20, (k) => 1000 + (k % 2) * 50, () => 200))
+  // Slow scans (seen on CI): the p99 is 25x the baseline's and the scans' rate drops too, just past its bar.
+  const slowScans = judgeWindow(p, rule, 'SCAN', 4, { count: 60, windowMs: W, p99Us: 5000 })
+  assert.deepEqual(slowScans.map((j) => [j.figure, j.bad]), [['throughput', true], ['p99', true]])
+  assert.equal(worstJudgement(slowScans).figure, 'p99')
+  assert.ok(exceedance(slowScans[1]!) > exceedance(slowScans[0]!))
+  // A collapse of the rate with a p99 just over its bar: throughput speaks.
+  const stalled = judgeWindow(p, rule, 'SCAN', 4, { count: 5, windowMs: W, p99Us: 230 })
+  assert.equal(worstJudgement(stalled).figure, 'throughput')
+  // On the bar is 1; nothing bad: the first judged speaks.
+  const fine = judgeWindow(p, rule, 'SCAN', 4, { count: 1000, windowMs: W, p99Us: 220 })
+  assert.ok(Math.abs(exceedance(fine[1]!) - 1) < 1e-9)
+  assert.equal(worstJudgement(fine).figure, 'throughput')
+  // The evaluator's summary names the figure that spoke.
+  const ev = new AlertEvaluator([{ ...rule, warmupWindows: 0, windows: 1 }])
+  const [fired] = ev.observeWindow({ runId: 'c', targetOpsPerSec: 0, baseline: { profile: p, firstWindowMs: T0 } }, { startMs: T0 + 4 * W, windowMs: W, ops: [{ op: 'SCAN', count: 60, errors: 0, p99Us: 5000 }] })
+  assert.match(fired!.summary, /^SCAN of run c is slower than baseline b at the same second: p99 25\.0x the baseline's \(p99 5000 µs vs 200 µs\)$/)
+  assert.equal(fired!.value, 5000)
 })

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ALL_OPS, type AlertRule, type AlertState, type BaselineMethod, type BelowTargetRule, type DropVsBaselineRule, type ErrorRateRule, type NoDataRule, type RuleType, type Severity, type VsBaselineRule } from '../../../schemas/alert-rules.v1.js'
-import { judgeWindow, type BaselineJudgement, type BaselineProfile } from './baseline-profile.js'
+import { judgeWindow, worstJudgement, type BaselineJudgement, type BaselineProfile } from './baseline-profile.js'
 
 /** Merged counts of one operation in one window. */
 export interface WindowOpCount {
@@ -174,8 +174,10 @@ export class AlertEvaluator {
             const judged = judgeWindow(b.profile, rule, c.op, offset, { count: c.count, windowMs: w.windowMs, p99Us: c.p99Us ?? null })
             // Nothing to compare with at this offset (the baseline was shorter, or too quiet): neither good nor bad.
             if (judged.length === 0) continue
-            // The worst figure speaks for the window: the first bad one, else the first judged.
-            const j = judged.find((x) => x.bad) ?? judged[0]!
+            // The worst figure speaks for the window: of the bad ones, the furthest beyond its bar
+            // (slow scans also lower SCAN's throughput a little, but a p99 50x the baseline's is the
+            // news); when none is bad, the first judged.
+            const j = worstJudgement(judged)
             this.push(out, this.step(rule, run, c.op, s, j.bad, w, j.value, j.threshold, j.expected, baselineText(rule, run, c.op, j, judged, b.profile.ref, w.windowMs)))
           }
           break

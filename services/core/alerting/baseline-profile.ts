@@ -156,3 +156,22 @@ export function judgeWindow(profile: BaselineProfile, rule: VsBaselineRule, op: 
   }
   return out
 }
+
+/**
+ * How far a judged figure lies beyond the expected value, in units of its
+ * margin (the distance from the expected value to the bar): 1 is on the bar.
+ * Throughput and p99 have different units; this makes them comparable.
+ */
+export function exceedance(j: BaselineJudgement): number {
+  const margin = Math.abs(j.threshold - j.expected)
+  const beyond = j.figure === 'throughput' ? j.expected - j.value : j.value - j.expected
+  if (margin === 0) return beyond > 0 ? Number.POSITIVE_INFINITY : 0
+  return beyond / margin
+}
+
+/** The figure that speaks for a window: the bad one furthest beyond its bar, else the first judged. `judged` is not empty. */
+export function worstJudgement(judged: readonly BaselineJudgement[]): BaselineJudgement {
+  let worst: BaselineJudgement | undefined
+  for (const j of judged) if (j.bad && (worst === undefined || exceedance(j) > exceedance(worst))) worst = j
+  return worst ?? judged[0]!
+}
