@@ -14,6 +14,13 @@
  * flushed is simply read again. So a rebalance or crash loses nothing and
  * counts nothing twice, whatever the source tells about revocations.
  *
+ * One hole in step 2 is ClickHouse's: a MergeTree table records the token in
+ * its deduplication log before the new part is in place, so a crash between
+ * the two leaves a token without rows, and the replay would be dropped. A
+ * replay (and a retry) is therefore a verified write: the store counts the
+ * batch's rows afterwards and writes missing ones again under a recovery
+ * token (ClickHouseWindowStore.writeStep; bench/dedup-crash measures it).
+ *
  * A batch the store cannot take now (ClickHouse down, timing out) is kept
  * and retried with backoff while its partition is paused, so one stuck
  * partition never holds up the others; rows the store refuses for what they
@@ -56,6 +63,10 @@ export interface ProcessorStats {
   /** Sum of flush latencies, ms (with flushes: the mean). */
   flushMsTotal: number
   replays: number
+  /** Rows a verified write found missing (ClickHouse took their replay for a duplicate) and wrote again. */
+  rowsRewritten: number
+  /** Rows a verified write found missing and could not write again safely (logged as errors). */
+  rowsUnaccounted: number
 }
 
 export interface ProcessorDeps {
@@ -144,7 +155,7 @@ export class Processor {
   private readonly seekedTo = new Map<number, number>()
   /** run id -> the run's window length (ms), as registered. */
   private readonly runWindows = new Map<string, number>()
-  readonly stats: ProcessorStats = { messages: 0, events: 0, flushes: 0, insertRetries: 0, lateEvents: 0, deadLetters: 0, rejectedByReason: {}, lastFlushMs: 0, flushMsTotal: 0, replays: 0 }
+  readonly stats: ProcessorStats = { messages: 0, events: 0, flushes: 0, insertRetries: 0, lateEvents: 0, deadLetters: 0, rejectedByReason: {}, lastFlushMs: 0, flushMsTotal: 0, replays: 0, rowsRewritten: 0, rowsUnaccounted: 0 }
 
   constructor(
     private readonly config: ProcessorConfig,
@@ -476,7 +487,17 @@ export class Processor {
         await this.deps.deadLetters.send(batch.deadLetters.map((d) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: d.offset, reason: d.reason, detail: d.detail, payload: d.payload })))
         f.deadLettersSent = true
       }
-      const result = await this.deps.store.write(batch)
+      // A replay, or a retry after a failed attempt, may meet a deduplication record of an
+      // insert that never landed: the store checks those batches and writes such rows again.
+      const result = await this.deps.store.write(batch, { verify: f.replay || f.failures > 0 })
+      for (const m of result.missing) {
+        this.stats.rowsRewritten += m.restored ? m.expected : 0
+        this.stats.rowsUnaccounted += m.restored ? 0 : m.expected - m.found
+        this.deps.metrics?.replayMissing(m.table, m.restored ? m.expected : 0, m.restored ? 0 : m.expected - m.found)
+        const where = { partition: p, offsets: `${batch.firstOffset}-${batch.lastOffset}`, table: m.table, expected: m.expected, found: m.found }
+        if (m.restored) this.deps.log?.warn(where, 'ClickHouse dropped the replay of a batch as a duplicate of an insert that never landed (a crash between its deduplication record and its part); written again')
+        else this.deps.log?.error(where, 'rows of a replayed batch are missing in ClickHouse and could not be written again safely')
+      }
       refused = result.refused.map((r) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: Math.max(0, r.offset), reason: 'store_rejected', detail: `${r.table}: ${r.error}`, payload: r.payload }))
       if (refused.length > 0) {
         await this.deps.deadLetters.send(refused)

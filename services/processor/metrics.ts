@@ -19,6 +19,8 @@ export class ProcessorMetrics {
   private readonly lateEvents
   private readonly deadLetters
   private readonly operations
+  private readonly rowsRewritten
+  private readonly rowsUnaccounted
   private readonly runs = new Set<string>()
   /** run -> client -> target (ops/s) of the clients that started and have not ended, from lifecycle records. */
   private readonly running = new Map<string, Map<string, number>>()
@@ -33,6 +35,8 @@ export class ProcessorMetrics {
     this.insertRetries = meter.createCounter('benchstream_processor_insert_retries', { description: 'ClickHouse writes retried' })
     this.lateEvents = meter.createCounter('benchstream_processor_late_events', { description: 'Events that arrived after their window closed (still counted)' })
     this.deadLetters = meter.createCounter('benchstream_processor_dead_letters', { description: 'Messages sent to the dead-letter topic, by reason' })
+    this.rowsRewritten = meter.createCounter('benchstream_processor_rows_rewritten', { description: 'Rows of a replayed batch that ClickHouse had dropped as duplicates of an insert that never landed, written again, by table' })
+    this.rowsUnaccounted = meter.createCounter('benchstream_processor_rows_unaccounted', { description: 'Rows of a replayed batch missing in ClickHouse that could not be written again safely, by table (should stay 0)' })
     this.operations = meter.createCounter('benchstream_operations', { description: 'Benchmark operations by run, operation and status, as written to ClickHouse' })
     meter.createObservableGauge('benchstream_run_target_ops_per_second', { description: 'Sum of the -target of a run\'s running clients (0 = unthrottled)', unit: '{operation}/s' }).addCallback((r: ObservableResult) => {
       for (const [run, clients] of this.running) r.observe([...clients.values()].reduce((a, b) => a + b, 0), { run_id: run })
@@ -47,6 +51,11 @@ export class ProcessorMetrics {
 
   consumed(messages: number): void {
     this.messages.add(messages)
+  }
+
+  replayMissing(table: string, rewritten: number, unaccounted: number): void {
+    if (rewritten > 0) this.rowsRewritten.add(rewritten, { table })
+    if (unaccounted > 0) this.rowsUnaccounted.add(unaccounted, { table })
   }
 
   retried(): void {

@@ -89,3 +89,45 @@ test('an unusable data directory is a clear BS_ERR_CONFIG at once, not a hang', 
     assert.ok(Date.now() - t0 < 2000)
   }
 })
+
+test('a replay that ClickHouse drops as a duplicate of rows that are not there is found and written again, once', async (t) => {
+  const te = testEnv({ KAFKA_BROKERS: '127.0.0.1:1' })
+  t.after(te.cleanup)
+  const ch = openClickHouse(readInfraConfig(te.env).clickhouse)
+  t.after(() => ch.close())
+  await migrate(ch, { opsTtlDays: 0 })
+  const st = new PartitionState('topic', 3, 100, { windowUs: 1_000_000, allowedLatenessUs: 0, storeRawEvents: true, maxEventAgeUs: 86_400e6, maxEventFutureUs: 600e6 })
+  const w = new OpsBatchWriter('run-phantom', 'client-1')
+  for (let i = 0; i < 5_000; i++) w.add(i % 4, 1, 1, 0, NOW + i * 1000, 50 + (i % 200), 50 + (i % 200), 10)
+  st.add(w.finish(), 100, NOW)
+  st.add(Buffer.from('garbage'), 101, NOW)
+  const batch = st.drain('g')
+  const store = new ClickHouseWindowStore(ch)
+  const counts = async (): Promise<number[]> => {
+    const [c] = await queryRows<{ n: string; raw: string; dl: string }>(ch, `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = 'run-phantom') AS n, (SELECT count() FROM benchstream.ops WHERE run_id = 'run-phantom') AS raw, (SELECT count() FROM benchstream.dead_letters WHERE src_partition = 3) AS dl`)
+    return [Number(c!.n), Number(c!.raw), Number(c!.dl)]
+  }
+  assert.deepEqual((await store.write(batch)).missing, [], 'an unverified write reports nothing')
+  assert.deepEqual(await counts(), [5_000, 5_000, 1])
+  // What a SIGKILL between ClickHouse's deduplication record and its part leaves behind: the
+  // record of each insert's token, and not its rows. Deleting the rows (the records stay) makes
+  // that state on purpose.
+  for (const table of ['op_windows', 'ops']) await ch.client.command({ query: `ALTER TABLE benchstream.${table} DELETE WHERE run_id = 'run-phantom' SETTINGS mutations_sync = 2` })
+  await ch.client.command({ query: 'ALTER TABLE benchstream.dead_letters DELETE WHERE src_partition = 3 SETTINGS mutations_sync = 2' })
+  assert.deepEqual(await counts(), [0, 0, 0])
+  // The replay as it was written before verification: dropped by the tokens, silently.
+  await store.write(batch)
+  assert.deepEqual(await counts(), [0, 0, 0], 'the tokens drop the replay although its rows are not there')
+  // Verified: every table's rows found missing, written again under a recovery token.
+  const r = await store.write(batch, { verify: true })
+  assert.deepEqual(r.missing.map((m) => [m.table, m.expected, m.found, m.restored]).sort((x, y) => String(x[0]).localeCompare(String(y[0]))), [
+    ['benchstream.dead_letters', 1, 0, true],
+    ['benchstream.op_windows', batch.windows.length, 0, true],
+    ['benchstream.ops', 5_000, 0, true],
+  ])
+  assert.deepEqual(await counts(), [5_000, 5_000, 1])
+  // Once: a further replay (verified or not) finds everything and writes nothing.
+  assert.deepEqual((await store.write(batch, { verify: true })).missing, [])
+  await store.write(batch)
+  assert.deepEqual(await counts(), [5_000, 5_000, 1])
+})
