@@ -164,8 +164,7 @@ export class ClickHouseWindowStore implements WindowStore {
     const db = this.ch.database
     const steps: TableStep[] = []
     const rows = (table: string, units: Array<Unit<Record<string, unknown>>>, where: Pick<TableStep, 'where' | 'params'>): void => {
-      if (units.length === 0) return
-      steps.push({ table, write: (prefix) => this.isolate(table, prefix, units, (r, token) => this.insertRows(table, token, r), jsonPayload), ...where })
+      if (units.length > 0) steps.push(this.rowsStep(table, units, where))
     }
     const runsOf = (ids: Iterable<string>): string[] => [...new Set(ids)]
     const ops = b.ops
@@ -274,9 +273,14 @@ export class ClickHouseWindowStore implements WindowStore {
       const table = `${db}.${name}`
       // Rows are taken once: the stack filter is stateful, and a rewrite must write the same rows.
       const units = records.map((r) => ({ offset: r.offset, runId: r.runId, rows: rowsOf(r.rows) as Array<Record<string, unknown>> })).filter((u) => u.rows.length > 0)
-      if (units.length > 0) steps.push({ table, write: (prefix) => this.isolate(table, prefix, units, (rows, token) => this.insertRows(table, token, rows), jsonPayload), ...where })
+      if (units.length > 0) steps.push(this.rowsStep(table, units, where))
     }
     return steps
+  }
+
+  /** A step of JSON rows, isolated per unit when ClickHouse refuses some. */
+  private rowsStep(table: string, units: Array<Unit<Record<string, unknown>>>, where: Pick<TableStep, 'where' | 'params'>): TableStep {
+    return { table, write: (prefix) => this.isolate(table, prefix, units, (rows, token) => this.insertRows(table, token, rows), jsonPayload), ...where }
   }
 
   /**
