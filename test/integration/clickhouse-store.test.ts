@@ -11,6 +11,7 @@ import { isBenchstreamError } from '../../services/core/errors.js'
 import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
 import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/stats/histogram.js'
 import { PartitionState } from '../../services/core/stats/partition-state.js'
+import { migratedClickHouse } from '../helpers/clickhouse.js'
 import { testEnv } from '../helpers/env.js'
 
 const NOW = Date.now() * 1000
@@ -93,9 +94,7 @@ test('an unusable data directory is a clear BS_ERR_CONFIG at once, not a hang', 
 test('a replay that ClickHouse drops as a duplicate of rows that are not there is found and written again, once', async (t) => {
   const te = testEnv({ KAFKA_BROKERS: '127.0.0.1:1' })
   t.after(te.cleanup)
-  const ch = openClickHouse(readInfraConfig(te.env).clickhouse)
-  t.after(() => ch.close())
-  await migrate(ch, { opsTtlDays: 0 })
+  const ch = await migratedClickHouse(t, readInfraConfig(te.env).clickhouse)
   const st = new PartitionState('topic', 3, 100, { windowUs: 1_000_000, allowedLatenessUs: 0, storeRawEvents: true, maxEventAgeUs: 86_400e6, maxEventFutureUs: 600e6 })
   const w = new OpsBatchWriter('run-phantom', 'client-1')
   for (let i = 0; i < 5_000; i++) w.add(i % 4, 1, 1, 0, NOW + i * 1000, 50 + (i % 200), 50 + (i % 200), 10)

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { migrate, openClickHouse, queryRows, type ClickHouse } from '../../services/adapters/clickhouse/client.js'
+import { queryRows, type ClickHouse } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
@@ -22,6 +22,7 @@ import { welchTTest } from '../../services/core/compare/welch-t-test.js'
 import { entriesFromMap, quantileFromEntries } from '../../services/core/stats/histogram.js'
 import { PartitionState } from '../../services/core/stats/partition-state.js'
 import { Rng } from '../../services/core/workload/random.js'
+import { migratedClickHouse } from '../helpers/clickhouse.js'
 import { testEnv } from '../helpers/env.js'
 
 /** ClickHouse's named tuples, as JSON objects. */
@@ -64,9 +65,7 @@ async function writeRun(ch: ClickHouse, runId: string, scanUs: number, seed: num
 test('views equal the report and the TypeScript histograms; our U and Welch tests equal ClickHouse\'s', async (t) => {
   const te = testEnv({ KAFKA_BROKERS: '127.0.0.1:1' })
   t.after(te.cleanup)
-  const ch = openClickHouse(readInfraConfig(te.env).clickhouse)
-  t.after(() => ch.close())
-  await migrate(ch, { opsTtlDays: 0 })
+  const ch = await migratedClickHouse(t, readInfraConfig(te.env).clickhouse)
   await writeRun(ch, 'ra', 300, 1, 0)
   await writeRun(ch, 'rb', 330, 2, 10)
   const rm = new ClickHouseReadModel(ch)

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
-import { migrate, openClickHouse, queryRows, type Connection } from '../../services/adapters/clickhouse/client.js'
+import { openClickHouse, queryRows, type Connection } from '../../services/adapters/clickhouse/client.js'
 import { createKafka, ensureTopics } from '../../services/adapters/kafka/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
@@ -22,6 +22,7 @@ import { ClickHouseRunRegistry } from '../../services/adapters/clickhouse/run-re
 import { KafkaDeadLetterSink } from '../../services/adapters/kafka/dead-letter-sink.js'
 import { KafkaPartitionSource } from '../../services/adapters/kafka/partition-source.js'
 import { EventProducer } from '../helpers/produce.js'
+import { migratedClickHouse } from '../helpers/clickhouse.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { sameAsTruth, sortKeys, stored } from '../helpers/stored.js'
 
@@ -169,9 +170,7 @@ test('two processors in one group split the partitions; rebalances lose and dupl
   const te = testEnv({ BENCHSTREAM_TOPIC_PARTITIONS: '6' })
   t.after(te.cleanup)
   const cfg = readProcessorConfig(te.env)
-  const ch = openClickHouse(cfg.infra.clickhouse)
-  t.after(() => ch.close())
-  await migrate(ch, { opsTtlDays: 0 })
+  const ch = await migratedClickHouse(t, cfg.infra.clickhouse)
   const kafka = createKafka(cfg.infra.kafka, 'scale')
   await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
   const store = new ClickHouseWindowStore(ch)

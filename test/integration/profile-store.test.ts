@@ -12,7 +12,7 @@ import assert from 'node:assert/strict'
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { migrate, openClickHouse, queryRows, type ClickHouse } from '../../services/adapters/clickhouse/client.js'
+import { openClickHouse, queryRows, type ClickHouse } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseProfileStore } from '../../services/adapters/clickhouse/profile-store.js'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
 import { profileMain } from '../../services/cli/profile.js'
@@ -23,6 +23,7 @@ import { normalizeHiddenClasses, parseFolded } from '../../services/core/profile
 import { collapsePerfScript } from '../../services/core/profiles/perf-script.js'
 import { encodeProfileRecords, profileId, type Profile } from '../../services/core/profiles/profile.js'
 import { PartitionState } from '../../services/core/stats/partition-state.js'
+import { migratedClickHouse } from '../helpers/clickhouse.js'
 import { testEnv } from '../helpers/env.js'
 
 const FIX = path.join(repoRoot(), 'test', 'fixtures', 'profiles')
@@ -116,9 +117,7 @@ test('attach: real files stored and read back exactly, stacks once, idempotent, 
 test('the processor\'s write of PROFILE records is idempotent by its flush token: a replayed flush stores them once', async (t) => {
   const te = testEnv()
   t.after(te.cleanup)
-  const ch = openClickHouse(readInfraConfig(te.env).clickhouse)
-  t.after(() => ch.close())
-  await migrate(ch, { opsTtlDays: 0 })
+  const ch = await migratedClickHouse(t, readInfraConfig(te.env).clickhouse)
   const nowUs = Date.now() * 1000
   const p: Profile = { runId: 'r-stream', labels: { host: 'rs1' }, fromUs: nowUs - 5e6, toUs: nowUs, event: 'wall', intervalNs: 5e7, source: 'async-profiler 4.6', stacks: folded(WALL) }
   const records = encodeProfileRecords(p, profileId(p), 16 * 1024)

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse/client.js'
+import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../../services/adapters/clickhouse/run-registry.js'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
@@ -17,6 +17,7 @@ import { KafkaDeadLetterSink } from '../../services/adapters/kafka/dead-letter-s
 import { KafkaPartitionSource } from '../../services/adapters/kafka/partition-source.js'
 import { build as buildProcessor, type Processor } from '../../services/processor/app.js'
 import { readProcessorConfig } from '../../services/processor/config.js'
+import { migratedClickHouse } from '../helpers/clickhouse.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { EventProducer } from '../helpers/produce.js'
 import { sameAsTruth, stored } from '../helpers/stored.js'
@@ -25,9 +26,7 @@ test('a run keeps the window length it was registered with; a processor with ano
   const te = testEnv()
   t.after(te.cleanup)
   const base = readProcessorConfig(te.env)
-  const ch = openClickHouse(base.infra.clickhouse)
-  t.after(() => ch.close())
-  await migrate(ch, { opsTtlDays: 0 })
+  const ch = await migratedClickHouse(t, base.infra.clickhouse)
   const kafka = createKafka(base.infra.kafka, 'run-window')
   await ensureTopics(kafka, base.infra.kafka, base.infra.topics)
   const deadLetters = await KafkaDeadLetterSink.open(kafka, base.infra.topics.deadLetter)
