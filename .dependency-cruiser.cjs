@@ -5,18 +5,25 @@
  *   services/common/    configuration, logging, paths
  *   services/<service>/ processor, api, alerts, driver: build(config, ports), no infrastructure client
  *   services/adapters/  ports implemented over Kafka, ClickHouse, HTTP, datastores, OpenTelemetry
- *   entry files         services/<x>/main.ts, services/<x>/<thread>-main.ts and services/cli/*: the only importers of adapters
+ * entry files services/<x>/main.ts, services/<x>/<thread>-main.ts and services/cli/*: the only importers of adapters
  * Folder-level cycles ("two-way pairs") are checked by a second pass that
  * collapses files into their folders (see package.json lint:deps).
  */
 // Entry files: services/<x>/main.ts, a thread entry of a service named like one
 // (services/driver/worker-main.ts, delivery-main.ts: worker_threads load them by URL), and services/cli/*.
 const ENTRY = '^services/(?:[^/]+/main\\.ts$|[^/]+/[a-z]+-main\\.ts$|cli/)'
-const INFRA_CLIENTS = '^(?:kafkajs|@clickhouse/client|chdb|ioredis|pg|@opentelemetry/sdk-|@opentelemetry/exporter-|@opentelemetry/resources)'
+const INFRA_CLIENTS =
+  '^(?:kafkajs|@clickhouse/client|chdb|ioredis|pg|@opentelemetry/sdk-|@opentelemetry/exporter-|@opentelemetry/resources)'
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'Files must not import each other in a loop.', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Files must not import each other in a loop.',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'core-is-pure',
       severity: 'error',
@@ -34,7 +41,9 @@ module.exports = {
     {
       name: 'adapters-only-from-entry-files',
       severity: 'error',
-      comment: 'Only entry files (services/*/main.ts, services/*/*-main.ts, services/cli/*) import adapters; services receive ports.',
+      comment:
+        'Only entry files (services/*/main.ts, services/*/*-main.ts, services/cli/*) import adapters; ' +
+        'services receive ports.',
       from: { path: '^services/', pathNot: [ENTRY, '^services/adapters/'] },
       to: { path: '^services/adapters/' },
     },
@@ -48,7 +57,9 @@ module.exports = {
     {
       name: 'infrastructure-clients-only-in-adapters',
       severity: 'error',
-      comment: 'kafkajs, ClickHouse, chDB, datastore clients and the OpenTelemetry SDK are used only by adapters (and wired by entry files).',
+      comment:
+        'kafkajs, ClickHouse, chDB, datastore clients and the OpenTelemetry SDK are used only by adapters ' +
+        '(and wired by entry files).',
       from: { path: '^services/', pathNot: ['^services/adapters/', ENTRY] },
       to: { path: `^node_modules/${INFRA_CLIENTS.slice(1)}` },
     },
@@ -56,7 +67,17 @@ module.exports = {
       name: 'no-orphans',
       severity: 'error',
       comment: 'A module nobody imports is dead code (entry points excepted).',
-      from: { orphan: true, pathNot: ['^services/cli/main\\.ts$', '\\.d\\.ts$', '(^|/)\\.[^/]+\\.(c?js|json)$', '^dashboards/index\\.ts$', '^bench/', '^test/'] },
+      from: {
+        orphan: true,
+        pathNot: [
+          '^services/cli/main\\.ts$',
+          '\\.d\\.ts$',
+          '(^|/)\\.[^/]+\\.(c?js|json)$',
+          '^dashboards/index\\.ts$',
+          '^bench/',
+          '^test/',
+        ],
+      },
       to: {},
     },
   ],

@@ -21,7 +21,27 @@ import { BenchstreamError } from '../services/core/errors.js'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { Rng } from '../services/core/workload/random.js'
 import {
-  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtGrouped, fmtInt, gaussian, KAFKA_FLAGS, lognormalUs, nowMs, OP_READ, openProducer, parseFlags, processorEnv, progress, runMain, shortId, STATUS_OK, tempDir, withBroker,
+  createTopic,
+  DATABASE,
+  deleteTopics,
+  derivedTopics,
+  fmt,
+  fmtGrouped,
+  fmtInt,
+  gaussian,
+  KAFKA_FLAGS,
+  lognormalUs,
+  nowMs,
+  OP_READ,
+  openProducer,
+  parseFlags,
+  processorEnv,
+  progress,
+  runMain,
+  shortId,
+  STATUS_OK,
+  tempDir,
+  withBroker,
 } from './common.js'
 import { ProcessorProcess } from './processor-process.js'
 
@@ -57,9 +77,26 @@ const DISTRIBUTIONS = {
 type Distribution = keyof typeof DISTRIBUTIONS
 
 const FLAGS = {
-  events: { kind: 'int', default: 1_000_000, min: 10_000, max: 100_000_000, help: 'events per distribution (over all five clients)' },
-  distributions: { kind: 'choices', default: Object.keys(DISTRIBUTIONS), allowed: Object.keys(DISTRIBUTIONS), help: 'latency distributions to run' },
-  'span-s': { kind: 'int', default: 60, min: 1, max: 86_400, help: 'seconds of event time each run spans (one window per second)' },
+  events: {
+    kind: 'int',
+    default: 1_000_000,
+    min: 10_000,
+    max: 100_000_000,
+    help: 'events per distribution (over all five clients)',
+  },
+  distributions: {
+    kind: 'choices',
+    default: Object.keys(DISTRIBUTIONS),
+    allowed: Object.keys(DISTRIBUTIONS),
+    help: 'latency distributions to run',
+  },
+  'span-s': {
+    kind: 'int',
+    default: 60,
+    min: 1,
+    max: 86_400,
+    help: 'seconds of event time each run spans (one window per second)',
+  },
   partitions: { kind: 'int', default: 4, min: 1, max: 256, help: 'partitions of the topic' },
   seed: { kind: 'int', default: 42, min: 0, max: 2 ** 31, help: 'random seed' },
   ...KAFKA_FLAGS,
@@ -70,12 +107,26 @@ const FLAGS = {
  * sends the next slice of its events, each client's events evenly spaced
  * over the span.
  */
-function* runMessages(runId: string, dist: Distribution, events: number, spanS: number, startUs: number, seed: number): Generator<Buffer> {
+function* runMessages(
+  runId: string,
+  dist: Distribution,
+  events: number,
+  spanS: number,
+  startUs: number,
+  seed: number,
+): Generator<Buffer> {
   const counts = CLIENTS.map((c) => Math.round(c.share * events))
   counts[0]! += events - counts.reduce((a, b) => a + b, 0)
   const rounds = Math.ceil(Math.max(...counts) / EVENTS_PER_MESSAGE)
   const gen = DISTRIBUTIONS[dist]
-  const clients = CLIENTS.map((c, i) => ({ ...c, writer: new OpsBatchWriter(runId, `client-${i + 1}`), rng: new Rng(seed * 16 + i), n: counts[i]!, next: 0, stepUs: (spanS * 1e6) / counts[i]! }))
+  const clients = CLIENTS.map((c, i) => ({
+    ...c,
+    writer: new OpsBatchWriter(runId, `client-${i + 1}`),
+    rng: new Rng(seed * 16 + i),
+    n: counts[i]!,
+    next: 0,
+    stepUs: (spanS * 1e6) / counts[i]!,
+  }))
   for (let r = 1; r <= rounds; r++) {
     for (const c of clients) {
       const until = Math.round((c.n * r) / rounds)
@@ -109,7 +160,13 @@ interface WindowP99Row {
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'Merged-window percentiles vs exact percentiles over raw events, and the error of max-of-per-client p99.', process.argv.slice(2), process.env, FLAGS)
+  const f = parseFlags(
+    BENCH,
+    'Merged-window percentiles vs exact percentiles over raw events, and the error of max-of-per-client p99.',
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
   const id = shortId()
   const topic = `bench-accuracy-${id}`
   const dists = f.distributions as Distribution[]
@@ -118,7 +175,16 @@ async function main(): Promise<void> {
     await createTopic(b.kafka, topic, f.partitions)
     const dataDir = tempDir('accuracy')
     try {
-      const p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-accuracy-${id}`, storeRaw: true }))
+      const p = await ProcessorProcess.start(
+        processorEnv({
+          brokers: b.brokers,
+          topic,
+          partitions: f.partitions,
+          dataDir,
+          group: `bench-accuracy-${id}`,
+          storeRaw: true,
+        }),
+      )
       const runs = dists.map((d) => `'${runOf(d)}'`).join(', ')
       await p.watch(`SELECT 'all' AS k, sum(count) AS v FROM ${DATABASE}.op_windows WHERE run_id IN (${runs})`, 200)
       const producer = await openProducer(b.kafka)
@@ -149,9 +215,14 @@ async function main(): Promise<void> {
           }
         },
       })
-      if (!done.reached) throw new BenchstreamError('BS_ERR_TIMEOUT', `the processor counted ${done.v} events of ${total} and then stopped moving`)
+      if (!done.reached)
+        throw new BenchstreamError(
+          'BS_ERR_TIMEOUT',
+          `the processor counted ${done.v} events of ${total} and then stopped moving`,
+        )
       const [raw] = await p.query<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.ops WHERE run_id IN (${runs})`)
-      if (Number(raw?.n) !== total) throw new BenchstreamError('BS_ERR_CLICKHOUSE', `ops holds ${raw?.n} raw events of ${total} produced`)
+      if (Number(raw?.n) !== total)
+        throw new BenchstreamError('BS_ERR_CLICKHOUSE', `ops holds ${raw?.n} raw events of ${total} produced`)
 
       progress(BENCH, 'querying merged-window and exact percentiles')
       const rank = (q: string, s: string): string => `${s}[bs_rank(${q}, length(${s}))]`
@@ -174,9 +245,15 @@ async function main(): Promise<void> {
       const label = (q: number): string => `p${fmt(q * 100, q >= 0.999 ? (q >= 0.9999 ? 2 : 1) : 0)}`
       const rel = (a: number, exact: number): number => (a - exact) / exact
       const out = [
-        `${BENCH}: ${dists.length} distributions x ${fmtInt(f.events)} events, ${CLIENTS.length} clients of one run each (shares ${CLIENTS.map((c) => `${Math.round(c.share * 100)}%`).join('/')}, latency scale ${CLIENTS.map((c) => `x${c.scale}`).join('/')}), ${f['span-s']} s of event time in 1 s windows; Kafka -> processor -> embedded ClickHouse`,
-        `  merged windows (bs_quantile over sumMap(hist)) vs exact over raw events (arraySort(groupArray(latency_us))[bs_rank(q, n)]):`,
-        `  ${'distribution'.padEnd(12)}  ${'quantile'.padEnd(8)}  ${'exact µs'.padStart(12)}  ${'windows µs'.padStart(12)}  ${'rel. error'.padStart(10)}`,
+        `${BENCH}: ${dists.length} distributions x ${fmtInt(f.events)} events, ${CLIENTS.length} clients ` +
+          `of one run each (shares ${CLIENTS.map((c) => `${Math.round(c.share * 100)}%`).join('/')}, latency ` +
+          `scale ${CLIENTS.map((c) => `x${c.scale}`).join('/')}), ${f['span-s']} s of event time in 1 ` +
+          `s windows; Kafka -> processor -> embedded ClickHouse`,
+        `  merged windows (bs_quantile over sumMap(hist)) vs exact over ` +
+          `raw events (arraySort(groupArray(latency_us))[bs_rank(q, n)]):`,
+        `  ${'distribution'.padEnd(12)}  ${'quantile'.padEnd(8)}  ${'exact µs'.padStart(12)} ` +
+          ` ${'windows µs'.padStart(12)} ` +
+          ` ${'rel. error'.padStart(10)}`,
       ]
       let worst = 0
       for (const d of dists) {
@@ -186,19 +263,36 @@ async function main(): Promise<void> {
           const e = rel(r.windows, r.exact)
           // Below 256 µs buckets hold one value each; the midpoint rule then matches exactly.
           worst = Math.max(worst, Math.abs(e))
-          out.push(`  ${d.padEnd(12)}  ${label(q).padEnd(8)}  ${fmtGrouped(r.exact, 1).padStart(12)}  ${fmtGrouped(r.windows, 1).padStart(12)}  ${(fmt(100 * e, 3, true) + '%').padStart(10)}`)
+          out.push(
+            `  ${d.padEnd(12)}  ${label(q).padEnd(8)}  ${fmtGrouped(r.exact, 1).padStart(12)} ` +
+              ` ${fmtGrouped(r.windows, 1).padStart(12)} ` +
+              ` ${(fmt(100 * e, 3, true) + '%').padStart(10)}`,
+          )
         }
       }
-      out.push(`  largest |error| ${fmt(100 * worst, 3)}% (bound from the histogram layout: ${fmt(100 * HISTOGRAM_BOUND, 3)}%) -> ${worst <= HISTOGRAM_BOUND + 1e-9 ? 'within' : 'OUTSIDE'} the bound`)
-      out.push(`  p99 as a report built from per-client or per-window percentiles would show it (exact per-client p99s, from raw events):`)
-      out.push(`  ${'distribution'.padEnd(12)}  ${'true p99 µs'.padStart(12)}  ${'max client p99'.padStart(22)}  ${'mean client p99'.padStart(22)}  ${'mean 1-s window p99'.padStart(22)}`)
+      out.push(
+        `  largest |error| ${fmt(100 * worst, 3)}% (bound from the histogram ` +
+          `layout: ${fmt(100 * HISTOGRAM_BOUND, 3)}%) ` +
+          `-> ${worst <= HISTOGRAM_BOUND + 1e-9 ? 'within' : 'OUTSIDE'} the bound`,
+      )
+      out.push(
+        `  p99 as a report built from per-client or per-window percentiles would show it (exact per-client ` +
+          `p99s, from raw events):`,
+      )
+      out.push(
+        `  ${'distribution'.padEnd(12)}  ${'true p99 µs'.padStart(12)}  ${'max client p99'.padStart(22)} ` +
+          ` ${'mean client p99'.padStart(22)}  ${'mean 1-s window p99'.padStart(22)}`,
+      )
       for (const d of dists) {
         const truth = rows.find((x) => x.run === runOf(d) && Math.abs(x.q - 0.99) < 1e-9)!.exact
         const s = shortcuts.find((x) => x.run === runOf(d))
         const w = windowP99.find((x) => x.run === runOf(d))
         if (s === undefined || w === undefined) throw new Error(`no per-client or per-window p99 for ${d}`)
         const cell = (v: number): string => `${fmtGrouped(v, 1)} (${fmt(100 * rel(v, truth), 1, true)}%)`
-        out.push(`  ${d.padEnd(12)}  ${fmtGrouped(truth, 1).padStart(12)}  ${cell(s.max_client_p99).padStart(22)}  ${cell(s.mean_client_p99).padStart(22)}  ${cell(w.mean_window_p99).padStart(22)}`)
+        out.push(
+          `  ${d.padEnd(12)}  ${fmtGrouped(truth, 1).padStart(12)}  ${cell(s.max_client_p99).padStart(22)} ` +
+            ` ${cell(s.mean_client_p99).padStart(22)}  ${cell(w.mean_window_p99).padStart(22)}`,
+        )
       }
       process.stdout.write(out.join('\n') + '\n')
     } finally {

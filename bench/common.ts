@@ -27,12 +27,24 @@ export type FlagSpec =
   | { kind: 'bool'; default: boolean; help: string }
   | { kind: 'choices'; default: readonly string[]; allowed: readonly string[]; help: string }
 
-type FlagValue<S extends FlagSpec> = S extends { kind: 'int' } ? number : S extends { kind: 'ints' } ? number[] : S extends { kind: 'bool' } ? boolean : string[]
+type FlagValue<S extends FlagSpec> = S extends { kind: 'int' }
+  ? number
+  : S extends { kind: 'ints' }
+    ? number[]
+    : S extends { kind: 'bool' }
+      ? boolean
+      : string[]
 export type Flags<S extends Record<string, FlagSpec>> = { [K in keyof S]: FlagValue<S[K]> }
 
 /** The broker port used when KAFKA_BROKERS is unset (its controller takes the next port). */
 export const KAFKA_FLAGS = {
-  'kafka-port': { kind: 'int', default: 19492, min: 1024, max: 65534, help: 'port of the private broker this bench starts when KAFKA_BROKERS is unset' },
+  'kafka-port': {
+    kind: 'int',
+    default: 19492,
+    min: 1024,
+    max: 65534,
+    help: 'port of the private broker this bench starts when KAFKA_BROKERS is unset',
+  },
 } as const satisfies Record<string, FlagSpec>
 
 /** `--kafka-port` -> `BENCH_KAFKA_PORT`. */
@@ -53,10 +65,21 @@ function parseCount(raw: string): number | undefined {
 function usageText(bench: string, summary: string, specs: Record<string, FlagSpec>): string {
   const lines = Object.entries(specs).map(([name, s]) => {
     const def = s.kind === 'bool' ? String(s.default) : s.kind === 'int' ? String(s.default) : s.default.join(',')
-    const range = s.kind === 'int' || s.kind === 'ints' ? ` (${s.min}..${s.max})` : s.kind === 'choices' ? ` (any of ${s.allowed.join(',')})` : ''
-    return `  --${(s.kind === 'bool' ? `[no-]${name}` : name).padEnd(22)} ${s.help}${range}; default ${def}; env ${envName(name)}`
+    const range =
+      s.kind === 'int' || s.kind === 'ints'
+        ? ` (${s.min}..${s.max})`
+        : s.kind === 'choices'
+          ? ` (any of ${s.allowed.join(',')})`
+          : ''
+    return (
+      `  --${(s.kind === 'bool' ? `[no-]${name}` : name).padEnd(22)} ${s.help}${range}; default ${def}; ` +
+      `env ${envName(name)}`
+    )
   })
-  return `usage: node dist/bench/${bench}.js [options]\n${summary}\n${lines.join('\n')}\nNumbers take _ separators and k/M/G suffixes (20M = 20000000).`
+  return (
+    `usage: node dist/bench/${bench}.js [options]\n${summary}\n${lines.join('\n')}\nNumbers take ` +
+    `_ separators and k/M/G suffixes (20M = 20000000).`
+  )
 }
 
 /**
@@ -65,10 +88,19 @@ function usageText(bench: string, summary: string, specs: Record<string, FlagSpe
  * environment, then the default. `--help` prints the usage and exits.
  * Anything unknown or out of range is a BS_ERR_USAGE naming what is allowed.
  */
-export function parseFlags<S extends Record<string, FlagSpec>>(bench: string, summary: string, argv: readonly string[], env: Env, specs: S): Flags<S> {
+export function parseFlags<S extends Record<string, FlagSpec>>(
+  bench: string,
+  summary: string,
+  argv: readonly string[],
+  env: Env,
+  specs: S,
+): Flags<S> {
   const usage = usageText(bench, summary, specs)
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } }
-  for (const [name, spec] of Object.entries(specs)) options[name] = { type: spec.kind === 'bool' ? 'boolean' : 'string' }
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+  }
+  for (const [name, spec] of Object.entries(specs))
+    options[name] = { type: spec.kind === 'bool' ? 'boolean' : 'string' }
   let values: Record<string, string | boolean | undefined>
   try {
     ;({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }))
@@ -96,14 +128,22 @@ export function parseFlags<S extends Record<string, FlagSpec>>(bench: string, su
     switch (spec.kind) {
       case 'int': {
         const v = parseCount(given)
-        if (v === undefined || v < spec.min || v > spec.max) throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected an integer from ${spec.min} to ${spec.max}`)
+        if (v === undefined || v < spec.min || v > spec.max)
+          throw new BenchstreamError(
+            'BS_ERR_USAGE',
+            `${where} ${JSON.stringify(given)} is not allowed: expected an integer from ${spec.min} to ${spec.max}`,
+          )
         out[name] = v
         break
       }
       case 'ints': {
         const vs = given.split(',').map((x) => parseCount(x))
         if (vs.length === 0 || vs.some((v) => v === undefined || v < spec.min || v > spec.max)) {
-          throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected a comma-separated list of integers from ${spec.min} to ${spec.max}`)
+          throw new BenchstreamError(
+            'BS_ERR_USAGE',
+            `${where} ${JSON.stringify(given)} is not allowed: expected a comma-separated list of integers ` +
+              `from ${spec.min} to ${spec.max}`,
+          )
         }
         out[name] = vs
         break
@@ -112,13 +152,22 @@ export function parseFlags<S extends Record<string, FlagSpec>>(bench: string, su
         const v = given.toLowerCase()
         if (['1', 'true', 'yes', 'on'].includes(v)) out[name] = true
         else if (['0', 'false', 'no', 'off'].includes(v)) out[name] = false
-        else throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected true/false (or 1/0, yes/no, on/off)`)
+        else
+          throw new BenchstreamError(
+            'BS_ERR_USAGE',
+            `${where} ${JSON.stringify(given)} is not allowed: expected true/false (or 1/0, yes/no, on/off)`,
+          )
         break
       }
       case 'choices': {
         const vs = given.split(',').map((x) => x.trim())
         const bad = vs.filter((v) => !spec.allowed.includes(v))
-        if (vs.length === 0 || bad.length > 0) throw new BenchstreamError('BS_ERR_USAGE', `${where} ${JSON.stringify(given)} is not allowed: expected a comma-separated list from ${spec.allowed.join(', ')}`)
+        if (vs.length === 0 || bad.length > 0)
+          throw new BenchstreamError(
+            'BS_ERR_USAGE',
+            `${where} ${JSON.stringify(given)} is not allowed: expected a ` +
+              `comma-separated list from ${spec.allowed.join(', ')}`,
+          )
         out[name] = vs
         break
       }
@@ -247,12 +296,19 @@ export async function withBroker<T>(bench: string, port: number, fn: (b: Broker)
   const external = process.env.KAFKA_BROKERS
   if (external !== undefined && external !== '') {
     progress(bench, `using the Kafka cluster in KAFKA_BROKERS (${external})`)
-    return fn({ brokers: external, kafka: createKafka({ brokers: external.split(','), clientId: `bench-${bench}` }, 'bench'), own: false })
+    return fn({
+      brokers: external,
+      kafka: createKafka({ brokers: external.split(','), clientId: `bench-${bench}` }, 'bench'),
+      own: false,
+    })
   }
   const dataDir = tempDir('kafka')
   const opts = { port, dataDir, log: (l: string) => progress(bench, `kafka: ${l}`) }
   let stopping: Promise<void> | undefined
-  const stop = (): Promise<void> => (stopping ??= stopLocalKafka(opts).catch((err: unknown) => progress(bench, `stopping Kafka failed: ${(err as Error).message}`)).finally(() => rmSync(dataDir, { recursive: true, force: true })))
+  const stop = (): Promise<void> =>
+    (stopping ??= stopLocalKafka(opts)
+      .catch((err: unknown) => progress(bench, `stopping Kafka failed: ${(err as Error).message}`))
+      .finally(() => rmSync(dataDir, { recursive: true, force: true })))
   const onSignal = (): void => {
     progress(bench, 'interrupted: stopping the private Kafka broker')
     void stop().finally(() => process.exit(130))
@@ -264,7 +320,12 @@ export async function withBroker<T>(bench: string, port: number, fn: (b: Broker)
     const brokers = await startLocalKafka(opts)
     // kafka.sh keeps the broker's pid in its data directory.
     const pid = Number(readFileSync(path.join(dataDir, 'kafka.pid'), 'utf8').trim())
-    return await fn({ brokers, kafka: createKafka({ brokers: [brokers], clientId: `bench-${bench}` }, 'bench'), own: true, ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}) })
+    return await fn({
+      brokers,
+      kafka: createKafka({ brokers: [brokers], clientId: `bench-${bench}` }, 'bench'),
+      own: true,
+      ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}),
+    })
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
@@ -276,7 +337,10 @@ export async function createTopic(kafka: Kafka, topic: string, partitions: numbe
   const admin = kafka.admin()
   await admin.connect()
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] })
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+    })
   } finally {
     await admin.disconnect()
   }
@@ -303,7 +367,16 @@ export async function deleteTopics(b: Broker, topics: string[]): Promise<void> {
  * the processor's defaults (the alert evaluator included), unless set in
  * this process's environment (e.g. ALERTS_ENABLED=false).
  */
-export function processorEnv(o: { brokers: string; topic: string; partitions: number; dataDir: string; group: string; storeRaw: boolean; flushMs?: number; windowMs?: number }): Record<string, string> {
+export function processorEnv(o: {
+  brokers: string
+  topic: string
+  partitions: number
+  dataDir: string
+  group: string
+  storeRaw: boolean
+  flushMs?: number
+  windowMs?: number
+}): Record<string, string> {
   return {
     KAFKA_BROKERS: o.brokers,
     CLICKHOUSE_URL: '',
@@ -458,10 +531,16 @@ export async function produceEvents(
     )
     pending.add(p)
     if (pending.size >= inFlight) await Promise.race(pending)
-    if (failure !== undefined) throw new BenchstreamError('BS_ERR_KAFKA', `producing to ${topic} failed: ${(failure as Error).message}`, { cause: failure })
+    if (failure !== undefined)
+      throw new BenchstreamError('BS_ERR_KAFKA', `producing to ${topic} failed: ${(failure as Error).message}`, {
+        cause: failure,
+      })
     o.onProgress?.(produced)
   }
   await Promise.all(pending)
-  if (failure !== undefined) throw new BenchstreamError('BS_ERR_KAFKA', `producing to ${topic} failed: ${(failure as Error).message}`, { cause: failure })
+  if (failure !== undefined)
+    throw new BenchstreamError('BS_ERR_KAFKA', `producing to ${topic} failed: ${(failure as Error).message}`, {
+      cause: failure,
+    })
   return { messages, events: produced, ms: performance.now() - t0 }
 }

@@ -40,16 +40,43 @@ type Mode = (typeof MODES)[number]
 const FLAGS = {
   kills: { kind: 'int', default: 300, min: 1, max: 100_000, help: 'SIGKILLs per mode' },
   rows: { kind: 'int', default: 50, min: 1, max: 1_000_000, help: 'rows per batch (one insert)' },
-  'max-delay-ms': { kind: 'int', default: 450, min: 10, max: 60_000, help: 'a kill comes 50 ms to this long after the child starts inserting' },
+  'max-delay-ms': {
+    kind: 'int',
+    default: 450,
+    min: 10,
+    max: 60_000,
+    help: 'a kill comes 50 ms to this long after the child starts inserting',
+  },
   modes: { kind: 'choices', default: [...MODES], allowed: MODES, help: 'which replays to try' },
 } as const
 
-/** The child: replay the batch in flight, check every batch so far, then insert until killed. Prints `start N`, `ack N`, `check ...`. */
+/**
+ * The child: replay the batch in flight, check every batch so far, then insert until killed. Prints `start N`, `ack N`,
+ * `check ...`.
+ */
 async function child(dir: string, inflight: number, mode: Mode, rows: number): Promise<void> {
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'default', embeddedPath: dir, opsTtlDays: 0 })
-  await ch.client.command({ query: 'CREATE TABLE IF NOT EXISTS t (b UInt32, k UInt32) ENGINE = MergeTree ORDER BY (b, k) SETTINGS non_replicated_deduplication_window = 10000' })
-  const insert = (b: number, token: string): Promise<unknown> => ch.client.insert({ table: 't', values: Array.from({ length: rows }, (_, k) => ({ b, k })), format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } })
-  const count = async (where: string): Promise<number> => Number((await queryRows<{ n: string }>(ch, `SELECT count() AS n FROM t WHERE ${where}`))[0]!.n)
+  const ch = openClickHouse({
+    url: undefined,
+    user: 'default',
+    password: '',
+    database: 'default',
+    embeddedPath: dir,
+    opsTtlDays: 0,
+  })
+  await ch.client.command({
+    query:
+      'CREATE TABLE IF NOT EXISTS t (b UInt32, k UInt32) ENGINE = MergeTree ORDER BY (b, k) SETTINGS ' +
+      'non_replicated_deduplication_window = 10000',
+  })
+  const insert = (b: number, token: string): Promise<unknown> =>
+    ch.client.insert({
+      table: 't',
+      values: Array.from({ length: rows }, (_, k) => ({ b, k })),
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplication_token: token },
+    })
+  const count = async (where: string): Promise<number> =>
+    Number((await queryRows<{ n: string }>(ch, `SELECT count() AS n FROM t WHERE ${where}`))[0]!.n)
   if (inflight >= 0) {
     await insert(inflight, `b${inflight}`)
     let rewritten = 0
@@ -57,7 +84,10 @@ async function child(dir: string, inflight: number, mode: Mode, rows: number): P
       await insert(inflight, `b${inflight}#r1`)
       rewritten = 1
     }
-    const [s] = await queryRows<{ n: string; u: string }>(ch, `SELECT count() AS n, uniqExact(b) AS u FROM t WHERE b <= ${inflight}`)
+    const [s] = await queryRows<{ n: string; u: string }>(
+      ch,
+      `SELECT count() AS n, uniqExact(b) AS u FROM t WHERE b <= ${inflight}`,
+    )
     process.stdout.write(`check ${inflight} batches ${s!.u} rows ${s!.n} rewritten ${rewritten}\n`)
   }
   for (let b = inflight + 1; ; b++) {
@@ -75,16 +105,22 @@ function recordWithoutPart(dir: string): boolean {
       const logs = path.join(store, a, table, 'deduplication_logs')
       if (!existsSync(logs)) continue
       const files = readdirSync(logs).sort()
-      const lines = readFileSync(path.join(logs, files[files.length - 1]!), 'utf8').trim().split('\n')
+      const lines = readFileSync(path.join(logs, files[files.length - 1]!), 'utf8')
+        .trim()
+        .split('\n')
       const part = lines[lines.length - 1]?.split('\t')[1]
-      // A part merged away since is gone too, but never the newest: a merge takes only committed parts, and outdated ones stay a moment.
+      // A part merged away since is gone too, but never the newest: a merge takes only committed parts, and outdated
+      // ones stay a moment.
       if (part !== undefined && !existsSync(path.join(store, a, table, part))) return true
     }
   }
   return false
 }
 
-async function runMode(mode: Mode, f: { kills: number; rows: number; 'max-delay-ms': number }): Promise<{ kills: number; orphanRecords: number; lost: number; rewritten: number }> {
+async function runMode(
+  mode: Mode,
+  f: { kills: number; rows: number; 'max-delay-ms': number },
+): Promise<{ kills: number; orphanRecords: number; lost: number; rewritten: number }> {
   const dir = path.join(tempDir(`${BENCH}-${mode}`), 'clickhouse')
   const self = fileURLToPath(import.meta.url)
   let inflight = -1
@@ -92,7 +128,9 @@ async function runMode(mode: Mode, f: { kills: number; rows: number; 'max-delay-
   let rewritten = 0
   let lost = 0
   for (let i = 0; i < f.kills; i++) {
-    const c = spawn(process.execPath, [self, CHILD, dir, String(inflight), mode, String(f.rows)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const c = spawn(process.execPath, [self, CHILD, dir, String(inflight), mode, String(f.rows)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     let out = ''
     c.stdout.on('data', (d: Buffer) => (out += d.toString()))
     const exited = new Promise<void>((r) => c.once('exit', () => r()))
@@ -114,19 +152,39 @@ async function runMode(mode: Mode, f: { kills: number; rows: number; 'max-delay-
     }
     const starts = [...out.matchAll(/^start (\d+)$/gm)]
     inflight = Number(starts[starts.length - 1]![1])
-    if ((i + 1) % 50 === 0) progress(BENCH, `${mode}: ${i + 1} kills, ${orphanRecords} records without their part, ${lost} batches lost so far`)
+    if ((i + 1) % 50 === 0)
+      progress(
+        BENCH,
+        `${mode}: ${i + 1} kills, ${orphanRecords} records without their part, ${lost} batches lost so far`,
+      )
   }
   rmSync(path.dirname(dir), { recursive: true, force: true })
   return { kills: f.kills, orphanRecords, lost, rewritten }
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'SIGKILL during tokenized inserts into chDB: do replays lose batches, and does verification bring them back?', process.argv.slice(2), process.env, FLAGS)
-  process.stdout.write(`# ${BENCH}: ${fmtInt(f.kills)} kills per mode, ${fmtInt(f.rows)} rows per batch, load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}\n`)
+  const f = parseFlags(
+    BENCH,
+    'SIGKILL during tokenized inserts into chDB: do replays lose batches, and does verification bring them back?',
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
+  process.stdout.write(
+    `# ${BENCH}: ${fmtInt(f.kills)} kills per mode, ${fmtInt(f.rows)} rows per batch, load average ${(
+      await import('node:os')
+    )
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}\n`,
+  )
   for (const mode of f.modes as Mode[]) {
     const r = await runMode(mode, f)
     // The last check counts batches up to the last replay: losses are cumulative, so the last figure is the total.
-    process.stdout.write(`${mode.padEnd(9)} kills ${fmtInt(r.kills)}  records without their part ${fmtInt(r.orphanRecords)}  batches lost ${fmtInt(r.lost)}  written again ${fmtInt(r.rewritten)}\n`)
+    process.stdout.write(
+      `${mode.padEnd(9)} kills ${fmtInt(r.kills)}  records without their part ${fmtInt(r.orphanRecords)} ` +
+        ` batches lost ${fmtInt(r.lost)}  written again ${fmtInt(r.rewritten)}\n`,
+    )
   }
 }
 

@@ -23,7 +23,25 @@ import type { Producer } from 'kafkajs'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { Rng } from '../services/core/workload/random.js'
 import {
-  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, lognormalUs, nowMs, openProducer, parseFlags, processorEnv, progress, quantile, runMain, shortId, sleep, tempDir, withBroker,
+  createTopic,
+  DATABASE,
+  deleteTopics,
+  derivedTopics,
+  fmt,
+  fmtInt,
+  KAFKA_FLAGS,
+  lognormalUs,
+  nowMs,
+  openProducer,
+  parseFlags,
+  processorEnv,
+  progress,
+  quantile,
+  runMain,
+  shortId,
+  sleep,
+  tempDir,
+  withBroker,
 } from './common.js'
 import { ProcessorProcess, type WatchResult } from './processor-process.js'
 
@@ -35,12 +53,33 @@ const FLAGS = {
   seconds: { kind: 'int', default: 70, min: 10, max: 86_400, help: 'seconds of production' },
   'batch-ms': { kind: 'int', default: 10, min: 1, max: 1000, help: 'one batch (Kafka message) every this many ms' },
   'window-ms': { kind: 'int', default: 1000, min: 100, max: 60_000, help: 'processor window length (WINDOW_MS)' },
-  'flush-ms': { kind: 'int', default: 1000, min: 50, max: 60_000, help: 'processor flush interval (FLUSH_INTERVAL_MS; the processor default is 1000)' },
+  'flush-ms': {
+    kind: 'int',
+    default: 1000,
+    min: 50,
+    max: 60_000,
+    help: 'processor flush interval (FLUSH_INTERVAL_MS; the processor default is 1000)',
+  },
   'poll-ms': { kind: 'int', default: 50, min: 10, max: 5000, help: 'how often the newest windows are queried' },
-  'warmup-windows': { kind: 'int', default: 3, min: 0, max: 1000, help: 'first windows left out (processor and JIT warming up)' },
+  'warmup-windows': {
+    kind: 'int',
+    default: 3,
+    min: 0,
+    max: 1000,
+    help: 'first windows left out (processor and JIT warming up)',
+  },
   partitions: { kind: 'int', default: 4, min: 1, max: 256, help: 'partitions of the topic' },
-  raw: { kind: 'bool', default: true, help: 'store raw events too (BENCHSTREAM_STORE_RAW_EVENTS; the processor default is on)' },
-  'ad-hoc': { kind: 'choices', default: ['off'], allowed: ['off', 'on'], help: 'conditions, run in alternating rounds: off = no ad hoc query, on = a long ad hoc query all the time' },
+  raw: {
+    kind: 'bool',
+    default: true,
+    help: 'store raw events too (BENCHSTREAM_STORE_RAW_EVENTS; the processor default is on)',
+  },
+  'ad-hoc': {
+    kind: 'choices',
+    default: ['off'],
+    allowed: ['off', 'on'],
+    help: 'conditions, run in alternating rounds: off = no ad hoc query, on = a long ad hoc query all the time',
+  },
   rounds: { kind: 'int', default: 1, min: 1, max: 20, help: 'rounds of each condition' },
   ...KAFKA_FLAGS,
 } as const
@@ -62,8 +101,16 @@ interface Production {
  */
 const MAX_EVENTS_PER_MESSAGE = 20_000
 
-/** Sends `rate` events/s for `seconds`, one message every batchMs (more if a tick catches up), events timed across the tick they belong to. */
-async function produce(producer: Producer, topic: string, runId: string, f: { rate: number; seconds: number; 'batch-ms': number; 'window-ms': number; partitions: number }): Promise<Production> {
+/**
+ * Sends `rate` events/s for `seconds`, one message every batchMs (more if a tick catches up), events timed across the
+ * tick they belong to.
+ */
+async function produce(
+  producer: Producer,
+  topic: string,
+  runId: string,
+  f: { rate: number; seconds: number; 'batch-ms': number; 'window-ms': number; partitions: number },
+): Promise<Production> {
   const writer = new OpsBatchWriter(runId, 'client-1')
   const rng = new Rng(11)
   const perWindow = new Map<number, number>()
@@ -103,7 +150,8 @@ async function produce(producer: Producer, topic: string, runId: string, f: { ra
         inWindow = 0
       }
       inWindow++
-      if (writer.count >= MAX_EVENTS_PER_MESSAGE || i === n) messages.push({ partition: (tick + messages.length) % f.partitions, value: writer.finish() })
+      if (writer.count >= MAX_EVENTS_PER_MESSAGE || i === n)
+        messages.push({ partition: (tick + messages.length) % f.partitions, value: writer.finish() })
     }
     if (inWindow > 0) perWindow.set(window, (perWindow.get(window) ?? 0) + inWindow)
     events += n
@@ -154,7 +202,11 @@ function keepQuerying(apiUrl: string): { stop(): Promise<number> } {
   let n = 0
   const loop = (async () => {
     while (running) {
-      const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: LONG_QUERY }) }).catch(() => undefined)
+      const res = await fetch(`${apiUrl}/api/v1/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sql: LONG_QUERY }),
+      }).catch(() => undefined)
       await res?.text()
       n++
     }
@@ -178,10 +230,25 @@ async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flag
   let p: ProcessorProcess | undefined
   try {
     progress(BENCH, `starting the processor${adHoc ? ' with its API (a long ad hoc query will run all the time)' : ''}`)
-    p = await ProcessorProcess.start({ ...processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-freshness-${id}`, storeRaw: f.raw, flushMs: f['flush-ms'], windowMs }), ...(adHoc ? { BENCH_API: '1', API_PORT: '0' } : {}) })
+    p = await ProcessorProcess.start({
+      ...processorEnv({
+        brokers: b.brokers,
+        topic,
+        partitions: f.partitions,
+        dataDir,
+        group: `bench-freshness-${id}`,
+        storeRaw: f.raw,
+        flushMs: f['flush-ms'],
+        windowMs,
+      }),
+      ...(adHoc ? { BENCH_API: '1', API_PORT: '0' } : {}),
+    })
     await p.watch(
-      `SELECT toString(intDiv(toUnixTimestamp64Milli(window_start), ${windowMs})) AS k, sum(count) AS v FROM ${DATABASE}.op_windows ` +
-        `WHERE run_id = '${runId}' AND window_start >= now64(3) - toIntervalSecond(${Math.ceil((10 * windowMs) / 1000) + 20}) GROUP BY k`,
+      `SELECT toString(intDiv(toUnixTimestamp64Milli(window_start), ${windowMs})) AS k, sum(count) ` +
+        `AS v FROM ${DATABASE}.op_windows ` +
+        (`WHERE run_id = '${runId}' AND window_start ` +
+          `>= now64(3) - toIntervalSecond(${Math.ceil((10 * windowMs) / 1000) + 20}) ` +
+          `GROUP BY k`),
       f['poll-ms'],
     )
     const querying = adHoc ? keepQuerying(p.apiUrl) : undefined
@@ -214,14 +281,24 @@ async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flag
     for (const k of measured) {
       const e = watched.entries[String(k)]
       const want = prod.perWindow.get(k)!
-      if (e === undefined || e.v !== want) wrong.push(`window ${new Date(k * windowMs).toISOString()}: ${e?.v ?? 0} of ${want}`)
+      if (e === undefined || e.v !== want)
+        wrong.push(`window ${new Date(k * windowMs).toISOString()}: ${e?.v ?? 0} of ${want}`)
       else fresh.push(e.changedAtMs - (k + 1) * windowMs)
     }
     const p50 = quantile(fresh, 0.5)
     const p99 = quantile(fresh, 0.99)
     const lines = [
-      `  round${adHoc ? ' with a long ad hoc query' : ''}: windows ${fresh.length}${wrong.length === 0 ? ', every count exact' : `, ${wrong.length} INCOMPLETE or wrong: ${wrong.slice(0, 5).join('; ')}`}; window end -> queryable p50 ${fmtInt(p50)} ms p99 ${fmtInt(p99)} ms (min ${fmtInt(Math.min(...fresh))}, max ${fmtInt(Math.max(...fresh))})${adHoc ? `; ${queries} long queries ran` : ''}`,
-      `    producer ${fmtInt(prod.events / prod.seconds)} events/s, Kafka ack p50 ${fmt(quantile(prod.ackMs, 0.5), 1)} ms p99 ${fmt(quantile(prod.ackMs, 0.99), 1)} ms, ticks at most ${fmt(prod.maxTickLateMs, 1)} ms late; processor ${stats.processor.flushes} flushes, mean ${fmt(stats.processor.flushMsTotal / Math.max(1, stats.processor.flushes), 0)} ms, ${fmtInt(stats.processor.lateEvents)} late events; poll median ${fmt(watched.pollMsMedian, 1)} ms, max ${fmt(watched.pollMsMax, 1)} ms; load average ${fmt(loadBefore, 2)} -> ${fmt(loadAfter, 2)}`,
+      `  round${adHoc ? ' with a long ad hoc query' : ''}: ` +
+        `windows ${fresh.length}${wrong.length === 0 ? ', every count exact' : `, ${wrong.length} INCOMPLETE or wrong: ${wrong.slice(0, 5).join('; ')}`}; ` +
+        `window end -> queryable p50 ${fmtInt(p50)} ms p99 ${fmtInt(p99)} ms (min ${fmtInt(Math.min(...fresh))}, ` +
+        `max ${fmtInt(Math.max(...fresh))})${adHoc ? `; ${queries} long queries ran` : ''}`,
+      `    producer ${fmtInt(prod.events / prod.seconds)} events/s, ` +
+        `Kafka ack p50 ${fmt(quantile(prod.ackMs, 0.5), 1)} ` +
+        `ms p99 ${fmt(quantile(prod.ackMs, 0.99), 1)} ms, ticks at most ${fmt(prod.maxTickLateMs, 1)} ` +
+        (`ms late; processor ${stats.processor.flushes} ` +
+          `flushes, mean ${fmt(stats.processor.flushMsTotal / Math.max(1, stats.processor.flushes), 0)} `) +
+        `ms, ${fmtInt(stats.processor.lateEvents)} late events; poll median ${fmt(watched.pollMsMedian, 1)} ` +
+        `ms, max ${fmt(watched.pollMsMax, 1)} ms; load average ${fmt(loadBefore, 2)} -> ${fmt(loadAfter, 2)}`,
       `    freshness per window, ms: ${fresh.map((x) => fmtInt(x)).join(' ')}`,
     ]
     return { adHoc, p50, p99, windows: fresh.length, wrong, queries, lines }
@@ -233,23 +310,51 @@ async function round(b: Parameters<Parameters<typeof withBroker>[2]>[0], f: Flag
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'Time from a window\'s end to its complete row being queryable in ClickHouse, under a steady stream (optionally with a long ad hoc query running).', process.argv.slice(2), process.env, FLAGS)
+  const f = parseFlags(
+    BENCH,
+    "Time from a window's end to its complete row being queryable in ClickHouse, under a steady " +
+      'stream (optionally with a long ad hoc query running).',
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
   const conditions = f['ad-hoc'].map((x) => x === 'on')
   await withBroker(BENCH, f['kafka-port'], async (b) => {
     const rounds: Round[] = []
-    for (let r = 0; r < f.rounds; r++) for (const adHoc of r % 2 === 0 ? conditions : [...conditions].reverse()) rounds.push(await round(b, f, adHoc))
-    const out = [`${BENCH}: ${fmtInt(f.rate)} events/s for ${f.seconds} s (one batch every ${f['batch-ms']} ms, ${f.partitions} partitions), ${f['window-ms']} ms windows, processor flush interval ${f['flush-ms']} ms, raw storage ${f.raw ? 'on' : 'off'}, newest windows polled every ${f['poll-ms']} ms; ${f.rounds} round(s) of ${f['ad-hoc'].join(', ')}, alternating`]
+    for (let r = 0; r < f.rounds; r++)
+      for (const adHoc of r % 2 === 0 ? conditions : [...conditions].reverse()) rounds.push(await round(b, f, adHoc))
+    const out = [
+      `${BENCH}: ${fmtInt(f.rate)} events/s for ${f.seconds} s (one batch every ${f['batch-ms']} ms, ` +
+        `${f.partitions} partitions), ${f['window-ms']} ms windows, processor flush interval ${f['flush-ms']} ` +
+        `ms, raw storage ${f.raw ? 'on' : 'off'}, newest windows polled every ${f['poll-ms']} ms; ${f.rounds} ` +
+        `round(s) of ${f['ad-hoc'].join(', ')}, alternating`,
+    ]
     for (const r of rounds) out.push(...r.lines)
     const summary = (adHoc: boolean): { median: number; min: number; max: number; n: number } | undefined => {
       const p99s = rounds.filter((r) => r.adHoc === adHoc).map((r) => r.p99)
-      return p99s.length === 0 ? undefined : { median: quantile(p99s, 0.5), min: Math.min(...p99s), max: Math.max(...p99s), n: p99s.length }
+      return p99s.length === 0
+        ? undefined
+        : { median: quantile(p99s, 0.5), min: Math.min(...p99s), max: Math.max(...p99s), n: p99s.length }
     }
     const off = summary(false)
     const on = summary(true)
     const ok = rounds.every((r) => r.wrong.length === 0 && r.windows >= 60)
-    if (off !== undefined) out.push(`  without ad hoc queries: p99 median ${fmtInt(off.median)} ms (min ${fmtInt(off.min)}, max ${fmtInt(off.max)}, ${off.n} rounds) (target p99 < ${TARGET_P99_MS} ms) -> ${ok && off.median < TARGET_P99_MS ? 'met' : ok ? 'NOT met' : 'NOT judged: incomplete windows or fewer than 60'}`)
-    if (on !== undefined) out.push(`  with a long ad hoc query: p99 median ${fmtInt(on.median)} ms (min ${fmtInt(on.min)}, max ${fmtInt(on.max)}, ${on.n} rounds)`)
-    if (off !== undefined && on !== undefined) out.push(`  ratio with/without: ${fmt(on.median / off.median, 2)} (target <= ${TARGET_AD_HOC_RATIO}) -> ${ok && on.median / off.median <= TARGET_AD_HOC_RATIO ? 'met' : ok ? 'NOT met' : 'NOT judged'}`)
+    if (off !== undefined)
+      out.push(
+        `  without ad hoc queries: p99 median ${fmtInt(off.median)} ms (min ${fmtInt(off.min)}, max ` +
+          (`${fmtInt(off.max)}, ${off.n} rounds) (target p99 < ${TARGET_P99_MS} ` +
+            `ms) -> ${ok && off.median < TARGET_P99_MS ? 'met' : ok ? 'NOT met' : 'NOT judged: incomplete windows or fewer than 60'}`),
+      )
+    if (on !== undefined)
+      out.push(
+        `  with a long ad hoc query: p99 median ${fmtInt(on.median)} ms (min ${fmtInt(on.min)}, max ` +
+          `${fmtInt(on.max)}, ${on.n} rounds)`,
+      )
+    if (off !== undefined && on !== undefined)
+      out.push(
+        `  ratio with/without: ${fmt(on.median / off.median, 2)} (target <= ${TARGET_AD_HOC_RATIO}) ` +
+          `-> ${ok && on.median / off.median <= TARGET_AD_HOC_RATIO ? 'met' : ok ? 'NOT met' : 'NOT judged'}`,
+      )
     process.stdout.write(out.join('\n') + '\n')
   })
 }

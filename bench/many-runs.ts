@@ -33,7 +33,29 @@ import os from 'node:os'
 import type { Producer } from 'kafkajs'
 import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
 import { BenchstreamError } from '../services/core/errors.js'
-import { type Broker, createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, nowMs, OP_READ, openProducer, parseFlags, processorEnv, progress, runMain, shortId, sleep, STATUS_OK, tempDir, withBroker, type Flags as FlagValues } from './common.js'
+import {
+  type Broker,
+  createTopic,
+  DATABASE,
+  deleteTopics,
+  derivedTopics,
+  fmt,
+  fmtInt,
+  KAFKA_FLAGS,
+  nowMs,
+  OP_READ,
+  openProducer,
+  parseFlags,
+  processorEnv,
+  progress,
+  runMain,
+  shortId,
+  sleep,
+  STATUS_OK,
+  tempDir,
+  withBroker,
+  type Flags as FlagValues,
+} from './common.js'
 import { ProcessorProcess, type MemorySample } from './processor-process.js'
 
 const BENCH = 'many-runs'
@@ -42,25 +64,67 @@ const TARGET_RATIO = 1.2
 
 const FLAGS = {
   runs: { kind: 'int', default: 50_000, min: 100, max: 10_000_000, help: 'runs of one event each' },
-  'warmup-runs': { kind: 'int', default: 2000, min: 0, max: 1_000_000, help: 'runs of one event each before the first sample (JIT, pools and caches warmed up)' },
+  'warmup-runs': {
+    kind: 'int',
+    default: 2000,
+    min: 0,
+    max: 1_000_000,
+    help: 'runs of one event each before the first sample (JIT, pools and caches warmed up)',
+  },
   partitions: { kind: 'int', default: 4, min: 1, max: 256, help: 'partitions of the topic' },
-  'settle-s': { kind: 'int', default: 5, min: 0, max: 600, help: 'idle seconds before each sample (flushes and merges finish)' },
-  'release-ms': { kind: 'int', default: 10_000, min: 0, max: 600_000, help: 'between the forced GC and a second one that the sample follows: V8 frees dead array buffers, unmaps emptied pages and shrinks its heap on background threads and timers after a GC (measured after 50,000 runs: heap total 67 MiB 2 s after the GC, 34 MiB 10 s after)' },
+  'settle-s': {
+    kind: 'int',
+    default: 5,
+    min: 0,
+    max: 600,
+    help: 'idle seconds before each sample (flushes and merges finish)',
+  },
+  'release-ms': {
+    kind: 'int',
+    default: 10_000,
+    min: 0,
+    max: 600_000,
+    help:
+      'between the forced GC and a second one that the sample follows: V8 frees dead array buffers, ' +
+      'unmaps emptied pages and shrinks its heap on background threads and timers after a GC (measured ' +
+      'after 50,000 runs: heap total 67 MiB 2 s after the GC, 34 MiB 10 s after)',
+  },
   raw: { kind: 'bool', default: true, help: 'store raw events too (the processor default is on)' },
-  rounds: { kind: 'int', default: 1, min: 1, max: 99, help: 'repetitions, each with a fresh processor and topic; the median ratio is judged' },
+  rounds: {
+    kind: 'int',
+    default: 1,
+    min: 1,
+    max: 99,
+    help: 'repetitions, each with a fresh processor and topic; the median ratio is judged',
+  },
   ...KAFKA_FLAGS,
 } as const
 type Flags = FlagValues<typeof FLAGS>
 
-/** ClickHouse's own gauges (system.metrics) printed with each sample: its tracked memory and the caches that can hold some of it. */
-const ENGINE_METRICS = ['MemoryTracking', 'MarkCacheBytes', 'PrimaryIndexCacheBytes', 'UncompressedCacheBytes', 'QueryCacheBytes', 'QueryConditionCacheBytes', 'CompiledExpressionCacheBytes', 'PartsActive', 'PartsOutdated'] as const
+/**
+ * ClickHouse's own gauges (system.metrics) printed with each sample: its tracked memory and the caches that can hold
+ * some of it.
+ */
+const ENGINE_METRICS = [
+  'MemoryTracking',
+  'MarkCacheBytes',
+  'PrimaryIndexCacheBytes',
+  'UncompressedCacheBytes',
+  'QueryCacheBytes',
+  'QueryConditionCacheBytes',
+  'CompiledExpressionCacheBytes',
+  'PartsActive',
+  'PartsOutdated',
+] as const
 
 /** What the embedded engine holds at a sample, from its own accounting. */
 interface EngineSample {
   metrics: Record<string, number>
   /** From system.jemalloc_stats (ClickHouse's allocator; Node's own allocations go through glibc). */
   jemalloc: { allocated: number; active: number; resident: number; mapped: number; retained: number; metadata: number }
-  /** Parts of the benchstream tables: active and outdated (kept until removed), primary keys and marks held in memory. */
+  /**
+   * Parts of the benchstream tables: active and outdated (kept until removed), primary keys and marks held in memory.
+   */
   parts: { active: number; outdated: number; primaryKeyBytes: number; marksBytes: number }
 }
 
@@ -74,20 +138,48 @@ interface Sample {
 
 async function engineSample(p: ProcessorProcess): Promise<EngineSample> {
   const metrics: Record<string, number> = {}
-  const rows = await p.query<{ metric: string; value: string | number }>(`SELECT metric, value FROM system.metrics WHERE metric IN (${ENGINE_METRICS.map((m) => `'${m}'`).join(', ')})`)
+  const rows = await p.query<{ metric: string; value: string | number }>(
+    `SELECT metric, value FROM system.metrics WHERE metric IN (${ENGINE_METRICS.map((m) => `'${m}'`).join(', ')})`,
+  )
   for (const r of rows) metrics[r.metric] = Number(r.value)
   const stats = (await p.query<{ stats: string }>('SELECT stats FROM system.jemalloc_stats'))[0]?.stats ?? ''
-  // The summary line of malloc_stats_print: "Allocated: N, active: N, metadata: N (...), resident: N, mapped: N, retained: N".
+  // The summary line of malloc_stats_print: "Allocated: N, active: N, metadata: N (...), resident: N, mapped: N,
+  // retained: N".
   const field = (name: string): number => Number(new RegExp(`${name}: (\\d+)`).exec(stats)?.[1] ?? Number.NaN)
-  const jemalloc = { allocated: field('Allocated'), active: field('active'), resident: field('resident'), mapped: field('mapped'), retained: field('retained'), metadata: field('metadata') }
-  const parts = (await p.query<{ n_active: string; n_outdated: string; pk: string; marks: string }>(`
+  const jemalloc = {
+    allocated: field('Allocated'),
+    active: field('active'),
+    resident: field('resident'),
+    mapped: field('mapped'),
+    retained: field('retained'),
+    metadata: field('metadata'),
+  }
+  const parts = (
+    await p.query<{ n_active: string; n_outdated: string; pk: string; marks: string }>(`
     SELECT countIf(active = 1) AS n_active, countIf(active = 0) AS n_outdated, sum(primary_key_bytes_in_memory_allocated) AS pk, sumIf(marks_bytes, active = 1) AS marks
-    FROM system.parts WHERE database = '${DATABASE}'`))[0]
-  return { metrics, jemalloc, parts: { active: Number(parts?.n_active ?? 0), outdated: Number(parts?.n_outdated ?? 0), primaryKeyBytes: Number(parts?.pk ?? 0), marksBytes: Number(parts?.marks ?? 0) } }
+    FROM system.parts WHERE database = '${DATABASE}'`)
+  )[0]
+  return {
+    metrics,
+    jemalloc,
+    parts: {
+      active: Number(parts?.n_active ?? 0),
+      outdated: Number(parts?.n_outdated ?? 0),
+      primaryKeyBytes: Number(parts?.pk ?? 0),
+      marksBytes: Number(parts?.marks ?? 0),
+    },
+  }
 }
 
 /** Sends `n` runs of one event each, run ids `<prefix>-<i>`, 500 messages per request. */
-async function produceRuns(producer: Producer, topic: string, prefix: string, from: number, n: number, partitions: number): Promise<void> {
+async function produceRuns(
+  producer: Producer,
+  topic: string,
+  prefix: string,
+  from: number,
+  n: number,
+  partitions: number,
+): Promise<void> {
   const atUs = (Date.now() - 60_000) * 1000
   let batch: Array<{ partition: number; value: Buffer }> = []
   for (let i = from; i < from + n; i++) {
@@ -117,13 +209,27 @@ async function round(b: Broker, f: Flags): Promise<Round> {
   await createTopic(b.kafka, topic, f.partitions)
   const dataDir = tempDir('many-runs')
   try {
-    const p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-many-runs-${id}`, storeRaw: f.raw }), ['--expose-gc'])
+    const p = await ProcessorProcess.start(
+      processorEnv({
+        brokers: b.brokers,
+        topic,
+        partitions: f.partitions,
+        dataDir,
+        group: `bench-many-runs-${id}`,
+        storeRaw: f.raw,
+      }),
+      ['--expose-gc'],
+    )
     await p.watch(`SELECT 'all' AS k, sum(count) AS v FROM ${DATABASE}.op_windows`, 500)
     const started = await p.memory(true)
     const producer = await openProducer(b.kafka)
     const sample = async (total: number): Promise<Sample> => {
       const done = await p.waitForValue('all', total, { stallMs: 180_000 })
-      if (!done.reached) throw new BenchstreamError('BS_ERR_TIMEOUT', `the processor counted ${done.v} of ${total} events and then stopped moving`)
+      if (!done.reached)
+        throw new BenchstreamError(
+          'BS_ERR_TIMEOUT',
+          `the processor counted ${done.v} of ${total} events and then stopped moving`,
+        )
       await sleep(f['settle-s'] * 1000)
       const atGc = await p.memory(true)
       await sleep(f['release-ms'])
@@ -151,14 +257,23 @@ async function round(b: Broker, f: Flags): Promise<Round> {
     const ratio = after.mem.rss / before.mem.rss
     const heapRatio = after.mem.heapUsed / before.mem.heapUsed
     const row = (label: string, s: MemorySample, atGc?: MemorySample): string =>
-      `  ${label.padEnd(34)} RSS ${mib(s.rss)} MiB (anon ${mib(s.rssAnon)}, file ${mib(s.rssFile, 6)}${atGc === undefined ? '' : `; right after the first GC ${mib(atGc.rss, 0)}`})   heap used ${mib(s.heapUsed, 6)} of ${mib(s.heapTotal, 0)} MiB   external ${mib(s.external, 6)} MiB (array buffers ${mib(s.arrayBuffers, 0)})`
+      `  ${label.padEnd(34)} RSS ${mib(s.rss)} MiB (anon ${mib(s.rssAnon)}, ` +
+      `file ${mib(s.rssFile, 6)}${atGc === undefined ? '' : `; right after the first GC ${mib(atGc.rss, 0)}`}) ` +
+      `  heap used ${mib(s.heapUsed, 6)} of ${mib(s.heapTotal, 0)} MiB   external ${mib(s.external, 6)} ` +
+      `MiB (array buffers ${mib(s.arrayBuffers, 0)})`
     const engineRow = (e: EngineSample): string => {
       const m = (k: (typeof ENGINE_METRICS)[number]): string => mib(e.metrics[k] ?? Number.NaN, 6)
       const indent = ''.padEnd(36)
       return [
-        `${indent} ClickHouse MemoryTracking ${m('MemoryTracking')} MiB; jemalloc allocated ${mib(e.jemalloc.allocated, 6)}, resident ${mib(e.jemalloc.resident, 6)}, retained (address space, not RSS) ${mib(e.jemalloc.retained, 6)} MiB`,
-        `${indent} caches (MiB): mark ${m('MarkCacheBytes')}, primary index ${m('PrimaryIndexCacheBytes')}, uncompressed ${m('UncompressedCacheBytes')}, query ${m('QueryCacheBytes')}, query condition ${m('QueryConditionCacheBytes')}, compiled expressions ${m('CompiledExpressionCacheBytes')}`,
-        `${indent} parts: ${fmtInt(e.parts.active)} active, ${fmtInt(e.parts.outdated)} outdated; primary keys ${mib(e.parts.primaryKeyBytes, 6)} MiB, marks ${mib(e.parts.marksBytes, 6)} MiB`,
+        `${indent} ClickHouse MemoryTracking ${m('MemoryTracking')} MiB; ` +
+          `jemalloc allocated ${mib(e.jemalloc.allocated, 6)}, ` +
+          (`resident ${mib(e.jemalloc.resident, 6)}, retained (address space, ` +
+            `not RSS) ${mib(e.jemalloc.retained, 6)} MiB`),
+        `${indent} caches (MiB): mark ${m('MarkCacheBytes')}, primary index ${m('PrimaryIndexCacheBytes')}, ` +
+          `uncompressed ${m('UncompressedCacheBytes')}, query ${m('QueryCacheBytes')}, query condition ` +
+          `${m('QueryConditionCacheBytes')}, compiled expressions ${m('CompiledExpressionCacheBytes')}`,
+        `${indent} parts: ${fmtInt(e.parts.active)} active, ${fmtInt(e.parts.outdated)} outdated; primary ` +
+          `keys ${mib(e.parts.primaryKeyBytes, 6)} MiB, marks ${mib(e.parts.marksBytes, 6)} MiB`,
       ].join('\n')
     }
     return {
@@ -172,7 +287,9 @@ async function round(b: Broker, f: Flags): Promise<Round> {
         engineRow(after.engine),
         row('then SYSTEM JEMALLOC PURGE', purged.mem),
         engineRow(purged.engine),
-        `  ${fmtInt(Number(runs[0]?.n ?? 0))} runs listed; ${fmtInt(stats.processor.events)} events in ${fmtInt(stats.processor.flushes)} flushes, ${fmt(seconds, 0)} s (${fmtInt(f.runs / seconds)} runs/s)${after.mem.gc ? '' : '; gc unavailable!'}`,
+        `  ${fmtInt(Number(runs[0]?.n ?? 0))} runs listed; ${fmtInt(stats.processor.events)} events ` +
+          `in ${fmtInt(stats.processor.flushes)} flushes, ${fmt(seconds, 0)} s (${fmtInt(f.runs / seconds)} ` +
+          `runs/s)${after.mem.gc ? '' : '; gc unavailable!'}`,
         `  RSS after / before: ${fmt(ratio, 3)}; heap used after / before: ${fmt(heapRatio, 3)}`,
       ],
     }
@@ -182,7 +299,13 @@ async function round(b: Broker, f: Flags): Promise<Round> {
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'Processor RSS before and after many runs of one event each: per-run state must be released.', process.argv.slice(2), process.env, FLAGS)
+  const f = parseFlags(
+    BENCH,
+    'Processor RSS before and after many runs of one event each: per-run state must be released.',
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
   await withBroker(BENCH, f['kafka-port'], async (b) => {
     const rounds: Round[] = []
     for (let i = 1; i <= f.rounds; i++) {
@@ -191,11 +314,18 @@ async function main(): Promise<void> {
     }
     const ratios = rounds.map((r) => r.ratio)
     const median = medianOf(ratios)
-    process.stdout.write([
-      `${BENCH}: one processor (embedded ClickHouse in the same process), ${fmtInt(f.runs)} runs of one event each after ${fmtInt(f['warmup-runs'])} warm-up runs, ${f.partitions} partitions, raw storage ${f.raw ? 'on' : 'off'}; each sample ${f['settle-s']} s idle, then a forced GC, ${fmtInt(f['release-ms'])} ms and another GC; ${fmtInt(f.rounds)} round(s), each with a fresh processor; load average ${os.loadavg().map((l) => fmt(l, 1)).join(' ')}`,
-      ...rounds.flatMap((r, i) => [...(f.rounds > 1 ? [`round ${i + 1}`] : []), ...r.lines]),
-      `RSS after / before${f.rounds > 1 ? `: ${ratios.map((r) => fmt(r, 3)).join(', ')}; median` : ''} ${fmt(median, 3)}, heap used ${fmt(medianOf(rounds.map((r) => r.heapRatio)), 3)} (target RSS <= ${TARGET_RATIO}x) -> ${median <= TARGET_RATIO ? 'met' : 'NOT met'}`,
-    ].join('\n') + '\n')
+    process.stdout.write(
+      [
+        `${BENCH}: one processor (embedded ClickHouse in the same process), ${fmtInt(f.runs)} runs of one event each after ${fmtInt(f['warmup-runs'])} warm-up runs, ${f.partitions} partitions, raw storage ${f.raw ? 'on' : 'off'}; each sample ${f['settle-s']} s idle, then a forced GC, ${fmtInt(f['release-ms'])} ms and another GC; ${fmtInt(f.rounds)} round(s), each with a fresh processor; load average ${os
+          .loadavg()
+          .map((l) => fmt(l, 1))
+          .join(' ')}`,
+        ...rounds.flatMap((r, i) => [...(f.rounds > 1 ? [`round ${i + 1}`] : []), ...r.lines]),
+        `RSS after / before${f.rounds > 1 ? `: ${ratios.map((r) => fmt(r, 3)).join(', ')}; median` : ''} ` +
+          `${fmt(median, 3)}, heap used ${fmt(medianOf(rounds.map((r) => r.heapRatio)), 3)} (target RSS ` +
+          `<= ${TARGET_RATIO}x) -> ${median <= TARGET_RATIO ? 'met' : 'NOT met'}`,
+      ].join('\n') + '\n',
+    )
   })
 }
 

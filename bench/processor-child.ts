@@ -7,7 +7,15 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { queryRows } from '../services/adapters/clickhouse/client.js'
 import { startServer, type Server } from '../services/server/main.js'
-import type { ChildStats, FlushLog, MemorySample, Reply, Request, WatchEntry, WatchResult } from './processor-process.js'
+import type {
+  ChildStats,
+  FlushLog,
+  MemorySample,
+  Reply,
+  Request,
+  WatchEntry,
+  WatchResult,
+} from './processor-process.js'
 
 const send = (m: Reply): void => void process.send!(m)
 const now = (): number => performance.timeOrigin + performance.now()
@@ -22,7 +30,9 @@ interface Watch {
 
 async function main(): Promise<void> {
   if (process.send === undefined) {
-    process.stderr.write('bench/processor-child.js is started by the benchmarks through IPC (processor-process.ts), not by hand\n')
+    process.stderr.write(
+      'bench/processor-child.js is started by the benchmarks through IPC (processor-process.ts), not by hand\n',
+    )
     process.exit(2)
   }
   // The parent going away must not leave a processor (and its group membership) behind.
@@ -90,7 +100,16 @@ async function main(): Promise<void> {
         if (m.gc && gc !== undefined) gc()
         const u = process.memoryUsage()
         const { rssAnon, rssFile } = rssParts()
-        const s: MemorySample = { rss: u.rss, heapUsed: u.heapUsed, heapTotal: u.heapTotal, external: u.external, arrayBuffers: u.arrayBuffers, rssAnon, rssFile, gc: m.gc && gc !== undefined }
+        const s: MemorySample = {
+          rss: u.rss,
+          heapUsed: u.heapUsed,
+          heapTotal: u.heapTotal,
+          external: u.external,
+          arrayBuffers: u.arrayBuffers,
+          rssAnon,
+          rssFile,
+          gc: m.gc && gc !== undefined,
+        }
         return s
       }
       case 'stats': {
@@ -106,7 +125,12 @@ async function main(): Promise<void> {
         const w = watch
         if (w === undefined) throw new Error('nothing is watched: send a watch request first')
         const sorted = [...w.pollMs].sort((a, b) => a - b)
-        const r: WatchResult = { entries: Object.fromEntries(w.entries), polls: w.pollMs.length, pollMsMedian: sorted[sorted.length >> 1] ?? 0, pollMsMax: sorted[sorted.length - 1] ?? 0 }
+        const r: WatchResult = {
+          entries: Object.fromEntries(w.entries),
+          polls: w.pollMs.length,
+          pollMsMedian: sorted[sorted.length >> 1] ?? 0,
+          pollMsMax: sorted[sorted.length - 1] ?? 0,
+        }
         return r
       }
       case 'profile-start':
@@ -138,7 +162,13 @@ async function main(): Promise<void> {
       (err: unknown) => send({ type: 'reply', id: m.id, ok: false, message: (err as Error).message }),
     )
   })
-  send({ type: 'ready', atMs: now(), startupMs: performance.now() - t0, clickhouse: `${svc.ch.mode} at ${svc.ch.location}`, apiUrl: svc.apiUrl ?? '' })
+  send({
+    type: 'ready',
+    atMs: now(),
+    startupMs: performance.now() - t0,
+    clickhouse: `${svc.ch.mode} at ${svc.ch.location}`,
+    apiUrl: svc.apiUrl ?? '',
+  })
 }
 
 /** RssAnon and RssFile of /proc/self/status, bytes (Linux only; 0 elsewhere). */
@@ -149,7 +179,8 @@ function rssParts(): { rssAnon: number; rssFile: number } {
   } catch {
     return { rssAnon: 0, rssFile: 0 }
   }
-  const kib = (field: string): number => 1024 * Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0)
+  const kib = (field: string): number =>
+    1024 * Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0)
   return { rssAnon: kib('RssAnon'), rssFile: kib('RssFile') }
 }
 

@@ -20,7 +20,10 @@ export interface MemorySample {
   heapTotal: number
   external: number
   arrayBuffers: number
-  /** Of rss: anonymous memory (heaps of V8, glibc malloc and ClickHouse's jemalloc) and file-backed pages (mostly libchdb.so's code), from /proc/self/status; 0 where that is unreadable. */
+  /**
+   * Of rss: anonymous memory (heaps of V8, glibc malloc and ClickHouse's jemalloc) and file-backed pages (mostly
+   * libchdb.so's code), from /proc/self/status; 0 where that is unreadable.
+   */
   rssAnon: number
   rssFile: number
   /** Whether a full GC ran just before (the child needs --expose-gc). */
@@ -116,9 +119,17 @@ export class ProcessorProcess {
    * Forks the child with `env` added to this process's environment and waits
    * until its processor runs. execArgv: e.g. ['--expose-gc'] or ['--cpu-prof', '--cpu-prof-dir', dir].
    */
-  static async start(env: Record<string, string>, execArgv: string[] = [], timeoutMs = 120_000): Promise<ProcessorProcess> {
+  static async start(
+    env: Record<string, string>,
+    execArgv: string[] = [],
+    timeoutMs = 120_000,
+  ): Promise<ProcessorProcess> {
     const t0 = performance.now()
-    const child = fork(fileURLToPath(new URL('./processor-child.js', import.meta.url)), [], { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const child = fork(fileURLToPath(new URL('./processor-child.js', import.meta.url)), [], {
+      env: { ...process.env, ...env },
+      execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
     const first = await new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL')
@@ -135,7 +146,9 @@ export class ProcessorProcess {
     })
     if (first.type !== 'ready') {
       child.kill('SIGKILL')
-      throw new Error(`the processor child failed to start: ${first.type === 'failed' ? first.message : JSON.stringify(first)}`)
+      throw new Error(
+        `the processor child failed to start: ${first.type === 'failed' ? first.message : JSON.stringify(first)}`,
+      )
     }
     return new ProcessorProcess(child, first.atMs, performance.now() - t0, first.clickhouse, first.apiUrl)
   }
@@ -145,7 +158,8 @@ export class ProcessorProcess {
   }
 
   private request<T>(body: RequestBody): Promise<T> {
-    if (this.exitCode !== undefined) return Promise.reject(new Error(`processor child exited with code ${this.exitCode}`))
+    if (this.exitCode !== undefined)
+      return Promise.reject(new Error(`processor child exited with code ${this.exitCode}`))
     const id = this.nextId++
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject })
@@ -189,7 +203,11 @@ export class ProcessorProcess {
    * Waits until the watched key `k` reaches `target` (or stops moving for
    * stallMs); returns its entry. Checks every checkMs.
    */
-  async waitForValue(k: string, target: number, o: { stallMs: number; checkMs?: number; onProgress?: (v: number) => void }): Promise<WatchEntry & { reached: boolean }> {
+  async waitForValue(
+    k: string,
+    target: number,
+    o: { stallMs: number; checkMs?: number; onProgress?: (v: number) => void },
+  ): Promise<WatchEntry & { reached: boolean }> {
     let last: WatchEntry = { v: -1, changedAtMs: performance.timeOrigin + performance.now() }
     for (;;) {
       const w = await this.watched()

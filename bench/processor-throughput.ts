@@ -28,7 +28,26 @@ import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import {
-  createTopic, DATABASE, deleteTopics, derivedTopics, fmt, fmtInt, KAFKA_FLAGS, median, nowMs, openProducer, parseFlags, processorEnv, produceEvents, progress, runMain, shortId, statCpuSeconds, SyntheticStream, tempDir, withBroker,
+  createTopic,
+  DATABASE,
+  deleteTopics,
+  derivedTopics,
+  fmt,
+  fmtInt,
+  KAFKA_FLAGS,
+  median,
+  nowMs,
+  openProducer,
+  parseFlags,
+  processorEnv,
+  produceEvents,
+  progress,
+  runMain,
+  shortId,
+  statCpuSeconds,
+  SyntheticStream,
+  tempDir,
+  withBroker,
 } from './common.js'
 import { ProcessorProcess } from './processor-process.js'
 
@@ -43,12 +62,42 @@ const FLAGS = {
   events: { kind: 'int', default: 5_000_000, min: 10_000, max: 2_000_000_000, help: 'events to produce and process' },
   partitions: { kind: 'int', default: 4, min: 1, max: 256, help: 'partitions of the topic' },
   clients: { kind: 'int', default: 4, min: 1, max: 1000, help: 'simulated driver clients (one run)' },
-  'event-rate': { kind: 'int', default: 200_000, min: 1000, max: 100_000_000, help: 'event-time rate of the simulated run, events/s over all clients (sets how many windows the events span)' },
+  'event-rate': {
+    kind: 'int',
+    default: 200_000,
+    min: 1000,
+    max: 100_000_000,
+    help: 'event-time rate of the simulated run, events/s over all clients (sets how many windows the events span)',
+  },
   'raw-run': { kind: 'bool', default: true, help: 'also measure a processor with raw-event storage on' },
-  rounds: { kind: 'int', default: 1, min: 1, max: 20, help: 'rounds of ConsumerPerformance + each processor condition (alternating order)' },
-  profile: { kind: 'bool', default: false, help: 'add profiled runs (V8 CPU profiler in the processor, raw storage off, and on with --raw-run) and print their hot spots' },
-  perf: { kind: 'bool', default: false, help: 'record every processor run with Linux perf (needs perf and perf_event_paranoid allowing it) and print the busiest libraries and functions' },
-  'stall-s': { kind: 'int', default: 60, min: 5, max: 3600, help: 'give up on a processor whose count has not moved for this long' },
+  rounds: {
+    kind: 'int',
+    default: 1,
+    min: 1,
+    max: 20,
+    help: 'rounds of ConsumerPerformance + each processor condition (alternating order)',
+  },
+  profile: {
+    kind: 'bool',
+    default: false,
+    help:
+      'add profiled runs (V8 CPU profiler in the processor, raw storage off, and on with --raw-run) ' +
+      'and print their hot spots',
+  },
+  perf: {
+    kind: 'bool',
+    default: false,
+    help:
+      'record every processor run with Linux perf (needs perf and perf_event_paranoid allowing it) ' +
+      'and print the busiest libraries and functions',
+  },
+  'stall-s': {
+    kind: 'int',
+    default: 60,
+    min: 5,
+    max: 3600,
+    help: 'give up on a processor whose count has not moved for this long',
+  },
   ...KAFKA_FLAGS,
 } as const
 
@@ -79,32 +128,64 @@ interface ProcessorRun {
   perf: string | undefined
   /** ClickHouse's own counters (system.events) at the end of the run: the engine's time by phase. */
   events: Map<string, number>
-  /** CPU seconds of the processor from group join until all events were counted: all threads, and the main (JS) thread. */
+  /**
+   * CPU seconds of the processor from group join until all events were counted: all threads, and the main (JS) thread.
+   */
   cpu: { all: number; main: number }
 }
 
 function kafkaLibsDir(): string {
   if (process.env.KAFKA_LIBS_DIR !== undefined && process.env.KAFKA_LIBS_DIR !== '') return process.env.KAFKA_LIBS_DIR
   // The same version deploy/local/kafka.sh starts: KAFKA_VERSION when set, else the pom's default.
-  let version = process.env.KAFKA_VERSION !== undefined && process.env.KAFKA_VERSION !== '' ? process.env.KAFKA_VERSION : undefined
+  let version =
+    process.env.KAFKA_VERSION !== undefined && process.env.KAFKA_VERSION !== '' ? process.env.KAFKA_VERSION : undefined
   if (version === undefined) {
     const pom = readFileSync(path.join(repoRoot(), 'deploy', 'local', 'kafka-pom.xml'), 'utf8')
     version = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(pom)?.[1]
   }
-  if (version === undefined) throw new BenchstreamError('BS_ERR_CONFIG', 'cannot read <kafka.version> from deploy/local/kafka-pom.xml')
-  const cache = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== '' ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache')
+  if (version === undefined)
+    throw new BenchstreamError('BS_ERR_CONFIG', 'cannot read <kafka.version> from deploy/local/kafka-pom.xml')
+  const cache =
+    process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== ''
+      ? process.env.XDG_CACHE_HOME
+      : path.join(os.homedir(), '.cache')
   return path.join(cache, 'benchstream', `kafka-${version}`, 'libs')
 }
 
 /** Runs Kafka's ConsumerPerformance over the whole topic and parses its summary line. */
 async function consumerPerformance(brokers: string, topic: string, messages: number): Promise<ConsumerPerf> {
   const dir = tempDir('consumer-perf')
-  // Kafka 3.x logs through log4j 1 (reload4j), 4.x through log4j2: one config for each, each line ignores the other's flag.
+  // Kafka 3.x logs through log4j 1 (reload4j), 4.x through log4j2: one config for each, each line ignores the other's
+  // flag.
   const log4j = path.join(dir, 'log4j.properties')
-  writeFileSync(log4j, 'log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\nlog4j.appender.stderr.Target=System.err\nlog4j.appender.stderr.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stderr.layout.ConversionPattern=%p %m%n\n')
+  writeFileSync(
+    log4j,
+    'log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\nlog4j.appender.stderr.Target=System.err\nlog4j.appender.stderr.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stderr.layout.ConversionPattern=%p %m%n\n',
+  )
   const log4j2 = path.join(dir, 'log4j2.properties')
-  writeFileSync(log4j2, 'status = warn\nappender.stderr.type = Console\nappender.stderr.name = STDERR\nappender.stderr.target = SYSTEM_ERR\nappender.stderr.layout.type = PatternLayout\nappender.stderr.layout.pattern = %p %m%n\nrootLogger.level = ERROR\nrootLogger.appenderRef.stderr.ref = STDERR\n')
-  const args = [`-Dlog4j.configuration=file:${log4j}`, `-Dlog4j2.configurationFile=${log4j2}`, '-cp', `${kafkaLibsDir()}/*`, 'org.apache.kafka.tools.ConsumerPerformance', '--bootstrap-server', brokers, '--topic', topic, '--messages', String(messages), '--group', `bench-consumer-perf-${shortId()}`, '--timeout', '30000']
+  writeFileSync(
+    log4j2,
+    'status = warn\nappender.stderr.type = Console\nappender.stderr.name = STDERR\nappender.stderr.target ' +
+      '= SYSTEM_ERR\nappender.stderr.layout.type = PatternLayout\nappender.stderr.layout.pattern = ' +
+      '%p %m%n\nrootLogger.level = ERROR\nrootLogger.appenderRef.stderr.ref = STDERR\n',
+  )
+  const args = [
+    `-Dlog4j.configuration=file:${log4j}`,
+    `-Dlog4j2.configurationFile=${log4j2}`,
+    '-cp',
+    `${kafkaLibsDir()}/*`,
+    'org.apache.kafka.tools.ConsumerPerformance',
+    '--bootstrap-server',
+    brokers,
+    '--topic',
+    topic,
+    '--messages',
+    String(messages),
+    '--group',
+    `bench-consumer-perf-${shortId()}`,
+    '--timeout',
+    '30000',
+  ]
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -112,12 +193,20 @@ async function consumerPerformance(brokers: string, topic: string, messages: num
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`ConsumerPerformance exited with ${code}:\n${stdout}\n${stderr}`))))
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(stdout)
+        : reject(new Error(`ConsumerPerformance exited with ${code}:\n${stdout}\n${stderr}`)),
+    )
   }).finally(() => rmSync(dir, { recursive: true, force: true }))
   // A header line of names and one line of values, both comma-separated.
-  const lines = out.split('\n').map((l) => l.trim()).filter((l) => l !== '')
+  const lines = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
   const at = lines.findIndex((l) => l.startsWith('start.time'))
-  if (at === -1 || lines[at + 1] === undefined) throw new Error(`cannot find ConsumerPerformance's summary in its output:\n${out}`)
+  if (at === -1 || lines[at + 1] === undefined)
+    throw new Error(`cannot find ConsumerPerformance's summary in its output:\n${out}`)
   const names = lines[at]!.split(',').map((s) => s.trim())
   const values = lines[at + 1]!.split(',').map((s) => s.trim())
   const get = (name: string): number => {
@@ -127,8 +216,15 @@ async function consumerPerformance(brokers: string, topic: string, messages: num
     return v
   }
   const consumed = get('data.consumed.in.nMsg')
-  if (consumed !== messages) throw new Error(`ConsumerPerformance read ${consumed} messages; the topic holds ${messages}`)
-  return { mbPerS: get('MB.sec'), msgsPerS: get('nMsg.sec'), fetchMbPerS: get('fetch.MB.sec'), fetchMsgsPerS: get('fetch.nMsg.sec'), seconds: get('fetch.time.ms') / 1000 }
+  if (consumed !== messages)
+    throw new Error(`ConsumerPerformance read ${consumed} messages; the topic holds ${messages}`)
+  return {
+    mbPerS: get('MB.sec'),
+    msgsPerS: get('nMsg.sec'),
+    fetchMbPerS: get('fetch.MB.sec'),
+    fetchMsgsPerS: get('fetch.nMsg.sec'),
+    seconds: get('fetch.time.ms') / 1000,
+  }
 }
 
 interface ProfileNode {
@@ -139,7 +235,11 @@ interface ProfileNode {
 
 /** Self and inclusive time per function from a .cpuprofile, as printable lines. */
 function hotSpots(file: string, top: number): string {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[]
+    samples: number[]
+    timeDeltas: number[]
+  }
   const byId = new Map(prof.nodes.map((n) => [n.id, n]))
   const parent = new Map<number, number>()
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
@@ -147,7 +247,10 @@ function hotSpots(file: string, top: number): string {
   const key = (n: ProfileNode): string => {
     const f = n.callFrame
     if (f.url === '') return f.functionName === '' ? '(anonymous)' : f.functionName
-    return `${f.functionName === '' ? '(anonymous)' : f.functionName}  ${f.url.replace(root, '').replace(/^node:/, 'node:')}:${f.lineNumber + 1}`
+    return (
+      `${f.functionName === '' ? '(anonymous)' : f.functionName} ` +
+      ` ${f.url.replace(root, '').replace(/^node:/, 'node:')}:${f.lineNumber + 1}`
+    )
   }
   const self = new Map<string, number>()
   const inclusive = new Map<string, number>()
@@ -172,9 +275,14 @@ function hotSpots(file: string, top: number): string {
     }
   }
   const table = (m: Map<string, number>, n: number): string =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `    ${fmt((100 * us) / total, 1).padStart(5)}%  ${fmt(us / 1000, 0).padStart(7)} ms  ${k}`).join('\n')
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => `    ${fmt((100 * us) / total, 1).padStart(5)}%  ${fmt(us / 1000, 0).padStart(7)} ms  ${k}`)
+      .join('\n')
   return [
-    `  profile: ${fmt(total / 1000, 0)} ms busy on the main thread, ${fmt(idle / 1000, 0)} ms idle (chDB works on its own threads, which a JS profile does not show)`,
+    `  profile: ${fmt(total / 1000, 0)} ms busy on the main thread, ${fmt(idle / 1000, 0)} ms idle ` +
+      `(chDB works on its own threads, which a JS profile does not show)`,
     `  top ${top} by self time:`,
     table(self, top),
     `  top ${top} by inclusive time (program, GC and runtime frames excluded):`,
@@ -193,7 +301,9 @@ function cpuSeconds(pid: number): { all: number; main: number } {
 
 /** ClickHouse's cumulative counters in the processor's process (all of them started at its start). */
 async function clickhouseEvents(p: ProcessorProcess): Promise<Map<string, number>> {
-  const rows = await p.query<{ event: string; value: string }>('SELECT event, toString(value) AS value FROM system.events')
+  const rows = await p.query<{ event: string; value: string }>(
+    'SELECT event, toString(value) AS value FROM system.events',
+  )
   return new Map(rows.map((r) => [r.event, Number(r.value)]))
 }
 
@@ -203,15 +313,27 @@ function engineLines(e: Map<string, number>, events: number): string {
   const s = (us: number): string => `${fmt(us / 1e6, 2)} s`
   return [
     `  ClickHouse's own counters (system.events; times summed over threads):`,
-    `    inserts: ${fmtInt(g('InsertQuery'))} queries, ${fmtInt(g('InsertedRows'))} rows (${fmt(g('InsertedRows') / events, 2)} per event), ${s(g('InsertQueryTimeMicroseconds'))} in INSERT queries; parts written: ${fmtInt(g('MergeTreeDataWriterBlocks'))} (${fmt(g('MergeTreeDataWriterCompressedBytes') / 1e6, 1)} MB compressed of ${fmt(g('MergeTreeDataWriterUncompressedBytes') / 1e6, 1)} MB), sorting ${s(g('MergeTreeDataWriterSortingBlocksMicroseconds'))}`,
-    `    merges: ${fmtInt(g('Merge'))} of ${fmtInt(g('MergeSourceParts'))} parts, ${fmtInt(g('MergedRows'))} rows (${fmt(g('MergedRows') / events, 2)} per event), ${s(g('MergeTotalMilliseconds') * 1000)}`,
-    `    engine threads: user ${s(g('UserTimeMicroseconds'))}, system ${s(g('SystemTimeMicroseconds'))}; files opened ${fmtInt(g('FileOpen'))}`,
+    `    inserts: ${fmtInt(g('InsertQuery'))} queries, ${fmtInt(g('InsertedRows'))} ` +
+      `rows (${fmt(g('InsertedRows') / events, 2)} ` +
+      (`per event), ${s(g('InsertQueryTimeMicroseconds'))} in INSERT ` +
+        `queries; parts written: ${fmtInt(g('MergeTreeDataWriterBlocks'))} `) +
+      (`(${fmt(g('MergeTreeDataWriterCompressedBytes') / 1e6, 1)} MB ` +
+        `compressed of ${fmt(g('MergeTreeDataWriterUncompressedBytes') / 1e6, 1)} `) +
+      `MB), sorting ${s(g('MergeTreeDataWriterSortingBlocksMicroseconds'))}`,
+    `    merges: ${fmtInt(g('Merge'))} of ${fmtInt(g('MergeSourceParts'))} parts, ${fmtInt(g('MergedRows'))} ` +
+      `rows (${fmt(g('MergedRows') / events, 2)} per event), ${s(g('MergeTotalMilliseconds') * 1000)}`,
+    `    engine threads: user ${s(g('UserTimeMicroseconds'))}, system ${s(g('SystemTimeMicroseconds'))}; ` +
+      `files opened ${fmtInt(g('FileOpen'))}`,
   ].join('\n')
 }
 
 /** `perf record` of every thread of a process until stop(); cpu-clock: hardware counters are not there in every VM. */
 function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
-  const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child: ChildProcess = spawn(
+    'perf',
+    ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  )
   let stderr = ''
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
   const exited = new Promise<number>((resolve, reject) => {
@@ -223,7 +345,8 @@ function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
       child.kill('SIGINT')
       const code = await exited
       // perf 6.1 exits with 1 after SIGINT even when it wrote everything: judge by its summary line.
-      if (!stderr.includes('Captured and wrote')) throw new Error(`perf record exited with ${code}: ${stderr.slice(-2000)}`)
+      if (!stderr.includes('Captured and wrote'))
+        throw new Error(`perf record exited with ${code}: ${stderr.slice(-2000)}`)
     },
   }
 }
@@ -231,27 +354,50 @@ function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
 /** The busiest libraries and functions of a perf recording (self time), as printable lines. */
 function perfReport(file: string, top: number): string {
   const report = (sort: string, limit: number): string[] => {
-    const r = spawnSync('perf', ['report', '-i', file, '--no-children', '--sort', sort, '--stdio', '-g', 'none', '--percent-limit', '0.3'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+    const r = spawnSync(
+      'perf',
+      ['report', '-i', file, '--no-children', '--sort', sort, '--stdio', '-g', 'none', '--percent-limit', '0.3'],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    )
     if (r.status !== 0) throw new Error(`perf report failed: ${r.stderr.slice(-2000)}`)
-    return r.stdout.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#')).slice(0, limit).map((l) => `    ${l.trim().replace(/\s{2,}/g, '  ')}`)
+    return r.stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+      .slice(0, limit)
+      .map((l) => `    ${l.trim().replace(/\s{2,}/g, '  ')}`)
   }
   // libchdb.so ships stripped (its .gnu_debuglink names a libchdb.so.debug that is not published):
   // its functions show as addresses, so the threads' names (ClickHouse names its pools) say what it does.
   return [
-    `  perf (cpu-clock, all threads), by thread name:`, ...report('comm', 12),
-    `  by library:`, ...report('dso', 8),
-    `  top ${top} functions by self time:`, ...report('dso,sym', top),
+    `  perf (cpu-clock, all threads), by thread name:`,
+    ...report('comm', 12),
+    `  by library:`,
+    ...report('dso', 8),
+    `  top ${top} functions by self time:`,
+    ...report('dso,sym', top),
   ].join('\n')
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'One processor from Kafka into ClickHouse vs Kafka\'s own ConsumerPerformance on the same topic.', process.argv.slice(2), process.env, FLAGS)
+  const f = parseFlags(
+    BENCH,
+    "One processor from Kafka into ClickHouse vs Kafka's own ConsumerPerformance on the same topic.",
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
   const id = shortId()
   const topic = `bench-throughput-${id}`
   const runs: ProcessorRun[] = []
   await withBroker(BENCH, f['kafka-port'], async (b) => {
     await createTopic(b.kafka, topic, f.partitions)
-    const stream = new SyntheticStream({ runId: `throughput-${id}`, clients: f.clients, eventsPerSecond: f['event-rate'], startUs: (Date.now() - 120_000) * 1000 - (f.events / f['event-rate']) * 1e6, eventsPerMessage: EVENTS_PER_MESSAGE })
+    const stream = new SyntheticStream({
+      runId: `throughput-${id}`,
+      clients: f.clients,
+      eventsPerSecond: f['event-rate'],
+      startUs: (Date.now() - 120_000) * 1000 - (f.events / f['event-rate']) * 1e6,
+      eventsPerMessage: EVENTS_PER_MESSAGE,
+    })
     progress(BENCH, `producing ${fmtInt(f.events)} events into ${topic} (${f.partitions} partitions)`)
     const producer = await openProducer(b.kafka)
     let bytes = 0
@@ -265,7 +411,12 @@ async function main(): Promise<void> {
     progress(BENCH, `produced in ${fmt(produced.ms / 1000, 1)} s; running ConsumerPerformance`)
     const perf = await consumerPerformance(b.brokers, topic, produced.messages)
 
-    const measure = async (label: string, round: number, storeRaw: boolean, profileDir?: string): Promise<ProcessorRun> => {
+    const measure = async (
+      label: string,
+      round: number,
+      storeRaw: boolean,
+      profileDir?: string,
+    ): Promise<ProcessorRun> => {
       const dataDir = tempDir(`processor-${label}`)
       const perfFile = f.perf ? path.join(dataDir, 'perf.data') : undefined
       let p: ProcessorProcess | undefined
@@ -273,7 +424,18 @@ async function main(): Promise<void> {
         progress(BENCH, `processor (${label}, round ${round}): starting`)
         const loadBefore = os.loadavg()[0]!
         // --perf-basic-prof: perf names JIT-compiled JS functions (from /tmp/perf-<pid>.map).
-        p = await ProcessorProcess.start(processorEnv({ brokers: b.brokers, topic, partitions: f.partitions, dataDir, group: `bench-throughput-${id}-${label}-${round}`, storeRaw, flushMs: FLUSH_MS }), perfFile === undefined ? [] : ['--perf-basic-prof'])
+        p = await ProcessorProcess.start(
+          processorEnv({
+            brokers: b.brokers,
+            topic,
+            partitions: f.partitions,
+            dataDir,
+            group: `bench-throughput-${id}-${label}-${round}`,
+            storeRaw,
+            flushMs: FLUSH_MS,
+          }),
+          perfFile === undefined ? [] : ['--perf-basic-prof'],
+        )
         const recording = perfFile === undefined ? undefined : perfRecord(p.pid, perfFile)
         const pid = p.pid
         const cpuAtStart = cpuSeconds(pid)
@@ -294,7 +456,9 @@ async function main(): Promise<void> {
         const profFile = profileDir === undefined ? undefined : path.join(profileDir, `${label}.cpuprofile`)
         if (profFile !== undefined) await p.profileStop(profFile)
         const stats = await p.stats()
-        const rawRows = storeRaw ? Number((await p.query<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.ops`))[0]?.n ?? 0) : undefined
+        const rawRows = storeRaw
+          ? Number((await p.query<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.ops`))[0]?.n ?? 0)
+          : undefined
         const events = await clickhouseEvents(p)
         await p.stop()
         // After the process exits (its JIT map is complete) and before the map goes.
@@ -327,10 +491,16 @@ async function main(): Promise<void> {
     }
 
     const perfs: ConsumerPerf[] = [perf]
-    const conditions: Array<[string, boolean]> = f['raw-run'] ? [['raw-on', true], ['raw-off', false]] : [['raw-off', false]]
+    const conditions: Array<[string, boolean]> = f['raw-run']
+      ? [
+          ['raw-on', true],
+          ['raw-off', false],
+        ]
+      : [['raw-off', false]]
     for (let round = 1; round <= f.rounds; round++) {
       if (round > 1) perfs.push(await consumerPerformance(b.brokers, topic, produced.messages))
-      for (const [label, raw] of round % 2 === 1 ? conditions : [...conditions].reverse()) runs.push(await measure(label, round, raw))
+      for (const [label, raw] of round % 2 === 1 ? conditions : [...conditions].reverse())
+        runs.push(await measure(label, round, raw))
     }
     if (f.profile) {
       const dir = tempDir('cpu-prof')
@@ -345,16 +515,37 @@ async function main(): Promise<void> {
 
     const kafkaEventsPerS = median(perfs.map((x) => x.fetchMsgsPerS)) * eventsPerMessage
     const out = [
-      `${BENCH}: ${fmtInt(produced.events)} events in ${fmtInt(produced.messages)} messages (~${fmtInt(eventsPerMessage)} events, ${fmt(bytes / produced.messages / 1024, 1)} KiB each), ${f.partitions} partitions, ${f.clients} clients, ${fmt(f.events / f['event-rate'], 0)} s of event time, embedded ClickHouse`,
-      `  produced          : ${fmt(produced.ms / 1000, 1)} s, ${fmtInt(produced.events / (produced.ms / 1000))} events/s (kafkajs producer), ${fmt(bytes / 1e6, 1)} MB`,
-      ...perfs.map((x, i) => `  kafka consumer ${String(i + 1).padStart(2)} : ${fmtInt(x.fetchMsgsPerS * eventsPerMessage)} events/s = ${fmtInt(x.fetchMsgsPerS)} msgs/s x ${fmtInt(eventsPerMessage)}, ${fmt(x.fetchMbPerS, 1)} MB/s (ConsumerPerformance, fetch time ${fmt(x.seconds, 2)} s; with group join ${fmtInt(x.msgsPerS * eventsPerMessage)} events/s)`),
+      `${BENCH}: ${fmtInt(produced.events)} events in ${fmtInt(produced.messages)} ` +
+        `messages (~${fmtInt(eventsPerMessage)} ` +
+        `events, ${fmt(bytes / produced.messages / 1024, 1)} KiB each), ${f.partitions} partitions, ` +
+        `${f.clients} clients, ${fmt(f.events / f['event-rate'], 0)} s of event time, embedded ClickHouse`,
+      `  produced          : ${fmt(produced.ms / 1000, 1)} s, ${fmtInt(produced.events / (produced.ms / 1000))} ` +
+        `events/s (kafkajs producer), ${fmt(bytes / 1e6, 1)} MB`,
+      ...perfs.map(
+        (x, i) =>
+          `  kafka consumer ${String(i + 1).padStart(2)} : ${fmtInt(x.fetchMsgsPerS * eventsPerMessage)} ` +
+          `events/s = ${fmtInt(x.fetchMsgsPerS)} msgs/s x ${fmtInt(eventsPerMessage)}, ${fmt(x.fetchMbPerS, 1)} ` +
+          (`MB/s (ConsumerPerformance, fetch time ${fmt(x.seconds, 2)} s; ` +
+            `with group join ${fmtInt(x.msgsPerS * eventsPerMessage)} events/s)`),
+      ),
     ]
     for (const r of runs) {
       out.push(
-        `  processor ${r.label.padEnd(8)}${r.round > 0 ? ` #${r.round}` : ''}: ${fmtInt(r.eventsPerS)} events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`}; CPU ${fmt((r.cpu.all * 1e6) / r.counted, 2)} µs/event, main thread ${fmt((r.cpu.main * 1e6) / r.counted, 2)}; load average ${fmt(r.load[0], 2)} -> ${fmt(r.load[1], 2)})`,
+        `  processor ${r.label.padEnd(8)}${r.round > 0 ? ` #${r.round}` : ''}: ${fmtInt(r.eventsPerS)} ` +
+          (`events/s (${fmt(r.seconds, 2)} s from group join to ${fmtInt(r.counted)} ` +
+            `events in op_windows${r.reached ? '' : `, INCOMPLETE: expected ${fmtInt(produced.events)}`}; `) +
+          `last message taken from Kafka at ${fmt(r.consumeSeconds, 2)} s = ${fmtInt(r.counted / r.consumeSeconds)} ` +
+          `events/s; ${r.flushes} flushes, mean ${fmt(r.meanFlushMs, 0)} ms; flush interval ${FLUSH_MS} ` +
+          (`ms${r.rawRows === undefined ? '' : `; ops rows ${fmtInt(r.rawRows)}`}; ` +
+            `CPU ${fmt((r.cpu.all * 1e6) / r.counted, 2)} `) +
+          `µs/event, main thread ${fmt((r.cpu.main * 1e6) / r.counted, 2)}; load average ${fmt(r.load[0], 2)} ` +
+          `-> ${fmt(r.load[1], 2)})`,
       )
     }
-    const targets: Record<string, number> = { 'raw-on': TARGET_RAW_ON_EVENTS_PER_S, 'raw-off': TARGET_RAW_OFF_EVENTS_PER_S }
+    const targets: Record<string, number> = {
+      'raw-on': TARGET_RAW_ON_EVENTS_PER_S,
+      'raw-off': TARGET_RAW_OFF_EVENTS_PER_S,
+    }
     out.push(`  kafka consumer, median of ${perfs.length}: ${fmtInt(kafkaEventsPerS)} events/s`)
     for (const [label] of conditions) {
       const mine = runs.filter((r) => r.label === label)
@@ -363,11 +554,29 @@ async function main(): Promise<void> {
       const complete = mine.every((r) => r.reached)
       const cpu = median(mine.map((r) => (r.cpu.all * 1e6) / r.counted))
       const mainCpu = median(mine.map((r) => (r.cpu.main * 1e6) / r.counted))
-      out.push(`  ${label.padEnd(7)}: median ${fmtInt(m)} events/s (min ${fmtInt(Math.min(...rates))}, max ${fmtInt(Math.max(...rates))}, ${rates.length} runs); CPU median ${fmt(cpu, 2)} µs/event (main thread ${fmt(mainCpu, 2)}); ratio to ConsumerPerformance ${fmt(m / kafkaEventsPerS, 3)}; target >= ${fmtInt(targets[label]!)} events/s -> ${!complete ? 'NOT judged: a run was incomplete' : m >= targets[label]! ? 'met' : 'NOT met'} (${fmt((100 * m) / targets[label]!, 0)}% of target)`)
+      out.push(
+        `  ${label.padEnd(7)}: median ${fmtInt(m)} events/s (min ${fmtInt(Math.min(...rates))}, max ` +
+          `${fmtInt(Math.max(...rates))}, ${rates.length} runs); CPU median ${fmt(cpu, 2)} µs/event (main ` +
+          `thread ${fmt(mainCpu, 2)}); ratio to ConsumerPerformance ${fmt(m / kafkaEventsPerS, 3)}; target ` +
+          (`>= ${fmtInt(targets[label]!)} events/s -> ` +
+            `${!complete ? 'NOT judged: a run was incomplete' : m >= targets[label]! ? 'met' : 'NOT met'} `) +
+          `(${fmt((100 * m) / targets[label]!, 0)}% of target)`,
+      )
     }
-    for (const r of runs) if (r.profile !== undefined) out.push(`  hot spots of the profiled run (${r.label}, ${fmtInt(r.eventsPerS)} events/s under the profiler):\n${r.profile}`)
-    for (const r of runs) out.push(`  engine of ${r.label}${r.round > 0 ? ` #${r.round}` : ''}:\n${engineLines(r.events, r.counted)}`)
-    for (const r of runs) if (r.perf !== undefined) out.push(`  native profile of ${r.label}${r.round > 0 ? ` #${r.round}` : ''} (${fmtInt(r.eventsPerS)} events/s under perf):\n${r.perf}`)
+    for (const r of runs)
+      if (r.profile !== undefined)
+        out.push(
+          `  hot spots of the profiled run (${r.label}, ${fmtInt(r.eventsPerS)} ` +
+            `events/s under the profiler):\n${r.profile}`,
+        )
+    for (const r of runs)
+      out.push(`  engine of ${r.label}${r.round > 0 ? ` #${r.round}` : ''}:\n${engineLines(r.events, r.counted)}`)
+    for (const r of runs)
+      if (r.perf !== undefined)
+        out.push(
+          `  native profile of ${r.label}${r.round > 0 ? ` #${r.round}` : ''} (${fmtInt(r.eventsPerS)} ` +
+            `events/s under perf):\n${r.perf}`,
+        )
     process.stdout.write(out.join('\n') + '\n')
   })
 }

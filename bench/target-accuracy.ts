@@ -19,18 +19,57 @@ import { BINDING_NAMES, createBinding } from '../services/adapters/datastores/in
 import { parseDriverArgs, type DriverConfig } from '../services/driver/config.js'
 import { NullSink, type EventSink } from '../services/core/ports/event-sink.js'
 import { runPhase } from '../services/driver/runner.js'
-import { createTopic, deleteTopics, fmt, fmtGrouped, fmtInt, KAFKA_FLAGS, parseFlags, progress, runMain, shortId, withBroker, type Broker } from './common.js'
+import {
+  createTopic,
+  deleteTopics,
+  fmt,
+  fmtGrouped,
+  fmtInt,
+  KAFKA_FLAGS,
+  parseFlags,
+  progress,
+  runMain,
+  shortId,
+  withBroker,
+  type Broker,
+} from './common.js'
 
 const BENCH = 'target-accuracy'
 const TARGET_ERROR = 0.01
 
 const FLAGS = {
-  rates: { kind: 'ints', default: [1000, 5000, 20_000, 50_000, 100_000], min: 1, max: 100_000_000, help: 'target rates in ops/s; those above 80% of the measured maximum are skipped, and 80%, 90% and 100% of the maximum are added' },
+  rates: {
+    kind: 'ints',
+    default: [1000, 5000, 20_000, 50_000, 100_000],
+    min: 1,
+    max: 100_000_000,
+    help:
+      'target rates in ops/s; those above 80% of the measured maximum are skipped, and 80%, 90% and ' +
+      '100% of the maximum are added',
+  },
   seconds: { kind: 'int', default: 10, min: 2, max: 3600, help: 'seconds per rate' },
   threads: { kind: 'int', default: 4, min: 1, max: 1024, help: 'driver threads (workers)' },
-  recordcount: { kind: 'int', default: 100_000, min: 1000, max: 100_000_000, help: 'records loaded into the memory binding' },
-  'max-seconds': { kind: 'int', default: 5, min: 1, max: 600, help: 'seconds of the unthrottled run that measures the maximum' },
-  'emit-rate': { kind: 'int', default: 20_000, min: 0, max: 100_000_000, help: 'rate also run with Kafka emission on (0 = none)' },
+  recordcount: {
+    kind: 'int',
+    default: 100_000,
+    min: 1000,
+    max: 100_000_000,
+    help: 'records loaded into the memory binding',
+  },
+  'max-seconds': {
+    kind: 'int',
+    default: 5,
+    min: 1,
+    max: 600,
+    help: 'seconds of the unthrottled run that measures the maximum',
+  },
+  'emit-rate': {
+    kind: 'int',
+    default: 20_000,
+    min: 0,
+    max: 100_000_000,
+    help: 'rate also run with Kafka emission on (0 = none)',
+  },
   ...KAFKA_FLAGS,
 } as const
 
@@ -50,7 +89,14 @@ interface RateResult {
   undelivered?: number
 }
 
-async function runAt(cfg: Readonly<DriverConfig>, binding: Binding, sink: EventSink, target: number, seconds: number, seed: number): Promise<Omit<RateResult, 'emission'>> {
+async function runAt(
+  cfg: Readonly<DriverConfig>,
+  binding: Binding,
+  sink: EventSink,
+  target: number,
+  seconds: number,
+  seed: number,
+): Promise<Omit<RateResult, 'emission'>> {
   const intervals: number[] = []
   const r = await runPhase(CoreWorkload.fromProperties(cfg.properties, { seed }), binding, sink, {
     phase: 'run',
@@ -64,17 +110,54 @@ async function runAt(cfg: Readonly<DriverConfig>, binding: Binding, sink: EventS
   })
   const achieved = (r.operations * 1000) / r.runtimeMs
   // No status at all means the event loop never got to run timers.
-  return { target, achieved, operations: r.operations, runtimeS: r.runtimeMs / 1000, intervalMin: Math.min(...intervals), intervalMax: Math.max(...intervals), statusLines: intervals.length }
+  return {
+    target,
+    achieved,
+    operations: r.operations,
+    runtimeS: r.runtimeMs / 1000,
+    intervalMin: Math.min(...intervals),
+    intervalMax: Math.max(...intervals),
+    statusLines: intervals.length,
+  }
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'Achieved throughput vs -target at several rates up to the driver\'s maximum.', process.argv.slice(2), process.env, FLAGS)
+  const f = parseFlags(
+    BENCH,
+    "Achieved throughput vs -target at several rates up to the driver's maximum.",
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
   const id = shortId()
-  const cfg = parseDriverArgs('run', ['-P', path.join(repoRoot(), 'workloads', 'workloada'), '-p', `recordcount=${f.recordcount}`, '-threads', String(f.threads), '-db', 'memory', '--run-id', `target-${id}`], {}, { bindings: BINDING_NAMES })
+  const cfg = parseDriverArgs(
+    'run',
+    [
+      '-P',
+      path.join(repoRoot(), 'workloads', 'workloada'),
+      '-p',
+      `recordcount=${f.recordcount}`,
+      '-threads',
+      String(f.threads),
+      '-db',
+      'memory',
+      '--run-id',
+      `target-${id}`,
+    ],
+    {},
+    { bindings: BINDING_NAMES },
+  )
   const binding = createBinding(cfg.binding, cfg.properties)
   await binding.init()
   progress(BENCH, `loading ${fmtInt(f.recordcount)} records into the memory binding`)
-  await runPhase(CoreWorkload.fromProperties(cfg.properties, { seed: 1 }), binding, new NullSink(), { phase: 'load', threads: f.threads, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+  await runPhase(CoreWorkload.fromProperties(cfg.properties, { seed: 1 }), binding, new NullSink(), {
+    phase: 'load',
+    threads: f.threads,
+    target: 0,
+    operationCount: 0,
+    maxExecutionTimeS: 0,
+    statusIntervalS: 0,
+  })
   // Warm-up, then the maximum this driver reaches unthrottled.
   await runAt(cfg, binding, new NullSink(), 0, 1, 2)
   const max = await runAt(cfg, binding, new NullSink(), 0, f['max-seconds'], 3)
@@ -106,16 +189,34 @@ async function main(): Promise<void> {
   const within = results.filter((r) => Math.abs(err(r)) <= TARGET_ERROR)
   const worst = results.reduce((a, r) => (Math.abs(err(r)) > Math.abs(err(a)) ? r : a))
   const out = [
-    `${BENCH}: workloada, memory binding, ${f.threads} threads, ${f.seconds} s per rate; driver maximum ${fmtInt(max.achieved)} ops/s (unthrottled, ${f['max-seconds']} s)`,
-    `  ${'target ops/s'.padStart(12)}  ${'achieved ops/s'.padStart(14)}  ${'error'.padStart(8)}  ${'1-s intervals, ops/s'.padStart(24)}  ${'statuses'.padStart(8)}  emission`,
+    `${BENCH}: workloada, memory binding, ${f.threads} threads, ${f.seconds} s per rate; driver ` +
+      `maximum ${fmtInt(max.achieved)} ops/s (unthrottled, ${f['max-seconds']} s)`,
+    `  ${'target ops/s'.padStart(12)}  ${'achieved ops/s'.padStart(14)}  ${'error'.padStart(8)} ` +
+      ` ${'1-s intervals, ops/s'.padStart(24)}  ${'statuses'.padStart(8)}  emission`,
     ...results.map((r) => {
-      const delivered = r.emission === 'on' ? ` (${fmtInt(r.sent ?? 0)} events acknowledged of ${fmtInt(r.operations)}, ${fmtInt(r.undelivered ?? 0)} undelivered)` : ''
-      return `  ${fmtInt(r.target).padStart(12)}  ${fmtGrouped(r.achieved, 1).padStart(14)}  ${(fmt(100 * err(r), 3, true) + '%').padStart(8)}  ${(r.statusLines === 0 ? 'none: loop starved' : `${fmtInt(r.intervalMin)} .. ${fmtInt(r.intervalMax)}`).padStart(24)}  ${`${r.statusLines}/${Math.floor(r.runtimeS)}`.padStart(8)}  ${r.emission}${r.target === maxRate ? ' (at the measured maximum)' : ''}${delivered}`
+      const delivered =
+        r.emission === 'on'
+          ? ` (${fmtInt(r.sent ?? 0)} events acknowledged of ${fmtInt(r.operations)}, ` +
+            `${fmtInt(r.undelivered ?? 0)} undelivered)`
+          : ''
+      return (
+        `  ${fmtInt(r.target).padStart(12)}  ${fmtGrouped(r.achieved, 1).padStart(14)} ` +
+        ` ${(fmt(100 * err(r), 3, true) + '%').padStart(8)} ` +
+        ` ${(r.statusLines === 0 ? 'none: loop starved' : `${fmtInt(r.intervalMin)} .. ${fmtInt(r.intervalMax)}`).padStart(24)} ` +
+        (` ${`${r.statusLines}/${Math.floor(r.runtimeS)}`.padStart(8)} ` +
+          ` ${r.emission}${r.target === maxRate ? ' (at the measured maximum)' : ''}${delivered}`)
+      )
     }),
     ...(results.some((r) => r.statusLines < r.runtimeS / 2)
-      ? ['  WARNING: some runs printed fewer than half of their status lines (statuses = printed/expected): the memory binding resolves at once, and a worker behind its schedule never yields to timers or I/O']
+      ? [
+          '  WARNING: some runs printed fewer than half of their status lines (statuses = printed/expected): ' +
+            'the memory binding resolves at once, and a worker behind its schedule never yields to timers or I/O',
+        ]
       : []),
-    `  target: within ${TARGET_ERROR * 100}% up to the driver's maximum -> ${within.length === results.length ? 'met' : 'NOT met'}: ${within.length} of ${results.length} rates within (worst ${fmt(100 * err(worst), 3, true)}% at ${fmtInt(worst.target)} ops/s, emission ${worst.emission})`,
+    `  target: within ${TARGET_ERROR * 100}% up to the driver's maximum ` +
+      `-> ${within.length === results.length ? 'met' : 'NOT met'}: ` +
+      `${within.length} of ${results.length} rates within (worst ${fmt(100 * err(worst), 3, true)}% ` +
+      `at ${fmtInt(worst.target)} ops/s, emission ${worst.emission})`,
   ]
   process.stdout.write(out.join('\n') + '\n')
 }

@@ -38,7 +38,23 @@ import os from 'node:os'
 import path from 'node:path'
 import { repoRoot } from '../services/common/repo-root.js'
 import { defaultWorkerCount } from '../services/driver/worker-pool.js'
-import { createTopic, deleteTopics, fmt, fmtInt, KAFKA_FLAGS, median, parseFlags, progress, runMain, shortId, sleep, statCpuSeconds, tempDir, withBroker, type Broker } from './common.js'
+import {
+  createTopic,
+  deleteTopics,
+  fmt,
+  fmtInt,
+  KAFKA_FLAGS,
+  median,
+  parseFlags,
+  progress,
+  runMain,
+  shortId,
+  sleep,
+  statCpuSeconds,
+  tempDir,
+  withBroker,
+  type Broker,
+} from './common.js'
 
 const BENCH = 'ycsb-parity'
 const TARGET_THROUGHPUT_RATIO = 1.0
@@ -49,10 +65,33 @@ const FLAGS = {
   records: { kind: 'int', default: 10_000, min: 100, max: 10_000_000, help: 'records YCSB loads into Redis' },
   ops: { kind: 'int', default: 200_000, min: 1000, max: 1_000_000_000, help: 'operations per unthrottled run' },
   threads: { kind: 'int', default: 8, min: 1, max: 1024, help: 'client threads of both tools (-threads)' },
-  target: { kind: 'int', default: 5000, min: 0, max: 10_000_000, help: 'ops/s of the throttled runs (0 = none); must be below what both reach' },
-  'target-seconds': { kind: 'int', default: 10, min: 2, max: 3600, help: 'seconds of each throttled run (operationcount = target x seconds)' },
-  rounds: { kind: 'int', default: 3, min: 1, max: 100, help: 'rounds; each runs YCSB and Benchstream once per mode, in alternating order' },
-  workloads: { kind: 'choices', default: ['c'], allowed: ['a', 'c'], help: 'YCSB workloads to compare (c: identical work on both sides; a: updates differ, see the header)' },
+  target: {
+    kind: 'int',
+    default: 5000,
+    min: 0,
+    max: 10_000_000,
+    help: 'ops/s of the throttled runs (0 = none); must be below what both reach',
+  },
+  'target-seconds': {
+    kind: 'int',
+    default: 10,
+    min: 2,
+    max: 3600,
+    help: 'seconds of each throttled run (operationcount = target x seconds)',
+  },
+  rounds: {
+    kind: 'int',
+    default: 3,
+    min: 1,
+    max: 100,
+    help: 'rounds; each runs YCSB and Benchstream once per mode, in alternating order',
+  },
+  workloads: {
+    kind: 'choices',
+    default: ['c'],
+    allowed: ['a', 'c'],
+    help: 'YCSB workloads to compare (c: identical work on both sides; a: updates differ, see the header)',
+  },
   emission: { kind: 'bool', default: true, help: 'also measure Benchstream with emission to Kafka on vs off' },
   ...KAFKA_FLAGS,
 } as const
@@ -90,7 +129,8 @@ function parseReport(text: string): Pick<Run, 'throughput' | 'runtimeMs' | 'ops'
     if (op === 'CLEANUP' || op.startsWith('Intended')) continue
     const esc = op.replace(/[-]/g, '\\-')
     let failed = 0
-    for (const r of text.matchAll(new RegExp(`^\\[${esc}\\], Return=([A-Z_]+), (\\d+)$`, 'gm'))) if (r[1] !== 'OK') failed += Number(r[2])
+    for (const r of text.matchAll(new RegExp(`^\\[${esc}\\], Return=([A-Z_]+), (\\d+)$`, 'gm')))
+      if (r[1] !== 'OK') failed += Number(r[2])
     ops[op] = {
       count: Number(m[2]),
       p50: num(new RegExp(`^\\[${esc}\\], 50thPercentileLatency\\(us\\), ([\\d.]+)$`, 'm')),
@@ -99,7 +139,11 @@ function parseReport(text: string): Pick<Run, 'throughput' | 'runtimeMs' | 'ops'
       failed,
     }
   }
-  return { throughput: num(/^\[OVERALL\], Throughput\(ops\/sec\), ([\d.]+)$/m), runtimeMs: num(/^\[OVERALL\], RunTime\(ms\), ([\d.]+)$/m), ops }
+  return {
+    throughput: num(/^\[OVERALL\], Throughput\(ops\/sec\), ([\d.]+)$/m),
+    runtimeMs: num(/^\[OVERALL\], RunTime\(ms\), ([\d.]+)$/m),
+    ops,
+  }
 }
 
 function loadAverage(): number {
@@ -115,9 +159,17 @@ function processCpuS(pid: number): number {
  * Runs a command under bash and reports its output and the CPU time it and
  * its children used (bash's `times`: the second line is the children's).
  */
-function runCommand(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; cpuS: number }> {
+function runCommand(
+  cmd: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ stdout: string; stderr: string; cpuS: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&2; exit $rc', 'bash', cmd, ...args], { cwd: repoRoot(), env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&2; exit $rc', 'bash', cmd, ...args], {
+      cwd: repoRoot(),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -127,10 +179,16 @@ function runCommand(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv
       const lines = stderr.trimEnd().split('\n')
       const m = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(lines.at(-1) ?? '')
       if (code !== 0 || m === null) {
-        reject(new Error(`${cmd} ${args.join(' ')} failed (exit ${code}):\n${stderr.slice(-4000)}\n${stdout.slice(-2000)}`))
+        reject(
+          new Error(`${cmd} ${args.join(' ')} failed (exit ${code}):\n${stderr.slice(-4000)}\n${stdout.slice(-2000)}`),
+        )
         return
       }
-      resolve({ stdout, stderr: lines.slice(0, -2).join('\n'), cpuS: Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) })
+      resolve({
+        stdout,
+        stderr: lines.slice(0, -2).join('\n'),
+        cpuS: Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]),
+      })
     })
   })
 }
@@ -174,7 +232,26 @@ function ping(port: number): Promise<boolean> {
 async function startRedis(): Promise<RedisServer> {
   const port = await freePort()
   const dir = tempDir('redis')
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''], { stdio: 'ignore' })
+  const child: ChildProcess = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--logfile',
+      '',
+    ],
+    { stdio: 'ignore' },
+  )
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   child.once('error', () => undefined)
   const stop = async (): Promise<void> => {
@@ -188,7 +265,9 @@ async function startRedis(): Promise<RedisServer> {
     await sleep(100)
   }
   await stop()
-  throw new Error('redis-server did not start: install the Debian package redis-server (apt-get install -y redis-server)')
+  throw new Error(
+    'redis-server did not start: install the Debian package redis-server (apt-get install -y redis-server)',
+  )
 }
 
 // ---------------------------------------------------------------- the two tools
@@ -206,13 +285,50 @@ interface Setup {
 }
 
 async function runYcsb(s: Setup, spec: RunSpec): Promise<Run> {
-  const args = ['deploy/local/ycsb.sh', 'run', '-t', '-P', `workloads/workload${spec.workload}`, '-threads', String(s.threads), '-db', 'io.benchstream.ycsb.redis.RedisClient', '-p', `redis.port=${s.redis.port}`, '-p', `recordcount=${s.records}`, '-p', `operationcount=${spec.ops}`, '-p', 'hdrhistogram.percentiles=50,95,99']
+  const args = [
+    'deploy/local/ycsb.sh',
+    'run',
+    '-t',
+    '-P',
+    `workloads/workload${spec.workload}`,
+    '-threads',
+    String(s.threads),
+    '-db',
+    'io.benchstream.ycsb.redis.RedisClient',
+    '-p',
+    `redis.port=${s.redis.port}`,
+    '-p',
+    `recordcount=${s.records}`,
+    '-p',
+    `operationcount=${spec.ops}`,
+    '-p',
+    'hdrhistogram.percentiles=50,95,99',
+  ]
   if (spec.target > 0) args.push('-target', String(spec.target))
   return measure('ycsb', s, () => runCommand('bash', args, process.env), spec.target > 0)
 }
 
 async function runBenchstream(s: Setup, spec: RunSpec, kafka?: { brokers: string; topic: string }): Promise<Run> {
-  const args = [path.join(repoRoot(), 'bin', 'benchstream.js'), 'run', '-P', `workloads/workload${spec.workload}`, '-threads', String(s.threads), '-db', 'redis', '-p', `redis.port=${s.redis.port}`, '-p', `recordcount=${s.records}`, '-p', `operationcount=${spec.ops}`, '--run-id', `parity-${shortId()}`, '--client-id', 'parity']
+  const args = [
+    path.join(repoRoot(), 'bin', 'benchstream.js'),
+    'run',
+    '-P',
+    `workloads/workload${spec.workload}`,
+    '-threads',
+    String(s.threads),
+    '-db',
+    'redis',
+    '-p',
+    `redis.port=${s.redis.port}`,
+    '-p',
+    `recordcount=${s.records}`,
+    '-p',
+    `operationcount=${spec.ops}`,
+    '--run-id',
+    `parity-${shortId()}`,
+    '--client-id',
+    'parity',
+  ]
   if (spec.target > 0) args.push('-target', String(spec.target))
   const env = { ...process.env }
   if (kafka === undefined) args.push('--no-emit')
@@ -238,16 +354,29 @@ async function measureStartup(s: Setup, spec: RunSpec): Promise<void> {
   }
 }
 
-async function measure(tool: Run['tool'], s: Setup, run: () => Promise<{ stdout: string; cpuS: number }>, throttled: boolean): Promise<Run> {
+async function measure(
+  tool: Run['tool'],
+  s: Setup,
+  run: () => Promise<{ stdout: string; cpuS: number }>,
+  throttled: boolean,
+): Promise<Run> {
   const load = loadAverage()
   const server0 = processCpuS(s.redis.pid)
   const r = await run()
   const serverS = processCpuS(s.redis.pid) - server0
   const report = parseReport(r.stdout)
   const n = Object.values(report.ops).reduce((a, o) => a + o.count, 0)
-  if (!Number.isFinite(report.throughput) || n === 0) throw new Error(`${tool}: no report in its output:\n${r.stdout.slice(-2000)}`)
+  if (!Number.isFinite(report.throughput) || n === 0)
+    throw new Error(`${tool}: no report in its output:\n${r.stdout.slice(-2000)}`)
   const startup = startupCpuS.get(`${tool}/${throttled}`) ?? 0
-  return { tool, ...report, clientCpuUs: (r.cpuS * 1e6) / n, steadyCpuUs: (Math.max(0, r.cpuS - startup) * 1e6) / n, serverCpuUs: (serverS * 1e6) / n, load }
+  return {
+    tool,
+    ...report,
+    clientCpuUs: (r.cpuS * 1e6) / n,
+    steadyCpuUs: (Math.max(0, r.cpuS - startup) * 1e6) / n,
+    serverCpuUs: (serverS * 1e6) / n,
+    load,
+  }
 }
 
 // ---------------------------------------------------------------- figures
@@ -273,12 +402,17 @@ interface Pair {
 }
 
 /** Lines comparing the two tools over rounds: medians [min..max] and the median of per-round ratios. */
-function comparison(title: string, pairs: readonly Pair[]): { lines: string[]; throughputRatio: number; p99Ratios: Record<string, number> } {
+function comparison(
+  title: string,
+  pairs: readonly Pair[],
+): { lines: string[]; throughputRatio: number; p99Ratios: Record<string, number> } {
   const col = (s: string): string => s.padEnd(34)
   const ratio = (f: (r: Run) => number): Spread => spread(pairs.map((p) => f(p.bs) / f(p.ycsb)))
   const lines = [`  ${title}`, `    ${col('')}${col('YCSB 0.17.0')}${col('Benchstream')}Benchstream/YCSB per round`]
   const row = (label: string, f: (r: Run) => number, digits = 0): void => {
-    lines.push(`    ${label.padEnd(34)}${col(show(spread(pairs.map((p) => f(p.ycsb))), digits))}${col(show(spread(pairs.map((p) => f(p.bs))), digits))}${show(ratio(f), 3)}`)
+    lines.push(
+      `    ${label.padEnd(34)}${col(show(spread(pairs.map((p) => f(p.ycsb))), digits))}${col(show(spread(pairs.map((p) => f(p.bs))), digits))}${show(ratio(f), 3)}`,
+    )
   }
   row('throughput, ops/s', (r) => r.throughput)
   const p99Ratios: Record<string, number> = {}
@@ -290,14 +424,29 @@ function comparison(title: string, pairs: readonly Pair[]): { lines: string[]; t
   row('client CPU per op, µs', (r) => r.clientCpuUs, 1)
   row('  without start-up, µs', (r) => r.steadyCpuUs, 1)
   row('redis-server CPU per op, µs', (r) => r.serverCpuUs, 1)
-  const failed = pairs.flatMap((p) => [p.ycsb, p.bs]).flatMap((r) => Object.entries(r.ops).filter(([, o]) => o.failed > 0).map(([op, o]) => `${r.tool} ${op}: ${o.failed}`))
+  const failed = pairs
+    .flatMap((p) => [p.ycsb, p.bs])
+    .flatMap((r) =>
+      Object.entries(r.ops)
+        .filter(([, o]) => o.failed > 0)
+        .map(([op, o]) => `${r.tool} ${op}: ${o.failed}`),
+    )
   if (failed.length > 0) lines.push(`    WARNING: operations that did not return OK: ${failed.join(', ')}`)
-  lines.push(`    load average (1 min) at each run, YCSB/Benchstream: ${pairs.map((p) => `${fmt(p.ycsb.load, 1)}/${fmt(p.bs.load, 1)}`).join('  ')}`)
+  lines.push(
+    `    load average (1 min) at each run, YCSB/Benchstream: ` +
+      `${pairs.map((p) => `${fmt(p.ycsb.load, 1)}/${fmt(p.bs.load, 1)}`).join('  ')}`,
+  )
   return { lines, throughputRatio: ratio((r) => r.throughput).median, p99Ratios }
 }
 
 async function main(): Promise<void> {
-  const f = parseFlags(BENCH, 'YCSB 0.17.0 vs Benchstream on one private redis-server: throughput, latency, CPU; emission on vs off.', process.argv.slice(2), process.env, FLAGS)
+  const f = parseFlags(
+    BENCH,
+    'YCSB 0.17.0 vs Benchstream on one private redis-server: throughput, latency, CPU; emission on vs off.',
+    process.argv.slice(2),
+    process.env,
+    FLAGS,
+  )
   progress(BENCH, 'fetching YCSB 0.17.0 and building services/ycsb if needed (deploy/local/ycsb.sh classpath)')
   await runCommand('bash', ['deploy/local/ycsb.sh', 'classpath'], process.env)
   const redis = await startRedis()
@@ -307,7 +456,25 @@ async function main(): Promise<void> {
   try {
     const s: Setup = { redis, threads: f.threads, records: f.records }
     progress(BENCH, `redis-server on port ${redis.port}; YCSB loads ${fmtInt(f.records)} records`)
-    await runCommand('bash', ['deploy/local/ycsb.sh', 'run', '-load', '-P', 'workloads/workloada', '-threads', String(f.threads), '-db', 'io.benchstream.ycsb.redis.RedisClient', '-p', `redis.port=${redis.port}`, '-p', `recordcount=${f.records}`], process.env)
+    await runCommand(
+      'bash',
+      [
+        'deploy/local/ycsb.sh',
+        'run',
+        '-load',
+        '-P',
+        'workloads/workloada',
+        '-threads',
+        String(f.threads),
+        '-db',
+        'io.benchstream.ycsb.redis.RedisClient',
+        '-p',
+        `redis.port=${redis.port}`,
+        '-p',
+        `recordcount=${f.records}`,
+      ],
+      process.env,
+    )
     const compareAll = async (b: Broker | undefined): Promise<void> => {
       for (const w of f.workloads) {
         const unthrottled: RunSpec = { workload: w, ops: f.ops, target: 0 }
@@ -334,12 +501,23 @@ async function main(): Promise<void> {
           }
           const p = await pair(unthrottled)
           free.push(p)
-          progress(BENCH, `workload${w} round ${r + 1}/${f.rounds} unthrottled: YCSB ${fmtInt(p.ycsb.throughput)} ops/s, Benchstream ${fmtInt(p.bs.throughput)} ops/s (load ${fmt(p.ycsb.load, 1)})`)
+          progress(
+            BENCH,
+            `workload${w} round ${r + 1}/${f.rounds} unthrottled: YCSB ${fmtInt(p.ycsb.throughput)} ops/s, ` +
+              `Benchstream ${fmtInt(p.bs.throughput)} ops/s (load ${fmt(p.ycsb.load, 1)})`,
+          )
           if (f.target > 0) {
             const q = await pair(throttled)
             paced.push(q)
-            const p99 = (x: Run): string => Object.entries(x.ops).map(([op, o]) => `${op} ${fmtInt(o.p99)}`).join(' ')
-            progress(BENCH, `workload${w} round ${r + 1}/${f.rounds} at ${fmtInt(f.target)} ops/s: p99 µs YCSB ${p99(q.ycsb)}, Benchstream ${p99(q.bs)}`)
+            const p99 = (x: Run): string =>
+              Object.entries(x.ops)
+                .map(([op, o]) => `${op} ${fmtInt(o.p99)}`)
+                .join(' ')
+            progress(
+              BENCH,
+              `workload${w} round ${r + 1}/${f.rounds} at ${fmtInt(f.target)} ops/s: p99 µs YCSB ${p99(q.ycsb)}, ` +
+                `Benchstream ${p99(q.bs)}`,
+            )
           }
           if (b !== undefined) {
             const kafka = { brokers: b.brokers, topic }
@@ -347,31 +525,73 @@ async function main(): Promise<void> {
             const e: Partial<Record<'off' | 'on', Run>> = {}
             for (const mode of order) e[mode] = await runBenchstream(s, unthrottled, mode === 'on' ? kafka : undefined)
             emit.push({ off: e.off!, on: e.on! })
-            progress(BENCH, `workload${w} round ${r + 1}/${f.rounds} emission off/on: ${fmtInt(e.off!.throughput)}/${fmtInt(e.on!.throughput)} ops/s`)
+            progress(
+              BENCH,
+              `workload${w} round ${r + 1}/${f.rounds} emission ` +
+                `off/on: ${fmtInt(e.off!.throughput)}/${fmtInt(e.on!.throughput)} ops/s`,
+            )
           }
         }
         if (b !== undefined) await deleteTopics(b, [topic])
 
-        const note = w === 'c' ? 'HGETALL on both sides' : 'reads are HGETALL on both sides; updates are HMSET (YCSB) vs EVALSHA EXISTS+HSET (Benchstream): more server work per Benchstream update'
-        out.push(`${BENCH}: workload${w} (${note}), private redis-server, ${fmtInt(f.records)} records, ${f.threads} threads each, ${f.rounds} rounds in alternating order; medians [min..max]`)
-        out.push(`  Benchstream runs its ${f.threads} client threads (one connection each) on ${defaultWorkerCount(f.threads)} worker threads (${os.availableParallelism()} cores); YCSB on ${f.threads} Java threads`)
+        const note =
+          w === 'c'
+            ? 'HGETALL on both sides'
+            : 'reads are HGETALL on both sides; updates are HMSET (YCSB) vs EVALSHA EXISTS+HSET (Benchstream): ' +
+              'more server work per Benchstream update'
+        out.push(
+          `${BENCH}: workload${w} (${note}), private redis-server, ${fmtInt(f.records)} records, ${f.threads} ` +
+            `threads each, ${f.rounds} rounds in alternating order; medians [min..max]`,
+        )
+        out.push(
+          `  Benchstream runs its ${f.threads} client threads (one connection ` +
+            `each) on ${defaultWorkerCount(f.threads)} ` +
+            `worker threads (${os.availableParallelism()} cores); YCSB on ${f.threads} Java threads`,
+        )
         const a = comparison(`unthrottled, ${fmtInt(f.ops)} operations per run`, free)
         out.push(...a.lines)
-        verdicts.push(`  workload${w}: throughput Benchstream/YCSB ${fmt(a.throughputRatio, 3)} (target >= ${TARGET_THROUGHPUT_RATIO}) -> ${verdict(a.throughputRatio >= TARGET_THROUGHPUT_RATIO)}`)
+        verdicts.push(
+          `  workload${w}: throughput Benchstream/YCSB ${fmt(a.throughputRatio, 3)} ` +
+            `(target >= ${TARGET_THROUGHPUT_RATIO}) ` +
+            `-> ${verdict(a.throughputRatio >= TARGET_THROUGHPUT_RATIO)}`,
+        )
         if (paced.length > 0) {
-          const t = comparison(`at -target ${fmtInt(f.target)} ops/s, ${fmtInt(throttled.ops)} operations per run`, paced)
+          const t = comparison(
+            `at -target ${fmtInt(f.target)} ops/s, ${fmtInt(throttled.ops)} operations per run`,
+            paced,
+          )
           out.push(...t.lines)
           const behind = paced.flatMap((p) => [p.ycsb, p.bs]).filter((x) => x.throughput < f.target * 0.97)
-          if (behind.length > 0) out.push(`    WARNING: ${behind.length} throttled runs fell more than 3% short of the target (${behind.map((x) => `${x.tool} ${fmtInt(x.throughput)}`).join(', ')}): the latencies then include queueing`)
-          for (const [op, r] of Object.entries(t.p99Ratios)) verdicts.push(`  workload${w}: ${op} p99 at ${fmtInt(f.target)} ops/s, Benchstream/YCSB ${fmt(r, 3)} (target <= ${TARGET_P99_RATIO}) -> ${verdict(r <= TARGET_P99_RATIO)}`)
+          if (behind.length > 0)
+            out.push(
+              `    WARNING: ${behind.length} throttled runs fell more than 3% ` +
+                `short of the target (${behind.map((x) => `${x.tool} ${fmtInt(x.throughput)}`).join(', ')}): ` +
+                `the latencies then include queueing`,
+            )
+          for (const [op, r] of Object.entries(t.p99Ratios))
+            verdicts.push(
+              `  workload${w}: ${op} p99 at ${fmtInt(f.target)} ops/s, Benchstream/YCSB ${fmt(r, 3)} (target ` +
+                `<= ${TARGET_P99_RATIO}) -> ${verdict(r <= TARGET_P99_RATIO)}`,
+            )
         }
         if (emit.length > 0) {
           const ratio = spread(emit.map((e) => e.on.throughput / e.off.throughput))
           const cpu = spread(emit.map((e) => e.on.clientCpuUs - e.off.clientCpuUs))
-          out.push(`  Benchstream emission (unthrottled, Kafka ${b?.brokers}): off ${show(spread(emit.map((e) => e.off.throughput)))} ops/s, on ${show(spread(emit.map((e) => e.on.throughput)))} ops/s`)
-          out.push(`    throughput on/off per round ${show(ratio, 3)}; client CPU added per op ${show(cpu, 2)} µs; load ${emit.map((e) => `${fmt(e.off.load, 1)}/${fmt(e.on.load, 1)}`).join('  ')}`)
+          out.push(
+            `  Benchstream emission (unthrottled, Kafka ${b?.brokers}): off ` +
+              `${show(spread(emit.map((e) => e.off.throughput)))} ` +
+              `ops/s, on ${show(spread(emit.map((e) => e.on.throughput)))} ops/s`,
+          )
+          out.push(
+            `    throughput on/off per round ${show(ratio, 3)}; client CPU added per op ${show(cpu, 2)} ` +
+              `µs; load ${emit.map((e) => `${fmt(e.off.load, 1)}/${fmt(e.on.load, 1)}`).join('  ')}`,
+          )
           const cost = 1 - ratio.median
-          verdicts.push(`  workload${w}: emission cost ${fmt(100 * cost, 1)}% of throughput (target <= ${TARGET_EMISSION_COST * 100}%) -> ${verdict(cost <= TARGET_EMISSION_COST)}`)
+          verdicts.push(
+            `  workload${w}: emission cost ${fmt(100 * cost, 1)}% of throughput ` +
+              `(target <= ${TARGET_EMISSION_COST * 100}%) ` +
+              `-> ${verdict(cost <= TARGET_EMISSION_COST)}`,
+          )
         }
       }
     }

@@ -6,8 +6,32 @@
  * (live-run.ts, compare-runs.ts, sweep.ts); index.ts writes their JSON.
  */
 import type * as cog from '@grafana/grafana-foundation-sdk/cog'
-import { VizLegendOptionsBuilder, VizTooltipOptionsBuilder, ReduceDataOptionsBuilder, LegendDisplayMode, LegendPlacement, TooltipDisplayMode, SortOrder, BigValueGraphMode, BigValueColorMode, BigValueTextMode } from '@grafana/grafana-foundation-sdk/common'
-import { DatasourceVariableBuilder, QueryVariableBuilder, RowBuilder, ThresholdsConfigBuilder, ThresholdsMode, VariableRefresh, VariableSort, type DashboardBuilder, type Dashboard, type Panel, type RowPanel, type Threshold } from '@grafana/grafana-foundation-sdk/dashboard'
+import {
+  VizLegendOptionsBuilder,
+  VizTooltipOptionsBuilder,
+  ReduceDataOptionsBuilder,
+  LegendDisplayMode,
+  LegendPlacement,
+  TooltipDisplayMode,
+  SortOrder,
+  BigValueGraphMode,
+  BigValueColorMode,
+  BigValueTextMode,
+} from '@grafana/grafana-foundation-sdk/common'
+import {
+  DatasourceVariableBuilder,
+  QueryVariableBuilder,
+  RowBuilder,
+  ThresholdsConfigBuilder,
+  ThresholdsMode,
+  VariableRefresh,
+  VariableSort,
+  type DashboardBuilder,
+  type Dashboard,
+  type Panel,
+  type RowPanel,
+  type Threshold,
+} from '@grafana/grafana-foundation-sdk/dashboard'
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries'
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat'
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table'
@@ -51,7 +75,10 @@ export const UNITS = {
   none: 'none',
 } as const
 
-/** A single base colour: Grafana's default thresholds (green, red above 80) would colour values that mean nothing of the sort. */
+/**
+ * A single base colour: Grafana's default thresholds (green, red above 80) would colour values that mean nothing of the
+ * sort.
+ */
 export function neutralThresholds(color = 'text'): ThresholdsConfigBuilder {
   return thresholds([{ value: null, color }])
 }
@@ -99,8 +126,17 @@ const UID = /^[A-Za-z0-9_-]{1,40}$/
 /** Validated, frozen dashboard configuration. */
 export function dashboardConfig(overrides: Partial<DashboardConfig> = {}): Readonly<DashboardConfig> {
   const cfg: DashboardConfig = { database: 'benchstream', datasourceUid: 'benchstream-clickhouse', ...overrides }
-  if (!DATABASE.test(cfg.database)) throw new BenchstreamError('BS_ERR_CONFIG', `dashboard database ${JSON.stringify(cfg.database)} is not allowed: a ClickHouse identifier, letters, digits and _ (not starting with a digit), at most 64`)
-  if (!UID.test(cfg.datasourceUid)) throw new BenchstreamError('BS_ERR_CONFIG', `datasource uid ${JSON.stringify(cfg.datasourceUid)} is not allowed: 1-40 characters from A-Z a-z 0-9 _ -`)
+  if (!DATABASE.test(cfg.database))
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `dashboard database ${JSON.stringify(cfg.database)} is not allowed: a ClickHouse identifier, ` +
+        `letters, digits and _ (not starting with a digit), at most 64`,
+    )
+  if (!UID.test(cfg.datasourceUid))
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `datasource uid ${JSON.stringify(cfg.datasourceUid)} is not allowed: 1-40 characters from A-Z a-z 0-9 _ -`,
+    )
   return Object.freeze(cfg)
 }
 
@@ -118,7 +154,10 @@ export function datasourceRef(_cfg: DashboardConfig): DataSourceRef {
 export function datasourceVariable(cfg: DashboardConfig): DatasourceVariableBuilder {
   return new DatasourceVariableBuilder(DATASOURCE_VARIABLE)
     .label('ClickHouse')
-    .description('The grafana-clickhouse-datasource instance to read: a ClickHouse server with Benchstream\'s tables, or Benchstream\'s API at /clickhouse (embedded mode).')
+    .description(
+      "The grafana-clickhouse-datasource instance to read: a ClickHouse server with Benchstream's " +
+        "tables, or Benchstream's API at /clickhouse (embedded mode).",
+    )
     .type(DATASOURCE_TYPE)
     .regex('')
     .current({ text: cfg.datasourceUid, value: cfg.datasourceUid })
@@ -156,7 +195,12 @@ export class ClickHouseQueryBuilder implements cog.Builder<cog.Dataquery> {
   }
 }
 
-export function sqlTarget(cfg: DashboardConfig, refId: string, format: SqlFormat, rawSql: string): ClickHouseQueryBuilder {
+export function sqlTarget(
+  cfg: DashboardConfig,
+  refId: string,
+  format: SqlFormat,
+  rawSql: string,
+): ClickHouseQueryBuilder {
   return new ClickHouseQueryBuilder(cfg, refId, format, rawSql)
 }
 
@@ -189,7 +233,12 @@ export function runsInRangeWhere(alias = ''): string {
 }
 
 /** A run picker: runs overlapping the time range, newest first. */
-export function runVariable(cfg: DashboardConfig, name: string, label: string, description: string): QueryVariableBuilder {
+export function runVariable(
+  cfg: DashboardConfig,
+  name: string,
+  label: string,
+  description: string,
+): QueryVariableBuilder {
   const query = sql`
     SELECT run_id
     FROM ${cfg.database}.runs
@@ -198,31 +247,60 @@ export function runVariable(cfg: DashboardConfig, name: string, label: string, d
   return queryVariable(cfg, name, label, description, query)
 }
 
-export function queryVariable(cfg: DashboardConfig, name: string, label: string, description: string, query: string): QueryVariableBuilder {
+export function queryVariable(
+  cfg: DashboardConfig,
+  name: string,
+  label: string,
+  description: string,
+  query: string,
+): QueryVariableBuilder {
   // A plain string query: every version of the plugin reads it as raw SQL.
-  return new QueryVariableBuilder(name)
-    .label(label)
-    .description(description)
-    .datasource(datasourceRef(cfg))
-    .query(query)
-    .definition(query)
-    // On every load, so a run started since appears in the picker (queried with the time range at load).
-    .refresh(VariableRefresh.OnDashboardLoad)
-    .sort(VariableSort.Disabled)
+  return (
+    new QueryVariableBuilder(name)
+      .label(label)
+      .description(description)
+      .datasource(datasourceRef(cfg))
+      .query(query)
+      .definition(query)
+      // On every load, so a run started since appears in the picker (queried with the time range at load).
+      .refresh(VariableRefresh.OnDashboardLoad)
+      .sort(VariableSort.Disabled)
+  )
 }
 
 // -- panel defaults -----------------------------------------------------------
 
 function legend(): VizLegendOptionsBuilder {
-  return new VizLegendOptionsBuilder().showLegend(true).displayMode(LegendDisplayMode.Table).placement(LegendPlacement.Bottom).calcs(['mean', 'max', 'lastNotNull'])
+  return new VizLegendOptionsBuilder()
+    .showLegend(true)
+    .displayMode(LegendDisplayMode.Table)
+    .placement(LegendPlacement.Bottom)
+    .calcs(['mean', 'max', 'lastNotNull'])
 }
 
 function tooltip(): VizTooltipOptionsBuilder {
   return new VizTooltipOptionsBuilder().mode(TooltipDisplayMode.Multi).sort(SortOrder.Descending)
 }
 
-export function timeseriesPanel(cfg: DashboardConfig, title: string, unit: string, description: string): TimeseriesPanelBuilder {
-  return new TimeseriesPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).thresholds(neutralThresholds('green')).legend(legend()).tooltip(tooltip()).lineWidth(1).fillOpacity(10).spanNulls(false).height(9).span(12)
+export function timeseriesPanel(
+  cfg: DashboardConfig,
+  title: string,
+  unit: string,
+  description: string,
+): TimeseriesPanelBuilder {
+  return new TimeseriesPanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(datasourceRef(cfg))
+    .unit(unit)
+    .thresholds(neutralThresholds('green'))
+    .legend(legend())
+    .tooltip(tooltip())
+    .lineWidth(1)
+    .fillOpacity(10)
+    .spanNulls(false)
+    .height(9)
+    .span(12)
 }
 
 export function statPanel(cfg: DashboardConfig, title: string, unit: string, description: string): StatPanelBuilder {
@@ -243,16 +321,56 @@ export function statPanel(cfg: DashboardConfig, title: string, unit: string, des
 
 /** A table; its columns get their units by overrides, the rest are plain numbers. */
 export function tablePanel(cfg: DashboardConfig, title: string, description: string): TablePanelBuilder {
-  return new TablePanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(UNITS.none).thresholds(neutralThresholds()).height(10).span(24)
+  return new TablePanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(datasourceRef(cfg))
+    .unit(UNITS.none)
+    .thresholds(neutralThresholds())
+    .height(10)
+    .span(24)
 }
 
-export function barChartPanel(cfg: DashboardConfig, title: string, unit: string, xField: string, description: string): BarChartPanelBuilder {
-  return new BarChartPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).thresholds(neutralThresholds('green')).xField(xField).legend(legend().calcs([])).tooltip(tooltip()).height(9).span(12)
+export function barChartPanel(
+  cfg: DashboardConfig,
+  title: string,
+  unit: string,
+  xField: string,
+  description: string,
+): BarChartPanelBuilder {
+  return new BarChartPanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(datasourceRef(cfg))
+    .unit(unit)
+    .thresholds(neutralThresholds('green'))
+    .xField(xField)
+    .legend(legend().calcs([]))
+    .tooltip(tooltip())
+    .height(9)
+    .span(12)
 }
 
 /** Trend: a line chart over a numeric x field instead of time (runs aligned on seconds since their start). */
-export function trendPanel(cfg: DashboardConfig, title: string, unit: string, xField: string, description: string): TrendPanelBuilder {
-  return new TrendPanelBuilder().title(title).description(description).datasource(datasourceRef(cfg)).unit(unit).thresholds(neutralThresholds('green')).xField(xField).legend(legend()).tooltip(tooltip()).lineWidth(1).height(9).span(12)
+export function trendPanel(
+  cfg: DashboardConfig,
+  title: string,
+  unit: string,
+  xField: string,
+  description: string,
+): TrendPanelBuilder {
+  return new TrendPanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(datasourceRef(cfg))
+    .unit(unit)
+    .thresholds(neutralThresholds('green'))
+    .xField(xField)
+    .legend(legend())
+    .tooltip(tooltip())
+    .lineWidth(1)
+    .height(9)
+    .span(12)
 }
 
 /** A field override that draws one series as a dashed reference line. */
@@ -269,7 +387,10 @@ export function dashedLine(): Array<{ id: string; value: unknown }> {
  * layout Grafana uses for rows that are open; RowBuilder.withPanel would
  * collapse the row and hide its panels).
  */
-export function withSections(d: DashboardBuilder, sections: ReadonlyArray<readonly [title: string, panels: ReadonlyArray<cog.Builder<Panel>>]>): DashboardBuilder {
+export function withSections(
+  d: DashboardBuilder,
+  sections: ReadonlyArray<readonly [title: string, panels: ReadonlyArray<cog.Builder<Panel>>]>,
+): DashboardBuilder {
   for (const [title, panels] of sections) {
     d.withRow(new RowBuilder(title).collapsed(false))
     for (const p of panels) d.withPanel(p)
@@ -298,11 +419,17 @@ export function finishDashboard(d: Dashboard, cfg: DashboardConfig): Dashboard {
     const where = `panel ${JSON.stringify(panel.title)} of dashboard ${d.uid ?? ''}`
     if (panel.datasource?.uid !== ds) throw new BenchstreamError('BS_ERR_CONFIG', `${where} has no datasource ${ds}`)
     const defaults = panel.fieldConfig?.defaults
-    if (defaults?.unit === undefined || (defaults.thresholds?.steps ?? []).length === 0) throw new BenchstreamError('BS_ERR_CONFIG', `${where} needs an explicit unit and thresholds`)
+    if (defaults?.unit === undefined || (defaults.thresholds?.steps ?? []).length === 0)
+      throw new BenchstreamError('BS_ERR_CONFIG', `${where} needs an explicit unit and thresholds`)
   }
   for (const p of d.panels ?? []) visit(p)
   const variables = d.templating.list ?? []
-  if (variables[0]?.name !== DATASOURCE_VARIABLE) throw new BenchstreamError('BS_ERR_CONFIG', `dashboard ${d.uid ?? ''} must start with the ${DATASOURCE_VARIABLE} variable`)
-  for (const v of variables) if (v.type === 'query' || v.type === 'datasource') v.refresh = VariableRefresh.OnDashboardLoad
+  if (variables[0]?.name !== DATASOURCE_VARIABLE)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `dashboard ${d.uid ?? ''} must start with the ${DATASOURCE_VARIABLE} variable`,
+    )
+  for (const v of variables)
+    if (v.type === 'query' || v.type === 'datasource') v.refresh = VariableRefresh.OnDashboardLoad
   return d
 }

@@ -5,8 +5,27 @@
  * per YCSB measurement (READ, READ-FAILED, ...) with the same numbers as the
  * run report (services/adapters/clickhouse/read-model.ts runReport).
  */
-import { CustomVariableBuilder, DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { datasourceVariable, finishDashboard, indentTail, OPERATION_ORDER, runVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import {
+  CustomVariableBuilder,
+  DashboardBuilder,
+  DashboardCursorSync,
+  type Dashboard,
+} from '@grafana/grafana-foundation-sdk/dashboard'
+import {
+  datasourceVariable,
+  finishDashboard,
+  indentTail,
+  OPERATION_ORDER,
+  runVariable,
+  sql,
+  SQL_FORMAT,
+  sqlTarget,
+  tablePanel,
+  trendPanel,
+  UNITS,
+  withSections,
+  type DashboardConfig,
+} from './common.js'
 
 export const COMPARE_RUNS_UID = 'benchstream-compare'
 
@@ -37,13 +56,20 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
     ) AS f ON f.run_id = w.run_id
     WHERE w.run_id IN ${both}`
   const nested = indentTail(aligned, 12)
-  const rate = (run: string): string => `if(countIf(run_id = ${run}) = 0, NULL, sumIf(count, run_id = ${run}) / greatest(${STEP}, max(window_ms) / 1000))`
-  const p99 = (run: string): string => `if(countIf(run_id = ${run}) = 0, NULL, bs_quantile(0.99, sumMapIf(hist, run_id = ${run})))`
+  const rate = (run: string): string =>
+    `if(countIf(run_id = ${run}) = 0, NULL, sumIf(count, run_id = ${run}) / greatest(${STEP}, max(window_ms) / 1000))`
+  const p99 = (run: string): string =>
+    `if(countIf(run_id = ${run}) = 0, NULL, bs_quantile(0.99, sumMapIf(hist, run_id = ${run})))`
 
   // Baseline and candidate overlaid on time since each run's start: one panel per metric.
   const overlay = (title: string, unit: string, description: string, metric: (run: string) => string) =>
     trendPanel(cfg, title, unit, 't_s', description)
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.table,
+          sql`
         SELECT t_s,
                ${metric(BASELINE)} AS baseline,
                ${metric(CANDIDATE)} AS candidate
@@ -52,13 +78,26 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
             ${nested}
         )
         GROUP BY t_s
-        ORDER BY t_s`))
+        ORDER BY t_s`,
+        ),
+      )
       .overrideByName('baseline', [{ id: 'displayName', value: 'baseline ${baseline}' }])
       .overrideByName('candidate', [{ id: 'displayName', value: 'candidate ${candidate}' }])
 
   const timeseries = [
-    overlay('Throughput since start', UNITS.throughput, 'Operations per second, all operations and clients, against seconds since each run\'s first window.', rate),
-    overlay('p99 latency since start', UNITS.latency, 'p99 of the merged histograms of all operations and clients per bucket, against seconds since each run\'s first window.', p99),
+    overlay(
+      'Throughput since start',
+      UNITS.throughput,
+      "Operations per second, all operations and clients, against seconds since each run's first window.",
+      rate,
+    ),
+    overlay(
+      'p99 latency since start',
+      UNITS.latency,
+      'p99 of the merged histograms of all operations and clients per bucket, against seconds since ' +
+        "each run's first window.",
+      p99,
+    ),
   ]
 
   const metrics = [
@@ -68,11 +107,32 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
     ['p99_us', UNITS.latency],
     ['intended_p99_us', UNITS.latency],
   ] as const
-  const picks = metrics.flatMap(([m]) => [`anyIf(${m}, run_id = ${BASELINE}) AS b_${m}`, `anyIf(${m}, run_id = ${CANDIDATE}) AS c_${m}`]).join(',\n')
-  const columns = metrics.flatMap(([m]) => [`b_${m} AS baseline_${m}`, `c_${m} AS candidate_${m}`, `(c_${m} - b_${m}) / nullIf(b_${m}, 0) * 100 AS ${m}_change_pct`]).join(',\n')
+  const picks = metrics
+    .flatMap(([m]) => [`anyIf(${m}, run_id = ${BASELINE}) AS b_${m}`, `anyIf(${m}, run_id = ${CANDIDATE}) AS c_${m}`])
+    .join(',\n')
+  const columns = metrics
+    .flatMap(([m]) => [
+      `b_${m} AS baseline_${m}`,
+      `c_${m} AS candidate_${m}`,
+      `(c_${m} - b_${m}) / nullIf(b_${m}, 0) * 100 AS ${m}_change_pct`,
+    ])
+    .join(',\n')
   const order = `[${OPERATION_ORDER.map((o) => `'${o}'`).join(', ')}]`
-  const table = tablePanel(cfg, 'Per measurement: baseline vs candidate', 'Whole runs (not limited by the time range). Throughput = operations / run time, the run time being the drivers\' own (else the span of the events), as in the run report; latencies from merged histograms. Measurements follow YCSB: READ is the successful reads, READ-FAILED the others. intended p99 is latency from the scheduled start (-target runs; equal to the measured one otherwise), beside the measured p99. Change % is (candidate - baseline) / baseline.')
-    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+  const table = tablePanel(
+    cfg,
+    'Per measurement: baseline vs candidate',
+    'Whole runs (not limited by the time range). Throughput = operations / run time, the run time ' +
+      "being the drivers' own (else the span of the events), as in the run report; latencies from " +
+      'merged histograms. Measurements follow YCSB: READ is the successful reads, READ-FAILED the ' +
+      'others. intended p99 is latency from the scheduled start (-target runs; equal to the measured ' +
+      'one otherwise), beside the measured p99. Change % is (candidate - baseline) / baseline.',
+  )
+    .withTarget(
+      sqlTarget(
+        cfg,
+        'A',
+        SQL_FORMAT.table,
+        sql`
       SELECT measurement,
              ${indentTail(columns, 13)}
       FROM
@@ -123,10 +183,21 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
       ORDER BY measurement != 'OVERALL',
                if(indexOf(${order}, replaceRegexpOne(measurement, '-FAILED$', '')) = 0, 1000, indexOf(${order}, replaceRegexpOne(measurement, '-FAILED$', ''))),
                endsWith(measurement, '-FAILED'),
-               measurement`))
-    .overrideByRegexp('.*ops_per_s$', [{ id: 'unit', value: UNITS.throughput }, { id: 'decimals', value: 1 }])
-    .overrideByRegexp('.*_us$', [{ id: 'unit', value: UNITS.latency }, { id: 'decimals', value: 1 }])
-    .overrideByRegexp('.*_change_pct$', [{ id: 'unit', value: UNITS.percent }, { id: 'decimals', value: 1 }])
+               measurement`,
+      ),
+    )
+    .overrideByRegexp('.*ops_per_s$', [
+      { id: 'unit', value: UNITS.throughput },
+      { id: 'decimals', value: 1 },
+    ])
+    .overrideByRegexp('.*_us$', [
+      { id: 'unit', value: UNITS.latency },
+      { id: 'decimals', value: 1 },
+    ])
+    .overrideByRegexp('.*_change_pct$', [
+      { id: 'unit', value: UNITS.percent },
+      { id: 'decimals', value: 1 },
+    ])
 
   const builder = new DashboardBuilder('Benchstream — compare runs')
     .uid(COMPARE_RUNS_UID)

@@ -32,12 +32,18 @@ export function generateDashboards(cfg: DashboardConfig = dashboardConfig()): Ge
   const out = DASHBOARDS.map((build) => {
     const dashboard = build(cfg)
     const uid = dashboard.uid
-    if (uid === undefined || !/^[a-z0-9-]{1,40}$/.test(uid)) throw new BenchstreamError('BS_ERR_CONFIG', `dashboard ${JSON.stringify(dashboard.title)} has uid ${JSON.stringify(uid)}: expected 1-40 characters from a-z 0-9 -`)
+    if (uid === undefined || !/^[a-z0-9-]{1,40}$/.test(uid))
+      throw new BenchstreamError(
+        'BS_ERR_CONFIG',
+        `dashboard ${JSON.stringify(dashboard.title)} has uid ${JSON.stringify(uid)}: expected 1-40 ` +
+          `characters from a-z 0-9 -`,
+      )
     return { uid, file: `${uid}.json`, dashboard, json: renderJson(dashboard) }
   })
   const uids = out.map((d) => d.uid)
   const dup = uids.find((u, i) => uids.indexOf(u) !== i)
-  if (dup !== undefined) throw new BenchstreamError('BS_ERR_CONFIG', `two dashboards share the uid ${dup}; every dashboard needs its own`)
+  if (dup !== undefined)
+    throw new BenchstreamError('BS_ERR_CONFIG', `two dashboards share the uid ${dup}; every dashboard needs its own`)
   return out
 }
 
@@ -75,5 +81,8 @@ export function writeDashboards(dir = generatedDir(), cfg: DashboardConfig = das
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const g of writeDashboards()) process.stdout.write(`${path.relative(process.cwd(), path.join(generatedDir(), g.file))}  ${g.dashboard.title ?? ''}\n`)
+  for (const g of writeDashboards())
+    process.stdout.write(
+      `${path.relative(process.cwd(), path.join(generatedDir(), g.file))}  ${g.dashboard.title ?? ''}\n`,
+    )
 }

@@ -6,7 +6,25 @@
  * stat row summarises the run within it.
  */
 import { DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { dashedLine, datasourceVariable, finishDashboard, LIVE_REFRESH, queryVariable, RATE_DIVISOR, runVariable, SERVER_CACHE_COUNTERS, sql, SQL_FORMAT, sqlTarget, statPanel, thresholds, timeseriesPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import {
+  dashedLine,
+  datasourceVariable,
+  finishDashboard,
+  LIVE_REFRESH,
+  queryVariable,
+  RATE_DIVISOR,
+  runVariable,
+  SERVER_CACHE_COUNTERS,
+  sql,
+  SQL_FORMAT,
+  sqlTarget,
+  statPanel,
+  thresholds,
+  timeseriesPanel,
+  UNITS,
+  withSections,
+  type DashboardConfig,
+} from './common.js'
 
 export const LIVE_RUN_UID = 'benchstream-live'
 
@@ -23,77 +41,167 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
   const where = `run_id = ${RUN} AND op IN (${OPS}) AND $__timeFilter_ms(window_start)`
   const bucket = '$__timeInterval(window_start)'
 
-  const hitNames = Object.entries(SERVER_CACHE_COUNTERS).map(([source, c]) => `('${source}', '${c.hits}')`).join(', ')
-  const missNames = Object.entries(SERVER_CACHE_COUNTERS).map(([source, c]) => `('${source}', '${c.misses}')`).join(', ')
+  const hitNames = Object.entries(SERVER_CACHE_COUNTERS)
+    .map(([source, c]) => `('${source}', '${c.hits}')`)
+    .join(', ')
+  const missNames = Object.entries(SERVER_CACHE_COUNTERS)
+    .map(([source, c]) => `('${source}', '${c.misses}')`)
+    .join(', ')
 
-  const stat = (title: string, unit: string, description: string, query: string) => statPanel(cfg, title, unit, description).withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, query))
+  const stat = (title: string, unit: string, description: string, query: string) =>
+    statPanel(cfg, title, unit, description).withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, query))
   const stats = [
-    stat('Operations', UNITS.count, 'Operations counted into windows, all selected operations and outcomes.', sql`
+    stat(
+      'Operations',
+      UNITS.count,
+      'Operations counted into windows, all selected operations and outcomes.',
+      sql`
       SELECT sum(count) AS operations
       FROM ${windows}
-      WHERE ${where}`),
-    stat('Current throughput', UNITS.throughput, `Operations per second over the last ${CURRENT_LOOKBACK_S} s of closed windows (the newest window may still be filling).`, sql`
+      WHERE ${where}`,
+    ),
+    stat(
+      'Current throughput',
+      UNITS.throughput,
+      `Operations per second over the last ${CURRENT_LOOKBACK_S} s of closed windows (the newest window ` +
+        `may still be filling).`,
+      sql`
       WITH (SELECT max(window_start) FROM ${windows} WHERE run_id = ${RUN} AND $__timeFilter_ms(window_start)) AS newest
       SELECT if(count() = 0, NULL, sum(count) * 1000 / (toUnixTimestamp64Milli(newest) - toUnixTimestamp64Milli(min(window_start)))) AS ops_per_s
       FROM ${windows}
       WHERE run_id = ${RUN} AND op IN (${OPS})
-        AND window_start >= newest - INTERVAL ${CURRENT_LOOKBACK_S} SECOND AND window_start < newest`),
-    stat('p99 latency', UNITS.latency, 'p99 of the merged histogram of all clients, selected operations, all outcomes.', sql`
+        AND window_start >= newest - INTERVAL ${CURRENT_LOOKBACK_S} SECOND AND window_start < newest`,
+    ),
+    stat(
+      'p99 latency',
+      UNITS.latency,
+      'p99 of the merged histogram of all clients, selected operations, all outcomes.',
+      sql`
       SELECT if(sum(count) = 0, NULL, bs_quantile(0.99, sumMap(hist))) AS p99_us
       FROM ${windows}
-      WHERE ${where}`),
-    stat('Intended p99', UNITS.latency, 'p99 of intended latency (from each operation\'s scheduled start, -target runs): beside the measured p99, the wait behind a slow operation that measured latency leaves out (coordinated omission). Equal to the measured p99 when unthrottled.', sql`
+      WHERE ${where}`,
+    ),
+    stat(
+      'Intended p99',
+      UNITS.latency,
+      "p99 of intended latency (from each operation's scheduled start, -target runs): beside the measured " +
+        'p99, the wait behind a slow operation that measured latency leaves out (coordinated omission). ' +
+        'Equal to the measured p99 when unthrottled.',
+      sql`
       SELECT if(sum(count) = 0, NULL, bs_quantile(0.99, sumMap(intended_hist))) AS intended_p99_us
       FROM ${windows}
-      WHERE ${where}`),
-    stat('Cache-hit ratio', UNITS.ratio, 'hits / (hits + misses) as the client saw them; empty when the binding cannot tell.', sql`
+      WHERE ${where}`,
+    ),
+    stat(
+      'Cache-hit ratio',
+      UNITS.ratio,
+      'hits / (hits + misses) as the client saw them; empty when the binding cannot tell.',
+      sql`
       SELECT sum(cache_hits) / nullIf(sum(cache_hits) + sum(cache_misses), 0) AS hit_ratio
       FROM ${windows}
-      WHERE ${where}`),
-    stat('Errors', UNITS.count, 'Operations whose status was not OK (red from the first one).', sql`
+      WHERE ${where}`,
+    ),
+    stat(
+      'Errors',
+      UNITS.count,
+      'Operations whose status was not OK (red from the first one).',
+      sql`
       SELECT sum(errors) AS errors
       FROM ${windows}
-      WHERE ${where}`)
-      .thresholds(thresholds([{ value: null, color: 'green' }, { value: 1, color: 'red' }])),
-    stat('Clients', UNITS.count, 'Driver clients that announced the run.', sql`
+      WHERE ${where}`,
+    ).thresholds(
+      thresholds([
+        { value: null, color: 'green' },
+        { value: 1, color: 'red' },
+      ]),
+    ),
+    stat(
+      'Clients',
+      UNITS.count,
+      'Driver clients that announced the run.',
+      sql`
       SELECT clients
       FROM ${db}.runs
-      WHERE run_id = ${RUN}`),
+      WHERE run_id = ${RUN}`,
+    ),
   ]
 
   const throughput = [
-    timeseriesPanel(cfg, 'Throughput', UNITS.throughput, 'Operations per second per operation (selected operations), the total over all operations, and the run target (sum of the clients\' -target; absent when unthrottled).')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'Throughput',
+      UNITS.throughput,
+      'Operations per second per operation (selected operations), the total over all operations, and ' +
+        "the run target (sum of the clients' -target; absent when unthrottled).",
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT ${bucket} AS time, op, sum(count) / ${RATE_DIVISOR} AS ops_per_s
         FROM ${windows}
         WHERE ${where}
         GROUP BY time, op
-        ORDER BY time, op`))
-      .withTarget(sqlTarget(cfg, 'B', SQL_FORMAT.timeSeries, sql`
+        ORDER BY time, op`,
+        ),
+      )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'B',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT ${bucket} AS time,
                sum(count) / ${RATE_DIVISOR} AS total,
                nullIf((SELECT any(target) FROM ${db}.runs WHERE run_id = ${RUN}), 0) AS target
         FROM ${windows}
         WHERE run_id = ${RUN} AND $__timeFilter_ms(window_start)
         GROUP BY time
-        ORDER BY time`))
+        ORDER BY time`,
+        ),
+      )
       .overrideByQuery('A', [{ id: 'displayName', value: '${__field.labels.op}' }])
       .overrideByName('target', dashedLine())
       .span(16),
-    timeseriesPanel(cfg, 'Throughput per client', UNITS.throughput, 'Operations per second per driver client (selected operations); the clients add up to the total.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'Throughput per client',
+      UNITS.throughput,
+      'Operations per second per driver client (selected operations); the clients add up to the total.',
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT ${bucket} AS time, client_id, sum(count) / ${RATE_DIVISOR} AS ops_per_s
         FROM ${windows}
         WHERE ${where}
         GROUP BY time, client_id
-        ORDER BY time, client_id`))
+        ORDER BY time, client_id`,
+        ),
+      )
       .displayName('${__field.labels.client_id}')
       .span(8),
   ]
 
   const latency = [
-    timeseriesPanel(cfg, 'Latency percentiles', UNITS.latency, 'p50, p95, p99 and p99.9 per operation from the histograms of all clients merged per time bucket (never averaged percentiles). All outcomes.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'Latency percentiles',
+      UNITS.latency,
+      'p50, p95, p99 and p99.9 per operation from the histograms of all clients merged per time bucket ' +
+        '(never averaged percentiles). All outcomes.',
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT time, op,
                bs_quantile(0.5, h) AS p50,
                bs_quantile(0.95, h) AS p95,
@@ -106,11 +214,24 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
             WHERE ${where}
             GROUP BY time, op
         )
-        ORDER BY time, op`))
+        ORDER BY time, op`,
+        ),
+      )
       .displayName('${__field.labels.op} ${__field.name}')
       .span(12),
-    timeseriesPanel(cfg, 'p99: measured vs intended', UNITS.latency, 'Measured p99 (from issue) beside intended p99 (from the scheduled start, corrected for coordinated omission). They part when a throttled client falls behind its schedule.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'p99: measured vs intended',
+      UNITS.latency,
+      'Measured p99 (from issue) beside intended p99 (from the scheduled start, corrected for coordinated ' +
+        'omission). They part when a throttled client falls behind its schedule.',
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT time, op,
                bs_quantile(0.99, h) AS measured_p99,
                bs_quantile(0.99, ih) AS intended_p99
@@ -121,26 +242,57 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
             WHERE ${where}
             GROUP BY time, op
         )
-        ORDER BY time, op`))
+        ORDER BY time, op`,
+        ),
+      )
       .displayName('${__field.labels.op} ${__field.name}')
-      .overrideByRegexp('.*intended_p99', dashedLine().filter((p) => p.id !== 'color'))
+      .overrideByRegexp(
+        '.*intended_p99',
+        dashedLine().filter((p) => p.id !== 'color'),
+      )
       .span(12),
   ]
 
   const cache = [
-    timeseriesPanel(cfg, 'Cache-hit ratio per operation (client)', UNITS.ratio, 'hits / (hits + misses) per operation, as the binding reported each operation.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'Cache-hit ratio per operation (client)',
+      UNITS.ratio,
+      'hits / (hits + misses) per operation, as the binding reported each operation.',
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT ${bucket} AS time, op,
                sum(cache_hits) / nullIf(sum(cache_hits) + sum(cache_misses), 0) AS hit_ratio
         FROM ${windows}
         WHERE ${where}
         GROUP BY time, op
-        ORDER BY time, op`))
+        ORDER BY time, op`,
+        ),
+      )
       .displayName('${__field.labels.op}')
       .min(0)
       .max(1),
-    timeseriesPanel(cfg, 'Cache-hit ratio (server)', UNITS.ratio, `From the datastore's cumulative counters (${Object.entries(SERVER_CACHE_COUNTERS).map(([s, c]) => `${s}: ${c.hits}/${c.misses}`).join(', ')}): the increase between consecutive samples of each client, summed per source and bucket. A counter that went down (server restart) counts from zero.`)
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'Cache-hit ratio (server)',
+      UNITS.ratio,
+      `From the datastore's cumulative counters (${Object.entries(SERVER_CACHE_COUNTERS)
+        .map(([s, c]) => `${s}: ${c.hits}/${c.misses}`)
+        .join(
+          ', ',
+        )}): the increase between consecutive samples of each client, summed per source and bucket. A counter that went down (server restart) counts from zero.`,
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT $__timeInterval(at) AS time, source,
                sumIf(delta, hit) / nullIf(sum(delta), 0) AS hit_ratio
         FROM
@@ -160,20 +312,34 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
         )
         WHERE $__timeFilter_ms(at)
         GROUP BY time, source
-        ORDER BY time, source`))
+        ORDER BY time, source`,
+        ),
+      )
       .displayName('${__field.labels.source}')
       .min(0)
       .max(1),
   ]
 
   const errors = [
-    timeseriesPanel(cfg, 'Errors per second by status', UNITS.errorRate, 'Failed operations per second by status (selected operations): operations that ended in each non-OK status.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.timeSeries, sql`
+    timeseriesPanel(
+      cfg,
+      'Errors per second by status',
+      UNITS.errorRate,
+      'Failed operations per second by status (selected operations): operations that ended in each non-OK status.',
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
         SELECT ${bucket} AS time, status, sum(count) / ${RATE_DIVISOR} AS errors_per_s
         FROM ${windows}
         WHERE ${where} AND status != 'OK'
         GROUP BY time, status
-        ORDER BY time, status`))
+        ORDER BY time, status`,
+        ),
+      )
       .displayName('${__field.labels.status}')
       .noValue('no errors')
       .span(24),
@@ -192,11 +358,17 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
     .withVariable(datasourceVariable(cfg))
     .withVariable(runVariable(cfg, 'run', 'Run', 'Runs active in the time range, newest first.'))
     .withVariable(
-      queryVariable(cfg, 'op', 'Operation', 'Operations of the run.', sql`
+      queryVariable(
+        cfg,
+        'op',
+        'Operation',
+        'Operations of the run.',
+        sql`
         SELECT DISTINCT op
         FROM ${windows}
         WHERE run_id = ${RUN}
-        ORDER BY op`)
+        ORDER BY op`,
+      )
         .multi(true)
         .includeAll(true),
     )

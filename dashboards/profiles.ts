@@ -13,7 +13,21 @@
  * services/core/profiles/flame-graph.ts builds the same rows for the API.
  */
 import { DashboardBuilder, PanelBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { datasourceRef, datasourceVariable, finishDashboard, indentTail, neutralThresholds, queryVariable, sql, SQL_FORMAT, sqlTarget, tablePanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import {
+  datasourceRef,
+  datasourceVariable,
+  finishDashboard,
+  indentTail,
+  neutralThresholds,
+  queryVariable,
+  sql,
+  SQL_FORMAT,
+  sqlTarget,
+  tablePanel,
+  UNITS,
+  withSections,
+  type DashboardConfig,
+} from './common.js'
 
 export const PROFILES_UID = 'benchstream-profiles'
 
@@ -57,21 +71,34 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
    * side (value/self) or two (value/self the baseline, valueRight/selfRight
    * the candidate).
    */
-  const flameGraph = (title: string, description: string, stacksSql: string, sides: ReadonlyArray<{ value: string; self: string; samples: string }>) => {
+  const flameGraph = (
+    title: string,
+    description: string,
+    stacksSql: string,
+    sides: ReadonlyArray<{ value: string; self: string; samples: string }>,
+  ) => {
     const root = sides.map((x) => `sum(${x.samples}) AS ${x.value}, toUInt64(0) AS ${x.self}`).join(', ')
     // Continuation lines aligned under the first column of the generated SQL (sql`` dedents by the template's indent).
-    const paths = sides.map((x) => `sum(${x.samples}) AS ${x.value}, sumIf(${x.samples}, length(path) = length(frames)) AS ${x.self}`).join(',\n                   ')
-    return new PanelBuilder()
-      .type('flamegraph')
-      .title(title)
-      .description(description)
-      .datasource(datasourceRef(cfg))
-      // Widths are sample counts; no colour scale of ours (the panel colours frames itself).
-      .unit(UNITS.count)
-      .thresholds(neutralThresholds())
-      .height(16)
-      .span(24)
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+    const paths = sides
+      .map((x) => `sum(${x.samples}) AS ${x.value}, sumIf(${x.samples}, length(path) = length(frames)) AS ${x.self}`)
+      .join(',\n                   ')
+    return (
+      new PanelBuilder()
+        .type('flamegraph')
+        .title(title)
+        .description(description)
+        .datasource(datasourceRef(cfg))
+        // Widths are sample counts; no colour scale of ours (the panel colours frames itself).
+        .unit(UNITS.count)
+        .thresholds(neutralThresholds())
+        .height(16)
+        .span(24)
+        .withTarget(
+          sqlTarget(
+            cfg,
+            'A',
+            SQL_FORMAT.table,
+            sql`
         WITH stacks AS
         (
             ${indentTail(stacksSql, 12)}
@@ -87,27 +114,58 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
             ARRAY JOIN arrayMap(i -> arraySlice(frames, 1, i), range(1, length(frames) + 1)) AS path
             GROUP BY path
         )
-        ORDER BY path`))
+        ORDER BY path`,
+          ),
+        )
+    )
   }
 
   // One run, cut to the dashboard's time range (slices by their start, as windows).
   const oneRun = stacks(['n'], 'sum(count) AS n', `run_id = ${RUN} AND $__timeFilter_ms(window_start)`)
-  const flame = flameGraph('CPU profile of ${run}',
-    'Every profile of the run whose time slices start in the time range, merged (all hosts and processes): width = samples. Click to zoom, search in the panel\'s toolbar. The same graph, interactive or as SVG: /profiles?run=<run> and /api/v1/profiles/flamegraph?run=<run>&format=svg on the Benchstream API.',
-    oneRun, [{ value: 'value', self: 'self', samples: 'n' }])
+  const flame = flameGraph(
+    'CPU profile of ${run}',
+    'Every profile of the run whose time slices start in the time range, merged (all hosts and processes): ' +
+      "width = samples. Click to zoom, search in the panel's toolbar. The same graph, interactive " +
+      'or as SVG: /profiles?run=<run> and /api/v1/profiles/flamegraph?run=<run>&format=svg on the ' +
+      'Benchstream API.',
+    oneRun,
+    [{ value: 'value', self: 'self', samples: 'n' }],
+  )
 
   // Two whole runs (no time cut: they ran at different times).
-  const bothRuns = stacks(['a', 'b'], `sumIf(count, run_id = ${BASELINE}) AS a, sumIf(count, run_id = ${CANDIDATE}) AS b`, `run_id IN (${BASELINE}, ${CANDIDATE})`)
-  const diff = flameGraph('Differential profile: ${candidate} against ${baseline}',
-    'Both whole runs (not cut by the time range). value/self: the baseline; valueRight/selfRight: the candidate. Grafana colours each frame by the change of its share of each side\'s samples (green less, red more). Brendan Gregg\'s form (widths from the candidate): /profiles?baseline=<A>&candidate=<B> on the Benchstream API.',
-    bothRuns, [{ value: 'value', self: 'self', samples: 'a' }, { value: 'valueRight', self: 'selfRight', samples: 'b' }])
+  const bothRuns = stacks(
+    ['a', 'b'],
+    `sumIf(count, run_id = ${BASELINE}) AS a, sumIf(count, run_id = ${CANDIDATE}) AS b`,
+    `run_id IN (${BASELINE}, ${CANDIDATE})`,
+  )
+  const diff = flameGraph(
+    'Differential profile: ${candidate} against ${baseline}',
+    'Both whole runs (not cut by the time range). value/self: the baseline; valueRight/selfRight: ' +
+      "the candidate. Grafana colours each frame by the change of its share of each side's samples " +
+      ("(green less, red more). Brendan Gregg's form (widths from the " +
+        'candidate): /profiles?baseline=<A>&candidate=<B> ') +
+      'on the Benchstream API.',
+    bothRuns,
+    [
+      { value: 'value', self: 'self', samples: 'a' },
+      { value: 'valueRight', self: 'selfRight', samples: 'b' },
+    ],
+  )
 
-  /** Frames by the change of their share of samples, percentage points; `framesOf` maps a stack's frames to the frames it counts for. */
+  /**
+   * Frames by the change of their share of samples, percentage points; `framesOf` maps a stack's frames to the frames
+   * it counts for.
+   */
   const changes = (title: string, description: string, framesOf: string) =>
     tablePanel(cfg, title, description)
       .span(12)
       .height(12)
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.table,
+          sql`
         WITH stacks AS
         (
             ${indentTail(bothRuns, 12)}
@@ -123,12 +181,30 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
         CROSS JOIN (SELECT sum(a) AS ta, sum(b) AS tb FROM stacks) AS t
         WHERE change_pp != 0
         ORDER BY abs(change_pp) DESC, frame
-        LIMIT ${TOP_FRAMES}`))
-      .overrideByRegexp('.*_pct$', [{ id: 'unit', value: UNITS.percent }, { id: 'decimals', value: 2 }])
-      .overrideByName('change_pp', [{ id: 'decimals', value: 2 }, { id: 'displayName', value: 'change (pp)' }])
+        LIMIT ${TOP_FRAMES}`,
+        ),
+      )
+      .overrideByRegexp('.*_pct$', [
+        { id: 'unit', value: UNITS.percent },
+        { id: 'decimals', value: 2 },
+      ])
+      .overrideByName('change_pp', [
+        { id: 'decimals', value: 2 },
+        { id: 'displayName', value: 'change (pp)' },
+      ])
 
-  const selfTable = changes('Frames whose self share changed most', 'Samples where the frame was the leaf (running its own code), as a share of each run\'s samples, and the change in percentage points (candidate - baseline). The same as GET /api/v1/profiles/diff.', '[frames[-1]]')
-  const totalTable = changes('Frames whose total share changed most', 'Samples with the frame anywhere on the stack (counted once per stack), as a share of each run\'s samples, and the change in percentage points.', 'arrayDistinct(frames)')
+  const selfTable = changes(
+    'Frames whose self share changed most',
+    "Samples where the frame was the leaf (running its own code), as a share of each run's samples, " +
+      'and the change in percentage points (candidate - baseline). The same as GET /api/v1/profiles/diff.',
+    '[frames[-1]]',
+  )
+  const totalTable = changes(
+    'Frames whose total share changed most',
+    "Samples with the frame anywhere on the stack (counted once per stack), as a share of each run's " +
+      'samples, and the change in percentage points.',
+    'arrayDistinct(frames)',
+  )
 
   const runs = sql`
     SELECT run_id
@@ -138,7 +214,10 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
     ORDER BY max(window_start) DESC, run_id`
   const builder = new DashboardBuilder('Benchstream — profiles')
     .uid(PROFILES_UID)
-    .description('CPU profiles attached to runs (benchstream profile attach / capture): a run\'s flame graph, and a differential one of two runs with the frames whose share changed most.')
+    .description(
+      "CPU profiles attached to runs (benchstream profile attach / capture): a run's flame graph, " +
+        'and a differential one of two runs with the frames whose share changed most.',
+    )
     .tags(['benchstream'])
     .editable()
     .timezone('browser')
@@ -146,12 +225,15 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
     .annotations([])
     .withVariable(datasourceVariable(cfg))
     .withVariable(queryVariable(cfg, 'run', 'Run', 'Runs with profile slices in the time range, newest first.', runs))
-    .withVariable(queryVariable(cfg, 'baseline', 'Baseline', 'Runs with profile slices in the time range, newest first.', runs))
-    .withVariable(queryVariable(cfg, 'candidate', 'Candidate', 'Runs with profile slices in the time range, newest first.', runs))
+    .withVariable(
+      queryVariable(cfg, 'baseline', 'Baseline', 'Runs with profile slices in the time range, newest first.', runs),
+    )
+    .withVariable(
+      queryVariable(cfg, 'candidate', 'Candidate', 'Runs with profile slices in the time range, newest first.', runs),
+    )
   withSections(builder, [
     ['One run', [flame]],
     ['Candidate against baseline', [diff, selfTable, totalTable]],
   ])
   return finishDashboard(builder.build(), cfg)
 }
-

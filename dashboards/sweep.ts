@@ -7,7 +7,22 @@
  * those active in the time range; each run counts whole.
  */
 import { DashboardBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
-import { barChartPanel, datasourceVariable, finishDashboard, indentTail, queryVariable, runsInRangeWhere, sql, SQL_FORMAT, sqlTarget, tablePanel, trendPanel, UNITS, withSections, type DashboardConfig } from './common.js'
+import {
+  barChartPanel,
+  datasourceVariable,
+  finishDashboard,
+  indentTail,
+  queryVariable,
+  runsInRangeWhere,
+  sql,
+  SQL_FORMAT,
+  sqlTarget,
+  tablePanel,
+  trendPanel,
+  UNITS,
+  withSections,
+  type DashboardConfig,
+} from './common.js'
 
 export const SWEEP_UID = 'benchstream-sweep'
 
@@ -42,17 +57,35 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     ) AS w ON w.run_id = r.run_id`
   const numericOrder = 'toFloat64OrNull(value) ASC NULLS LAST, value'
 
-  const table = tablePanel(cfg, 'Runs by ${label}', 'One row per run that has the label, sorted by its value. Throughput = operations / run time as in the run report; latencies from the merged histogram of all operations, clients and outcomes.')
-    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+  const table = tablePanel(
+    cfg,
+    'Runs by ${label}',
+    'One row per run that has the label, sorted by its value. Throughput = operations / run time ' +
+      'as in the run report; latencies from the merged histogram of all operations, clients and outcomes.',
+  )
+    .withTarget(
+      sqlTarget(
+        cfg,
+        'A',
+        SQL_FORMAT.table,
+        sql`
       SELECT value, run_id, workload, clients, threads, ops_per_s, avg_us,
              bs_quantile(0.5, h) AS p50_us, bs_quantile(0.99, h) AS p99_us
       FROM
       (
           ${indentTail(perRun, 10)}
       )
-      ORDER BY ${numericOrder}, started_at, run_id`))
-    .overrideByName('ops_per_s', [{ id: 'unit', value: UNITS.throughput }, { id: 'decimals', value: 1 }])
-    .overrideByRegexp('.*_us$', [{ id: 'unit', value: UNITS.latency }, { id: 'decimals', value: 1 }])
+      ORDER BY ${numericOrder}, started_at, run_id`,
+      ),
+    )
+    .overrideByName('ops_per_s', [
+      { id: 'unit', value: UNITS.throughput },
+      { id: 'decimals', value: 1 },
+    ])
+    .overrideByRegexp('.*_us$', [
+      { id: 'unit', value: UNITS.latency },
+      { id: 'decimals', value: 1 },
+    ])
     .overrideByName('value', [{ id: 'displayName', value: '${label}' }])
 
   // Per label value: several runs with one value (repeats) merge: mean throughput, p99 of the merged histograms.
@@ -66,45 +99,113 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     ORDER BY ${numericOrder}`
 
   const charts = [
-    barChartPanel(cfg, 'Throughput by ${label}', UNITS.throughput, 'value', 'Mean throughput of the runs with each value.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('ops_per_s', 'avg(ops_per_s)'))),
-    barChartPanel(cfg, 'p99 latency by ${label}', UNITS.latency, 'value', 'p99 of the merged histograms of the runs with each value.')
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('p99_us', 'bs_quantile(0.99, sumMap(h))'))),
+    barChartPanel(
+      cfg,
+      'Throughput by ${label}',
+      UNITS.throughput,
+      'value',
+      'Mean throughput of the runs with each value.',
+    ).withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('ops_per_s', 'avg(ops_per_s)'))),
+    barChartPanel(
+      cfg,
+      'p99 latency by ${label}',
+      UNITS.latency,
+      'value',
+      'p99 of the merged histograms of the runs with each value.',
+    ).withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('p99_us', 'bs_quantile(0.99, sumMap(h))'))),
   ]
 
   // Groups of repetitions (run --repeat/--group) whose runs are active in the range: the
   // median of the runs' own figures and their range, Grafana's error bars (view group_op_figures).
-  const groups = tablePanel(cfg, 'Groups of repetitions: median and range', 'One row per group and operation: the median over the group\'s runs of each run\'s own figure (percentiles from the run\'s merged histogram, never averaged across runs) and the smallest and largest run. Throughput of OVERALL counts every call, of an operation its successful calls. The samples benchstream compare tests.')
-    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+  const groups = tablePanel(
+    cfg,
+    'Groups of repetitions: median and range',
+    "One row per group and operation: the median over the group's runs of each run's own figure " +
+      "(percentiles from the run's merged histogram, never averaged across runs) and the smallest " +
+      'and largest run. Throughput of OVERALL counts every call, of an operation its successful calls. ' +
+      'The samples benchstream compare tests.',
+  )
+    .withTarget(
+      sqlTarget(
+        cfg,
+        'A',
+        SQL_FORMAT.table,
+        sql`
       SELECT group_id, workload, op, runs, median_ops_per_sec, min_ops_per_sec, max_ops_per_sec,
              median_p99_us, min_p99_us, max_p99_us
       FROM ${db}.group_op_figures
       WHERE group_id IN (SELECT group_id FROM ${db}.runs WHERE ${runsInRangeWhere()} AND group_id != '')
-      ORDER BY first_started_at, group_id, op != 'OVERALL', op`))
-    .overrideByRegexp('.*ops_per_sec$', [{ id: 'unit', value: UNITS.throughput }, { id: 'decimals', value: 1 }])
-    .overrideByRegexp('.*_us$', [{ id: 'unit', value: UNITS.latency }, { id: 'decimals', value: 1 }])
+      ORDER BY first_started_at, group_id, op != 'OVERALL', op`,
+      ),
+    )
+    .overrideByRegexp('.*ops_per_sec$', [
+      { id: 'unit', value: UNITS.throughput },
+      { id: 'decimals', value: 1 },
+    ])
+    .overrideByRegexp('.*_us$', [
+      { id: 'unit', value: UNITS.latency },
+      { id: 'decimals', value: 1 },
+    ])
 
   // The points of benchstream sweep runs (labels sweep, sweep.param, point; view sweep_points).
-  const sweepWhere = `sweep_id IN (SELECT labels['sweep'] FROM ${db}.runs WHERE ${runsInRangeWhere()} AND labels['sweep'] != '')`
-  const points = tablePanel(cfg, 'Sweep points', 'benchstream sweep: one row per point of each sweep whose runs are active in the range, in the order of the swept value; all operations (OVERALL), from each run\'s merged histogram.')
-    .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+  const sweepWhere =
+    `sweep_id IN (SELECT labels['sweep'] FROM ${db}.runs WHERE ${runsInRangeWhere()} ` + `AND labels['sweep'] != '')`
+  const points = tablePanel(
+    cfg,
+    'Sweep points',
+    'benchstream sweep: one row per point of each sweep whose runs are active in the range, in the ' +
+      "order of the swept value; all operations (OVERALL), from each run's merged histogram.",
+  )
+    .withTarget(
+      sqlTarget(
+        cfg,
+        'A',
+        SQL_FORMAT.table,
+        sql`
       SELECT sweep_id, param, point, run_id, ops_per_sec, p50_us, p95_us, p99_us, error_rate
       FROM ${db}.sweep_points
       WHERE op = 'OVERALL' AND ${sweepWhere}
-      ORDER BY sweep_id, x ASC NULLS LAST, point, started_at`))
-    .overrideByName('ops_per_sec', [{ id: 'unit', value: UNITS.throughput }, { id: 'decimals', value: 1 }])
-    .overrideByRegexp('.*_us$', [{ id: 'unit', value: UNITS.latency }, { id: 'decimals', value: 1 }])
+      ORDER BY sweep_id, x ASC NULLS LAST, point, started_at`,
+      ),
+    )
+    .overrideByName('ops_per_sec', [
+      { id: 'unit', value: UNITS.throughput },
+      { id: 'decimals', value: 1 },
+    ])
+    .overrideByRegexp('.*_us$', [
+      { id: 'unit', value: UNITS.latency },
+      { id: 'decimals', value: 1 },
+    ])
   // The curve of the newest sweep: throughput and p99 against the swept value (numeric points).
-  const newest = `sweep_id = (SELECT argMax(sweep_id, started_at) FROM ${db}.sweep_points WHERE op = 'OVERALL' AND x IS NOT NULL AND ${sweepWhere})`
+  const newest =
+    `sweep_id = (SELECT argMax(sweep_id, started_at) FROM ${db}.sweep_points WHERE op = 'OVERALL' ` +
+    `AND x IS NOT NULL AND ${sweepWhere})`
   const curve = (title: string, column: string, unit: string, what: string): ReturnType<typeof trendPanel> =>
-    trendPanel(cfg, title, unit, 'x', `The newest sweep in the range with numeric points: ${what} against the swept value.`)
-      .withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, sql`
+    trendPanel(
+      cfg,
+      title,
+      unit,
+      'x',
+      `The newest sweep in the range with numeric points: ${what} against the swept value.`,
+    ).withTarget(
+      sqlTarget(
+        cfg,
+        'A',
+        SQL_FORMAT.table,
+        sql`
         SELECT x, ${column}
         FROM ${db}.sweep_points
         WHERE op = 'OVERALL' AND x IS NOT NULL AND ${newest}
-        ORDER BY x`))
+        ORDER BY x`,
+      ),
+    )
   const curves = [
-    curve('Sweep curve: throughput', 'ops_per_sec', UNITS.throughput, 'throughput (saturation: where it stops growing)'),
+    curve(
+      'Sweep curve: throughput',
+      'ops_per_sec',
+      UNITS.throughput,
+      'throughput (saturation: where it stops growing)',
+    ),
     curve('Sweep curve: p99', 'p99_us', UNITS.latency, 'p99 (the knee: where it turns up)'),
   ]
 
@@ -120,14 +221,25 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     .annotations([])
     .withVariable(datasourceVariable(cfg))
     .withVariable(
-      queryVariable(cfg, 'label', 'Label', 'Label keys of the runs active in the time range.', sql`
+      queryVariable(
+        cfg,
+        'label',
+        'Label',
+        'Label keys of the runs active in the time range.',
+        sql`
         SELECT DISTINCT arrayJoin(mapKeys(labels)) AS label
         FROM ${db}.runs
         WHERE ${runsInRangeWhere()}
-        ORDER BY label`),
+        ORDER BY label`,
+      ),
     )
     .withVariable(
-      queryVariable(cfg, 'workload', 'Workload', `Workload of the runs; ${ANY_WORKLOAD} = any.`, sql`
+      queryVariable(
+        cfg,
+        'workload',
+        'Workload',
+        `Workload of the runs; ${ANY_WORKLOAD} = any.`,
+        sql`
         SELECT workload
         FROM
         (
@@ -137,7 +249,8 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
             FROM ${db}.runs
             WHERE ${runsInRangeWhere()} AND mapContains(labels, ${LABEL})
         )
-        ORDER BY k, workload`),
+        ORDER BY k, workload`,
+      ),
     )
   withSections(builder, [
     ['Runs', [table]],

@@ -33,28 +33,54 @@ function literals<const T extends readonly string[]>(values: T, description: str
 }
 
 const common = {
-  name: Type.String({ pattern: RULE_NAME_PATTERN, description: 'a name of 1-64 characters from A-Z a-z 0-9 _, not starting with a digit (it becomes the alertname label)' }),
+  name: Type.String({
+    pattern: RULE_NAME_PATTERN,
+    description:
+      'a name of 1-64 characters from A-Z a-z 0-9 _, not starting with a digit (it becomes the alertname label)',
+  }),
   severity: literals(SEVERITIES, `one of ${SEVERITIES.join(', ')}`),
   description: Type.Optional(Type.String({ maxLength: 500, description: 'free text of at most 500 characters' })),
 }
-const windows = (what: string) => Type.Integer({ minimum: 1, maximum: MAX_RULE_WINDOWS, description: `${what}: an integer from 1 to ${MAX_RULE_WINDOWS}` })
-const resolveWindows = Type.Optional(windows('consecutive good windows before a firing alert resolves (default: the rule\'s windows)'))
-const warmupWindows = Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RULE_WINDOWS, description: `complete windows at the start of the run that are ignored: an integer from 0 to ${MAX_RULE_WINDOWS}` }))
-const ops = Type.Optional(Type.Array(literals(OPERATIONS, `one of ${OPERATIONS.join(', ')}`), { minItems: 1, uniqueItems: true, description: `a non-empty list of distinct operations from ${OPERATIONS.join(', ')}` }))
+const windows = (what: string) =>
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_RULE_WINDOWS,
+    description: `${what}: an integer from 1 to ${MAX_RULE_WINDOWS}`,
+  })
+const resolveWindows = Type.Optional(
+  windows("consecutive good windows before a firing alert resolves (default: the rule's windows)"),
+)
+const warmupWindows = Type.Optional(
+  Type.Integer({
+    minimum: 0,
+    maximum: MAX_RULE_WINDOWS,
+    description: `complete windows at the start of the run that are ignored: an integer from 0 to ${MAX_RULE_WINDOWS}`,
+  }),
+)
+const ops = Type.Optional(
+  Type.Array(literals(OPERATIONS, `one of ${OPERATIONS.join(', ')}`), {
+    minItems: 1,
+    uniqueItems: true,
+    description: `a non-empty list of distinct operations from ${OPERATIONS.join(', ')}`,
+  }),
+)
 
 /**
  * Total throughput of the run (all operations and clients together) below
  * `fraction` of the run's target (the sum of the clients' -target), for
  * `windows` consecutive windows. Runs without a target are not checked.
  */
-export const BelowTargetRule = Type.Object({
-  type: Type.Literal('below_target'),
-  ...common,
-  fraction: Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'a number greater than 0 and at most 1' }),
-  windows: windows('consecutive windows below the target before it fires'),
-  resolveWindows,
-  warmupWindows,
-}, { additionalProperties: false })
+export const BelowTargetRule = Type.Object(
+  {
+    type: Type.Literal('below_target'),
+    ...common,
+    fraction: Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'a number greater than 0 and at most 1' }),
+    windows: windows('consecutive windows below the target before it fires'),
+    resolveWindows,
+    warmupWindows,
+  },
+  { additionalProperties: false },
+)
 export type BelowTargetRule = Static<typeof BelowTargetRule>
 
 /**
@@ -64,41 +90,60 @@ export type BelowTargetRule = Static<typeof BelowTargetRule>
  * evaluated nor part of the baseline; breaching windows never enter it, so a
  * long drop does not become its own baseline.
  */
-export const DropVsBaselineRule = Type.Object({
-  type: Type.Literal('drop_vs_baseline'),
-  ...common,
-  percent: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 100, description: 'a number greater than 0 and less than 100' }),
-  baselineWindows: windows('windows in the trailing baseline'),
-  baseline: Type.Optional(literals(BASELINE_METHODS, `one of ${BASELINE_METHODS.join(', ')} (default median)`)),
-  warmupWindows,
-  /** Operations slower than this (ops/s, baseline) are too sparse to judge. */
-  minBaselineOpsPerSec: Type.Optional(Type.Number({ minimum: 0, description: 'a number of operations per second, 0 or more (default 1)' })),
-  windows: windows('consecutive windows below the baseline before it fires'),
-  resolveWindows,
-  ops,
-}, { additionalProperties: false })
+export const DropVsBaselineRule = Type.Object(
+  {
+    type: Type.Literal('drop_vs_baseline'),
+    ...common,
+    percent: Type.Number({
+      exclusiveMinimum: 0,
+      exclusiveMaximum: 100,
+      description: 'a number greater than 0 and less than 100',
+    }),
+    baselineWindows: windows('windows in the trailing baseline'),
+    baseline: Type.Optional(literals(BASELINE_METHODS, `one of ${BASELINE_METHODS.join(', ')} (default median)`)),
+    warmupWindows,
+    /** Operations slower than this (ops/s, baseline) are too sparse to judge. */
+    minBaselineOpsPerSec: Type.Optional(
+      Type.Number({ minimum: 0, description: 'a number of operations per second, 0 or more (default 1)' }),
+    ),
+    windows: windows('consecutive windows below the baseline before it fires'),
+    resolveWindows,
+    ops,
+  },
+  { additionalProperties: false },
+)
 export type DropVsBaselineRule = Static<typeof DropVsBaselineRule>
 
 /** errors / operations of one operation above `threshold` for `windows` consecutive windows. */
-export const ErrorRateRule = Type.Object({
-  type: Type.Literal('error_rate'),
-  ...common,
-  threshold: Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'a fraction greater than 0 and at most 1 (0.05 = 5 %)' }),
-  /** Windows with fewer operations are skipped (neither good nor bad). */
-  minOps: Type.Optional(Type.Integer({ minimum: 1, description: 'an integer of at least 1 (default 1)' })),
-  windows: windows('consecutive windows above the threshold before it fires'),
-  resolveWindows,
-  warmupWindows,
-  ops,
-}, { additionalProperties: false })
+export const ErrorRateRule = Type.Object(
+  {
+    type: Type.Literal('error_rate'),
+    ...common,
+    threshold: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      description: 'a fraction greater than 0 and at most 1 (0.05 = 5 %)',
+    }),
+    /** Windows with fewer operations are skipped (neither good nor bad). */
+    minOps: Type.Optional(Type.Integer({ minimum: 1, description: 'an integer of at least 1 (default 1)' })),
+    windows: windows('consecutive windows above the threshold before it fires'),
+    resolveWindows,
+    warmupWindows,
+    ops,
+  },
+  { additionalProperties: false },
+)
 export type ErrorRateRule = Static<typeof ErrorRateRule>
 
 /** A run that started and has not ended has produced no operation for `seconds`. */
-export const NoDataRule = Type.Object({
-  type: Type.Literal('no_data'),
-  ...common,
-  seconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'an integer number of seconds from 1 to 86400' }),
-}, { additionalProperties: false })
+export const NoDataRule = Type.Object(
+  {
+    type: Type.Literal('no_data'),
+    ...common,
+    seconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'an integer number of seconds from 1 to 86400' }),
+  },
+  { additionalProperties: false },
+)
 export type NoDataRule = Static<typeof NoDataRule>
 
 export const BASELINE_FIGURES = ['throughput', 'p99'] as const
@@ -117,19 +162,46 @@ export type BaselineFigure = (typeof BASELINE_FIGURES)[number]
  * and `windows` bad windows in a row fire. Runs without a baseline are not
  * checked; there is no Prometheus twin (Prometheus has no baseline run).
  */
-export const VsBaselineRule = Type.Object({
-  type: Type.Literal('vs_baseline'),
-  ...common,
-  figures: Type.Optional(Type.Array(literals(BASELINE_FIGURES, `one of ${BASELINE_FIGURES.join(', ')}`), { minItems: 1, uniqueItems: true, description: 'figures compared: throughput and/or p99 (default both)' })),
-  sigmas: Type.Optional(Type.Number({ minimum: 1, maximum: 100, description: 'how many of the baseline\'s noise (sigma) a difference must exceed, 1 to 100 (default 4)' })),
-  minPercent: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1000, description: 'smallest difference in percent of the baseline that counts, greater than 0 and less than 1000 (default 10)' })),
-  /** Windows (of the baseline or the candidate) with fewer operations have no p99 worth judging. */
-  minOps: Type.Optional(Type.Integer({ minimum: 1, description: 'an integer of at least 1 (default 20): fewer operations in a window and its p99 is not judged' })),
-  windows: windows('consecutive windows beyond the baseline before it fires'),
-  resolveWindows,
-  warmupWindows,
-  ops,
-}, { additionalProperties: false })
+export const VsBaselineRule = Type.Object(
+  {
+    type: Type.Literal('vs_baseline'),
+    ...common,
+    figures: Type.Optional(
+      Type.Array(literals(BASELINE_FIGURES, `one of ${BASELINE_FIGURES.join(', ')}`), {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'figures compared: throughput and/or p99 (default both)',
+      }),
+    ),
+    sigmas: Type.Optional(
+      Type.Number({
+        minimum: 1,
+        maximum: 100,
+        description: "how many of the baseline's noise (sigma) a difference must exceed, 1 to 100 (default 4)",
+      }),
+    ),
+    minPercent: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        exclusiveMaximum: 1000,
+        description:
+          'smallest difference in percent of the baseline that counts, greater than 0 and less than 1000 (default 10)',
+      }),
+    ),
+    /** Windows (of the baseline or the candidate) with fewer operations have no p99 worth judging. */
+    minOps: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'an integer of at least 1 (default 20): fewer operations in a window and its p99 is not judged',
+      }),
+    ),
+    windows: windows('consecutive windows beyond the baseline before it fires'),
+    resolveWindows,
+    warmupWindows,
+    ops,
+  },
+  { additionalProperties: false },
+)
 export type VsBaselineRule = Static<typeof VsBaselineRule>
 
 /** Per-type schemas, for validating one rule against the schema its `type` names. */
@@ -144,10 +216,13 @@ export const RULE_SCHEMAS = {
 export const AlertRule = Type.Union([BelowTargetRule, DropVsBaselineRule, ErrorRateRule, NoDataRule, VsBaselineRule])
 export type AlertRule = Static<typeof AlertRule>
 
-export const AlertRulesFile = Type.Object({
-  version: Type.Literal(ALERT_RULES_VERSION, { description: `${ALERT_RULES_VERSION}` }),
-  rules: Type.Array(Type.Unknown(), { maxItems: 1000, description: 'a list of at most 1000 rules' }),
-}, { additionalProperties: false })
+export const AlertRulesFile = Type.Object(
+  {
+    version: Type.Literal(ALERT_RULES_VERSION, { description: `${ALERT_RULES_VERSION}` }),
+    rules: Type.Array(Type.Unknown(), { maxItems: 1000, description: 'a list of at most 1000 rules' }),
+  },
+  { additionalProperties: false },
+)
 export interface AlertRulesFile {
   version: typeof ALERT_RULES_VERSION
   rules: AlertRule[]

@@ -8,30 +8,56 @@ import { Type, type Static, type TSchema } from 'typebox'
 const MAX_EPOCH_MS = 4_102_444_800_000
 
 export const RunIdParams = Type.Object({
-  runId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'run id: 1-64 characters from A-Z a-z 0-9 . _ : -' }),
+  runId: Type.String({
+    pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+    description: 'run id: 1-64 characters from A-Z a-z 0-9 . _ : -',
+  }),
 })
 export type RunIdParams = Static<typeof RunIdParams>
 
 export const ReportQuery = Type.Object({
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('text')], { description: 'json (default) or text (YCSB layout)' })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('json'), Type.Literal('text')], { description: 'json (default) or text (YCSB layout)' }),
+  ),
 })
 export type ReportQuery = Static<typeof ReportQuery>
 
 export const TimelineQuery = Type.Object({
-  since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description: `only windows starting at or after this time: ms since the Unix epoch, 0 to ${MAX_EPOCH_MS} (year 2100)` })),
+  since: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_EPOCH_MS,
+      description:
+        `only windows starting at or after this time: ms since the Unix ` + `epoch, 0 to ${MAX_EPOCH_MS} (year 2100)`,
+    }),
+  ),
 })
 export type TimelineQuery = Static<typeof TimelineQuery>
 
 /** A label selector term: `key=value`, the key as a label key (ID rule), the value at most 256 characters. */
 const LABEL_TERM = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}=.{0,256}$'
-const GROUP_NAME = { pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'a group name: 1-64 characters from A-Z a-z 0-9 . _ : -, starting with a letter or digit' }
+const GROUP_NAME = {
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+  description: 'a group name: 1-64 characters from A-Z a-z 0-9 . _ : -, starting with a letter or digit',
+}
 
 /** Unknown parameters are refused (a misspelt filter must not silently list every run). */
-export const RunsQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-  group: Type.Optional(Type.String(GROUP_NAME)),
-  label: Type.Optional(Type.Array(Type.String({ pattern: LABEL_TERM, description: 'key=value: runs whose label key has exactly this value' }), { maxItems: 32, description: 'label filters, all must match (repeat the parameter: label=version=1.2&label=host=a)' })),
-}, { additionalProperties: false })
+export const RunsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    group: Type.Optional(Type.String(GROUP_NAME)),
+    label: Type.Optional(
+      Type.Array(
+        Type.String({ pattern: LABEL_TERM, description: 'key=value: runs whose label key has exactly this value' }),
+        {
+          maxItems: 32,
+          description: 'label filters, all must match (repeat the parameter: label=version=1.2&label=host=a)',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type RunsQuery = Static<typeof RunsQuery>
 
 /**
@@ -39,35 +65,111 @@ export type RunsQuery = Static<typeof RunsQuery>
  * or a selector `key=value[,key=value...]` over labels (and `workload=`,
  * `group=`), e.g. `version=0.98.0,workload=e`.
  */
-const SIDE = (what: string) => Type.String({ minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9][^&]*$', description: `the ${what}: a run id, group:NAME, or key=value[,key=value...] (labels, workload, group)` })
+const SIDE = (what: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    pattern: '^[A-Za-z0-9][^&]*$',
+    description: `the ${what}: a run id, group:NAME, or key=value[,key=value...] (labels, workload, group)`,
+  })
 
-export const CompareQuery = Type.Object({
-  baseline: SIDE('baseline (release A)'),
-  candidate: SIDE('candidate (release B)'),
-  alpha: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'significance level, greater than 0 and less than 1 (default 0.05)' })),
-  minEffect: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1, description: 'smallest relative change called a regression or improvement, 0 to below 1 (default 0.01 = 1 %)' })),
-  force: Type.Optional(Type.Boolean({ description: 'compare even when the setups differ (the differences are listed)' })),
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('markdown'), Type.Literal('text')], { description: 'json (default), markdown or text (the terminal table)' })),
-}, { additionalProperties: false })
+export const CompareQuery = Type.Object(
+  {
+    baseline: SIDE('baseline (release A)'),
+    candidate: SIDE('candidate (release B)'),
+    alpha: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        exclusiveMaximum: 1,
+        description: 'significance level, greater than 0 and less than 1 (default 0.05)',
+      }),
+    ),
+    minEffect: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        exclusiveMaximum: 1,
+        description: 'smallest relative change called a regression or improvement, 0 to below 1 (default 0.01 = 1 %)',
+      }),
+    ),
+    force: Type.Optional(
+      Type.Boolean({ description: 'compare even when the setups differ (the differences are listed)' }),
+    ),
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('markdown'), Type.Literal('text')], {
+        description: 'json (default), markdown or text (the terminal table)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type CompareQuery = Static<typeof CompareQuery>
 
-export const FIGURE_KEYS = ['throughput', 'avg', 'p50', 'p95', 'p99', 'p99.9', 'max', 'error_rate', 'cache_hit_ratio', 'server_cache_hit_ratio'] as const
+export const FIGURE_KEYS = [
+  'throughput',
+  'avg',
+  'p50',
+  'p95',
+  'p99',
+  'p99.9',
+  'max',
+  'error_rate',
+  'cache_hit_ratio',
+  'server_cache_hit_ratio',
+] as const
 export type FigureKey = (typeof FIGURE_KEYS)[number]
 
-export const HistoryQuery = Type.Object({
-  label: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'the label that orders the series, e.g. version (natural order: 0.98.10 after 0.98.9)' }),
-  workload: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'only runs of this workload (workloade, or e)' })),
-  op: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z-]{0,31}$', description: 'operation (READ, SCAN, ...) or OVERALL (default)' })),
-  figure: Type.Optional(Type.Enum(['throughput', 'avg', 'p50', 'p95', 'p99', 'p99.9', 'max', 'error_rate', 'cache_hit_ratio'], { description: 'throughput (default), avg, p50, p95, p99, p99.9, max, error_rate, cache_hit_ratio' })),
-  filter: Type.Optional(Type.Array(Type.String({ pattern: LABEL_TERM }), { maxItems: 32, description: 'more label filters key=value (repeatable)' })),
-}, { additionalProperties: false })
+export const HistoryQuery = Type.Object(
+  {
+    label: Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+      description: 'the label that orders the series, e.g. version (natural order: 0.98.10 after 0.98.9)',
+    }),
+    workload: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1024, description: 'only runs of this workload (workloade, or e)' }),
+    ),
+    op: Type.Optional(
+      Type.String({ pattern: '^[A-Z][A-Z-]{0,31}$', description: 'operation (READ, SCAN, ...) or OVERALL (default)' }),
+    ),
+    figure: Type.Optional(
+      Type.Enum(['throughput', 'avg', 'p50', 'p95', 'p99', 'p99.9', 'max', 'error_rate', 'cache_hit_ratio'], {
+        description: 'throughput (default), avg, p50, p95, p99, p99.9, max, error_rate, cache_hit_ratio',
+      }),
+    ),
+    filter: Type.Optional(
+      Type.Array(Type.String({ pattern: LABEL_TERM }), {
+        maxItems: 32,
+        description: 'more label filters key=value (repeatable)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type HistoryQuery = Static<typeof HistoryQuery>
 
 export const SqlBody = Type.Object(
   {
-    sql: Type.String({ minLength: 1, maxLength: 262_144, description: 'one SELECT (or WITH ... SELECT) over the benchstream database; an optional FORMAT clause returns text in that format' }),
-    maxRows: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'fewer rows than the server\'s cap (API_MAX_QUERY_ROWS)' })),
-    format: Type.Optional(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$', description: 'a ClickHouse output format (TSV, CSV, PrettyCompact, JSON, ...) when the query has no FORMAT clause: the answer is that text' })),
+    sql: Type.String({
+      minLength: 1,
+      maxLength: 262_144,
+      description:
+        'one SELECT (or WITH ... SELECT) over the benchstream database; an optional FORMAT clause returns ' +
+        'text in that format',
+    }),
+    maxRows: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000_000,
+        description: "fewer rows than the server's cap (API_MAX_QUERY_ROWS)",
+      }),
+    ),
+    format: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$',
+        description:
+          'a ClickHouse output format (TSV, CSV, PrettyCompact, JSON, ...) when the query has no FORMAT ' +
+          'clause: the answer is that text',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -145,15 +247,24 @@ export const RunReport = Type.Object({
   run: Type.Optional(RunInfo),
   /** Per operation: cache hit ratio (hits / (hits + misses)), null when unknown. */
   cacheHitRatio: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()])),
-  /** The datastore's own cache counters over the run, per sampler source (redis, postgres, hbase, ...): growth summed over clients. */
-  serverCache: Type.Array(Type.Object({
-    source: Type.String(),
-    hits: Type.Number(),
-    misses: Type.Number(),
-    ratio: Type.Union([Type.Number(), Type.Null()]),
-  })),
+  /**
+   * The datastore's own cache counters over the run, per sampler source (redis, postgres, hbase, ...): growth summed
+   * over clients.
+   */
+  serverCache: Type.Array(
+    Type.Object({
+      source: Type.String(),
+      hits: Type.Number(),
+      misses: Type.Number(),
+      ratio: Type.Union([Type.Number(), Type.Null()]),
+    }),
+  ),
   /** Events the drivers said they sent (from their end records) vs. events counted into windows. */
-  completeness: Type.Object({ sent: Type.Union([Type.Integer(), Type.Null()]), counted: Type.Integer(), undelivered: Type.Integer() }),
+  completeness: Type.Object({
+    sent: Type.Union([Type.Integer(), Type.Null()]),
+    counted: Type.Integer(),
+    undelivered: Type.Integer(),
+  }),
   lateEvents: Type.Integer(),
 })
 export type RunReport = Static<typeof RunReport>
@@ -174,7 +285,6 @@ export const TimelinePoint = Type.Object({
   misses: Type.Integer(),
 })
 export type TimelinePoint = Static<typeof TimelinePoint>
-
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 
@@ -213,7 +323,9 @@ export const RunFigures = Type.Object({
 })
 export type RunFigures = Static<typeof RunFigures>
 
-/** One window of a run and operation (view `op_window_figures`): tS is its offset from the run's first window, seconds. */
+/**
+ * One window of a run and operation (view `op_window_figures`): tS is its offset from the run's first window, seconds.
+ */
 export const WindowFigures = Type.Object({
   runId: Type.String(),
   tS: Type.Number(),
@@ -233,7 +345,14 @@ export const WindowFigures = Type.Object({
 })
 export type WindowFigures = Static<typeof WindowFigures>
 
-const VERDICTS = ['regression', 'improvement', 'no significant change', 'insufficient data', 'at target', 'below target'] as const
+const VERDICTS = [
+  'regression',
+  'improvement',
+  'no significant change',
+  'insufficient data',
+  'at target',
+  'below target',
+] as const
 
 /** One side of one compared figure. */
 const ComparedSide = Type.Object({
@@ -274,7 +393,10 @@ export const ComparedFigure = Type.Object({
 })
 export type ComparedFigure = Static<typeof ComparedFigure>
 
-/** A frame (function, wherever called from) in both sides' merged CPU profiles: shares in percent of each side's samples. */
+/**
+ * A frame (function, wherever called from) in both sides' merged CPU profiles: shares in percent of each side's
+ * samples.
+ */
 const FrameShareChange = Type.Object({
   frame: Type.String(),
   baseline: Type.Number(),
@@ -285,7 +407,10 @@ const FrameShareChange = Type.Object({
   candidateSamples: Type.Integer(),
 })
 
-/** The frames whose share of CPU samples changed most between the sides (services/core/profiles/flame-graph.ts frameShareChanges). */
+/**
+ * The frames whose share of CPU samples changed most between the sides (services/core/profiles/flame-graph.ts
+ * frameShareChanges).
+ */
 export const ProfileChanges = Type.Object({
   baselineSamples: Type.Integer(),
   candidateSamples: Type.Integer(),
@@ -327,20 +452,24 @@ export const ReleaseComparison = Type.Object({
   /** Compared although not comparable (--force). */
   forced: Type.Boolean(),
   /** Settings that differ between the sides or among one side's runs (workload-prefixed when several are compared). */
-  differences: Type.Array(Type.Object({
-    name: Type.String(),
-    baseline: Type.Array(Type.String()),
-    candidate: Type.Array(Type.String()),
-    where: Type.Array(Type.String()),
-  })),
+  differences: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      baseline: Type.Array(Type.String()),
+      candidate: Type.Array(Type.String()),
+      where: Type.Array(Type.String()),
+    }),
+  ),
   /** Workload pairs compared; a workload only one side ran is listed in unpaired. */
-  workloads: Type.Array(Type.Object({
-    baseline: Type.String(),
-    candidate: Type.String(),
-    baselineRuns: Type.Array(Type.String()),
-    candidateRuns: Type.Array(Type.String()),
-    throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
-  })),
+  workloads: Type.Array(
+    Type.Object({
+      baseline: Type.String(),
+      candidate: Type.String(),
+      baselineRuns: Type.Array(Type.String()),
+      candidateRuns: Type.Array(Type.String()),
+      throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
+    }),
+  ),
   unpaired: Type.Array(Type.String()),
   figures: Type.Array(ComparedFigure),
   summary: Type.Object({
@@ -351,7 +480,10 @@ export const ReleaseComparison = Type.Object({
     atTarget: Type.Integer(),
     belowTarget: Type.Integer(),
   }),
-  /** Where the CPU time went: frame share changes between the sides' CPU profiles; null when a side has no profile samples (or profiles are not served). */
+  /**
+   * Where the CPU time went: frame share changes between the sides' CPU profiles; null when a side has no profile
+   * samples (or profiles are not served).
+   */
   profiles: Nullable(ProfileChanges),
 })
 export type ReleaseComparison = Static<typeof ReleaseComparison>
@@ -362,25 +494,29 @@ export const ReleaseHistory = Type.Object({
   workload: Nullable(Type.String()),
   op: Type.String(),
   figure: Type.String(),
-  points: Type.Array(Type.Object({
-    value: Type.String(),
-    runs: Type.Array(Type.String()),
-    /** Each run's figure. */
-    values: Type.Array(Nullable(Type.Number())),
-    /** Median of the runs' figures; null when none has it. */
-    center: Nullable(Type.Number()),
-    /** Change from the previous point, percent. */
-    changePercent: Nullable(Type.Number()),
-  })),
-  changePoints: Type.Array(Type.Object({
-    /** Index in points of the first point after the change. */
-    index: Type.Integer(),
-    value: Type.String(),
-    pValue: Type.Number(),
-    meanBefore: Type.Number(),
-    meanAfter: Type.Number(),
-    changePercent: Nullable(Type.Number()),
-  })),
+  points: Type.Array(
+    Type.Object({
+      value: Type.String(),
+      runs: Type.Array(Type.String()),
+      /** Each run's figure. */
+      values: Type.Array(Nullable(Type.Number())),
+      /** Median of the runs' figures; null when none has it. */
+      center: Nullable(Type.Number()),
+      /** Change from the previous point, percent. */
+      changePercent: Nullable(Type.Number()),
+    }),
+  ),
+  changePoints: Type.Array(
+    Type.Object({
+      /** Index in points of the first point after the change. */
+      index: Type.Integer(),
+      value: Type.String(),
+      pValue: Type.Number(),
+      meanBefore: Type.Number(),
+      meanAfter: Type.Number(),
+      changePercent: Nullable(Type.Number()),
+    }),
+  ),
   /** Why no change point could be looked for, when so (too few points). */
   note: Nullable(Type.String()),
 })
@@ -391,7 +527,12 @@ export type ReleaseHistory = Static<typeof ReleaseHistory>
 const NullableNumber = Type.Union([Type.Number(), Type.Null()])
 
 export const LiveQuery = Type.Object({
-  baseline: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'a second run whose throughput and p99 are overlaid, aligned on seconds since each run\'s start' })),
+  baseline: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+      description: "a second run whose throughput and p99 are overlaid, aligned on seconds since each run's start",
+    }),
+  ),
 })
 export type LiveQuery = Static<typeof LiveQuery>
 
@@ -426,7 +567,10 @@ export const LiveWindow = Type.Object({
   statuses: Type.Record(Type.String(), Type.Integer()),
   /** Calls per driver client. */
   clients: Type.Record(Type.String(), Type.Integer()),
-  /** Datastore-side cache-hit ratio per source: Δhits / (Δhits + Δmisses) of its cumulative counters; null when no sample fell into the window. */
+  /**
+   * Datastore-side cache-hit ratio per source: Δhits / (Δhits + Δmisses) of its cumulative counters; null when no
+   * sample fell into the window.
+   */
   serverCacheHit: Type.Record(Type.String(), NullableNumber),
 })
 export type LiveWindow = Static<typeof LiveWindow>
@@ -466,7 +610,10 @@ export type LiveSummary = Static<typeof LiveSummary>
 export const LiveFrontier = Type.Object({
   /** Windows starting before this (ms) are complete and sent; null before the run has data. */
   completeBeforeMs: Type.Union([Type.Integer(), Type.Null()]),
-  /** Start of the newest window holding any data (ms): it and those before it back to completeBeforeMs are still filling. */
+  /**
+   * Start of the newest window holding any data (ms): it and those before it back to completeBeforeMs are still
+   * filling.
+   */
   newestWindowMs: Type.Union([Type.Integer(), Type.Null()]),
   /** The run has ended and every window, the last one included, has been sent: nothing more will come. */
   final: Type.Boolean(),

@@ -35,7 +35,10 @@ export const RECORD_KIND = {
   SERVER_METRICS: 4,
   /** CPU (or wall-clock) profile samples of a run: folded stacks with counts over a time slice (JSON body). */
   PROFILE: 5,
-  /** A final report as an old tool printed it (YCSB's text or JSON exporters): figures reported, not computed here (JSON body). */
+  /**
+   * A final report as an old tool printed it (YCSB's text or JSON exporters): figures reported, not computed here (JSON
+   * body).
+   */
   SUMMARY_REPORT: 6,
 } as const
 /** @public The wire codes, as a type (part of the schema's description). */
@@ -89,7 +92,8 @@ export const MAX_BYTES = 1_073_741_824
  * | op           | OPERATIONS                           | YCSB operation |
  * | startUs      | µs since the Unix epoch              | when the operation was actually issued (event time) |
  * | latencyUs    | 0..MAX_LATENCY_US µs                 | measured service time: issue to completion |
- * | intendedUs   | latencyUs..MAX_LATENCY_US µs         | from the *scheduled* start to completion; equals latencyUs when unthrottled. Corrects coordinated omission (YCSB `measurement.interval=both`) |
+ * | intendedUs | latencyUs..MAX_LATENCY_US µs | from the *scheduled* start to completion; equals latencyUs when
+ * unthrottled. Corrects coordinated omission (YCSB `measurement.interval=both`) |
  * | status       | STATUSES                             | OK or the error class |
  * | cache        | CACHE_OUTCOMES                       | HIT/MISS where the binding knows, else UNKNOWN |
  * | bytes        | 0..MAX_BYTES                         | payload bytes read or written |
@@ -198,30 +202,59 @@ const count = (description: string) => Type.Integer({ minimum: 0, maximum: Numbe
  * processor dead-letters a record outside these bounds (reason
  * invalid_record) instead of letting it reach ClickHouse.
  */
-export const RunLifecycleBody = Type.Object({
-  phase: Type.Enum(['start', 'end'], { description: 'start or end' }),
-  runId: id(ID_RULE),
-  clientId: id(ID_RULE),
-  atUs: Type.Number({ description: 'µs since the Unix epoch, inside the accepted event-time range (MAX_EVENT_AGE_S, MAX_EVENT_FUTURE_S)' }),
-  labels: Type.Optional(Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), { maxProperties: 64, description: 'at most 64 labels: key of ' + ID_RULE + ', value of at most 256 characters' })),
-  workload: Type.Optional(Type.String({ maxLength: 1024, description: 'workload name, at most 1024 characters' })),
-  binding: Type.Optional(Type.String({ maxLength: 256, description: 'binding name, at most 256 characters' })),
-  threads: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'an integer from 0 to 1000000' })),
-  target: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: 'ops/s of this client, 0 = unthrottled, at most 1e9' })),
-  /** Group of repetitions this run belongs to (release comparisons use repeated runs as samples). */
-  group: Type.Optional(id('a group name: ' + ID_RULE)),
-  /** 1-based repetition of the run inside its group. */
-  repeat: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'an integer from 1 to 100000' })),
-  /** The workload properties the run used (recordcount, threadcount, ...), to tell comparable runs apart. */
-  properties: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: MAX_TEXT }), { maxProperties: 512, description: 'at most 512 properties, values of at most 4096 characters' })),
-  sent: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Z-]{1,32}/[A-Z_]{1,32}$' }), count('events'), { maxProperties: 256, description: 'counts by OP/STATUS, at most 256 entries' })),
-  undelivered: Type.Optional(count('events the driver could not deliver')),
-  runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'run time in ms, at most ten years' })),
-  /** On `end`, with a target: the largest delay of an operation's start behind its schedule, ms. */
-  scheduleLagMaxMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'ms, at most ten years' })),
-  /** On `end`, with a target: how many times the client fell behind its schedule by more than its bound. */
-  behindScheduleEpisodes: Type.Optional(count('episodes')),
-}, { additionalProperties: true })
+export const RunLifecycleBody = Type.Object(
+  {
+    phase: Type.Enum(['start', 'end'], { description: 'start or end' }),
+    runId: id(ID_RULE),
+    clientId: id(ID_RULE),
+    atUs: Type.Number({
+      description:
+        'µs since the Unix epoch, inside the accepted event-time range (MAX_EVENT_AGE_S, MAX_EVENT_FUTURE_S)',
+    }),
+    labels: Type.Optional(
+      Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), {
+        maxProperties: 64,
+        description: 'at most 64 labels: key of ' + ID_RULE + ', value of at most 256 characters',
+      }),
+    ),
+    workload: Type.Optional(Type.String({ maxLength: 1024, description: 'workload name, at most 1024 characters' })),
+    binding: Type.Optional(Type.String({ maxLength: 256, description: 'binding name, at most 256 characters' })),
+    threads: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'an integer from 0 to 1000000' }),
+    ),
+    target: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1e9, description: 'ops/s of this client, 0 = unthrottled, at most 1e9' }),
+    ),
+    /** Group of repetitions this run belongs to (release comparisons use repeated runs as samples). */
+    group: Type.Optional(id('a group name: ' + ID_RULE)),
+    /** 1-based repetition of the run inside its group. */
+    repeat: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'an integer from 1 to 100000' })),
+    /** The workload properties the run used (recordcount, threadcount, ...), to tell comparable runs apart. */
+    properties: Type.Optional(
+      Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: MAX_TEXT }), {
+        maxProperties: 512,
+        description: 'at most 512 properties, values of at most 4096 characters',
+      }),
+    ),
+    sent: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Z-]{1,32}/[A-Z_]{1,32}$' }), count('events'), {
+        maxProperties: 256,
+        description: 'counts by OP/STATUS, at most 256 entries',
+      }),
+    ),
+    undelivered: Type.Optional(count('events the driver could not deliver')),
+    runtimeMs: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'run time in ms, at most ten years' }),
+    ),
+    /** On `end`, with a target: the largest delay of an operation's start behind its schedule, ms. */
+    scheduleLagMaxMs: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: 'ms, at most ten years' }),
+    ),
+    /** On `end`, with a target: how many times the client fell behind its schedule by more than its bound. */
+    behindScheduleEpisodes: Type.Optional(count('episodes')),
+  },
+  { additionalProperties: true },
+)
 
 /** What the processor keeps of a RUN_LIFECYCLE record (defaults filled in). */
 export interface RunLifecycle {
@@ -257,13 +290,19 @@ export interface RunLifecycle {
  * counters sampled from the datastore (e.g. Redis keyspace_hits, PostgreSQL
  * blks_hit, HBase blockCacheHitCount) at `atUs`.
  */
-export const ServerMetricsBody = Type.Object({
-  runId: id(ID_RULE),
-  clientId: id(ID_RULE),
-  atUs: Type.Number({ description: 'µs since the Unix epoch, inside the accepted event-time range' }),
-  source: Type.String({ maxLength: 64, description: 'the metric source, at most 64 characters' }),
-  values: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), Type.Number(), { maxProperties: 256, description: 'at most 256 named numbers' }),
-}, { additionalProperties: true })
+export const ServerMetricsBody = Type.Object(
+  {
+    runId: id(ID_RULE),
+    clientId: id(ID_RULE),
+    atUs: Type.Number({ description: 'µs since the Unix epoch, inside the accepted event-time range' }),
+    source: Type.String({ maxLength: 64, description: 'the metric source, at most 64 characters' }),
+    values: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), Type.Number(), {
+      maxProperties: 256,
+      description: 'at most 256 named numbers',
+    }),
+  },
+  { additionalProperties: true },
+)
 
 export interface ServerMetrics {
   kind: typeof RECORD_KIND.SERVER_METRICS
@@ -274,7 +313,10 @@ export interface ServerMetrics {
   values: Record<string, number>
 }
 
-/** Largest PROFILE record, bytes of the whole message: under Kafka's default message.max.bytes (1 MiB) with room for the batch around it. */
+/**
+ * Largest PROFILE record, bytes of the whole message: under Kafka's default message.max.bytes (1 MiB) with room for the
+ * batch around it.
+ */
 export const MAX_PROFILE_RECORD_BYTES = 768 * 1024
 /** Longest frame name (a function, a C++ template instance). */
 export const MAX_FRAME_CHARS = 4096
@@ -299,19 +341,70 @@ export const FRAME_PATTERN = '^[^;\\n\\r]*$'
  * dead-letters a record outside these bounds (invalid_record) or larger than
  * MAX_PROFILE_RECORD_BYTES (record_too_large).
  */
-export const ProfileRecordBody = Type.Object({
-  profileId: id('a profile id: ' + ID_RULE + '; every record of one profile carries the same'),
-  runId: id(ID_RULE),
-  labels: Type.Optional(Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), { maxProperties: 64, description: 'at most 64 labels (host, process, ...): key of ' + ID_RULE + ', value of at most 256 characters' })),
-  fromUs: Type.Number({ description: 'start of the time slice the samples cover: µs since the Unix epoch, inside the accepted event-time range' }),
-  toUs: Type.Number({ description: 'end of the time slice: µs since the Unix epoch, at least fromUs and at most one day after it' }),
-  event: Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: 'what one sample stands for: cpu, itimer, ctimer, wall, or a perf event such as perf:cpu-clock (1-64 characters from A-Z a-z 0-9 _ . : -)' }),
-  intervalNs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000_000_000, description: 'sampling interval in ns, 0 = unknown; at most one hour' })),
-  source: Type.Optional(Type.String({ maxLength: 256, description: 'what wrote the stacks (async-profiler 4.6, perf script, ...), at most 256 characters' })),
-  cpuMs: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'CPU time the profiled process used over the slice, ms (to turn samples into time)' })),
-  frames: Type.Array(Type.String({ maxLength: MAX_FRAME_CHARS, pattern: FRAME_PATTERN }), { maxItems: MAX_PROFILE_FRAMES, description: `distinct frame names, at most ${MAX_PROFILE_FRAMES}, each of at most ${MAX_FRAME_CHARS} characters without ; or line breaks` }),
-  stacks: Type.Array(Type.Array(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { minItems: 2, maxItems: MAX_STACK_DEPTH + 1 }), { maxItems: MAX_PROFILE_STACKS, description: `at most ${MAX_PROFILE_STACKS} stacks, each [samples, root frame index, ..., leaf frame index] with 1 to ${MAX_STACK_DEPTH} frames` }),
-}, { additionalProperties: true })
+export const ProfileRecordBody = Type.Object(
+  {
+    profileId: id('a profile id: ' + ID_RULE + '; every record of one profile carries the same'),
+    runId: id(ID_RULE),
+    labels: Type.Optional(
+      Type.Record(Type.String({ pattern: ID_PATTERN.source }), Type.String({ maxLength: 256 }), {
+        maxProperties: 64,
+        description: 'at most 64 labels (host, process, ...): key of ' + ID_RULE + ', value of at most 256 characters',
+      }),
+    ),
+    fromUs: Type.Number({
+      description:
+        'start of the time slice the samples cover: µs since the Unix epoch, inside the accepted event-time range',
+    }),
+    toUs: Type.Number({
+      description: 'end of the time slice: µs since the Unix epoch, at least fromUs and at most one day after it',
+    }),
+    event: Type.String({
+      pattern: '^[A-Za-z0-9_.:-]{1,64}$',
+      description:
+        'what one sample stands for: cpu, itimer, ctimer, wall, or a perf event such as perf:cpu-clock ' +
+        '(1-64 characters from A-Z a-z 0-9 _ . : -)',
+    }),
+    intervalNs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 3_600_000_000_000,
+        description: 'sampling interval in ns, 0 = unknown; at most one hour',
+      }),
+    ),
+    source: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: 'what wrote the stacks (async-profiler 4.6, perf script, ...), at most 256 characters',
+      }),
+    ),
+    cpuMs: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1e12,
+        description: 'CPU time the profiled process used over the slice, ms (to turn samples into time)',
+      }),
+    ),
+    frames: Type.Array(Type.String({ maxLength: MAX_FRAME_CHARS, pattern: FRAME_PATTERN }), {
+      maxItems: MAX_PROFILE_FRAMES,
+      description:
+        `distinct frame names, at most ${MAX_PROFILE_FRAMES}, each of at most ${MAX_FRAME_CHARS} characters ` +
+        `without ; or line breaks`,
+    }),
+    stacks: Type.Array(
+      Type.Array(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), {
+        minItems: 2,
+        maxItems: MAX_STACK_DEPTH + 1,
+      }),
+      {
+        maxItems: MAX_PROFILE_STACKS,
+        description:
+          `at most ${MAX_PROFILE_STACKS} stacks, each [samples, root frame index, ..., leaf frame index] ` +
+          `with 1 to ${MAX_STACK_DEPTH} frames`,
+      },
+    ),
+  },
+  { additionalProperties: true },
+)
 
 /** What the processor keeps of a PROFILE record (defaults filled in). */
 export interface ProfileRecord {
@@ -346,32 +439,60 @@ const latencyFigure = (description: string) => Type.Optional(Type.Number({ minim
  * client. `atUs` is when the report was imported (an old report carries no
  * time of its own), so old reports pass the event-age limit.
  */
-export const SummaryReportBody = Type.Object({
-  runId: id(ID_RULE),
-  clientId: id(ID_RULE),
-  atUs: Type.Number({ description: 'µs since the Unix epoch when the report was imported, inside the accepted event-time range' }),
-  source: Type.String({ maxLength: 1024, description: 'the file the report came from, at most 1024 characters' }),
-  format: Type.Enum(['text', 'json-array', 'json-objects', 'raw'], { description: 'text, json-array, json-objects or raw' }),
-  runtimeMs: Type.Optional(Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: '[OVERALL] RunTime(ms), at most ten years' })),
-  throughputOpsPerSec: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: '[OVERALL] Throughput(ops/sec)' })),
-  measurements: Type.Array(Type.Object({
-    name: Type.String({ minLength: 1, maxLength: 128, description: 'the measurement as printed: READ, Intended-UPDATE, READ-FAILED, CLEANUP' }),
-    kind: Type.Enum(['operation', 'cleanup', 'other'], { description: 'operation, cleanup (never counted as operations) or other (a name no YCSB core code writes)' }),
-    op: Type.String({ maxLength: 32, description: 'the operation for kind operation, else empty' }),
-    latency: Type.Enum(['measured', 'intended'], { description: 'measured, or intended (from the scheduled start)' }),
-    status: Type.Enum([...STATUSES], { description: 'Benchstream status of the measurement' }),
-    operations: Type.Optional(count('operations')),
-    averageUs: latencyFigure('µs'),
-    minUs: latencyFigure('µs'),
-    maxUs: latencyFigure('µs'),
-    percentiles: Type.Array(Type.Object({
-      percentile: Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'in percent' }),
-      valueUs: Type.Number({ minimum: 0, maximum: 1e15, description: 'µs' }),
-      unit: Type.Enum(['us', 'ms'], { description: 'unit printed: ms means a resolution of 1000 µs' }),
-    }), { maxItems: MAX_SUMMARY_PERCENTILES, description: `at most ${MAX_SUMMARY_PERCENTILES}` }),
-    returns: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), count('operations'), { maxProperties: 32, description: 'Return=STATUS counts, at most 32' }),
-  }), { maxItems: MAX_SUMMARY_MEASUREMENTS, description: `at most ${MAX_SUMMARY_MEASUREMENTS} measurements` }),
-}, { additionalProperties: true })
+export const SummaryReportBody = Type.Object(
+  {
+    runId: id(ID_RULE),
+    clientId: id(ID_RULE),
+    atUs: Type.Number({
+      description: 'µs since the Unix epoch when the report was imported, inside the accepted event-time range',
+    }),
+    source: Type.String({ maxLength: 1024, description: 'the file the report came from, at most 1024 characters' }),
+    format: Type.Enum(['text', 'json-array', 'json-objects', 'raw'], {
+      description: 'text, json-array, json-objects or raw',
+    }),
+    runtimeMs: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: '[OVERALL] RunTime(ms), at most ten years' }),
+    ),
+    throughputOpsPerSec: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1e12, description: '[OVERALL] Throughput(ops/sec)' }),
+    ),
+    measurements: Type.Array(
+      Type.Object({
+        name: Type.String({
+          minLength: 1,
+          maxLength: 128,
+          description: 'the measurement as printed: READ, Intended-UPDATE, READ-FAILED, CLEANUP',
+        }),
+        kind: Type.Enum(['operation', 'cleanup', 'other'], {
+          description: 'operation, cleanup (never counted as operations) or other (a name no YCSB core code writes)',
+        }),
+        op: Type.String({ maxLength: 32, description: 'the operation for kind operation, else empty' }),
+        latency: Type.Enum(['measured', 'intended'], {
+          description: 'measured, or intended (from the scheduled start)',
+        }),
+        status: Type.Enum([...STATUSES], { description: 'Benchstream status of the measurement' }),
+        operations: Type.Optional(count('operations')),
+        averageUs: latencyFigure('µs'),
+        minUs: latencyFigure('µs'),
+        maxUs: latencyFigure('µs'),
+        percentiles: Type.Array(
+          Type.Object({
+            percentile: Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'in percent' }),
+            valueUs: Type.Number({ minimum: 0, maximum: 1e15, description: 'µs' }),
+            unit: Type.Enum(['us', 'ms'], { description: 'unit printed: ms means a resolution of 1000 µs' }),
+          }),
+          { maxItems: MAX_SUMMARY_PERCENTILES, description: `at most ${MAX_SUMMARY_PERCENTILES}` },
+        ),
+        returns: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), count('operations'), {
+          maxProperties: 32,
+          description: 'Return=STATUS counts, at most 32',
+        }),
+      }),
+      { maxItems: MAX_SUMMARY_MEASUREMENTS, description: `at most ${MAX_SUMMARY_MEASUREMENTS} measurements` },
+    ),
+  },
+  { additionalProperties: true },
+)
 export type SummaryReportBody = Static<typeof SummaryReportBody>
 
 /** What the processor keeps of a SUMMARY_REPORT record. */
@@ -380,4 +501,10 @@ export interface SummaryReportRecord extends SummaryReportBody {
 }
 
 /** @public Every record kind a message can carry. */
-export type RecordBatch = OpsBatch | IntervalHistogram | RunLifecycle | ServerMetrics | ProfileRecord | SummaryReportRecord
+export type RecordBatch =
+  | OpsBatch
+  | IntervalHistogram
+  | RunLifecycle
+  | ServerMetrics
+  | ProfileRecord
+  | SummaryReportRecord

@@ -51,7 +51,12 @@ for (const t of asked) {
 const tiers = asked.length > 0 ? asked : DEFAULT_TIERS
 const testFiles = (tier, filter) => {
   const dir = path.join(root, 'dist', 'test', tier)
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && filter(f)).sort().map((f) => path.join(dir, f)) : []
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.test.js') && filter(f))
+        .sort()
+        .map((f) => path.join(dir, f))
+    : []
 }
 const files = tiers.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
 if (files.length === 0) {
@@ -62,20 +67,31 @@ if (files.length === 0) {
 const needsKafka = tiers.some((t) => t !== 'unit')
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
-if (process.env.TEST_KAFKA_VERSION !== undefined && process.env.TEST_KAFKA_VERSION !== '' && !versionPattern.test(process.env.TEST_KAFKA_VERSION)) {
-  console.error(`TEST_KAFKA_VERSION must be a Kafka release like 4.1.1 or 3.9.1, got ${JSON.stringify(process.env.TEST_KAFKA_VERSION)}`)
+if (
+  process.env.TEST_KAFKA_VERSION !== undefined &&
+  process.env.TEST_KAFKA_VERSION !== '' &&
+  !versionPattern.test(process.env.TEST_KAFKA_VERSION)
+) {
+  console.error(
+    `TEST_KAFKA_VERSION must be a Kafka release like 4.1.1 or 3.9.1, ` +
+      `got ${JSON.stringify(process.env.TEST_KAFKA_VERSION)}`,
+  )
   process.exit(2)
 }
 // Extra broker versions for the Kafka-specific files (see the header).
 const also = (process.env.TEST_KAFKA_ALSO ?? (asked.length === 0 && only === undefined ? PREVIOUS_KAFKA : ''))
-  .split(',').map((v) => v.trim()).filter((v) => v !== '')
+  .split(',')
+  .map((v) => v.trim())
+  .filter((v) => v !== '')
 for (const v of also) {
   if (!versionPattern.test(v)) {
     console.error(`TEST_KAFKA_ALSO must list Kafka releases like 3.9.1, got ${JSON.stringify(v)}`)
     process.exit(2)
   }
 }
-const kafkaFiles = tiers.includes('integration') ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`))) : []
+const kafkaFiles = tiers.includes('integration')
+  ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`)))
+  : []
 
 if (needsKafka) {
   // Java/Maven (Kafka), redis-server, postgresql, promtool: installed if missing.
@@ -86,7 +102,10 @@ if (needsKafka) {
   }
 }
 
-/** Starts a broker of `version` (undefined: kafka.sh's default) on the test port in a fresh data dir; undefined if it cannot. */
+/**
+ * Starts a broker of `version` (undefined: kafka.sh's default) on the test port in a fresh data dir; undefined if it
+ * cannot.
+ */
 function startBroker(version) {
   const port = Number(process.env.TEST_KAFKA_PORT ?? 19092)
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-kafka-'))
@@ -111,7 +130,13 @@ function startBroker(version) {
   }
   return {
     version: env.KAFKA_VERSION,
-    testEnv: { KAFKA_BROKERS: `127.0.0.1:${port}`, TEST_KAFKA_PORT: String(port), TEST_KAFKA_DATA_DIR: dataDir, TEST_KAFKA_VERSION: env.KAFKA_VERSION, KAFKA_VERSION: env.KAFKA_VERSION },
+    testEnv: {
+      KAFKA_BROKERS: `127.0.0.1:${port}`,
+      TEST_KAFKA_PORT: String(port),
+      TEST_KAFKA_DATA_DIR: dataDir,
+      TEST_KAFKA_VERSION: env.KAFKA_VERSION,
+      KAFKA_VERSION: env.KAFKA_VERSION,
+    },
     stop() {
       spawnSync('bash', [kafkaSh, 'stop'], { env, stdio: 'inherit' })
       rmSync(dataDir, { recursive: true, force: true })
@@ -125,7 +150,20 @@ async function runFiles(list, env) {
   const tap = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-tap-')), 'results.tap')
   // --test-force-exit: a test file whose work is done must not hang the run on a
   // stray client socket (seen once with kafkajs after a broker restart).
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...list], { env, stdio: 'inherit' })
+  const child = spawn(
+    process.execPath,
+    [
+      '--test',
+      '--test-concurrency=1',
+      '--test-force-exit',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      ...list,
+    ],
+    { env, stdio: 'inherit' },
+  )
   const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
   // Count top-level results (--test-force-exit can end the run before the TAP
   // reporter writes its own totals).
@@ -147,7 +185,8 @@ const passes = []
     if (broker === undefined) process.exit(1)
     Object.assign(env, broker.testEnv)
   }
-  const label = broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
+  const label =
+    broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
   try {
     passes.push({ label, ...(await runFiles(files, env)) })
   } finally {
@@ -158,14 +197,27 @@ const passes = []
 if (!external && kafkaFiles.length > 0) {
   for (const version of also) {
     const from = Date.now()
-    console.log(`\n# Kafka-specific integration tests against Kafka ${version}: ${kafkaFiles.map((f) => path.basename(f, '.test.js')).join(', ')}`)
+    console.log(
+      `\n# Kafka-specific integration tests against Kafka ${version}: ` +
+        `${kafkaFiles.map((f) => path.basename(f, '.test.js')).join(', ')}`,
+    )
     const broker = startBroker(version)
     if (broker === undefined) {
-      passes.push({ label: `Kafka ${version}: broker did not start`, code: 1, passed: 0, failed: 1, skipped: 0, seconds: Math.round((Date.now() - from) / 1000) })
+      passes.push({
+        label: `Kafka ${version}: broker did not start`,
+        code: 1,
+        passed: 0,
+        failed: 1,
+        skipped: 0,
+        seconds: Math.round((Date.now() - from) / 1000),
+      })
       continue
     }
     try {
-      passes.push({ label: `Kafka ${version}, Kafka-specific files`, ...(await runFiles(kafkaFiles, { ...process.env, ...broker.testEnv })) })
+      passes.push({
+        label: `Kafka ${version}, Kafka-specific files`,
+        ...(await runFiles(kafkaFiles, { ...process.env, ...broker.testEnv })),
+      })
     } finally {
       broker.stop()
     }
@@ -173,7 +225,12 @@ if (!external && kafkaFiles.length > 0) {
   }
 }
 
-for (const p of passes) if (passes.length > 1) console.log(`${p.label}: ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped (${p.seconds} s)`)
+for (const p of passes)
+  if (passes.length > 1)
+    console.log(`${p.label}: ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped (${p.seconds} s)`)
 const sum = (k) => passes.reduce((a, p) => a + p[k], 0)
-console.log(`${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped (${Math.round((Date.now() - started) / 1000)} s)`)
+console.log(
+  `${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} ` +
+    `skipped (${Math.round((Date.now() - started) / 1000)} s)`,
+)
 process.exit(passes.find((p) => p.code !== 0)?.code ?? 0)

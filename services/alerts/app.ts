@@ -21,7 +21,14 @@ import type { AlertState } from '../../schemas/alert-rules.v1.js'
 import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
 import { completeBefore, firstJudgedWindowMs, windowStarts, type RunProgress } from '../core/alerting/alert-windows.js'
 import { buildBaselineProfile, VS_BASELINE_DEFAULTS, type BaselineProfile } from '../core/alerting/baseline-profile.js'
-import type { AlertNotifier, AlertRunInfo, AlertStore, AlertWindowSource, DeliveryResult, WindowCountRow } from '../core/ports/alerts.js'
+import type {
+  AlertNotifier,
+  AlertRunInfo,
+  AlertStore,
+  AlertWindowSource,
+  DeliveryResult,
+  WindowCountRow,
+} from '../core/ports/alerts.js'
 import type { AlertsConfig } from './config.js'
 
 export interface AlertEngineDeps {
@@ -34,7 +41,10 @@ export interface AlertEngineDeps {
   log?: (line: string) => void
 }
 
-export type AlertEngineConfig = Pick<AlertsConfig, 'rules' | 'intervalMs' | 'allowedLatenessMs' | 'endGraceMs' | 'partitionIdleMs' | 'lookbackS' | 'maxWindowsPerQuery'>
+export type AlertEngineConfig = Pick<
+  AlertsConfig,
+  'rules' | 'intervalMs' | 'allowedLatenessMs' | 'endGraceMs' | 'partitionIdleMs' | 'lookbackS' | 'maxWindowsPerQuery'
+>
 
 export interface AlertEngineStats {
   ticks: number
@@ -92,13 +102,24 @@ export class AlertEngine {
   private running = false
   private readonly now: () => number
 
-  constructor(private readonly config: AlertEngineConfig, private readonly deps: AlertEngineDeps) {
+  constructor(
+    private readonly config: AlertEngineConfig,
+    private readonly deps: AlertEngineDeps,
+  ) {
     this.evaluator = new AlertEvaluator(config.rules)
     this.now = deps.now ?? Date.now
     this.stats = {
-      ticks: 0, tickErrors: 0, lastError: undefined, windowsEvaluated: 0, transitions: 0, suppressed: 0,
+      ticks: 0,
+      tickErrors: 0,
+      lastError: undefined,
+      windowsEvaluated: 0,
+      transitions: 0,
+      suppressed: 0,
       notifications: Object.fromEntries(deps.notifiers.map((n) => [n.channel, { sent: 0, failed: 0 }])),
-      recorded: 0, recordFailures: 0, outboxDropped: 0, openIncidents: 0,
+      recorded: 0,
+      recordFailures: 0,
+      outboxDropped: 0,
+      openIncidents: 0,
     }
   }
 
@@ -160,7 +181,16 @@ export class AlertEngine {
     if (fresh.length > 0) {
       // What a previous instance already recorded for these runs: the replay must not send it again.
       for (const t of await this.deps.store.loadRuns(fresh)) this.remember(t)
-      for (const id of fresh) this.runs.set(id, { cursorMs: undefined, windowMs: undefined, lastDataMs: undefined, progress: undefined, finalized: false, firstWindowMs: undefined, baseline: undefined })
+      for (const id of fresh)
+        this.runs.set(id, {
+          cursorMs: undefined,
+          windowMs: undefined,
+          lastDataMs: undefined,
+          progress: undefined,
+          finalized: false,
+          firstWindowMs: undefined,
+          baseline: undefined,
+        })
     }
     const active = new Set(infos.map((r) => r.runId))
     for (const info of infos) {
@@ -171,7 +201,13 @@ export class AlertEngine {
     // A snapshot: enqueue() updates the map.
     for (const t of Array.from(this.known.values())) {
       if (t.state !== 'firing' || active.has(t.runId)) continue
-      this.enqueue({ ...t, state: 'resolved', endsAtMs: now, atWindowMs: now, summary: `${t.summary} (resolved: the run is no longer evaluated, it is outside ALERTS_LOOKBACK_S)` })
+      this.enqueue({
+        ...t,
+        state: 'resolved',
+        endsAtMs: now,
+        atWindowMs: now,
+        summary: `${t.summary} (resolved: the run is no longer evaluated, it is outside ALERTS_LOOKBACK_S)`,
+      })
     }
     for (const [id, r] of this.runs) {
       if (r.finalized && !active.has(id)) {
@@ -185,7 +221,10 @@ export class AlertEngine {
     const ctx: RunContext = { runId: info.runId, targetOpsPerSec: info.targetOpsPerSec }
     const W = r.windowMs ?? 0
     // Only the recent rows matter for the watermark; the whole run once, to find its first window.
-    const since = r.cursorMs === undefined ? 0 : Math.max(0, r.cursorMs - this.config.partitionIdleMs - this.config.allowedLatenessMs - 2 * W)
+    const since =
+      r.cursorMs === undefined
+        ? 0
+        : Math.max(0, r.cursorMs - this.config.partitionIdleMs - this.config.allowedLatenessMs - 2 * W)
     const p = (await this.deps.source.progress(info.runId, since)) ?? r.progress
     if (p !== undefined) {
       r.progress = p
@@ -197,7 +236,13 @@ export class AlertEngine {
       }
       r.lastDataMs = Math.max(r.lastDataMs ?? 0, p.lastDataMs)
       r.cursorMs ??= firstJudgedWindowMs(p)
-      const bound = completeBefore(p, { nowMs: now, endedAtMs: info.endedAtMs, allowedLatenessMs: this.config.allowedLatenessMs, endGraceMs: this.config.endGraceMs, partitionIdleMs: this.config.partitionIdleMs })
+      const bound = completeBefore(p, {
+        nowMs: now,
+        endedAtMs: info.endedAtMs,
+        allowedLatenessMs: this.config.allowedLatenessMs,
+        endGraceMs: this.config.endGraceMs,
+        partitionIdleMs: this.config.partitionIdleMs,
+      })
       for (let chunk = 0; chunk < MAX_CHUNKS_PER_RUN_PER_TICK && r.cursorMs < bound.beforeMs; chunk++) {
         const from = r.cursorMs
         const to = Math.min(bound.beforeMs, from + this.config.maxWindowsPerQuery * p.windowMs)
@@ -210,13 +255,22 @@ export class AlertEngine {
         }
         // Every window start, so a stall inside the run counts as zero throughput.
         for (const s of windowStarts(from, to, p.windowMs)) {
-          for (const t of this.evaluator.observeWindow(ctx, { startMs: s, windowMs: p.windowMs, ops: byStart.get(s) ?? [] })) this.enqueue(t)
+          for (const t of this.evaluator.observeWindow(ctx, {
+            startMs: s,
+            windowMs: p.windowMs,
+            ops: byStart.get(s) ?? [],
+          }))
+            this.enqueue(t)
           this.stats.windowsEvaluated++
         }
         r.cursorMs = to
       }
       if (bound.final && r.cursorMs >= bound.beforeMs) return this.finalize(info, r)
-    } else if (info.endedAtMs !== undefined && now >= info.endedAtMs + this.config.endGraceMs && r.cursorMs === undefined) {
+    } else if (
+      info.endedAtMs !== undefined &&
+      now >= info.endedAtMs + this.config.endGraceMs &&
+      r.cursorMs === undefined
+    ) {
       return this.finalize(info, r)
     }
     if (info.endedAtMs === undefined) {
@@ -230,9 +284,14 @@ export class AlertEngine {
 
   /** The baseline a run names, as a profile; a baseline without data is said once and judges nothing. */
   private async loadBaseline(runId: string, ref: string): Promise<BaselineProfile> {
-    const minOps = Math.min(...this.config.rules.map((x) => (x.type === 'vs_baseline' ? (x.minOps ?? VS_BASELINE_DEFAULTS.minOps) : Number.POSITIVE_INFINITY)))
+    const minOps = Math.min(
+      ...this.config.rules.map((x) =>
+        x.type === 'vs_baseline' ? (x.minOps ?? VS_BASELINE_DEFAULTS.minOps) : Number.POSITIVE_INFINITY,
+      ),
+    )
     const profile = buildBaselineProfile(ref, await this.deps.source.baselineWindows(ref), minOps)
-    if (profile.ops.size === 0) this.deps.log?.(`alerts: run ${runId} names baseline ${ref}, which has no windows: it is not compared with it`)
+    if (profile.ops.size === 0)
+      this.deps.log?.(`alerts: run ${runId} names baseline ${ref}, which has no windows: it is not compared with it`)
     return profile
   }
 
@@ -242,7 +301,14 @@ export class AlertEngine {
     // Incidents recorded before a restart that the replay did not reproduce end with the run too.
     // A snapshot: enqueue() updates the map.
     for (const t of Array.from(this.known.values())) {
-      if (t.runId === info.runId && t.state === 'firing') this.enqueue({ ...t, state: 'resolved', endsAtMs: Math.max(endedAt, t.startsAtMs), atWindowMs: endedAt, summary: `${t.summary} (resolved: the run ended)` })
+      if (t.runId === info.runId && t.state === 'firing')
+        this.enqueue({
+          ...t,
+          state: 'resolved',
+          endsAtMs: Math.max(endedAt, t.startsAtMs),
+          atWindowMs: endedAt,
+          summary: `${t.summary} (resolved: the run ended)`,
+        })
     }
     r.finalized = true
   }
@@ -273,7 +339,8 @@ export class AlertEngine {
       const p = this.outbox[0]!
       if (!p.notified) {
         for (const n of this.deps.notifiers) {
-          const c = this.stats.notifications[n.channel] ?? (this.stats.notifications[n.channel] = { sent: 0, failed: 0 })
+          const c =
+            this.stats.notifications[n.channel] ?? (this.stats.notifications[n.channel] = { sent: 0, failed: 0 })
           let r: DeliveryResult
           try {
             r = await n.notify(p.t)
@@ -285,7 +352,10 @@ export class AlertEngine {
             p.notifiedAtMs ??= this.now()
           } else {
             c.failed++
-            this.deps.log?.(`alerts: ${n.channel} notification of ${p.t.state} ${p.t.rule} (run ${p.t.runId}, ${p.t.op}) failed: ${r.error}`)
+            this.deps.log?.(
+              `alerts: ${n.channel} notification of ${p.t.state} ${p.t.rule} (run ${p.t.runId}, ${p.t.op}) ` +
+                `failed: ${r.error}`,
+            )
           }
         }
         p.notified = true
@@ -297,7 +367,10 @@ export class AlertEngine {
         // Keep order: later transitions wait behind this one until the store is back.
         this.stats.recordFailures++
         this.stats.lastError = (err as Error).message
-        this.deps.log?.(`alerts: recording ${p.t.state} ${p.t.rule} (run ${p.t.runId}) failed, retrying next tick: ${(err as Error).message}`)
+        this.deps.log?.(
+          `alerts: recording ${p.t.state} ${p.t.rule} (run ${p.t.runId}) ` +
+            `failed, retrying next tick: ${(err as Error).message}`,
+        )
         return
       }
       this.outbox.shift()

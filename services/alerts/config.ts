@@ -13,20 +13,77 @@ import { loadAlertRules } from './rules-file.js'
 const URL_PATTERN = '^https?://\\S+$'
 
 export const AlertsEnv = Type.Object({
-  ALERTS_ENABLED: EnvVar.boolean({ default: true, description: 'run the alert evaluator in this server (keep it on in exactly one)' }),
-  ALERTS_RULES_FILE: EnvVar.string({ default: 'deploy/alerts/rules.json', minLength: 1, description: 'alert rules file; the default is the project\'s own, also the source of the generated Prometheus rules' }),
-  ALERTS_INTERVAL_MS: EnvVar.integer({ default: 1000, minimum: 100, maximum: 3_600_000, description: 'pause between evaluations' }),
-  ALERTS_WEBHOOK_URL: EnvVar.optional({ pattern: URL_PATTERN, allowed: 'an http:// or https:// URL', description: 'POST alerts there in Alertmanager\'s webhook format; unset = no webhook' }),
-  ALERTS_WEBHOOK_TIMEOUT_MS: EnvVar.integer({ default: 5000, minimum: 100, maximum: 120_000, description: 'webhook timeout per attempt' }),
-  ALERTS_WEBHOOK_ATTEMPTS: EnvVar.integer({ default: 3, minimum: 1, maximum: 10, description: 'attempts per notification, the first included' }),
-  ALERTS_WEBHOOK_BACKOFF_MS: EnvVar.integer({ default: 500, minimum: 0, maximum: 60_000, description: 'wait before the second webhook attempt, doubled after each' }),
+  ALERTS_ENABLED: EnvVar.boolean({
+    default: true,
+    description: 'run the alert evaluator in this server (keep it on in exactly one)',
+  }),
+  ALERTS_RULES_FILE: EnvVar.string({
+    default: 'deploy/alerts/rules.json',
+    minLength: 1,
+    description:
+      "alert rules file; the default is the project's own, also the source of the generated Prometheus rules",
+  }),
+  ALERTS_INTERVAL_MS: EnvVar.integer({
+    default: 1000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description: 'pause between evaluations',
+  }),
+  ALERTS_WEBHOOK_URL: EnvVar.optional({
+    pattern: URL_PATTERN,
+    allowed: 'an http:// or https:// URL',
+    description: "POST alerts there in Alertmanager's webhook format; unset = no webhook",
+  }),
+  ALERTS_WEBHOOK_TIMEOUT_MS: EnvVar.integer({
+    default: 5000,
+    minimum: 100,
+    maximum: 120_000,
+    description: 'webhook timeout per attempt',
+  }),
+  ALERTS_WEBHOOK_ATTEMPTS: EnvVar.integer({
+    default: 3,
+    minimum: 1,
+    maximum: 10,
+    description: 'attempts per notification, the first included',
+  }),
+  ALERTS_WEBHOOK_BACKOFF_MS: EnvVar.integer({
+    default: 500,
+    minimum: 0,
+    maximum: 60_000,
+    description: 'wait before the second webhook attempt, doubled after each',
+  }),
   ALERTS_RECEIVER: EnvVar.string({ default: 'benchstream', description: '`receiver` of the webhook payload' }),
-  ALERTS_EXTERNAL_URL: EnvVar.string({ default: 'http://127.0.0.1:8080', pattern: URL_PATTERN, allowed: 'an http:// or https:// URL', description: 'base of externalURL and generatorURL in notifications (the API\'s live view)' }),
+  ALERTS_EXTERNAL_URL: EnvVar.string({
+    default: 'http://127.0.0.1:8080',
+    pattern: URL_PATTERN,
+    allowed: 'an http:// or https:// URL',
+    description: "base of externalURL and generatorURL in notifications (the API's live view)",
+  }),
   ALLOWED_LATENESS_MS,
-  ALERTS_END_GRACE_MS: EnvVar.integer({ default: 5000, minimum: 0, maximum: 3_600_000, description: 'after a run\'s end record, wait this long for the last flushes before judging its tail' }),
-  ALERTS_PARTITION_IDLE_MS: EnvVar.integer({ default: 10_000, minimum: 100, maximum: 3_600_000, description: 'a partition this far behind a run\'s newest data is treated as done with the run' }),
-  ALERTS_LOOKBACK_S: EnvVar.integer({ default: 3600, minimum: 60, maximum: 30 * 86400, description: 'runs started (or ended) this long ago or less are evaluated' }),
-  ALERTS_MAX_WINDOWS_PER_QUERY: EnvVar.integer({ default: 600, minimum: 10, maximum: 100_000, description: 'windows fetched per query (bounds each query)' }),
+  ALERTS_END_GRACE_MS: EnvVar.integer({
+    default: 5000,
+    minimum: 0,
+    maximum: 3_600_000,
+    description: "after a run's end record, wait this long for the last flushes before judging its tail",
+  }),
+  ALERTS_PARTITION_IDLE_MS: EnvVar.integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description: "a partition this far behind a run's newest data is treated as done with the run",
+  }),
+  ALERTS_LOOKBACK_S: EnvVar.integer({
+    default: 3600,
+    minimum: 60,
+    maximum: 30 * 86400,
+    description: 'runs started (or ended) this long ago or less are evaluated',
+  }),
+  ALERTS_MAX_WINDOWS_PER_QUERY: EnvVar.integer({
+    default: 600,
+    minimum: 10,
+    maximum: 100_000,
+    description: 'windows fetched per query (bounds each query)',
+  }),
 })
 
 export interface AlertsConfig {
@@ -51,7 +108,10 @@ export interface AlertsConfig {
 export function readAlertsConfig(env: Env): Readonly<AlertsConfig> {
   const e = readEnv(AlertsEnv, env)
   // The default is the project's file; a path the user gives is taken from the working directory.
-  const rulesFile = env.ALERTS_RULES_FILE === undefined || env.ALERTS_RULES_FILE === '' ? path.join(repoRoot(), e.ALERTS_RULES_FILE) : path.resolve(e.ALERTS_RULES_FILE)
+  const rulesFile =
+    env.ALERTS_RULES_FILE === undefined || env.ALERTS_RULES_FILE === ''
+      ? path.join(repoRoot(), e.ALERTS_RULES_FILE)
+      : path.resolve(e.ALERTS_RULES_FILE)
   return freeze({
     infra: readInfraConfig(env),
     enabled: e.ALERTS_ENABLED,

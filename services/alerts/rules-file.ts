@@ -19,13 +19,21 @@ export function loadAlertRules(file: string): AlertRulesFile {
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new BenchstreamError('BS_ERR_CONFIG', `cannot read the alert rules file ${file} (ALERTS_RULES_FILE): ${(err as Error).message}`, { cause: err })
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `cannot read the alert rules file ${file} (ALERTS_RULES_FILE): ${(err as Error).message}`,
+      { cause: err },
+    )
   }
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (err) {
-    throw new BenchstreamError('BS_ERR_CONFIG', `the alert rules file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err })
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `the alert rules file ${file} is not valid JSON: ${(err as Error).message}`,
+      { cause: err },
+    )
   }
   return validateAlertRules(json, file)
 }
@@ -57,7 +65,11 @@ export function validateAlertRules(json: unknown, source: string): AlertRulesFil
     }
     const name = rule.name
     const first = names.get(name)
-    if (first !== undefined) problems.push(`${at}.name: ${show(name)} is already the name of rules[${first}]; allowed: a name no other rule has (it identifies the alert)`)
+    if (first !== undefined)
+      problems.push(
+        `${at}.name: ${show(name)} is already the name of rules[${first}]; allowed: a name no other ` +
+          `rule has (it identifies the alert)`,
+      )
     else names.set(name, i)
   })
   if (problems.length > 0) fail(source, problems)

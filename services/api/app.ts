@@ -6,7 +6,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { CompareQuery, HistoryQuery, ReportQuery, RunIdParams, RunsQuery, SqlBody, TimelineQuery } from '../../schemas/api.v1.js'
+import {
+  CompareQuery,
+  HistoryQuery,
+  ReportQuery,
+  RunIdParams,
+  RunsQuery,
+  SqlBody,
+  TimelineQuery,
+} from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
@@ -28,7 +36,10 @@ export interface ApiDeps {
   readModel: ReadModel
   /** Users' own SQL, guarded (POST /api/v1/query and the ClickHouse endpoint). */
   adHoc: AdHocQueries
-  /** The ClickHouse database Benchstream's tables are in (CLICKHOUSE_DATABASE): the only one the ClickHouse endpoint reads. */
+  /**
+   * The ClickHouse database Benchstream's tables are in (CLICKHOUSE_DATABASE): the only one the ClickHouse endpoint
+   * reads.
+   */
   database: string
   /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
   profiles?: ProfileStore
@@ -62,33 +73,54 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   accessControl(app, { token: config.token, allowedHosts: config.allowedHosts })
 
   // Finished runs do not change: their reports and timelines are computed once.
-  const rm = new CachedReadModel(deps.readModel, { finalAfterMs: FINAL_AFTER_MS, maxEntries: CACHE_ENTRIES, listTtlMs: LIST_TTL_MS })
+  const rm = new CachedReadModel(deps.readModel, {
+    finalAfterMs: FINAL_AFTER_MS,
+    maxEntries: CACHE_ENTRIES,
+    listTtlMs: LIST_TTL_MS,
+  })
   // The live view at / and its event streams (services/api/live/).
   const live = liveView(rm, { ...config.live, onError: (err) => deps.onError?.(err) })
   void app.register(live.plugin)
   app.get('/healthz', async (_req, reply) => {
     const problems = (await deps.problems?.()) ?? []
-    return reply.status(problems.length === 0 ? 200 : 503).send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
+    return reply
+      .status(problems.length === 0 ? 200 : 503)
+      .send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
   })
 
   app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({
-    runs: await rm.listRuns(req.query.limit ?? 100, { ...(req.query.group === undefined ? {} : { group: req.query.group }), labels: labelTerms(req.query.label) }),
+    runs: await rm.listRuns(req.query.limit ?? 100, {
+      ...(req.query.group === undefined ? {} : { group: req.query.group }),
+      labels: labelTerms(req.query.label),
+    }),
   }))
 
-  app.get('/api/v1/runs/:runId/report', { schema: { params: RunIdParams, querystring: ReportQuery } }, async (req, reply) => {
-    const report = await rm.runReport(req.params.runId)
-    if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatRunReport(report))
-    return report
-  })
+  app.get(
+    '/api/v1/runs/:runId/report',
+    { schema: { params: RunIdParams, querystring: ReportQuery } },
+    async (req, reply) => {
+      const report = await rm.runReport(req.params.runId)
+      if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatRunReport(report))
+      return report
+    },
+  )
 
-  app.get('/api/v1/runs/:runId/timeline', { schema: { params: RunIdParams, querystring: TimelineQuery } }, async (req) => ({
-    runId: req.params.runId,
-    points: await rm.timeline(req.params.runId, req.query.since ?? 0),
-  }))
+  app.get(
+    '/api/v1/runs/:runId/timeline',
+    { schema: { params: RunIdParams, querystring: TimelineQuery } },
+    async (req) => ({
+      runId: req.params.runId,
+      points: await rm.timeline(req.params.runId, req.query.since ?? 0),
+    }),
+  )
 
   app.get('/api/v1/runs/:runId/figures', { schema: { params: RunIdParams } }, async (req) => {
     const [figures] = await rm.runFigures([req.params.runId])
-    if (figures === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(req.params.runId)} has no data; list runs with GET /api/v1/runs`)
+    if (figures === undefined)
+      throw new BenchstreamError(
+        'BS_ERR_NOT_FOUND',
+        `run ${JSON.stringify(req.params.runId)} has no data; list runs with GET /api/v1/runs`,
+      )
     return figures
   })
 
@@ -101,7 +133,10 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
       force: q.force === true,
       ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
     })
-    if (q.format === 'markdown' || q.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
+    if (q.format === 'markdown' || q.format === 'text')
+      return reply
+        .type('text/plain; charset=utf-8')
+        .send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
     return c
   })
 
@@ -123,15 +158,34 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   // read-only SELECT over Benchstream's tables, bounded, checked and run by
   // the guard (services/adapters/clickhouse/sql-guard.ts).
   app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req, reply) => {
-    const r = await deps.adHoc.run(req.body.sql, { ...(req.body.maxRows === undefined ? {} : { maxRows: req.body.maxRows }), ...(req.body.format === undefined ? {} : { format: req.body.format }) })
+    const r = await deps.adHoc.run(req.body.sql, {
+      ...(req.body.maxRows === undefined ? {} : { maxRows: req.body.maxRows }),
+      ...(req.body.format === undefined ? {} : { format: req.body.format }),
+    })
     if (r.text !== undefined) {
-      return reply.type('text/plain; charset=utf-8').header('x-benchstream-truncated', String(r.truncated)).header('x-benchstream-format', r.format).send(r.text)
+      return reply
+        .type('text/plain; charset=utf-8')
+        .header('x-benchstream-truncated', String(r.truncated))
+        .header('x-benchstream-format', r.format)
+        .send(r.text)
     }
-    return { rows: r.rows, rowCount: r.rowCount, bytes: r.bytes, truncated: r.truncated, limits: r.limits, elapsedMs: Math.round(r.elapsedMs) }
+    return {
+      rows: r.rows,
+      rowCount: r.rowCount,
+      bytes: r.bytes,
+      truncated: r.truncated,
+      limits: r.limits,
+      elapsedMs: Math.round(r.elapsedMs),
+    }
   })
 
   // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
-  clickhouseHttp(app, { adHoc: deps.adHoc, access: { token: config.token, allowedHosts: config.allowedHosts }, database: deps.database, ...(deps.onError === undefined ? {} : { onError: deps.onError }) })
+  clickhouseHttp(app, {
+    adHoc: deps.adHoc,
+    access: { token: config.token, allowedHosts: config.allowedHosts },
+    database: deps.database,
+    ...(deps.onError === undefined ? {} : { onError: deps.onError }),
+  })
 
   if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
 
@@ -153,7 +207,8 @@ function labelTerms(terms: readonly string[] | undefined): Record<string, string
   for (const t of terms ?? []) {
     const eq = t.indexOf('=')
     const k = t.slice(0, eq)
-    if (Object.hasOwn(out, k)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `label ${k} is given twice; a run has one value per label`)
+    if (Object.hasOwn(out, k))
+      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `label ${k} is given twice; a run has one value per label`)
     out[k] = t.slice(eq + 1)
   }
   return out

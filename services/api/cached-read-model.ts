@@ -8,7 +8,15 @@
  * Identical requests that arrive while one is being computed share its
  * answer (a burst of 50 clients asking for one report costs one query).
  */
-import type { ReadModel, RunFigures, RunFilter, RunInfo, RunReport, TimelinePoint, WindowFigures } from '../core/ports/read-model.js'
+import type {
+  ReadModel,
+  RunFigures,
+  RunFilter,
+  RunInfo,
+  RunReport,
+  TimelinePoint,
+  WindowFigures,
+} from '../core/ports/read-model.js'
 
 export interface CacheOptions {
   /** A run is final this long after its end record. */
@@ -29,18 +37,23 @@ export class CachedReadModel implements ReadModel {
   /** Answers served from the cache and computed (metrics, tests). */
   readonly stats = { hits: 0, misses: 0 }
 
-  constructor(private readonly inner: ReadModel, private readonly opts: CacheOptions) {
+  constructor(
+    private readonly inner: ReadModel,
+    private readonly opts: CacheOptions,
+  ) {
     this.now = opts.now ?? Date.now
   }
 
   async listRuns(limit: number, filter: RunFilter = {}): Promise<Array<RunInfo & { operations: number }>> {
     // Filtered lists (compare, history) are read fresh: only the plain list is what dashboards poll.
-    if (filter.group !== undefined || filter.hasLabel !== undefined || Object.keys(filter.labels ?? {}).length > 0) return this.inner.listRuns(limit, filter)
-    const refresh = (): Promise<Array<RunInfo & { operations: number }>> => this.shared(`list:${limit}`, async () => {
-      const value = await this.inner.listRuns(limit)
-      this.lists.set(limit, { at: this.now(), value })
-      return value
-    })
+    if (filter.group !== undefined || filter.hasLabel !== undefined || Object.keys(filter.labels ?? {}).length > 0)
+      return this.inner.listRuns(limit, filter)
+    const refresh = (): Promise<Array<RunInfo & { operations: number }>> =>
+      this.shared(`list:${limit}`, async () => {
+        const value = await this.inner.listRuns(limit)
+        this.lists.set(limit, { at: this.now(), value })
+        return value
+      })
     const hit = this.lists.get(limit)
     if (hit === undefined) return refresh()
     // A list older than its time to live is still served while a fresh one is read in the background.
@@ -49,17 +62,30 @@ export class CachedReadModel implements ReadModel {
   }
 
   async getRun(runId: string): Promise<RunInfo | undefined> {
-    return this.cached(`run:${runId}`, () => this.inner.getRun(runId), (r) => this.isFinal(r))
+    return this.cached(
+      `run:${runId}`,
+      () => this.inner.getRun(runId),
+      (r) => this.isFinal(r),
+    )
   }
 
   async runReport(runId: string): Promise<RunReport> {
-    return this.cached(`report:${runId}`, () => this.inner.runReport(runId), (r) => this.isFinal(r.run))
+    return this.cached(
+      `report:${runId}`,
+      () => this.inner.runReport(runId),
+      (r) => this.isFinal(r.run),
+    )
   }
 
   async timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]> {
     const run = await this.getRun(runId)
-    if (!this.isFinal(run)) return this.shared(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs))
-    return this.cached(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs), () => true)
+    if (!this.isFinal(run))
+      return this.shared(`timeline:${runId}:${sinceMs}`, () => this.inner.timeline(runId, sinceMs))
+    return this.cached(
+      `timeline:${runId}:${sinceMs}`,
+      () => this.inner.timeline(runId, sinceMs),
+      () => true,
+    )
   }
 
   runFigures(runIds: readonly string[]): Promise<RunFigures[]> {
@@ -99,7 +125,12 @@ export class CachedReadModel implements ReadModel {
     return this.inner.clientWindows(runId, fromMs, toMs)
   }
 
-  serverCacheWindows(runId: string, fromMs: number, toMs: number, windowMs: number): ReturnType<ReadModel['serverCacheWindows']> {
+  serverCacheWindows(
+    runId: string,
+    fromMs: number,
+    toMs: number,
+    windowMs: number,
+  ): ReturnType<ReadModel['serverCacheWindows']> {
     return this.inner.serverCacheWindows(runId, fromMs, toMs, windowMs)
   }
 

@@ -56,8 +56,54 @@ type CodeName = keyof typeof CODES
 const STATUS_BY_NAME: Array<[number, readonly string[]]> = [
   [401, ['REQUIRED_PASSWORD']],
   [403, ['UNKNOWN_USER', 'WRONG_PASSWORD', 'AUTHENTICATION_FAILED', 'SET_NON_GRANTED_ROLE', 'ACCESS_DENIED']],
-  [400, ['BAD_ARGUMENTS', 'CANNOT_COMPILE_REGEXP', 'CANNOT_PARSE_TEXT', 'CANNOT_PARSE_ESCAPE_SEQUENCE', 'CANNOT_PARSE_QUOTED_STRING', 'CANNOT_PARSE_DATE', 'CANNOT_PARSE_DATETIME', 'CANNOT_PARSE_NUMBER', 'CANNOT_PARSE_DOMAIN_VALUE_FROM_STRING', 'CANNOT_PARSE_IPV4', 'CANNOT_PARSE_IPV6', 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'CANNOT_PARSE_UUID', 'DUPLICATE_COLUMN', 'ILLEGAL_COLUMN', 'UNKNOWN_ELEMENT_IN_AST', 'UNKNOWN_TYPE_OF_AST_NODE', 'THERE_IS_NO_COLUMN', 'TOO_DEEP_AST', 'TOO_BIG_AST', 'UNEXPECTED_AST_STRUCTURE', 'SYNTAX_ERROR', 'INCORRECT_DATA', 'TYPE_MISMATCH', 'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE']],
-  [404, ['UNKNOWN_TABLE', 'UNKNOWN_FUNCTION', 'UNKNOWN_IDENTIFIER', 'UNKNOWN_TYPE', 'UNKNOWN_STORAGE', 'UNKNOWN_DATABASE', 'UNKNOWN_SETTING', 'UNKNOWN_DIRECTION_OF_SORTING', 'UNKNOWN_AGGREGATE_FUNCTION', 'UNKNOWN_FORMAT', 'UNKNOWN_DATABASE_ENGINE', 'UNKNOWN_TYPE_OF_QUERY', 'UNKNOWN_ROLE']],
+  [
+    400,
+    [
+      'BAD_ARGUMENTS',
+      'CANNOT_COMPILE_REGEXP',
+      'CANNOT_PARSE_TEXT',
+      'CANNOT_PARSE_ESCAPE_SEQUENCE',
+      'CANNOT_PARSE_QUOTED_STRING',
+      'CANNOT_PARSE_DATE',
+      'CANNOT_PARSE_DATETIME',
+      'CANNOT_PARSE_NUMBER',
+      'CANNOT_PARSE_DOMAIN_VALUE_FROM_STRING',
+      'CANNOT_PARSE_IPV4',
+      'CANNOT_PARSE_IPV6',
+      'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
+      'CANNOT_PARSE_UUID',
+      'DUPLICATE_COLUMN',
+      'ILLEGAL_COLUMN',
+      'UNKNOWN_ELEMENT_IN_AST',
+      'UNKNOWN_TYPE_OF_AST_NODE',
+      'THERE_IS_NO_COLUMN',
+      'TOO_DEEP_AST',
+      'TOO_BIG_AST',
+      'UNEXPECTED_AST_STRUCTURE',
+      'SYNTAX_ERROR',
+      'INCORRECT_DATA',
+      'TYPE_MISMATCH',
+      'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
+    ],
+  ],
+  [
+    404,
+    [
+      'UNKNOWN_TABLE',
+      'UNKNOWN_FUNCTION',
+      'UNKNOWN_IDENTIFIER',
+      'UNKNOWN_TYPE',
+      'UNKNOWN_STORAGE',
+      'UNKNOWN_DATABASE',
+      'UNKNOWN_SETTING',
+      'UNKNOWN_DIRECTION_OF_SORTING',
+      'UNKNOWN_AGGREGATE_FUNCTION',
+      'UNKNOWN_FORMAT',
+      'UNKNOWN_DATABASE_ENGINE',
+      'UNKNOWN_TYPE_OF_QUERY',
+      'UNKNOWN_ROLE',
+    ],
+  ],
   [413, ['QUERY_IS_TOO_LARGE']],
   [501, ['NOT_IMPLEMENTED']],
   [503, ['SOCKET_TIMEOUT', 'CANNOT_OPEN_FILE', 'CANNOT_SCHEDULE_TASK']],
@@ -72,7 +118,32 @@ const STATUS_BY_NAME: Array<[number, readonly string[]]> = [
  * default_format, client_protocol_version and max_execution_time on every
  * request (the server's API_QUERY_TIMEOUT_S still applies).
  */
-const ACCEPTED = new Set(['query', 'database', 'default_format', 'client_protocol_version', 'max_execution_time', 'limit', 'max_result_rows', 'result_overflow_mode', 'query_id', 'session_id', 'session_timeout', 'session_check', 'quota_key', 'user', 'readonly', 'wait_end_of_query', 'send_progress_in_http_headers', 'http_headers_progress_interval_ms', 'enable_http_compression', 'output_format_json_quote_64bit_integers', 'add_http_cors_header', 'buffer_size', 'compress', 'decompress'])
+const ACCEPTED = new Set([
+  'query',
+  'database',
+  'default_format',
+  'client_protocol_version',
+  'max_execution_time',
+  'limit',
+  'max_result_rows',
+  'result_overflow_mode',
+  'query_id',
+  'session_id',
+  'session_timeout',
+  'session_check',
+  'quota_key',
+  'user',
+  'readonly',
+  'wait_end_of_query',
+  'send_progress_in_http_headers',
+  'http_headers_progress_interval_ms',
+  'enable_http_compression',
+  'output_format_json_quote_64bit_integers',
+  'add_http_cors_header',
+  'buffer_size',
+  'compress',
+  'decompress',
+])
 
 /** An error as ClickHouse's HTTP interface writes it. */
 export interface ClickHouseHttpError {
@@ -97,15 +168,26 @@ class EndpointError extends Error {
   }
 }
 
-/** The engine's code and name carried by a guard error's cause (chDB: clickhouseCode; server: code and type; or the text). */
+/**
+ * The engine's code and name carried by a guard error's cause (chDB: clickhouseCode; server: code and type; or the
+ * text).
+ */
 function engineCode(cause: unknown): { code: number; name: string } | undefined {
-  const e = cause as { clickhouseCode?: unknown; code?: unknown; type?: unknown; message?: unknown; name?: unknown } | undefined
+  const e = cause as
+    | { clickhouseCode?: unknown; code?: unknown; type?: unknown; message?: unknown; name?: unknown }
+    | undefined
   if (e === undefined || e === null) return undefined
   if (e.name === 'NativeFormatError') return { code: CODES.NOT_IMPLEMENTED, name: 'NOT_IMPLEMENTED' }
   const message = typeof e.message === 'string' ? e.message : ''
-  const code = typeof e.clickhouseCode === 'number' ? e.clickhouseCode : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : Number(/\bCode: (\d+)\b/.exec(message)?.[1] ?? NaN)
+  const code =
+    typeof e.clickhouseCode === 'number'
+      ? e.clickhouseCode
+      : typeof e.code === 'string' && /^\d+$/.test(e.code)
+        ? Number(e.code)
+        : Number(/\bCode: (\d+)\b/.exec(message)?.[1] ?? NaN)
   if (Number.isNaN(code)) return undefined
-  const name = typeof e.type === 'string' ? e.type : (/\(([A-Z][A-Z0-9_]{2,})\)\s*$/m.exec(message)?.[1] ?? 'UNKNOWN_EXCEPTION')
+  const name =
+    typeof e.type === 'string' ? e.type : (/\(([A-Z][A-Z0-9_]{2,})\)\s*$/m.exec(message)?.[1] ?? 'UNKNOWN_EXCEPTION')
   return { code, name }
 }
 
@@ -125,7 +207,9 @@ export function toClickHouseError(err: unknown): ClickHouseHttpError {
       case 'BS_ERR_QUERY_FAILED': {
         if (/ran longer than/.test(err.message)) return chError('TIMEOUT_EXCEEDED', err.message)
         const engine = engineCode(err.cause)
-        return engine === undefined ? chError('BAD_ARGUMENTS', err.message) : { status: statusOf(engine.name), code: engine.code, name: engine.name, message: err.message }
+        return engine === undefined
+          ? chError('BAD_ARGUMENTS', err.message)
+          : { status: statusOf(engine.name), code: engine.code, name: engine.name, message: err.message }
       }
       case 'BS_ERR_BUSY':
         return { ...chError('TOO_MANY_SIMULTANEOUS_QUERIES', err.message), status: 429 }
@@ -139,15 +223,24 @@ export function toClickHouseError(err: unknown): ClickHouseHttpError {
   }
   // fastify's own: body too large, unreadable body.
   const e = err as { statusCode?: number; message?: string }
-  if (e.statusCode === 413) return chError('QUERY_IS_TOO_LARGE', `${e.message ?? 'body too large'}; send a smaller query`)
-  if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) return chError('BAD_ARGUMENTS', e.message ?? 'bad request')
+  if (e.statusCode === 413)
+    return chError('QUERY_IS_TOO_LARGE', `${e.message ?? 'body too large'}; send a smaller query`)
+  if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500)
+    return chError('BAD_ARGUMENTS', e.message ?? 'bad request')
   return chError('UNKNOWN_EXCEPTION', 'the server failed to answer; the server log has the details')
 }
 
 function sendError(reply: FastifyReply, e: ClickHouseHttpError): FastifyReply {
   // One line like ClickHouse's, then a newline; the code also in a header for clients that read it there.
-  const text = `Code: ${e.code}. DB::Exception: ${e.message.replace(/\s+/g, ' ').replace(/\s*\(${e.name}\)\s*$/, '').replace(/[.:]$/, '')}. (${e.name})\n`
-  return reply.status(e.status).header('x-clickhouse-exception-code', String(e.code)).type('text/plain; charset=UTF-8').send(text)
+  const text = `Code: ${e.code}. DB::Exception: ${e.message
+    .replace(/\s+/g, ' ')
+    .replace(/\s*\(${e.name}\)\s*$/, '')
+    .replace(/[.:]$/, '')}. (${e.name})\n`
+  return reply
+    .status(e.status)
+    .header('x-clickhouse-exception-code', String(e.code))
+    .type('text/plain; charset=UTF-8')
+    .send(text)
 }
 
 /** The token in any form the plugin or a curl user can send: basic-auth password, X-ClickHouse-Key, bearer. */
@@ -184,7 +277,13 @@ function single(v: unknown): string | undefined {
 function integer(name: string, raw: string | undefined, max: number): number | undefined {
   if (raw === undefined || raw === '') return undefined
   const n = Number(raw)
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new EndpointError(chError('BAD_ARGUMENTS', `${name}=${JSON.stringify(raw.slice(0, 40))} is not allowed: an integer from 0 to ${max}`))
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw new EndpointError(
+      chError(
+        'BAD_ARGUMENTS',
+        `${name}=${JSON.stringify(raw.slice(0, 40))} is not allowed: an integer from 0 to ${max}`,
+      ),
+    )
   return n
 }
 
@@ -199,56 +298,105 @@ export interface ClickHouseHttpOptions {
 
 /** Registers the endpoint on an app (its own content parsing, access hook and error form, encapsulated). */
 export function clickhouseHttp(app: FastifyInstance, opts: ClickHouseHttpOptions): void {
-  void app.register(async (ch) => {
-    // The query is the raw body, whatever the client calls its type (curl: form-urlencoded; Go: none).
-    ch.removeAllContentTypeParsers()
-    ch.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
-    ch.addHook('onRequest', async (req, reply) => {
-      const denied = checkAccess(opts.access, req.headers.host, credential(req), 'the API_TOKEN as the basic-auth password (any user name), as X-ClickHouse-Key, or as Authorization: Bearer')
-      if (denied === undefined) return
-      if (denied.code === 'BS_ERR_FORBIDDEN') return sendError(reply, chError('ACCESS_DENIED', denied.message))
-      return sendError(reply, chError(denied.missing ? 'REQUIRED_PASSWORD' : 'AUTHENTICATION_FAILED', denied.message))
-    })
-    ch.setErrorHandler((err, _req, reply) => {
-      const e = toClickHouseError(err)
-      if (e.status >= 500 && e.code === CODES.UNKNOWN_EXCEPTION) opts.onError?.(err)
-      return sendError(reply, e)
-    })
-    ch.setNotFoundHandler((req, reply) => {
-      void reply.status(404).type('text/plain; charset=UTF-8').send(`There is no handle ${req.url.split('?')[0]}\n\nUse ${CLICKHOUSE_PATH}/ (GET or POST, the query in ?query= or the body) or ${CLICKHOUSE_PATH}/ping.\n`)
-    })
-    const config = { [OWN_ACCESS_CHECK]: true }
-    ch.get('/ping', { config }, async (_req, reply) => reply.type('text/plain; charset=UTF-8').send('Ok.\n'))
-    ch.route({ method: ['GET', 'POST'], url: '/', config, handler: async (req, reply) => query(req, reply, opts) })
-  }, { prefix: CLICKHOUSE_PATH })
+  void app.register(
+    async (ch) => {
+      // The query is the raw body, whatever the client calls its type (curl: form-urlencoded; Go: none).
+      ch.removeAllContentTypeParsers()
+      ch.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+      ch.addHook('onRequest', async (req, reply) => {
+        const denied = checkAccess(
+          opts.access,
+          req.headers.host,
+          credential(req),
+          'the API_TOKEN as the basic-auth password (any user name), as X-ClickHouse-Key, or as Authorization: Bearer',
+        )
+        if (denied === undefined) return
+        if (denied.code === 'BS_ERR_FORBIDDEN') return sendError(reply, chError('ACCESS_DENIED', denied.message))
+        return sendError(reply, chError(denied.missing ? 'REQUIRED_PASSWORD' : 'AUTHENTICATION_FAILED', denied.message))
+      })
+      ch.setErrorHandler((err, _req, reply) => {
+        const e = toClickHouseError(err)
+        if (e.status >= 500 && e.code === CODES.UNKNOWN_EXCEPTION) opts.onError?.(err)
+        return sendError(reply, e)
+      })
+      ch.setNotFoundHandler((req, reply) => {
+        void reply
+          .status(404)
+          .type('text/plain; charset=UTF-8')
+          .send(
+            `There is no handle ${req.url.split('?')[0]}\n\nUse ${CLICKHOUSE_PATH}/ (GET or POST, the query ` +
+              `in ?query= or the body) or ${CLICKHOUSE_PATH}/ping.\n`,
+          )
+      })
+      const config = { [OWN_ACCESS_CHECK]: true }
+      ch.get('/ping', { config }, async (_req, reply) => reply.type('text/plain; charset=UTF-8').send('Ok.\n'))
+      ch.route({ method: ['GET', 'POST'], url: '/', config, handler: async (req, reply) => query(req, reply, opts) })
+    },
+    { prefix: CLICKHOUSE_PATH },
+  )
 }
 
 async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseHttpOptions): Promise<FastifyReply> {
   const params = (req.query ?? {}) as Record<string, unknown>
   // Before the settings check: a token in a URL ends up in logs.
-  if ('password' in params) throw new EndpointError(chError('BAD_ARGUMENTS', 'send the token as the basic-auth password, not in the URL'))
+  if ('password' in params)
+    throw new EndpointError(chError('BAD_ARGUMENTS', 'send the token as the basic-auth password, not in the URL'))
   for (const key of Object.keys(params)) {
-    if (key.startsWith('param_')) throw new EndpointError(chError('NOT_IMPLEMENTED', `query parameters (${key}) are not supported by this endpoint; write the values into the query`))
-    if (!ACCEPTED.has(key)) throw new EndpointError(chError('READONLY', `Cannot modify '${key.slice(0, 80)}' setting in readonly mode: this endpoint is read-only and its limits are the server's (accepted parameters: ${[...ACCEPTED].join(', ')})`))
+    if (key.startsWith('param_'))
+      throw new EndpointError(
+        chError(
+          'NOT_IMPLEMENTED',
+          `query parameters (${key}) are not supported by this endpoint; write the values into the query`,
+        ),
+      )
+    if (!ACCEPTED.has(key))
+      throw new EndpointError(
+        chError(
+          'READONLY',
+          `Cannot modify '${key.slice(0, 80)}' setting in readonly mode: this endpoint is read-only and ` +
+            `its limits are the server's (accepted parameters: ${[...ACCEPTED].join(', ')})`,
+        ),
+      )
   }
   const p = (name: string): string | undefined => single(params[name])
-  if (p('compress') === '1' || p('decompress') === '1') throw new EndpointError(chError('NOT_IMPLEMENTED', 'compress=1 and decompress=1 (ClickHouse\'s compressed blocks) are not supported; HTTP responses are plain'))
+  if (p('compress') === '1' || p('decompress') === '1')
+    throw new EndpointError(
+      chError(
+        'NOT_IMPLEMENTED',
+        "compress=1 and decompress=1 (ClickHouse's compressed blocks) are not supported; HTTP responses are plain",
+      ),
+    )
   const database = p('database') ?? single(req.headers['x-clickhouse-database'])
   if (database !== undefined && database !== '' && database !== opts.database) {
-    throw new EndpointError(chError('UNKNOWN_DATABASE', `Database ${database.slice(0, 80)} is not readable here: this endpoint reads the ${opts.database} database only`))
+    throw new EndpointError(
+      chError(
+        'UNKNOWN_DATABASE',
+        `Database ${database.slice(0, 80)} is not readable here: this ` +
+          `endpoint reads the ${opts.database} database only`,
+      ),
+    )
   }
   const revision = integer('client_protocol_version', p('client_protocol_version'), 2 ** 31 - 1) ?? 0
-  const limit = Math.min(integer('limit', p('limit'), Number.MAX_SAFE_INTEGER) || Infinity, integer('max_result_rows', p('max_result_rows'), Number.MAX_SAFE_INTEGER) || Infinity)
+  const limit = Math.min(
+    integer('limit', p('limit'), Number.MAX_SAFE_INTEGER) || Infinity,
+    integer('max_result_rows', p('max_result_rows'), Number.MAX_SAFE_INTEGER) || Infinity,
+  )
   const format = p('default_format') ?? single(req.headers['x-clickhouse-format']) ?? 'TabSeparated'
   // ClickHouse's HTTPHandler: the query parameter, a newline, then the body.
   const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : ''
   const param = p('query')
   const sql = param === undefined ? body : body === '' ? param : `${param}\n${body}`
-  if (sql.trim() === '') throw new EndpointError(chError('SYNTAX_ERROR', 'Empty query: send it in the body (POST) or as ?query='))
+  if (sql.trim() === '')
+    throw new EndpointError(chError('SYNTAX_ERROR', 'Empty query: send it in the body (POST) or as ?query='))
 
-  const r = await opts.adHoc.run(sql, { format, nativeRevision: revision, ...(Number.isFinite(limit) ? { maxRows: limit } : {}) })
+  const r = await opts.adHoc.run(sql, {
+    format,
+    nativeRevision: revision,
+    ...(Number.isFinite(limit) ? { maxRows: limit } : {}),
+  })
   void reply.header('x-clickhouse-format', r.format).header('x-benchstream-truncated', String(r.truncated))
   if (r.truncated) void reply.header('x-benchstream-limits', `rows=${r.limits.maxRows}, bytes=${r.limits.maxBytes}`)
-  const payload = r.data !== undefined ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) : (r.text ?? '')
+  const payload =
+    r.data !== undefined ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) : (r.text ?? '')
   return reply.type(contentType(r.format)).send(payload)
 }

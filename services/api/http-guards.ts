@@ -64,7 +64,12 @@ export function typeboxValidators(app: FastifyInstance): void {
     return (data: unknown) => {
       const value = httpPart === 'body' ? data : Value.Default(s, Value.Convert(s, data))
       if (checker.Check(value)) return { value }
-      return { error: new BenchstreamError('BS_ERR_BAD_REQUEST', `invalid ${httpPart ?? 'request'}: ${schemaProblems(s, value, '', `this ${httpPart ?? 'request'}`).join('; ')}`) }
+      return {
+        error: new BenchstreamError(
+          'BS_ERR_BAD_REQUEST',
+          `invalid ${httpPart ?? 'request'}: ${schemaProblems(s, value, '', `this ${httpPart ?? 'request'}`).join('; ')}`,
+        ),
+      }
     }
   })
 }
@@ -84,7 +89,17 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
     return reply.status(b.statusCode).send(b)
   })
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send(body(404, 'BS_ERR_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, /api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/runs/:id/figures, /api/v1/compare, /api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only)`))
+    void reply
+      .status(404)
+      .send(
+        body(
+          404,
+          'BS_ERR_NOT_FOUND',
+          `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, ` +
+            `/api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/runs/:id/figures, /api/v1/compare, ` +
+            `/api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only)`,
+        ),
+      )
   })
 }
 
@@ -95,8 +110,19 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) return
   const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
-  const b = JSON.stringify(body(status, 'BS_ERR_BAD_REQUEST', status === 431 ? 'the request headers are too large (at most 16 KiB)' : `the request could not be parsed: ${err.code ?? err.message}`))
-  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(b)}\r\nconnection: close\r\n\r\n${b}`)
+  const b = JSON.stringify(
+    body(
+      status,
+      'BS_ERR_BAD_REQUEST',
+      status === 431
+        ? 'the request headers are too large (at most 16 KiB)'
+        : `the request could not be parsed: ${err.code ?? err.message}`,
+    ),
+  )
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: ` +
+      `application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(b)}\r\nconnection: close\r\n\r\n${b}`,
+  )
 }
 
 export interface AccessOptions {
@@ -121,23 +147,42 @@ export interface AccessDenied {
  * carried, in whatever form its route accepts. One function for every
  * route, so the ClickHouse endpoint and the JSON API cannot drift apart.
  */
-export function checkAccess(opts: AccessOptions, host: string | undefined, given: string | undefined, asked: string): AccessDenied | undefined {
+export function checkAccess(
+  opts: AccessOptions,
+  host: string | undefined,
+  given: string | undefined,
+  asked: string,
+): AccessDenied | undefined {
   if (opts.allowedHosts !== undefined) {
     const name = hostName(host)
     if (name === undefined || !opts.allowedHosts.has(name)) {
-      return { code: 'BS_ERR_FORBIDDEN', missing: false, message: `Host ${JSON.stringify(host ?? '')} is not allowed: this API answers to ${[...opts.allowedHosts].join(', ')} (set API_ALLOWED_HOSTS to add names)` }
+      return {
+        code: 'BS_ERR_FORBIDDEN',
+        missing: false,
+        message:
+          `Host ${JSON.stringify(host ?? '')} is not allowed: this API answers ` +
+          `to ${[...opts.allowedHosts].join(', ')} ` +
+          `(set API_ALLOWED_HOSTS to add names)`,
+      }
     }
   }
   if (opts.token === undefined) return undefined
   const token = Buffer.from(opts.token)
   const g = given === undefined ? undefined : Buffer.from(given)
   if (g === undefined || g.length !== token.length || !timingSafeEqual(g, token)) {
-    return { code: 'BS_ERR_UNAUTHORIZED', missing: given === undefined, message: given === undefined ? `this API needs ${asked}` : 'the token is not the API_TOKEN of this server' }
+    return {
+      code: 'BS_ERR_UNAUTHORIZED',
+      missing: given === undefined,
+      message: given === undefined ? `this API needs ${asked}` : 'the token is not the API_TOKEN of this server',
+    }
   }
   return undefined
 }
 
-/** Route config of routes that check access themselves (the ClickHouse endpoint: other credential forms, other error form). */
+/**
+ * Route config of routes that check access themselves (the ClickHouse endpoint: other credential forms, other error
+ * form).
+ */
 export const OWN_ACCESS_CHECK = 'ownAccessCheck'
 
 /**
@@ -149,7 +194,12 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if ((req.routeOptions.config as unknown as Record<string, unknown> | undefined)?.[OWN_ACCESS_CHECK] === true) return
     const given = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1]
-    const denied = checkAccess(req.url === '/healthz' ? { ...opts, token: undefined } : opts, req.headers.host, given, 'Authorization: Bearer <API_TOKEN>')
+    const denied = checkAccess(
+      req.url === '/healthz' ? { ...opts, token: undefined } : opts,
+      req.headers.host,
+      given,
+      'Authorization: Bearer <API_TOKEN>',
+    )
     if (denied === undefined) return
     const status = denied.code === 'BS_ERR_FORBIDDEN' ? 403 : 401
     if (status === 401) void reply.header('www-authenticate', 'Bearer')

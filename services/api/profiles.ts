@@ -15,7 +15,13 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { DiffFlameGraphQuery, FlameGraphQuery, FrameDiffQuery, ProfileListQuery, ProfileRunsQuery } from '../../schemas/profile-api.v1.js'
+import {
+  DiffFlameGraphQuery,
+  FlameGraphQuery,
+  FrameDiffQuery,
+  ProfileListQuery,
+  ProfileRunsQuery,
+} from '../../schemas/profile-api.v1.js'
 import { checkProfileBody } from '../core/codec/event-codec.js'
 import { BenchstreamError } from '../core/errors.js'
 import { diffFlameGraph, flameGraph, frameShareChanges } from '../core/profiles/flame-graph.js'
@@ -41,20 +47,34 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
 
   const load = async (sel: ProfileSelection, what: string): Promise<Awaited<ReturnType<ProfileStore['stacks']>>> => {
     const stacks = await store.stacks(sel, MAX_MERGED_STACKS)
-    if (stacks.size === 0) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no profile samples for ${what}${sel.fromMs !== undefined || sel.toMs !== undefined ? ` in ${sel.fromMs ?? '-'}..${sel.toMs ?? '-'} ms` : ''}${sel.labels !== undefined ? ` with labels ${JSON.stringify(sel.labels)}` : ''}; attach one with \`benchstream profile attach\``)
+    if (stacks.size === 0)
+      throw new BenchstreamError(
+        'BS_ERR_NOT_FOUND',
+        `no profile samples for ${what}${sel.fromMs !== undefined || sel.toMs !== undefined ? ` in ${sel.fromMs ?? '-'}..${sel.toMs ?? '-'} ms` : ''}${sel.labels !== undefined ? ` with labels ${JSON.stringify(sel.labels)}` : ''}; ` +
+          `attach one with \`benchstream profile attach\``,
+      )
     return stacks
   }
 
-  r.get('/api/v1/profiles/runs', { schema: { querystring: ProfileRunsQuery } }, async (req) => ({ runs: await store.runs(req.query.limit ?? 100) }))
+  r.get('/api/v1/profiles/runs', { schema: { querystring: ProfileRunsQuery } }, async (req) => ({
+    runs: await store.runs(req.query.limit ?? 100),
+  }))
 
-  r.get('/api/v1/profiles', { schema: { querystring: ProfileListQuery } }, async (req) => ({ profiles: await store.list(selection(req.query)) }))
+  r.get('/api/v1/profiles', { schema: { querystring: ProfileListQuery } }, async (req) => ({
+    profiles: await store.list(selection(req.query)),
+  }))
 
-  // The body is checked by checkProfileBody (ProfileRecordBody and what a schema cannot say), the same check as a Kafka record's.
+  // The body is checked by checkProfileBody (ProfileRecordBody and what a schema cannot say), the same check as a Kafka
+  // record's.
   r.post('/api/v1/profiles', { bodyLimit: UPLOAD_LIMIT_BYTES }, async (req, reply) => {
     const checked = checkProfileBody(req.body, { minStartUs: 0, maxStartUs: Date.now() * 1000 + MAX_FUTURE_US })
-    if (!checked.ok) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `invalid profile (${checked.reason}): ${checked.detail}`)
+    if (!checked.ok)
+      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `invalid profile (${checked.reason}): ${checked.detail}`)
     const rec = checked.record
-    const origin = typeof (req.body as { origin?: unknown }).origin === 'string' ? String((req.body as { origin: string }).origin).slice(0, 256) : 'api'
+    const origin =
+      typeof (req.body as { origin?: unknown }).origin === 'string'
+        ? String((req.body as { origin: string }).origin).slice(0, 256)
+        : 'api'
     const result = await store.store({ ...rec, stacks: recordStacks(rec) }, rec.profileId, origin)
     return reply.status(result.created ? 201 : 200).send(result)
   })
@@ -64,23 +84,47 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
     const what = sel.group !== undefined ? `group ${sel.group}` : `run ${(sel.runIds ?? []).join(', ')}`
     const graph = bounded(flameGraph(await load(sel, what)))
     if (req.query.format === 'svg') {
-      return reply.type('image/svg+xml; charset=utf-8').send(flameGraphSvg(graph, { title: `CPU profile: ${what}`, subtitle: `${graph.total.toLocaleString('en-US')} samples`, ...(req.query.width === undefined ? {} : { width: req.query.width }) }))
+      return reply.type('image/svg+xml; charset=utf-8').send(
+        flameGraphSvg(graph, {
+          title: `CPU profile: ${what}`,
+          subtitle: `${graph.total.toLocaleString('en-US')} samples`,
+          ...(req.query.width === undefined ? {} : { width: req.query.width }),
+        }),
+      )
     }
     return { selection: sel, unit: 'samples', ...graph }
   })
 
   r.get('/api/v1/profiles/diff-flamegraph', { schema: { querystring: DiffFlameGraphQuery } }, async (req, reply) => {
     const [a, b] = pair(req.query)
-    const graph = bounded(diffFlameGraph(await load(a, `baseline ${req.query.baseline}`), await load(b, `candidate ${req.query.candidate}`)))
+    const graph = bounded(
+      diffFlameGraph(
+        await load(a, `baseline ${req.query.baseline}`),
+        await load(b, `candidate ${req.query.candidate}`),
+      ),
+    )
     if (req.query.format === 'svg') {
-      return reply.type('image/svg+xml; charset=utf-8').send(flameGraphSvg(graph, { title: `Differential profile: ${req.query.candidate} vs ${req.query.baseline}`, subtitle: `widths: ${graph.total.toLocaleString('en-US')} candidate samples (baseline ${graph.baselineTotal.toLocaleString('en-US')}); red: larger share, blue: smaller`, ...(req.query.width === undefined ? {} : { width: req.query.width }) }))
+      return reply.type('image/svg+xml; charset=utf-8').send(
+        flameGraphSvg(graph, {
+          title: `Differential profile: ${req.query.candidate} vs ${req.query.baseline}`,
+          subtitle:
+            `widths: ${graph.total.toLocaleString('en-US')} candidate samples ` +
+            `(baseline ${graph.baselineTotal.toLocaleString('en-US')}); ` +
+            `red: larger share, blue: smaller`,
+          ...(req.query.width === undefined ? {} : { width: req.query.width }),
+        }),
+      )
     }
     return { baseline: a, candidate: b, unit: 'samples', ...graph }
   })
 
   r.get('/api/v1/profiles/diff', { schema: { querystring: FrameDiffQuery } }, async (req) => {
     const [a, b] = pair(req.query)
-    const changes = frameShareChanges(await load(a, `baseline ${req.query.baseline}`), await load(b, `candidate ${req.query.candidate}`), req.query.limit ?? 20)
+    const changes = frameShareChanges(
+      await load(a, `baseline ${req.query.baseline}`),
+      await load(b, `candidate ${req.query.candidate}`),
+      req.query.limit ?? 20,
+    )
     return { baseline: a, candidate: b, unit: 'percentage points', ...changes }
   })
 
@@ -88,7 +132,12 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
 }
 
 function bounded<G extends { rows: unknown[] }>(g: G): G {
-  if (g.rows.length > MAX_ROWS) throw new BenchstreamError('BS_ERR_TOO_LARGE', `the flame graph has ${g.rows.length} frames; at most ${MAX_ROWS} are served: narrow the selection (fewer runs, a time range, labels)`)
+  if (g.rows.length > MAX_ROWS)
+    throw new BenchstreamError(
+      'BS_ERR_TOO_LARGE',
+      `the flame graph has ${g.rows.length} frames; at most ${MAX_ROWS} are served: narrow the selection ` +
+        `(fewer runs, a time range, labels)`,
+    )
   return g
 }
 
@@ -103,7 +152,8 @@ function labelsOf(text: string | undefined): Record<string, string> | undefined 
 }
 
 function selection(q: { run?: string; group?: string; from?: number; to?: number; labels?: string }): ProfileSelection {
-  if (q.run === undefined && q.group === undefined) throw new BenchstreamError('BS_ERR_BAD_REQUEST', 'name the runs: run=A[,B...] or group=G')
+  if (q.run === undefined && q.group === undefined)
+    throw new BenchstreamError('BS_ERR_BAD_REQUEST', 'name the runs: run=A[,B...] or group=G')
   const labels = labelsOf(q.labels)
   return {
     ...(q.run === undefined ? {} : { runIds: q.run.split(',') }),
@@ -116,6 +166,9 @@ function selection(q: { run?: string; group?: string; from?: number; to?: number
 
 function pair(q: { baseline: string; candidate: string; labels?: string }): [ProfileSelection, ProfileSelection] {
   const labels = labelsOf(q.labels)
-  const sel = (runs: string): ProfileSelection => ({ runIds: runs.split(','), ...(labels === undefined ? {} : { labels }) })
+  const sel = (runs: string): ProfileSelection => ({
+    runIds: runs.split(','),
+    ...(labels === undefined ? {} : { labels }),
+  })
   return [sel(q.baseline), sel(q.candidate)]
 }

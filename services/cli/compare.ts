@@ -17,7 +17,11 @@ type Format = 'terminal' | 'markdown' | 'json'
 function formatOf(v: { format?: string; json?: boolean }, usage: string): Format {
   if (v.json === true) return 'json'
   const f = v.format ?? 'terminal'
-  if (f !== 'terminal' && f !== 'markdown' && f !== 'json') throw new BenchstreamError('BS_ERR_USAGE', `--format ${JSON.stringify(f)} is not allowed: expected terminal, markdown or json\n${usage}`)
+  if (f !== 'terminal' && f !== 'markdown' && f !== 'json')
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--format ${JSON.stringify(f)} is not allowed: expected terminal, markdown or json\n${usage}`,
+    )
   return f
 }
 
@@ -25,25 +29,53 @@ function fraction(flag: string, raw: string | undefined, lowOpen: boolean, usage
   if (raw === undefined) return undefined
   const v = Number(raw)
   const ok = raw.trim() !== '' && Number.isFinite(v) && (lowOpen ? v > 0 : v >= 0) && v < 1
-  if (!ok) throw new BenchstreamError('BS_ERR_USAGE', `${flag} ${JSON.stringify(raw)} is not allowed: expected a number ${lowOpen ? 'greater than 0' : 'from 0'} and less than 1\n${usage}`)
+  if (!ok)
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `${flag} ${JSON.stringify(raw)} is not allowed: expected a number ${lowOpen ? 'greater than 0' : 'from 0'} ` +
+        `and less than 1\n${usage}`,
+    )
   return v
 }
 
 export async function compareMain(argv: readonly string[]): Promise<number> {
-  const parsed = parseFlags(argv, {
-    format: { type: 'string' }, json: { type: 'boolean' }, force: { type: 'boolean' }, alpha: { type: 'string' }, 'min-effect': { type: 'string' },
-  }, COMPARE_USAGE, true)
+  const parsed = parseFlags(
+    argv,
+    {
+      format: { type: 'string' },
+      json: { type: 'boolean' },
+      force: { type: 'boolean' },
+      alpha: { type: 'string' },
+      'min-effect': { type: 'string' },
+    },
+    COMPARE_USAGE,
+    true,
+  )
   const v = parsed.values
-  if (parsed.positionals.length !== 2) throw new BenchstreamError('BS_ERR_USAGE', `compare needs a baseline and a candidate, got ${parsed.positionals.length} argument${parsed.positionals.length === 1 ? '' : 's'}\n${COMPARE_USAGE}`)
+  if (parsed.positionals.length !== 2)
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `compare needs a baseline and a candidate, got ${parsed.positionals.length} ` +
+        `argument${parsed.positionals.length === 1 ? '' : 's'}\n${COMPARE_USAGE}`,
+    )
   const [baseline, candidate] = parsed.positionals as [string, string]
   const format = formatOf(v, COMPARE_USAGE)
   const alpha = fraction('--alpha', v.alpha, true, COMPARE_USAGE)
   const minEffect = fraction('--min-effect', v['min-effect'], false, COMPARE_USAGE)
   const reader = openReader(process.env)
   try {
-    const c = await reader.compare(baseline, candidate, { ...(alpha === undefined ? {} : { alpha }), ...(minEffect === undefined ? {} : { minEffect }), force: v.force === true })
+    const c = await reader.compare(baseline, candidate, {
+      ...(alpha === undefined ? {} : { alpha }),
+      ...(minEffect === undefined ? {} : { minEffect }),
+      force: v.force === true,
+    })
     if (format === 'json') process.stdout.write(JSON.stringify(c, null, 2) + '\n')
-    else process.stdout.write(formatComparison(c, format, { color: format === 'terminal' && process.stdout.isTTY === true && process.env.NO_COLOR === undefined }))
+    else
+      process.stdout.write(
+        formatComparison(c, format, {
+          color: format === 'terminal' && process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
+        }),
+      )
   } finally {
     await reader.close()
   }
@@ -51,18 +83,41 @@ export async function compareMain(argv: readonly string[]): Promise<number> {
 }
 
 export async function historyMain(argv: readonly string[]): Promise<number> {
-  const parsed = parseFlags(argv, {
-    label: { type: 'string' }, workload: { type: 'string' }, op: { type: 'string' }, figure: { type: 'string' }, filter: { type: 'string', multiple: true }, format: { type: 'string' }, json: { type: 'boolean' },
-  }, HISTORY_USAGE)
+  const parsed = parseFlags(
+    argv,
+    {
+      label: { type: 'string' },
+      workload: { type: 'string' },
+      op: { type: 'string' },
+      figure: { type: 'string' },
+      filter: { type: 'string', multiple: true },
+      format: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    HISTORY_USAGE,
+  )
   const v = parsed.values
-  if (v.label === undefined || !ID_PATTERN.test(v.label)) throw new BenchstreamError('BS_ERR_USAGE', `history needs --label KEY, the key of ${ID_RULE}\n${HISTORY_USAGE}`)
+  if (v.label === undefined || !ID_PATTERN.test(v.label))
+    throw new BenchstreamError('BS_ERR_USAGE', `history needs --label KEY, the key of ${ID_RULE}\n${HISTORY_USAGE}`)
   const figures = FIGURE_KEYS.filter((f) => f !== 'server_cache_hit_ratio')
-  if (v.figure !== undefined && !(figures as readonly string[]).includes(v.figure)) throw new BenchstreamError('BS_ERR_USAGE', `--figure ${JSON.stringify(v.figure)} is not allowed: expected one of ${figures.join(', ')}\n${HISTORY_USAGE}`)
-  if (v.op !== undefined && !/^[A-Z][A-Z-]{0,31}$/.test(v.op)) throw new BenchstreamError('BS_ERR_USAGE', `--op ${JSON.stringify(v.op)} is not allowed: an operation such as READ or SCAN, or OVERALL\n${HISTORY_USAGE}`)
+  if (v.figure !== undefined && !(figures as readonly string[]).includes(v.figure))
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--figure ${JSON.stringify(v.figure)} is not allowed: expected one of ${figures.join(', ')}\n${HISTORY_USAGE}`,
+    )
+  if (v.op !== undefined && !/^[A-Z][A-Z-]{0,31}$/.test(v.op))
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--op ${JSON.stringify(v.op)} is not allowed: an operation such as READ or SCAN, or OVERALL\n${HISTORY_USAGE}`,
+    )
   const filter: Record<string, string> = {}
   for (const t of v.filter ?? []) {
     const eq = t.indexOf('=')
-    if (eq <= 0 || !ID_PATTERN.test(t.slice(0, eq))) throw new BenchstreamError('BS_ERR_USAGE', `--filter ${JSON.stringify(t)} is not KEY=VALUE with a key of ${ID_RULE}\n${HISTORY_USAGE}`)
+    if (eq <= 0 || !ID_PATTERN.test(t.slice(0, eq)))
+      throw new BenchstreamError(
+        'BS_ERR_USAGE',
+        `--filter ${JSON.stringify(t)} is not KEY=VALUE with a key of ${ID_RULE}\n${HISTORY_USAGE}`,
+      )
     filter[t.slice(0, eq)] = t.slice(eq + 1)
   }
   const format = formatOf(v, HISTORY_USAGE)
@@ -76,7 +131,9 @@ export async function historyMain(argv: readonly string[]): Promise<number> {
   const reader = openReader(process.env)
   try {
     const h = await reader.history(options)
-    process.stdout.write(format === 'json' ? JSON.stringify(h, null, 2) + '\n' : formatHistory(h, format === 'markdown'))
+    process.stdout.write(
+      format === 'json' ? JSON.stringify(h, null, 2) + '\n' : formatHistory(h, format === 'markdown'),
+    )
   } finally {
     await reader.close()
   }

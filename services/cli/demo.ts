@@ -1,5 +1,6 @@
 /**
- * `npm run demo` / `benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N] [--workload FILE]`
+ * `npm run demo` / `benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N] [--workload
+ * FILE]`
  *
  * The whole pipeline on one machine: a local Kafka broker (unless
  * KAFKA_BROKERS is set), the processor and the API in this process with the
@@ -20,7 +21,12 @@ import { repoRoot } from '../common/repo-root.js'
 import { parseFlags } from '../common/args.js'
 import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { BenchstreamError } from '../core/errors.js'
-import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
+import {
+  evaluateThresholds,
+  formatThresholdResults,
+  parseThreshold,
+  type Threshold,
+} from '../core/reports/thresholds.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { formatRunReport } from '../core/reports/run-report-text.js'
 import { startServer, type Server } from '../server/main.js'
@@ -39,16 +45,35 @@ interface DemoOptions {
   thresholds: Threshold[]
 }
 
-
 function parse(argv: readonly string[]): DemoOptions {
-  const { values } = parseFlags(argv, { system: { type: 'string', default: 'memory' }, seconds: { type: 'string', default: '30' }, target: { type: 'string' }, threads: { type: 'string', default: '8' }, records: { type: 'string' }, workload: { type: 'string', default: 'workloads/workloada' }, threshold: { type: 'string', multiple: true } }, DEMO_USAGE)
+  const { values } = parseFlags(
+    argv,
+    {
+      system: { type: 'string', default: 'memory' },
+      seconds: { type: 'string', default: '30' },
+      target: { type: 'string' },
+      threads: { type: 'string', default: '8' },
+      records: { type: 'string' },
+      workload: { type: 'string', default: 'workloads/workloada' },
+      threshold: { type: 'string', multiple: true },
+    },
+    DEMO_USAGE,
+  )
   const num = (flag: string, raw: string, min: number, max: number): number => {
     const n = Number(raw)
-    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new BenchstreamError('BS_ERR_USAGE', `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}\n${DEMO_USAGE}`)
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max)
+      throw new BenchstreamError(
+        'BS_ERR_USAGE',
+        `--${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}\n${DEMO_USAGE}`,
+      )
     return n
   }
   const system = values.system as DemoOptions['system']
-  if (!SYSTEMS.includes(system)) throw new BenchstreamError('BS_ERR_USAGE', `--system ${JSON.stringify(values.system)} is not allowed: one of ${SYSTEMS.join(', ')}\n${DEMO_USAGE}`)
+  if (!SYSTEMS.includes(system))
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--system ${JSON.stringify(values.system)} is not allowed: one of ${SYSTEMS.join(', ')}\n${DEMO_USAGE}`,
+    )
   // HBase on a laptop serves a few thousand operations a second: unthrottled, and fewer records to load.
   const hbase = system === 'hbase'
   return {
@@ -70,7 +95,10 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
   let kafkaPort: number | undefined
   if (env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS === '') {
     kafkaPort = Number(env.KAFKA_PORT ?? 9092)
-    say(`[demo] starting Kafka on 127.0.0.1:${kafkaPort} (deploy/local/kafka.sh; first run downloads the broker jars with mvn)`)
+    say(
+      `[demo] starting Kafka on 127.0.0.1:${kafkaPort} (deploy/local/kafka.sh; first run downloads ` +
+        `the broker jars with mvn)`,
+    )
     env.KAFKA_BROKERS = await startLocalKafka({ port: kafkaPort, log: (l) => say(`[kafka] ${l}`) })
   }
   let svc: Server | undefined
@@ -88,12 +116,35 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     }
     const runId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
     const driverArgs = [
-      path.join(repoRoot(), 'bin', 'benchstream.js'), 'run', '-P', path.join(repoRoot(), opts.workload),
-      '-p', `recordcount=${opts.records}`, '-p', 'operationcount=0', '--seconds', String(opts.seconds),
-      '-threads', String(opts.threads), '-target', String(opts.target), '-db', 'memory',
-      '--run-id', runId, '--client-id', 'demo-client-1', '--label', 'system=memory', '--label', 'source=demo',
+      path.join(repoRoot(), 'bin', 'benchstream.js'),
+      'run',
+      '-P',
+      path.join(repoRoot(), opts.workload),
+      '-p',
+      `recordcount=${opts.records}`,
+      '-p',
+      'operationcount=0',
+      '--seconds',
+      String(opts.seconds),
+      '-threads',
+      String(opts.threads),
+      '-target',
+      String(opts.target),
+      '-db',
+      'memory',
+      '--run-id',
+      runId,
+      '--client-id',
+      'demo-client-1',
+      '--label',
+      'system=memory',
+      '--label',
+      'source=demo',
     ]
-    say(`[demo] run ${runId}: ${path.basename(opts.workload)} for ${opts.seconds}s, ${opts.threads} threads, target ${opts.target || 'unthrottled'} ops/s`)
+    say(
+      `[demo] run ${runId}: ${path.basename(opts.workload)} for ${opts.seconds}s, ${opts.threads} ` +
+        `threads, target ${opts.target || 'unthrottled'} ops/s`,
+    )
     const driver = spawn(process.execPath, driverArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let driverOut = ''
     let driverErr = ''
@@ -104,7 +155,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
       // The driver's own notes and warnings (behind schedule, which limit ends the run) are for the user.
       const lines = (pending + d.toString()).split('\n')
       pending = lines.pop() ?? ''
-      for (const l of lines) if (/^benchstream: (warning|note)/.test(l)) say(`[driver] ${l.replace(/^benchstream: /, '')}`)
+      for (const l of lines)
+        if (/^benchstream: (warning|note)/.test(l)) say(`[driver] ${l.replace(/^benchstream: /, '')}`)
     })
     const exited = new Promise<number>((resolve) => driver.on('close', (code) => resolve(code ?? 1)))
     const started = Date.now()
@@ -126,10 +178,15 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     const counts = await rm.runCounts(runId)
     for (const [key, n] of Object.entries(sent)) {
       const got = counts.byOpStatus[key] ?? 0
-      say(`  ${key.padEnd(24)} driver sent ${String(n).padStart(9)}   windows hold ${String(got).padStart(9)}   ${got === Number(n) ? 'exact match' : 'MISMATCH'}`)
+      say(
+        `  ${key.padEnd(24)} driver sent ${String(n).padStart(9)}   windows hold ${String(got).padStart(9)} ` +
+          `  ${got === Number(n) ? 'exact match' : 'MISMATCH'}`,
+      )
     }
     await accuracy(rm, runId)
-    const ratio = Object.entries(report.cacheHitRatio).map(([op, r]) => `${op} ${r === null ? 'n/a' : (r * 100).toFixed(1) + '%'}`).join(', ')
+    const ratio = Object.entries(report.cacheHitRatio)
+      .map(([op, r]) => `${op} ${r === null ? 'n/a' : (r * 100).toFixed(1) + '%'}`)
+      .join(', ')
     say(`  cache-hit ratio: ${ratio}`)
     const verdicts = evaluateThresholds(report, opts.thresholds)
     process.stderr.write(formatThresholdResults(verdicts, `run ${runId}, merged`))
@@ -137,15 +194,27 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     say(`  ${counted} operations stored in ClickHouse (${ch.location}).`)
     say('  Ad hoc, after the demo (no other process may hold the embedded data directory):')
     say(`    npx benchstream report ${runId}`)
-    say(`    npx benchstream sql "SELECT op, operations, p50_us, p99_us, p999_us, cache_hit_ratio FROM benchstream.run_summary WHERE run_id = '${runId}'"`)
-    say(`    npx benchstream sql "SELECT op, quantileExact(0.99)(latency_us) FROM benchstream.ops WHERE run_id = '${runId}' GROUP BY op"`)
-    say('  While a processor runs: BENCHSTREAM_API_URL=http://127.0.0.1:8080 npx benchstream sql "..." , or open http://127.0.0.1:8080/ for the live view.')
+    say(
+      `    npx benchstream sql "SELECT op, operations, p50_us, p99_us, p999_us, cache_hit_ratio FROM ` +
+        `benchstream.run_summary WHERE run_id = '${runId}'"`,
+    )
+    say(
+      `    npx benchstream sql "SELECT op, quantileExact(0.99)(latency_us) FROM benchstream.ops WHERE ` +
+        `run_id = '${runId}' GROUP BY op"`,
+    )
+    say(
+      '  While a processor runs: BENCHSTREAM_API_URL=http://127.0.0.1:8080 npx benchstream sql "..." ' +
+        ', or open http://127.0.0.1:8080/ for the live view.',
+    )
     if (counted !== sentEvents) return 1
     return verdicts.some((v) => !v.passed) ? THRESHOLD_FAILED_EXIT : 0
   } finally {
     await svc?.stop()
     await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
-    if (kafkaPort !== undefined) await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
+    if (kafkaPort !== undefined)
+      await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) =>
+        say(`[demo] stopping Kafka failed: ${(e as Error).message}`),
+      )
   }
 }
 
@@ -161,9 +230,15 @@ async function status(rm: ReadModel, runId: string, started: number): Promise<st
   const hits = rows.reduce((a, r) => a + r.hits, 0)
   const misses = rows.reduce((a, r) => a + r.misses, 0)
   // With a target, intended p99 beside the measured one: the wait behind a slow operation shows there.
-  const p99 = rows.map((r) => `${r.op} ${r.p99}µs${r.intendedP99 > r.p99 ? ` (intended ${r.intendedP99}µs)` : ''}`).join(' ')
+  const p99 = rows
+    .map((r) => `${r.op} ${r.p99}µs${r.intendedP99 > r.p99 ? ` (intended ${r.intendedP99}µs)` : ''}`)
+    .join(' ')
   const total = (await rm.runCounts(runId)).total
-  return `[live] ${String(elapsed).padStart(3)}s  ${Math.round(ops).toLocaleString('en-US').padStart(8)} ops/s  p99 ${p99}  cache hit ${hits + misses === 0 ? 'n/a' : ((100 * hits) / (hits + misses)).toFixed(1) + '%'}  stored ${total.toLocaleString('en-US')}`
+  return (
+    `[live] ${String(elapsed).padStart(3)}s  ${Math.round(ops).toLocaleString('en-US').padStart(8)} ` +
+    `ops/s  p99 ${p99}  cache hit ${hits + misses === 0 ? 'n/a' : ((100 * hits) / (hits + misses)).toFixed(1) + '%'} ` +
+    ` stored ${total.toLocaleString('en-US')}`
+  )
 }
 
 async function waitForCount(rm: ReadModel, runId: string, expected: number, timeoutMs: number): Promise<number> {
@@ -179,6 +254,9 @@ async function waitForCount(rm: ReadModel, runId: string, expected: number, time
 async function accuracy(rm: ReadModel, runId: string): Promise<void> {
   for (const r of await rm.percentileCheck(runId, [0.5, 0.95, 0.99, 0.999])) {
     const err = r.exact === 0 ? Math.abs(r.windows - r.exact) : Math.abs(r.windows - r.exact) / r.exact
-    say(`  ${r.op.padEnd(18)} p${String(r.q * 100).padEnd(5)} windows ${String(r.windows).padStart(8)}µs  exact (raw events) ${String(r.exact).padStart(8)}µs  error ${(err * 100).toFixed(2)}%`)
+    say(
+      `  ${r.op.padEnd(18)} p${String(r.q * 100).padEnd(5)} windows ${String(r.windows).padStart(8)}µs ` +
+        ` exact (raw events) ${String(r.exact).padStart(8)}µs  error ${(err * 100).toFixed(2)}%`,
+    )
   }
 }

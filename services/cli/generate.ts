@@ -22,13 +22,23 @@ import { ProcessorEnv } from '../processor/config.js'
 import { ServerEnv } from '../server/config.js'
 import { CliEnv } from '../common/cli-env.js'
 
-const BEGIN = '<!-- config-table:begin (generated from the services\' config.ts by `npm run generate`; do not edit) -->'
+const BEGIN = "<!-- config-table:begin (generated from the services' config.ts by `npm run generate`; do not edit) -->"
 const END = '<!-- config-table:end -->'
 
 export function configTableMarkdown(): string {
   const cell = (s: string): string => s.replaceAll('|', '\\|')
   const rows = envTable([InfraEnv, ProcessorEnv, ApiEnv, AlertsEnv, ServerEnv, LogEnv, CliEnv])
-  return ['| variable | default | allowed | meaning |', '|---|---|---|---|', ...rows.map((r) => `| \`${r.name}\` | ${r.default === undefined ? 'unset' : r.default === '' ? '(empty)' : `\`${cell(r.default)}\``} | ${cell(r.allowed)} | ${cell(r.meaning)} |`)].join('\n') + '\n'
+  return (
+    [
+      '| variable | default | allowed | meaning |',
+      '|---|---|---|---|',
+      ...rows.map(
+        (r) =>
+          `| \`${r.name}\` | ${r.default === undefined ? 'unset' : r.default === '' ? '(empty)' : `\`${cell(r.default)}\``} ` +
+          `| ${cell(r.allowed)} | ${cell(r.meaning)} |`,
+      ),
+    ].join('\n') + '\n'
+  )
 }
 
 /** Rewrites the generated parts of README.md; returns whether anything changed. */
@@ -44,7 +54,11 @@ export function writeDocs(readmePath = path.join(repoRoot(), 'README.md')): bool
 }
 
 /** Where the Prometheus rules are generated from and to, relative to the project root. */
-export const PROMETHEUS_RULES = { source: 'deploy/alerts/rules.json', target: 'deploy/prometheus/benchstream-rules.yml', intervalS: 15 } as const
+export const PROMETHEUS_RULES = {
+  source: 'deploy/alerts/rules.json',
+  target: 'deploy/prometheus/benchstream-rules.yml',
+  intervalS: 15,
+} as const
 
 export function prometheusRulesText(): string {
   const rules = loadAlertRules(path.join(repoRoot(), PROMETHEUS_RULES.source)).rules
@@ -52,7 +66,9 @@ export function prometheusRulesText(): string {
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.stdout.write(writeDocs() ? 'README.md: configuration table updated\n' : 'README.md: configuration table up to date\n')
+  process.stdout.write(
+    writeDocs() ? 'README.md: configuration table updated\n' : 'README.md: configuration table up to date\n',
+  )
   const target = path.join(repoRoot(), PROMETHEUS_RULES.target)
   const text = prometheusRulesText()
   let old = ''

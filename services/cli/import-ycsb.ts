@@ -69,58 +69,118 @@ function measurementArg(s: string): string | undefined {
 }
 
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
-  const parsed = parseFlags(argv, {
-    'run-id': { type: 'string' }, 'client-id': { type: 'string' }, 'kafka-brokers': { type: 'string' }, label: { type: 'string', multiple: true },
-    follow: { type: 'boolean' }, pid: { type: 'string' }, 'idle-timeout': { type: 'string' }, 'dry-run': { type: 'boolean' },
-  }, IMPORT_YCSB_USAGE, true)
+  const parsed = parseFlags(
+    argv,
+    {
+      'run-id': { type: 'string' },
+      'client-id': { type: 'string' },
+      'kafka-brokers': { type: 'string' },
+      label: { type: 'string', multiple: true },
+      follow: { type: 'boolean' },
+      pid: { type: 'string' },
+      'idle-timeout': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
+    IMPORT_YCSB_USAGE,
+    true,
+  )
   const { values, positionals } = parsed
   const labels: Record<string, string> = {}
   for (const kv of values.label ?? []) {
     const eq = kv.indexOf('=')
     const k = eq === -1 ? kv : kv.slice(0, eq)
-    if (eq === -1 || !ID_PATTERN.test(k)) throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
+    if (eq === -1 || !ID_PATTERN.test(k))
+      throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
     labels[k] = kv.slice(eq + 1)
   }
   const runId = values['run-id']
   const clientId = values['client-id']
-  if (runId === undefined || !ID_PATTERN.test(runId)) throw usage(`--run-id ${runId === undefined ? 'is required' : `${JSON.stringify(runId)} is not allowed`}: ${ID_RULE}`)
-  if (clientId === undefined || !ID_PATTERN.test(clientId)) throw usage(`--client-id ${clientId === undefined ? 'is required' : `${JSON.stringify(clientId)} is not allowed`}: ${ID_RULE}`)
+  if (runId === undefined || !ID_PATTERN.test(runId))
+    throw usage(
+      `--run-id ${runId === undefined ? 'is required' : `${JSON.stringify(runId)} is not allowed`}: ${ID_RULE}`,
+    )
+  if (clientId === undefined || !ID_PATTERN.test(clientId))
+    throw usage(
+      `--client-id ${clientId === undefined ? 'is required' : `${JSON.stringify(clientId)} is not allowed`}: ` +
+        `${ID_RULE}`,
+    )
   const int = (flag: string, raw: string | undefined, min: number, max: number): number | undefined => {
     if (raw === undefined) return undefined
     const v = Number(raw)
-    if (raw.trim() === '' || !Number.isInteger(v) || v < min || v > max) throw usage(`${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}`)
+    if (raw.trim() === '' || !Number.isInteger(v) || v < min || v > max)
+      throw usage(`${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}`)
     return v
   }
   const pid = int('--pid', values.pid, 1, 2 ** 31 - 1)
   const idle = int('--idle-timeout', values['idle-timeout'], 1, 86_400)
   if (values.follow !== true) {
-    if (pid !== undefined || idle !== undefined) throw usage(`${pid !== undefined ? '--pid' : '--idle-timeout'} goes with --follow`)
-    if (positionals.length === 0) throw usage('at least one FILE is required (a YCSB report, raw data or HdrHistogram interval log; OP=FILE names the measurement of a log whose file name does not)')
+    if (pid !== undefined || idle !== undefined)
+      throw usage(`${pid !== undefined ? '--pid' : '--idle-timeout'} goes with --follow`)
+    if (positionals.length === 0)
+      throw usage(
+        'at least one FILE is required (a YCSB report, raw data or HdrHistogram interval log; OP=FILE ' +
+          'names the measurement of a log whose file name does not)',
+      )
     const files = positionals.map((a) => {
       // A file name may hold '=': an existing file wins over OP=FILE.
       const eq = a.indexOf('=')
       if (eq <= 0 || existsSync(a)) return { path: a, measurement: undefined }
       const measurement = measurementArg(a.slice(0, eq))
-      if (measurement === undefined) throw usage(`measurement ${JSON.stringify(a.slice(0, eq))} in ${JSON.stringify(a)} is not allowed: expected [Intended-]OP or CLEANUP, OP one of READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE (case-insensitive)`)
+      if (measurement === undefined)
+        throw usage(
+          `measurement ${JSON.stringify(a.slice(0, eq))} in ${JSON.stringify(a)} is not allowed: expected ` +
+            (`[Intended-]OP or CLEANUP, OP one of READ, UPDATE, INSERT, SCAN, ` +
+              `READ-MODIFY-WRITE, DELETE (case-insensitive)`),
+        )
       if (eq === a.length - 1) throw usage(`${JSON.stringify(a)} names no file after "="`)
       return { path: a.slice(eq + 1), measurement }
     })
-    return { runId, clientId, labels, brokers: values['kafka-brokers'], files, dryRun: values['dry-run'] === true, follow: undefined }
+    return {
+      runId,
+      clientId,
+      labels,
+      brokers: values['kafka-brokers'],
+      files,
+      dryRun: values['dry-run'] === true,
+      follow: undefined,
+    }
   }
-  if (positionals.length !== 1) throw usage(`--follow takes one PREFIX (YCSB's hdrhistogram.output.path: logs are PREFIXREAD.hdr, ...; a directory ends in /), ${positionals.length === 0 ? 'none was given' : `not ${positionals.length}`}`)
+  if (positionals.length !== 1)
+    throw usage(
+      `--follow takes one PREFIX (YCSB's hdrhistogram.output.path: logs are PREFIXREAD.hdr, ...; a ` +
+        `directory ends in /), ${positionals.length === 0 ? 'none was given' : `not ${positionals.length}`}`,
+    )
   if (values['dry-run'] === true) throw usage('--dry-run does not go with --follow')
-  return { runId, clientId, labels, brokers: values['kafka-brokers'], files: [], dryRun: false, follow: { prefix: positionals[0]!, pid, idleTimeoutS: idle ?? (pid === undefined ? DEFAULT_IDLE_TIMEOUT_S : 0) } }
+  return {
+    runId,
+    clientId,
+    labels,
+    brokers: values['kafka-brokers'],
+    files: [],
+    dryRun: false,
+    follow: { prefix: positionals[0]!, pid, idleTimeoutS: idle ?? (pid === undefined ? DEFAULT_IDLE_TIMEOUT_S : 0) },
+  }
 }
 
-/** Reads and parses one file; BS_ERR_USAGE when it cannot be read, BS_ERR_TOO_LARGE above MAX_YCSB_FILE_BYTES, BS_ERR_DECODE when it is not what YCSB writes. */
+/**
+ * Reads and parses one file; BS_ERR_USAGE when it cannot be read, BS_ERR_TOO_LARGE above MAX_YCSB_FILE_BYTES,
+ * BS_ERR_DECODE when it is not what YCSB writes.
+ */
 export function readYcsbFile(file: string, measurement: string | undefined): YcsbFile {
   let size: number
   try {
     size = statSync(file).size
   } catch (err) {
-    throw new BenchstreamError('BS_ERR_USAGE', `cannot read ${JSON.stringify(file)}: ${(err as Error).message}`, { cause: err })
+    throw new BenchstreamError('BS_ERR_USAGE', `cannot read ${JSON.stringify(file)}: ${(err as Error).message}`, {
+      cause: err,
+    })
   }
-  if (size > MAX_YCSB_FILE_BYTES) throw new BenchstreamError('BS_ERR_TOO_LARGE', `${file} is ${size} bytes; at most ${MAX_YCSB_FILE_BYTES} (MAX_YCSB_FILE_BYTES) are read. Import the run's HdrHistogram interval logs instead of raw data, or split the file`)
+  if (size > MAX_YCSB_FILE_BYTES)
+    throw new BenchstreamError(
+      'BS_ERR_TOO_LARGE',
+      `${file} is ${size} bytes; at most ${MAX_YCSB_FILE_BYTES} (MAX_YCSB_FILE_BYTES) are read. Import ` +
+        `the run's HdrHistogram interval logs instead of raw data, or split the file`,
+    )
   const fd = openSync(file, 'r')
   try {
     const buf = Buffer.alloc(size)
@@ -137,7 +197,12 @@ export function readYcsbFile(file: string, measurement: string | undefined): Ycs
 }
 
 /** Runs the command; returns the exit code. `env` and `out` are parameters so tests drive it in-process. */
-export async function importYcsbMain(argv: readonly string[], env: Env = process.env, out: (s: string) => void = (s) => process.stdout.write(s), signal?: AbortSignal): Promise<number> {
+export async function importYcsbMain(
+  argv: readonly string[],
+  env: Env = process.env,
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  signal?: AbortSignal,
+): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     out(IMPORT_YCSB_USAGE + '\n')
     return 0
@@ -149,20 +214,40 @@ export async function importYcsbMain(argv: readonly string[], env: Env = process
   // Every file is read and checked before anything is sent: a bad line must not leave half a run behind.
   const plan = planImport(args.files.map((f) => readYcsbFile(f.path, f.measurement)))
   const operations = Object.values(plan.sent).reduce((a, b) => a + b, 0)
-  if (operations === 0 && plan.summaries.length === 0) throw new BenchstreamError('BS_ERR_DECODE', `nothing to import in ${args.files.map((f) => f.path).join(', ')}: no operation in any interval or raw line, and no final report`)
+  if (operations === 0 && plan.summaries.length === 0)
+    throw new BenchstreamError(
+      'BS_ERR_DECODE',
+      `nothing to import in ${args.files.map((f) => f.path).join(', ')}: no operation in any interval ` +
+        `or raw line, and no final report`,
+    )
   if (plan.firstUs !== undefined && plan.firstUs < Date.now() * 1000 - DEFAULT_MAX_EVENT_AGE_US) {
-    process.stderr.write(`benchstream: warning: the data starts ${new Date(plan.firstUs / 1000).toISOString()}, more than 30 days ago: a processor with the default MAX_EVENT_AGE_S dead-letters it\n`)
+    process.stderr.write(
+      `benchstream: warning: the data starts ${new Date(plan.firstUs / 1000).toISOString()}, more ` +
+        `than 30 days ago: a processor with the default MAX_EVENT_AGE_S dead-letters it\n`,
+    )
   }
   if (!args.dryRun) {
     const nowUs = Date.now() * 1000
     const sender = await KafkaRecordSender.open(infra, args)
     try {
       await sender.send([encodeJsonRecord(lifecycle(args, 'start', plan.firstUs ?? nowUs, 'ycsb-import'))])
-      for (const iv of plan.intervals) await sender.add(encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, ...iv }))
+      for (const iv of plan.intervals)
+        await sender.add(encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, ...iv }))
       for (const buf of rawMessages(args, plan)) await sender.add(buf)
-      for (const s of plan.summaries) await sender.add(encodeJsonRecord({ kind: RECORD_KIND.SUMMARY_REPORT, runId: args.runId, clientId: args.clientId, atUs: nowUs, ...s }))
+      for (const s of plan.summaries)
+        await sender.add(
+          encodeJsonRecord({
+            kind: RECORD_KIND.SUMMARY_REPORT,
+            runId: args.runId,
+            clientId: args.clientId,
+            atUs: nowUs,
+            ...s,
+          }),
+        )
       await sender.flush()
-      await sender.send([encodeJsonRecord(lifecycle(args, 'end', plan.lastUs ?? nowUs, 'ycsb-import', plan.sent, plan.runtimeMs))])
+      await sender.send([
+        encodeJsonRecord(lifecycle(args, 'end', plan.lastUs ?? nowUs, 'ycsb-import', plan.sent, plan.runtimeMs)),
+      ])
     } finally {
       await sender.close()
     }
@@ -171,7 +256,14 @@ export async function importYcsbMain(argv: readonly string[], env: Env = process
   return 0
 }
 
-function lifecycle(args: ImportYcsbArgs, phase: 'start' | 'end', atUs: number, source: string, sent?: Record<string, number>, runtimeMs?: number): RunLifecycle {
+function lifecycle(
+  args: ImportYcsbArgs,
+  phase: 'start' | 'end',
+  atUs: number,
+  source: string,
+  sent?: Record<string, number>,
+  runtimeMs?: number,
+): RunLifecycle {
   return {
     kind: RECORD_KIND.RUN_LIFECYCLE,
     phase,
@@ -216,18 +308,36 @@ class KafkaRecordSender {
     const kafka = createKafka(infra.kafka, `import-ycsb-${args.clientId}`)
     await ensureTopics(kafka, infra.kafka, infra.topics)
     // Idempotent: a retried send cannot write an interval twice.
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: partitioner, allowAutoTopicCreation: false })
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: partitioner,
+      allowAutoTopicCreation: false,
+    })
     try {
       await producer.connect()
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_KAFKA', `cannot connect to Kafka at ${infra.kafka.brokers.join(',')}: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_KAFKA',
+        `cannot connect to Kafka at ${infra.kafka.brokers.join(',')}: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
     // One key for the whole client: its records stay in order on one partition, the end record last.
-    return new KafkaRecordSender(producer, infra.topics.events, `${args.runId}:${args.clientId}`, infra.kafka.brokers.join(','))
+    return new KafkaRecordSender(
+      producer,
+      infra.topics.events,
+      `${args.runId}:${args.clientId}`,
+      infra.kafka.brokers.join(','),
+    )
   }
 
   async add(value: Buffer): Promise<void> {
-    if (this.pending.length > 0 && (this.pending.length >= RECORDS_PER_SEND || this.pendingBytes + value.length > BYTES_PER_SEND)) await this.flush()
+    if (
+      this.pending.length > 0 &&
+      (this.pending.length >= RECORDS_PER_SEND || this.pendingBytes + value.length > BYTES_PER_SEND)
+    )
+      await this.flush()
     this.pending.push(value)
     this.pendingBytes += value.length
   }
@@ -242,9 +352,15 @@ class KafkaRecordSender {
 
   async send(values: Buffer[]): Promise<void> {
     try {
-      await this.producer.send({ topic: this.topic, acks: -1, messages: values.map((value) => ({ key: this.key, value })) })
+      await this.producer.send({
+        topic: this.topic,
+        acks: -1,
+        messages: values.map((value) => ({ key: this.key, value })),
+      })
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_KAFKA', `cannot send to Kafka at ${this.brokers}: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError('BS_ERR_KAFKA', `cannot send to Kafka at ${this.brokers}: ${(err as Error).message}`, {
+        cause: err,
+      })
     }
   }
 
@@ -253,16 +369,30 @@ class KafkaRecordSender {
   }
 }
 
-export function formatImportSummary(args: Pick<ImportYcsbArgs, 'runId' | 'clientId' | 'dryRun'>, plan: ImportPlan): string {
+export function formatImportSummary(
+  args: Pick<ImportYcsbArgs, 'runId' | 'clientId' | 'dryRun'>,
+  plan: ImportPlan,
+): string {
   const operations = Object.values(plan.sent).reduce((a, b) => a + b, 0)
   const events = plan.raw.reduce((a, s) => a + s.startUs.length, 0)
-  const lines = [`${args.dryRun ? 'checked (--dry-run: nothing sent)' : 'imported'} run ${args.runId}, client ${args.clientId}${plan.runtimeMs === undefined ? '' : `, ${(plan.runtimeMs / 1000).toFixed(3)} s`}`]
+  const lines = [
+    `${args.dryRun ? 'checked (--dry-run: nothing sent)' : 'imported'} run ${args.runId}, client ` +
+      `${args.clientId}${plan.runtimeMs === undefined ? '' : `, ${(plan.runtimeMs / 1000).toFixed(3)} s`}`,
+  ]
   for (const d of plan.described) lines.push(`  ${d}`)
-  const byOp = Object.entries(plan.sent).map(([k, v]) => `${k} ${v}`).join(', ')
-  lines.push(`  operations: ${operations}${byOp === '' ? '' : ` (${byOp})`}, as ${plan.intervals.length} interval records and ${events} events`)
-  if (plan.summaries.length > 0) lines.push(`  final reports: ${plan.summaries.length}, stored as reported (reported_measurements)`)
-  for (const c of plan.cleanup) lines.push(`  CLEANUP: ${c.operations} in ${c.source} (reported, not counted as operations)`)
-  if (plan.intendedClamped > 0) lines.push(`  intended latency: ${plan.intendedClamped} raw pairs below the measured latency kept the measured one`)
+  const byOp = Object.entries(plan.sent)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')
+  lines.push(
+    `  operations: ${operations}${byOp === '' ? '' : ` (${byOp})`}, as ${plan.intervals.length} ` +
+      `interval records and ${events} events`,
+  )
+  if (plan.summaries.length > 0)
+    lines.push(`  final reports: ${plan.summaries.length}, stored as reported (reported_measurements)`)
+  for (const c of plan.cleanup)
+    lines.push(`  CLEANUP: ${c.operations} in ${c.source} (reported, not counted as operations)`)
+  if (plan.intendedClamped > 0)
+    lines.push(`  intended latency: ${plan.intendedClamped} raw pairs below the measured latency kept the measured one`)
   return lines.join('\n') + '\n'
 }
 
@@ -270,7 +400,13 @@ export function formatImportSummary(args: Pick<ImportYcsbArgs, 'runId' | 'client
  * --follow: polls the directory of PREFIX for `PREFIX<NAME>.hdr` logs and
  * each log for new lines; sends each interval as it becomes complete.
  */
-async function follow(args: ImportYcsbArgs, f: NonNullable<ImportYcsbArgs['follow']>, infra: InfraConfig, out: (s: string) => void, signal: AbortSignal | undefined): Promise<number> {
+async function follow(
+  args: ImportYcsbArgs,
+  f: NonNullable<ImportYcsbArgs['follow']>,
+  infra: InfraConfig,
+  out: (s: string) => void,
+  signal: AbortSignal | undefined,
+): Promise<number> {
   const dir = f.prefix.endsWith('/') ? f.prefix : path.dirname(f.prefix)
   const base = f.prefix.endsWith('/') ? '' : path.basename(f.prefix)
   const follower = new IntervalLogFollower()
@@ -285,13 +421,20 @@ async function follow(args: ImportYcsbArgs, f: NonNullable<ImportYcsbArgs['follo
   process.once('SIGTERM', onSignal)
   signal?.addEventListener('abort', onSignal, { once: true })
   const sender = await KafkaRecordSender.open(infra, args)
-  process.stderr.write(`benchstream: following ${path.join(dir, `${base}*.hdr`)} into run ${args.runId}, client ${args.clientId}, until ${f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`}${f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : ''}\n`)
+  process.stderr.write(
+    `benchstream: following ${path.join(dir, `${base}*.hdr`)} into run ${args.runId}, client ${args.clientId}, ` +
+      `until ${f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`}${f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : ''}\n`,
+  )
   let started = false
   const sendIntervals = async (intervals: PlannedInterval[]): Promise<void> => {
     if (intervals.length === 0) return
     if (!started) {
       started = true
-      await sender.send([encodeJsonRecord(lifecycle(args, 'start', Math.min(...intervals.map((iv) => iv.intervalStartUs)), 'ycsb-follow'))])
+      await sender.send([
+        encodeJsonRecord(
+          lifecycle(args, 'start', Math.min(...intervals.map((iv) => iv.intervalStartUs)), 'ycsb-follow'),
+        ),
+      ])
     }
     for (const iv of intervals) {
       await sender.add(encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, ...iv }))
@@ -327,7 +470,12 @@ async function follow(args: ImportYcsbArgs, f: NonNullable<ImportYcsbArgs['follo
         const size = fstatSync(fd).size
         const at = offsets.get(file)!
         // YCSB opens its logs anew (truncating) at start: a file that shrank belongs to another run.
-        if (size < at) throw new BenchstreamError('BS_ERR_DECODE', `${file} shrank from ${at} to ${size} bytes: a new YCSB run is writing it; give each run its own hdrhistogram.output.path and follow that`)
+        if (size < at)
+          throw new BenchstreamError(
+            'BS_ERR_DECODE',
+            `${file} shrank from ${at} to ${size} bytes: a new YCSB run is writing it; give each run its ` +
+              `own hdrhistogram.output.path and follow that`,
+          )
         if (size === at) continue
         const buf = Buffer.alloc(size - at)
         const r = readSync(fd, buf, 0, buf.length, at)
@@ -373,17 +521,44 @@ async function follow(args: ImportYcsbArgs, f: NonNullable<ImportYcsbArgs['follo
     }
     poll()
     await sendIntervals(follower.ready(true))
-    if (started) await sender.send([encodeJsonRecord(lifecycle(args, 'end', lastUs ?? Date.now() * 1000, 'ycsb-follow', sent, firstUs === undefined || lastUs === undefined ? undefined : Math.round((lastUs - firstUs) / 1000)))])
+    if (started)
+      await sender.send([
+        encodeJsonRecord(
+          lifecycle(
+            args,
+            'end',
+            lastUs ?? Date.now() * 1000,
+            'ycsb-follow',
+            sent,
+            firstUs === undefined || lastUs === undefined ? undefined : Math.round((lastUs - firstUs) / 1000),
+          ),
+        ),
+      ])
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     signal?.removeEventListener('abort', onSignal)
     await sender.close()
   }
-  const lines = [`followed run ${args.runId}, client ${args.clientId}: ${ended}${started ? '' : '; no interval appeared, nothing was sent'}`]
-  for (const s of follower.summary()) lines.push(`  ${s.file}: ${s.name}, ${s.intervals} intervals, ${s.operations} operations${s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''}`)
+  const lines = [
+    `followed run ${args.runId}, client ${args.clientId}: ` +
+      `${ended}${started ? '' : '; no interval appeared, nothing was sent'}`,
+  ]
+  for (const s of follower.summary())
+    lines.push(
+      `  ${s.file}: ${s.name}, ${s.intervals} intervals, ${s.operations} ` +
+        `operations${s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''}`,
+    )
   const total = Object.values(sent).reduce((a, b) => a + b, 0)
-  lines.push(`  operations: ${total}${total === 0 ? '' : ` (${Object.entries(sent).map(([k, v]) => `${k} ${v}`).join(', ')})`}, as ${records} interval records`)
+  lines.push(
+    `  operations: ${total}${
+      total === 0
+        ? ''
+        : ` (${Object.entries(sent)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')})`
+    }, as ${records} interval records`,
+  )
   out(lines.join('\n') + '\n')
   return 0
 }

@@ -73,17 +73,20 @@ const COMMANDS: Record<string, Command> = {
     run: async (argv) => (await import('./read.js')).readMain('sql', argv),
   },
   profile: {
-    summary: 'CPU profiles of a run: attach folded stacks or perf script output, capture a JVM with async-profiler, list',
+    summary:
+      'CPU profiles of a run: attach folded stacks or perf script output, capture a JVM with async-profiler, list',
     usage: async () => (await import('./profile.js')).PROFILE_USAGE,
     run: async (argv) => (await import('./profile.js')).profileMain(argv),
   },
   ycsb: {
-    summary: "real YCSB with any binding, every operation streamed live through the bridge; YCSB's report next to Benchstream's",
+    summary:
+      "real YCSB with any binding, every operation streamed live through the bridge; YCSB's report " +
+      "next to Benchstream's",
     usage: async () => (await import('./usage.js')).YCSB_USAGE,
     run: async (argv) => (await import('./ycsb.js')).ycsbMain(argv),
   },
   'import-ycsb': {
-    summary: "what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)",
+    summary: 'what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)',
     usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,
     run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
   },
@@ -95,7 +98,10 @@ const TOPICS: Record<string, () => Promise<string>> = {
 }
 
 async function driverUsage(): Promise<string> {
-  const [{ driverUsage: usage }, { BINDING_NAMES }] = await Promise.all([import('../driver/config.js'), import('../adapters/datastores/names.js')])
+  const [{ driverUsage: usage }, { BINDING_NAMES }] = await Promise.all([
+    import('../driver/config.js'),
+    import('../adapters/datastores/names.js'),
+  ])
   return usage(BINDING_NAMES)
 }
 
@@ -104,7 +110,9 @@ export function help(): string {
   return `usage: benchstream <command> [options]
 
 commands:
-${Object.entries(COMMANDS).map(([c, d]) => `  ${c.padEnd(width)}  ${d.summary}`).join('\n')}
+${Object.entries(COMMANDS)
+  .map(([c, d]) => `  ${c.padEnd(width)}  ${d.summary}`)
+  .join('\n')}
 
   benchstream help <command>   (or benchstream <command> --help) for a command's options
   benchstream help thresholds  for --threshold expressions
@@ -118,7 +126,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   const dashdash = argv.indexOf('--')
   const own = dashdash === -1 ? argv : argv.slice(0, dashdash)
   const debug = own.includes('--debug')
-  const args = debug ? [...own.filter((a) => a !== '--debug'), ...(dashdash === -1 ? [] : argv.slice(dashdash))] : [...argv]
+  const args = debug
+    ? [...own.filter((a) => a !== '--debug'), ...(dashdash === -1 ? [] : argv.slice(dashdash))]
+    : [...argv]
   const [cmd, ...rest] = args
   try {
     if (cmd === undefined || cmd === '-h' || cmd === '--help') {
@@ -129,7 +139,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd] : undefined
     if (command === undefined) {
       const c = closest(cmd, Object.keys(COMMANDS))
-      process.stderr.write(`benchstream: BS_ERR_USAGE: unknown command ${JSON.stringify(cmd)}${c === undefined ? '' : `; did you mean ${c}?`}\n\n${help()}`)
+      process.stderr.write(
+        `benchstream: BS_ERR_USAGE: unknown command ` +
+          `${JSON.stringify(cmd)}${c === undefined ? '' : `; did you mean ${c}?`}\n\n${help()}`,
+      )
       return 2
     }
     const before = rest.indexOf('--')
@@ -151,10 +164,14 @@ async function printHelp(topic: string | undefined): Promise<number> {
     return 0
   }
   const command = Object.hasOwn(COMMANDS, topic) ? COMMANDS[topic] : undefined
-  const text = command !== undefined ? await command.usage() : Object.hasOwn(TOPICS, topic) ? await TOPICS[topic]!() : undefined
+  const text =
+    command !== undefined ? await command.usage() : Object.hasOwn(TOPICS, topic) ? await TOPICS[topic]!() : undefined
   if (text === undefined) {
     const c = closest(topic, [...Object.keys(COMMANDS), ...Object.keys(TOPICS)])
-    process.stderr.write(`benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}${c === undefined ? '' : `; did you mean ${c}?`}; commands: ${Object.keys(COMMANDS).join(', ')}; topics: ${Object.keys(TOPICS).join(', ')}\n`)
+    process.stderr.write(
+      `benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}${c === undefined ? '' : `; did you mean ${c}?`}; ` +
+        `commands: ${Object.keys(COMMANDS).join(', ')}; topics: ${Object.keys(TOPICS).join(', ')}\n`,
+    )
     return 2
   }
   process.stdout.write(text + '\n')
@@ -168,10 +185,16 @@ async function printHelp(topic: string | undefined): Promise<number> {
  */
 export function describeFailure(err: unknown, debug: boolean): string {
   const e = err instanceof Error ? err : new Error(String(err))
-  const head = isBenchstreamError(e) ? `benchstream: ${e.code}: ${e.message}` : `benchstream: ${e.message.split('\n')[0]}`
+  const head = isBenchstreamError(e)
+    ? `benchstream: ${e.code}: ${e.message}`
+    : `benchstream: ${e.message.split('\n')[0]}`
   if (!debug) return `${head}\n${isBenchstreamError(e) ? '' : '(run again with --debug for the stack trace)\n'}`
   const parts = [head, e.stack ?? '']
-  for (let c: unknown = e.cause, depth = 0; c !== undefined && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+  for (
+    let c: unknown = e.cause, depth = 0;
+    c !== undefined && depth < 5;
+    c = (c as { cause?: unknown }).cause, depth++
+  ) {
     parts.push(`caused by: ${c instanceof Error ? (c.stack ?? c.message) : JSON.stringify(c)}`)
   }
   return parts.join('\n') + '\n'

@@ -14,21 +14,35 @@ import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import type { RunInfo, RunReport } from '../../schemas/api.v1.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import type { RunFilter } from '../core/ports/read-model.js'
-import { evaluateThresholds, formatThresholdResults, parseThreshold, type Threshold } from '../core/reports/thresholds.js'
+import {
+  evaluateThresholds,
+  formatThresholdResults,
+  parseThreshold,
+  type Threshold,
+} from '../core/reports/thresholds.js'
 import { formatRunReport } from '../core/reports/run-report-text.js'
 import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { apiError, apiOf, openReader } from './reader.js'
 
 export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly string[]): Promise<number> {
   if (cmd === 'runs') return runsMain(argv)
-  const parsed = parseFlags(argv, { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } }, READ_USAGE[cmd], true)
+  const parsed = parseFlags(
+    argv,
+    { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } },
+    READ_USAGE[cmd],
+    true,
+  )
   const json = parsed.values.json === true
   const args = parsed.positionals
   if (args.length !== 1) {
-    const what = args.length === 0 ? `needs ${cmd === 'report' ? 'a run id' : 'one query'}` : `takes one ${cmd === 'report' ? 'run id' : 'query (quote it)'}, got ${args.length} arguments`
+    const what =
+      args.length === 0
+        ? `needs ${cmd === 'report' ? 'a run id' : 'one query'}`
+        : `takes one ${cmd === 'report' ? 'run id' : 'query (quote it)'}, got ${args.length} arguments`
     throw new BenchstreamError('BS_ERR_USAGE', `${cmd} ${what}\n${READ_USAGE[cmd]}`)
   }
-  if (cmd !== 'report' && parsed.values.threshold !== undefined) throw new BenchstreamError('BS_ERR_USAGE', `--threshold applies to report, run and demo\n${READ_USAGE[cmd]}`)
+  if (cmd !== 'report' && parsed.values.threshold !== undefined)
+    throw new BenchstreamError('BS_ERR_USAGE', `--threshold applies to report, run and demo\n${READ_USAGE[cmd]}`)
   const thresholds = (parsed.values.threshold ?? []).map(parseThreshold)
   // Ad hoc SQL prints what ClickHouse's own client would: a table on a
   // terminal, TSV into a pipe, JSON with --json, or the query's FORMAT.
@@ -43,11 +57,18 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
       if (!res.ok) throw apiError(res.status, body)
       return printReport(JSON.parse(body) as RunReport, json, thresholds)
     }
-    const res = await fetch(`${api}/api/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ sql: args[0], format: sqlFormat }) })
+    const res = await fetch(`${api}/api/v1/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify({ sql: args[0], format: sqlFormat }),
+    })
     const body = await res.text()
     if (!res.ok) throw apiError(res.status, body)
     process.stdout.write(body)
-    if (res.headers.get('x-benchstream-truncated') === 'true') process.stderr.write('benchstream: the result was cut at the row or byte cap (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n')
+    if (res.headers.get('x-benchstream-truncated') === 'true')
+      process.stderr.write(
+        'benchstream: the result was cut at the row or byte cap (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n',
+      )
     return 0
   }
   const infra = readInfraConfig(process.env)
@@ -58,7 +79,13 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
     if (isBenchstreamError(err)) throw err
     const msg = (err as Error).message.trim()
     // A data directory or server no Benchstream server has set up yet.
-    if (/Database \S+ does(n't| not) exist|UNKNOWN_DATABASE/.test(msg)) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no Benchstream data in ${ch.location} yet (database ${infra.clickhouse.database} does not exist): \`benchstream server\` or \`benchstream demo\` creates it`, { cause: err })
+    if (/Database \S+ does(n't| not) exist|UNKNOWN_DATABASE/.test(msg))
+      throw new BenchstreamError(
+        'BS_ERR_NOT_FOUND',
+        `no Benchstream data in ${ch.location} yet (database ${infra.clickhouse.database} does not exist): ` +
+          `\`benchstream server\` or \`benchstream demo\` creates it`,
+        { cause: err },
+      )
     throw new BenchstreamError('BS_ERR_CLICKHOUSE', `ClickHouse at ${ch.location}: ${msg}`, { cause: err })
   } finally {
     await ch.close()
@@ -72,7 +99,13 @@ interface ReadOptions {
 }
 
 /** A read command against ClickHouse itself (no server holds the data). */
-async function readDirect(cmd: 'report' | 'sql', arg: string, ch: ClickHouse, infra: InfraConfig, o: ReadOptions): Promise<number> {
+async function readDirect(
+  cmd: 'report' | 'sql',
+  arg: string,
+  ch: ClickHouse,
+  infra: InfraConfig,
+  o: ReadOptions,
+): Promise<number> {
   if (cmd === 'report') {
     let r
     try {
@@ -83,11 +116,22 @@ async function readDirect(cmd: 'report' | 'sql', arg: string, ch: ClickHouse, in
     }
     return printReport(r, o.json, o.thresholds)
   }
-  const guard = await openSqlGuard(infra.clickhouse, { database: infra.clickhouse.database, limits: readApiConfig(process.env).query, concurrency: 1, queue: 0, queueTimeoutMs: 0 })
+  const guard = await openSqlGuard(infra.clickhouse, {
+    database: infra.clickhouse.database,
+    limits: readApiConfig(process.env).query,
+    concurrency: 1,
+    queue: 0,
+    queueTimeoutMs: 0,
+  })
   try {
     const r = await guard.run(arg, { format: o.sqlFormat })
     process.stdout.write(r.text ?? '')
-    if (r.truncated) process.stderr.write(`benchstream: the result was cut at ${r.limits.maxRows} rows or ${r.limits.maxBytes} bytes (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n`)
+    if (r.truncated)
+      process.stderr.write(
+        `benchstream: the result was cut at ${r.limits.maxRows} rows or ` +
+          `${r.limits.maxBytes} bytes (API_MAX_QUERY_ROWS, ` +
+          `API_QUERY_MAX_BYTES)\n`,
+      )
   } finally {
     await guard.close()
   }
@@ -96,7 +140,19 @@ async function readDirect(cmd: 'report' | 'sql', arg: string, ch: ClickHouse, in
 
 function printReport(r: RunReport, json: boolean, thresholds: readonly Threshold[]): number {
   const results = evaluateThresholds(r, thresholds)
-  if (json) process.stdout.write(JSON.stringify(thresholds.length === 0 ? r : { ...r, thresholds: results.map((x) => ({ threshold: x.threshold.source, actual: x.actual, passed: x.passed })) }, null, 2) + '\n')
+  if (json)
+    process.stdout.write(
+      JSON.stringify(
+        thresholds.length === 0
+          ? r
+          : {
+              ...r,
+              thresholds: results.map((x) => ({ threshold: x.threshold.source, actual: x.actual, passed: x.passed })),
+            },
+        null,
+        2,
+      ) + '\n',
+    )
   else {
     // Verdicts on stderr: stdout stays a YCSB report that parsers can read.
     process.stdout.write(formatRunReport(r))
@@ -108,24 +164,46 @@ function printReport(r: RunReport, json: boolean, thresholds: readonly Threshold
 /** `benchstream runs [--group G] [--label k=v]... [--limit N] [--json]`, through the API or ClickHouse. */
 async function runsMain(argv: readonly string[]): Promise<number> {
   const usage = READ_USAGE.runs
-  const parsed = parseFlags(argv, { json: { type: 'boolean' }, group: { type: 'string' }, label: { type: 'string', multiple: true }, limit: { type: 'string' } }, usage)
+  const parsed = parseFlags(
+    argv,
+    {
+      json: { type: 'boolean' },
+      group: { type: 'string' },
+      label: { type: 'string', multiple: true },
+      limit: { type: 'string' },
+    },
+    usage,
+  )
   const v = parsed.values
   const filter: RunFilter = {}
   if (v.group !== undefined) {
-    if (!ID_PATTERN.test(v.group)) throw new BenchstreamError('BS_ERR_USAGE', `--group ${JSON.stringify(v.group)} is not allowed: ${ID_RULE}\n${usage}`)
+    if (!ID_PATTERN.test(v.group))
+      throw new BenchstreamError(
+        'BS_ERR_USAGE',
+        `--group ${JSON.stringify(v.group)} is not allowed: ${ID_RULE}\n${usage}`,
+      )
     filter.group = v.group
   }
   const labels: Record<string, string> = {}
   for (const t of v.label ?? []) {
     const eq = t.indexOf('=')
     const k = t.slice(0, eq)
-    if (eq <= 0 || !ID_PATTERN.test(k)) throw new BenchstreamError('BS_ERR_USAGE', `--label ${JSON.stringify(t)} is not key=value with a key of ${ID_RULE}\n${usage}`)
-    if (Object.hasOwn(labels, k)) throw new BenchstreamError('BS_ERR_USAGE', `--label ${k} is given twice; a run has one value per label\n${usage}`)
+    if (eq <= 0 || !ID_PATTERN.test(k))
+      throw new BenchstreamError(
+        'BS_ERR_USAGE',
+        `--label ${JSON.stringify(t)} is not key=value with a key of ${ID_RULE}\n${usage}`,
+      )
+    if (Object.hasOwn(labels, k))
+      throw new BenchstreamError('BS_ERR_USAGE', `--label ${k} is given twice; a run has one value per label\n${usage}`)
     labels[k] = t.slice(eq + 1)
   }
   if (Object.keys(labels).length > 0) filter.labels = labels
   const limit = v.limit === undefined ? 100 : Number(v.limit)
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new BenchstreamError('BS_ERR_USAGE', `--limit ${JSON.stringify(v.limit)} is not allowed: expected an integer from 1 to 1000\n${usage}`)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--limit ${JSON.stringify(v.limit)} is not allowed: expected an integer from 1 to 1000\n${usage}`,
+    )
   const reader = openReader(process.env)
   try {
     printRuns(await reader.runs(limit, filter), v.json === true)
@@ -142,10 +220,16 @@ function printRuns(runs: RunInfo[], json: boolean): void {
   }
   for (const r of runs) {
     const group = r.group_id === '' ? '' : `\tgroup ${r.group_id}${r.repeat > 0 ? ` #${r.repeat}` : ''}`
-    process.stdout.write(`${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.clients} client${r.clients === 1 ? '' : 's'}\t${r.target > 0 ? `target ${r.target} ops/s` : 'unthrottled'}${group}\t${JSON.stringify(r.labels)}\n`)
+    process.stdout.write(
+      `${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.clients} ` +
+        `client${r.clients === 1 ? '' : 's'}\t${r.target > 0 ? `target ${r.target} ops/s` : 'unthrottled'}${group}\t${JSON.stringify(r.labels)}\n`,
+    )
   }
 }
 
 function notFound(runId: string, where: string): BenchstreamError {
-  return new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(runId)} has no data (in ${where}); list the runs with \`benchstream runs\``)
+  return new BenchstreamError(
+    'BS_ERR_NOT_FOUND',
+    `run ${JSON.stringify(runId)} has no data (in ${where}); list the runs with \`benchstream runs\``,
+  )
 }

@@ -27,7 +27,11 @@ export interface Reader {
   runs(limit: number, filter: RunFilter): Promise<RunInfo[]>
   report(runId: string): Promise<RunReport>
   figures(runId: string): Promise<RunFigures>
-  compare(baseline: string, candidate: string, options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>): Promise<ReleaseComparison>
+  compare(
+    baseline: string,
+    candidate: string,
+    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+  ): Promise<ReleaseComparison>
   history(options: HistoryOptions): Promise<ReleaseHistory>
   close(): Promise<void>
 }
@@ -36,7 +40,10 @@ export interface Reader {
 export function apiOf(env: Env): { api: string | undefined; token: string | undefined } {
   const cliEnv = readCliEnv(env)
   const infra = readInfraConfig(env)
-  return { api: cliEnv.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined), token: cliEnv.apiToken }
+  return {
+    api: cliEnv.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined),
+    token: cliEnv.apiToken,
+  }
 }
 
 export function openReader(env: Env): Reader {
@@ -50,7 +57,8 @@ export function openReader(env: Env): Reader {
 export function apiError(status: number, body: string): BenchstreamError {
   try {
     const e = JSON.parse(body) as { code?: string; message?: string }
-    if (typeof e.code === 'string' && e.code in ERROR_CODES) return new BenchstreamError(e.code as ErrorCode, e.message ?? `HTTP ${status}`)
+    if (typeof e.code === 'string' && e.code in ERROR_CODES)
+      return new BenchstreamError(e.code as ErrorCode, e.message ?? `HTTP ${status}`)
   } catch {
     // not JSON: fall through
   }
@@ -59,15 +67,24 @@ export function apiError(status: number, body: string): BenchstreamError {
 
 class ApiReader implements Reader {
   readonly viaApi = true
-  constructor(readonly where: string, private readonly token: string | undefined) {}
+  constructor(
+    readonly where: string,
+    private readonly token: string | undefined,
+  ) {}
 
   private async get<T>(path: string, params: Array<[string, string]> = []): Promise<T> {
     const qs = params.length === 0 ? '' : `?${new URLSearchParams(params).toString()}`
     let res: Response
     try {
-      res = await fetch(`${this.where}${path}${qs}`, { headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` } })
+      res = await fetch(`${this.where}${path}${qs}`, {
+        headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
+      })
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_TIMEOUT', `the Benchstream API at ${this.where} did not answer: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_TIMEOUT',
+        `the Benchstream API at ${this.where} did not answer: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
     const body = await res.text()
     if (!res.ok) throw apiError(res.status, body)
@@ -89,8 +106,15 @@ class ApiReader implements Reader {
     return this.get(`/api/v1/runs/${encodeURIComponent(runId)}/figures`)
   }
 
-  compare(baseline: string, candidate: string, o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>): Promise<ReleaseComparison> {
-    const params: Array<[string, string]> = [['baseline', baseline], ['candidate', candidate]]
+  compare(
+    baseline: string,
+    candidate: string,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+  ): Promise<ReleaseComparison> {
+    const params: Array<[string, string]> = [
+      ['baseline', baseline],
+      ['candidate', candidate],
+    ]
     if (o.alpha !== undefined) params.push(['alpha', String(o.alpha)])
     if (o.minEffect !== undefined) params.push(['minEffect', String(o.minEffect)])
     if (o.force === true) params.push(['force', 'true'])
@@ -112,7 +136,10 @@ class ApiReader implements Reader {
 class DirectReader implements Reader {
   readonly viaApi = false
   private readonly rm: ClickHouseReadModel
-  constructor(private readonly ch: ClickHouse, private readonly database: string) {
+  constructor(
+    private readonly ch: ClickHouse,
+    private readonly database: string,
+  ) {
     this.rm = new ClickHouseReadModel(ch)
   }
 
@@ -128,7 +155,12 @@ class DirectReader implements Reader {
       if (isBenchstreamError(err)) throw err
       const msg = (err as Error).message.trim()
       if (/Database \S+ does(n't| not) exist|UNKNOWN_DATABASE|Unknown table expression identifier/.test(msg)) {
-        throw new BenchstreamError('BS_ERR_NOT_FOUND', `no Benchstream data in ${this.ch.location} yet (database ${this.database} or its views do not exist): \`benchstream server\` or \`benchstream demo\` creates them`, { cause: err })
+        throw new BenchstreamError(
+          'BS_ERR_NOT_FOUND',
+          `no Benchstream data in ${this.ch.location} yet (database ${this.database} or its views do not ` +
+            `exist): \`benchstream server\` or \`benchstream demo\` creates them`,
+          { cause: err },
+        )
       }
       throw new BenchstreamError('BS_ERR_CLICKHOUSE', `ClickHouse at ${this.ch.location}: ${msg}`, { cause: err })
     }
@@ -145,13 +177,26 @@ class DirectReader implements Reader {
   figures(runId: string): Promise<RunFigures> {
     return this.call(async () => {
       const [f] = await this.rm.runFigures([runId])
-      if (f === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(runId)} has no data in ${this.ch.location}`)
+      if (f === undefined)
+        throw new BenchstreamError(
+          'BS_ERR_NOT_FOUND',
+          `run ${JSON.stringify(runId)} has no data in ${this.ch.location}`,
+        )
       return f
     })
   }
 
-  compare(baseline: string, candidate: string, o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>): Promise<ReleaseComparison> {
-    return this.call(() => compareReleases(this.rm, baseline, candidate, { ...o, profileChanges: profileComparison(new ClickHouseProfileStore(this.ch)) }))
+  compare(
+    baseline: string,
+    candidate: string,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+  ): Promise<ReleaseComparison> {
+    return this.call(() =>
+      compareReleases(this.rm, baseline, candidate, {
+        ...o,
+        profileChanges: profileComparison(new ClickHouseProfileStore(this.ch)),
+      }),
+    )
   }
 
   history(o: HistoryOptions): Promise<ReleaseHistory> {

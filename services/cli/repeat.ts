@@ -11,7 +11,8 @@ import { parseDriverArgs, repetitionArgv } from '../driver/config.js'
 
 export async function runMain(argv: readonly string[]): Promise<number> {
   if (!argv.includes('--repeat')) return driverMain('run', argv)
-  // Parsed once here for the group and run ids (and to fail before the first run); each repetition parses its own line again.
+  // Parsed once here for the group and run ids (and to fail before the first run); each repetition parses its own line
+  // again.
   const cfg = parseDriverArgs('run', argv, process.env, { bindings: BINDING_NAMES })
   let stop = false
   const onSignal = (): void => void (stop = true)
@@ -20,7 +21,9 @@ export async function runMain(argv: readonly string[]): Promise<number> {
   let worst = 0
   try {
     for (let k = 1; k <= cfg.repeat && !stop; k++) {
-      process.stderr.write(`benchstream: repetition ${k} of ${cfg.repeat}: run ${cfg.repeatRunIds[k - 1]} in group ${cfg.group}\n`)
+      process.stderr.write(
+        `benchstream: repetition ${k} of ${cfg.repeat}: run ${cfg.repeatRunIds[k - 1]} in group ${cfg.group}\n`,
+      )
       const code = await driverMain('run', repetitionArgv(argv, cfg, k))
       // The first failure decides the exit code; a failed threshold (99) does not stop the others.
       if (code !== 0 && worst === 0) worst = code

@@ -49,12 +49,14 @@ export function planSweep(argv: readonly string[], now = new Date()): SweepPlan 
   const common: string[] = []
   const list = (flag: string, raw: string): string[] => {
     const values = raw.split(',').map((v) => v.trim())
-    if (values.some((v) => v === '' || !Number.isFinite(Number(v)))) throw usage(`${flag} ${JSON.stringify(raw)}: every value of a sweep must be a number (a chart needs an x axis)`)
+    if (values.some((v) => v === '' || !Number.isFinite(Number(v))))
+      throw usage(`${flag} ${JSON.stringify(raw)}: every value of a sweep must be a number (a chart needs an x axis)`)
     if (new Set(values).size !== values.length) throw usage(`${flag} ${JSON.stringify(raw)} repeats a value`)
     return values
   }
   const sweep = (s: NonNullable<typeof swept>): void => {
-    if (swept !== undefined) throw usage(`only one parameter can take a list of values; ${swept.param} already does, and so does ${s.param}`)
+    if (swept !== undefined)
+      throw usage(`only one parameter can take a list of values; ${swept.param} already does, and so does ${s.param}`)
     swept = s
   }
   for (let i = 0; i < argv.length; i++) {
@@ -70,10 +72,19 @@ export function planSweep(argv: readonly string[], now = new Date()): SweepPlan 
       const flag = a
       sweep({ param: a.slice(1), values: list(a, value), setParam: (v) => [flag, v] })
       i++
-    } else if (a === '-p' && value !== undefined && value.indexOf('=') > 0 && value.slice(value.indexOf('=') + 1).includes(',')) {
+    } else if (
+      a === '-p' &&
+      value !== undefined &&
+      value.indexOf('=') > 0 &&
+      value.slice(value.indexOf('=') + 1).includes(',')
+    ) {
       const key = value.slice(0, value.indexOf('=')).trim()
       if (key === 'exportfile') throw usage('-p exportfile is set by sweep for each point (the reports go to --out)')
-      sweep({ param: key === 'threadcount' ? 'threads' : key, values: list(`-p ${key}`, value.slice(value.indexOf('=') + 1)), setParam: (v) => ['-p', `${key}=${v}`] })
+      sweep({
+        param: key === 'threadcount' ? 'threads' : key,
+        values: list(`-p ${key}`, value.slice(value.indexOf('=') + 1)),
+        setParam: (v) => ['-p', `${key}=${v}`],
+      })
       i++
     } else {
       common.push(a)
@@ -84,9 +95,17 @@ export function planSweep(argv: readonly string[], now = new Date()): SweepPlan 
       }
     }
   }
-  if (swept === undefined) throw usage('nothing to sweep: give one parameter a list of values, e.g. -threads 1,2,4,8, -target 1000,5000 or -p recordcount=10000,100000')
+  if (swept === undefined)
+    throw usage(
+      'nothing to sweep: give one parameter a list of values, e.g. -threads 1,2,4,8, -target 1000,5000 ' +
+        'or -p recordcount=10000,100000',
+    )
   sweepId ??= `sweep-${now.toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
-  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,57}$/.test(sweepId)) throw usage(`--sweep-id ${JSON.stringify(sweepId)} is not allowed: 1-58 characters from A-Z a-z 0-9 . _ : -, starting with a letter or digit (room for the point's -k)`)
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,57}$/.test(sweepId))
+    throw usage(
+      `--sweep-id ${JSON.stringify(sweepId)} is not allowed: 1-58 characters from A-Z a-z 0-9 . _ ` +
+        `: -, starting with a letter or digit (room for the point's -k)`,
+    )
   return { sweepId, outDir, common, ...swept }
 }
 
@@ -97,11 +116,16 @@ function pointArgv(plan: SweepPlan, k: number): string[] {
   return [
     ...plan.common,
     ...plan.setParam(value),
-    '--run-id', runId,
-    '--label', `sweep=${plan.sweepId}`,
-    '--label', `sweep.param=${plan.param}`,
-    '--label', `point=${value}`,
-    '-p', `exportfile=${path.join(plan.outDir, `${runId}.txt`)}`,
+    '--run-id',
+    runId,
+    '--label',
+    `sweep=${plan.sweepId}`,
+    '--label',
+    `sweep.param=${plan.param}`,
+    '--label',
+    `point=${value}`,
+    '-p',
+    `exportfile=${path.join(plan.outDir, `${runId}.txt`)}`,
   ]
 }
 
@@ -117,7 +141,11 @@ export async function sweepMain(argv: readonly string[]): Promise<number> {
   // Every point's command line is checked before the first one runs.
   plan.values.forEach((_, k) => parseDriverArgs('run', pointArgv(plan, k), process.env, { bindings: BINDING_NAMES }))
   if (apiOf(process.env).api === undefined && readInfraConfig(process.env).clickhouse.url === undefined) {
-    throw new BenchstreamError('BS_ERR_CONFIG', 'sweep reads each point\'s merged report from the server that counts the events: start `benchstream server` (on this BENCHSTREAM_DATA_DIR), or set BENCHSTREAM_API_URL or CLICKHOUSE_URL')
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      "sweep reads each point's merged report from the server that counts the events: start `benchstream " +
+        'server` (on this BENCHSTREAM_DATA_DIR), or set BENCHSTREAM_API_URL or CLICKHOUSE_URL',
+    )
   }
   mkdirSync(plan.outDir, { recursive: true })
   const reader = openReader(process.env)
@@ -126,18 +154,38 @@ export async function sweepMain(argv: readonly string[]): Promise<number> {
     for (let k = 0; k < plan.values.length; k++) {
       const value = plan.values[k]!
       const runId = `${plan.sweepId}-${k + 1}`
-      process.stderr.write(`benchstream: sweep ${plan.sweepId}: point ${k + 1} of ${plan.values.length}, ${plan.param}=${value}, run ${runId}\n`)
+      process.stderr.write(
+        `benchstream: sweep ${plan.sweepId}: point ${k + 1} of ${plan.values.length}, ` +
+          `${plan.param}=${value}, run ${runId}\n`,
+      )
       const code = await driverMain('run', pointArgv(plan, k))
       // 99 is a failed --threshold: the point ran; anything else stops the sweep.
-      if (code !== 0 && code !== 99) throw new BenchstreamError('BS_ERR_BINDING', `point ${plan.param}=${value} (run ${runId}) ended with exit code ${code}; the sweep stops there`)
+      if (code !== 0 && code !== 99)
+        throw new BenchstreamError(
+          'BS_ERR_BINDING',
+          `point ${plan.param}=${value} (run ${runId}) ended with exit code ${code}; the sweep stops there`,
+        )
       const report = await waitForReport(reader, runId)
       results.push({ value, runId, report, figures: await reader.figures(runId) })
     }
-    const analysis = analyzeSweep(results.map((r) => ({ x: Number(r.value), throughput: r.report.throughputOpsPerSec, p99Us: r.figures.ops.find((o) => o.op === 'OVERALL')?.p99Us ?? null })), { x: plan.param === 'target' ? 'target' : 'threads' })
+    const analysis = analyzeSweep(
+      results.map((r) => ({
+        x: Number(r.value),
+        throughput: r.report.throughputOpsPerSec,
+        p99Us: r.figures.ops.find((o) => o.op === 'OVERALL')?.p99Us ?? null,
+      })),
+      { x: plan.param === 'target' ? 'target' : 'threads' },
+    )
     const svgFile = path.join(plan.outDir, `${plan.sweepId}.svg`)
     const text = sweepTable(plan, results, analysis, svgFile)
     writeFileSync(path.join(plan.outDir, `${plan.sweepId}.txt`), text)
-    writeFileSync(svgFile, renderSweepChart(analysis, { title: `${plan.sweepId}: throughput and p99 (all operations) by ${plan.param}`, xLabel: plan.param === 'target' ? 'target (ops/s)' : plan.param }))
+    writeFileSync(
+      svgFile,
+      renderSweepChart(analysis, {
+        title: `${plan.sweepId}: throughput and p99 (all operations) by ${plan.param}`,
+        xLabel: plan.param === 'target' ? 'target (ops/s)' : plan.param,
+      }),
+    )
     process.stdout.write(text)
   } finally {
     await reader.close()
@@ -154,16 +202,25 @@ async function waitForReport(reader: Reader, runId: string): Promise<RunReport> 
       last = await reader.report(runId)
       const run = last.run
       const sent = last.completeness.sent
-      if (run !== undefined && run.clients_ended >= run.clients && sent !== null && last.completeness.counted >= sent) return last
+      if (run !== undefined && run.clients_ended >= run.clients && sent !== null && last.completeness.counted >= sent)
+        return last
     } catch {
       // not counted yet
     }
     if (Date.now() > deadline) {
       if (last !== undefined) {
-        process.stderr.write(`benchstream: warning: run ${runId} was not completely counted after ${POINT_WAIT_MS / 1000} s (${last.completeness.counted} of ${last.completeness.sent ?? '?'} events); its figures are what was counted\n`)
+        process.stderr.write(
+          `benchstream: warning: run ${runId} was not completely counted after ${POINT_WAIT_MS / 1000} ` +
+            `s (${last.completeness.counted} of ${last.completeness.sent ?? '?'} events); its figures are ` +
+            `what was counted\n`,
+        )
         return last
       }
-      throw new BenchstreamError('BS_ERR_TIMEOUT', `run ${runId} has no data at ${reader.where} after ${POINT_WAIT_MS / 1000} s: is the server consuming this Kafka topic?`)
+      throw new BenchstreamError(
+        'BS_ERR_TIMEOUT',
+        `run ${runId} has no data at ${reader.where} after ${POINT_WAIT_MS / 1000} s: is the server ` +
+          `consuming this Kafka topic?`,
+      )
     }
     await new Promise((r) => setTimeout(r, 500))
   }
@@ -176,18 +233,33 @@ function sweepTable(plan: SweepPlan, results: readonly PointResult[], a: SweepAn
   const us = (v: number | null | undefined): string => (v === null || v === undefined ? '—' : String(Math.round(v)))
   for (const r of results) {
     const all = r.figures.ops.find((o) => o.op === 'OVERALL')
-    rows.push([r.value, r.runId, 'ALL', r.report.throughputOpsPerSec.toFixed(2), us(all?.p50Us), us(all?.p95Us), us(all?.p99Us)])
-    for (const m of r.report.measurements.filter((x) => !x.name.startsWith('Intended-') && !x.name.endsWith('-FAILED') && x.operations > 0)) {
+    rows.push([
+      r.value,
+      r.runId,
+      'ALL',
+      r.report.throughputOpsPerSec.toFixed(2),
+      us(all?.p50Us),
+      us(all?.p95Us),
+      us(all?.p99Us),
+    ])
+    for (const m of r.report.measurements.filter(
+      (x) => !x.name.startsWith('Intended-') && !x.name.endsWith('-FAILED') && x.operations > 0,
+    )) {
       const opsPerSec = r.report.runtimeMs > 0 ? (m.operations * 1000) / r.report.runtimeMs : 0
       rows.push(['', '', m.name, opsPerSec.toFixed(2), us(m.p50LatencyUs), us(m.p95LatencyUs), us(m.p99LatencyUs)])
     }
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: readonly string[]): string => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()
-  const x = (i: number): string => `${plan.param}=${plan.values.length > 0 ? a.points[i]?.x ?? '' : ''}`
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd()
+  const x = (i: number): string => `${plan.param}=${plan.values.length > 0 ? (a.points[i]?.x ?? '') : ''}`
   const tp = (v: number): string => v.toLocaleString('en-US', { maximumFractionDigits: 2, minimumFractionDigits: 2 })
   const out = [
-    `sweep ${plan.sweepId}: ${plan.param} over ${plan.values.join(', ')} (ALL: every operation, percentiles from the merged histogram of all of them)`,
+    `sweep ${plan.sweepId}: ${plan.param} over ${plan.values.join(', ')} (ALL: every operation, ` +
+      `percentiles from the merged histogram of all of them)`,
     '',
     line(header),
     ...rows.map(line),
@@ -195,10 +267,12 @@ function sweepTable(plan: SweepPlan, results: readonly PointResult[], a: SweepAn
     `peak: ${x(a.peak.index)}, ${tp(a.peak.throughput)} ops/s`,
     a.saturation === null
       ? `saturation: none, throughput still grows at the last point (${x(a.points.length - 1)})`
-      : `saturation: throughput stops growing after ${x(a.saturation.index)} (${tp(a.saturation.throughput)} ops/s${a.saturation.nextGrowth === null ? ', its first target already missed' : `; ${a.saturation.nextGrowth >= 0 ? '+' : ''}${(a.saturation.nextGrowth * 100).toFixed(1)}% to the next point`})`,
+      : `saturation: throughput stops growing after ${x(a.saturation.index)} (${tp(a.saturation.throughput)} ` +
+        `ops/s${a.saturation.nextGrowth === null ? ', its first target already missed' : `; ${a.saturation.nextGrowth >= 0 ? '+' : ''}${(a.saturation.nextGrowth * 100).toFixed(1)}% ` + `to the next point`})`,
     a.knee === null
       ? 'knee: none, p99 never more than doubles from one point to the next'
-      : `knee: p99 jumps ${a.knee.factor.toFixed(1)}x at ${x(a.knee.index)} (${Math.round(a.knee.previousP99Us)} -> ${Math.round(a.knee.p99Us)} µs)`,
+      : `knee: p99 jumps ${a.knee.factor.toFixed(1)}x at ${x(a.knee.index)} (${Math.round(a.knee.previousP99Us)} ` +
+        `-> ${Math.round(a.knee.p99Us)} µs)`,
     `chart: ${svgFile}`,
   ]
   return out.join('\n') + '\n'

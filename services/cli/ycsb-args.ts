@@ -51,22 +51,46 @@ const YCSB_EQUIVALENTS: Record<string, keyof typeof OURS> = {
 /** YCSB's own flags and phases: given before `--` they are a user's slip, answered with where they go. */
 const YCSB_SHAPES = new Set(['run', 'load', '-db', '-P', '-p', '-t', '-load', '-threads', '-target', '-s'])
 /** Properties the command sets from its own flags; giving them with -p too would be ambiguous. */
-const OWN_PROPERTIES = ['benchstream.db', 'benchstream.runid', 'benchstream.clientid', 'benchstream.labels', 'benchstream.brokers', 'benchstream.topic']
+const OWN_PROPERTIES = [
+  'benchstream.db',
+  'benchstream.runid',
+  'benchstream.clientid',
+  'benchstream.labels',
+  'benchstream.brokers',
+  'benchstream.topic',
+]
 
-/** Where a binding name leads: ours, YCSB core's, one of the user's installation (`bindings` from its bin/bindings.properties), or a class name. */
+/**
+ * Where a binding name leads: ours, YCSB core's, one of the user's installation (`bindings` from its
+ * bin/bindings.properties), or a class name.
+ */
 export function chooseBinding(name: string, ycsbHome: { bindings: Record<string, string> } | undefined): BindingChoice {
   const ours = Object.hasOwn(OURS, name) ? OURS[name] : undefined
-  if (ycsbHome !== undefined && Object.hasOwn(ycsbHome.bindings, name) && ours === undefined) return { className: ycsbHome.bindings[name]!, classpath: 'user', note: undefined }
+  if (ycsbHome !== undefined && Object.hasOwn(ycsbHome.bindings, name) && ours === undefined)
+    return { className: ycsbHome.bindings[name]!, classpath: 'user', note: undefined }
   if (ours !== undefined) return { ...ours, note: undefined }
   if (ycsbHome === undefined && Object.hasOwn(YCSB_EQUIVALENTS, name)) {
     const short = YCSB_EQUIVALENTS[name]!
     const o = OURS[short]!
-    return { ...o, note: `-db ${name}: YCSB's binding is not on Maven Central; using Benchstream's ${short} binding ${o.className} (same data layout and statuses; services/ycsb/README.md). Give --ycsb-home to use YCSB's own.` }
+    return {
+      ...o,
+      note:
+        `-db ${name}: YCSB's binding is not on Maven Central; using Benchstream's ${short} binding ${o.className} ` +
+        `(same data layout and statuses; services/ycsb/README.md). Give --ycsb-home to use YCSB's own.`,
+    }
   }
   if (!/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(name)) {
-    throw usage(`-db ${JSON.stringify(name)} is neither a short name (${Object.keys(OURS).join(', ')}${ycsbHome === undefined ? '' : `, or one of the installation's: ${Object.keys(ycsbHome.bindings).sort().join(', ')}`}) nor a Java class name`)
+    throw usage(
+      `-db ${JSON.stringify(name)} is neither a ` +
+        `short name (${Object.keys(OURS).join(', ')}${ycsbHome === undefined ? '' : `, or one of the installation's: ${Object.keys(ycsbHome.bindings).sort().join(', ')}`}) ` +
+        `nor a Java class name`,
+    )
   }
-  return { className: name, classpath: ycsbHome === undefined && name.startsWith('site.ycsb.') ? 'runtime' : 'user', note: undefined }
+  return {
+    className: name,
+    classpath: ycsbHome === undefined && name.startsWith('site.ycsb.') ? 'runtime' : 'user',
+    note: undefined,
+  }
 }
 
 export interface YcsbCommand {
@@ -98,7 +122,7 @@ export interface YcsbCommand {
  * source the report keys its server cache ratio by.
  */
 export const SERVER_METRICS_SOURCES = {
-  hbase: 'a region server\'s info server, e.g. http://127.0.0.1:16030 (its /jmx block cache counters)',
+  hbase: "a region server's info server, e.g. http://127.0.0.1:16030 (its /jmx block cache counters)",
 } as const
 
 export interface ServerMetricsSource {
@@ -111,15 +135,21 @@ export interface ServerMetricsSource {
 export function parseServerMetrics(arg: string): ServerMetricsSource {
   const eq = arg.indexOf('=')
   const source = eq === -1 ? arg : arg.slice(0, eq)
-  const known = Object.keys(SERVER_METRICS_SOURCES).map((k) => `${k}=URL (${SERVER_METRICS_SOURCES[k as keyof typeof SERVER_METRICS_SOURCES]})`).join('; ')
-  if (eq === -1 || !Object.hasOwn(SERVER_METRICS_SOURCES, source)) throw usage(`--server-metrics ${JSON.stringify(arg)} is not allowed: expected ${known}`)
+  const known = Object.keys(SERVER_METRICS_SOURCES)
+    .map((k) => `${k}=URL (${SERVER_METRICS_SOURCES[k as keyof typeof SERVER_METRICS_SOURCES]})`)
+    .join('; ')
+  if (eq === -1 || !Object.hasOwn(SERVER_METRICS_SOURCES, source))
+    throw usage(`--server-metrics ${JSON.stringify(arg)} is not allowed: expected ${known}`)
   let url: URL
   try {
     url = new URL(arg.slice(eq + 1))
   } catch {
-    throw usage(`--server-metrics ${JSON.stringify(arg)}: ${JSON.stringify(arg.slice(eq + 1))} is not a URL; expected ${known}`)
+    throw usage(
+      `--server-metrics ${JSON.stringify(arg)}: ${JSON.stringify(arg.slice(eq + 1))} is not a URL; expected ${known}`,
+    )
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--server-metrics ${JSON.stringify(arg)}: only http and https URLs are allowed`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw usage(`--server-metrics ${JSON.stringify(arg)}: only http and https URLs are allowed`)
   // The info server's root or its /jmx servlet: the sampler adds /jmx and its own query.
   const base = `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/jmx$/, '')}`
   return { source: source as keyof typeof SERVER_METRICS_SOURCES, url: base }
@@ -134,29 +164,64 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   const own = dd === -1 ? argv : argv.slice(0, dd)
   const ycsb = dd === -1 ? [] : argv.slice(dd + 1)
   const stray = own.find((a) => YCSB_SHAPES.has(a))
-  if (stray !== undefined) throw usage(`${JSON.stringify(stray)}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada`)
-  const { values, positionals } = parseFlags(own, {
-    'ycsb-home': { type: 'string' }, classpath: { type: 'string' }, 'run-id': { type: 'string' }, 'client-id': { type: 'string' }, label: { type: 'string', multiple: true },
-    'kafka-brokers': { type: 'string' }, topic: { type: 'string' }, threshold: { type: 'string', multiple: true }, 'report-wait': { type: 'string' },
-    'server-metrics': { type: 'string', multiple: true },
-  }, YCSB_USAGE, true)
-  if (positionals.length > 0) throw usage(`${JSON.stringify(positionals[0])}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada`)
-  if (ycsb.length === 0) throw usage('no YCSB arguments: give them after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada -s')
+  if (stray !== undefined)
+    throw usage(
+      `${JSON.stringify(stray)}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db ` +
+        `redis -P workloads/workloada`,
+    )
+  const { values, positionals } = parseFlags(
+    own,
+    {
+      'ycsb-home': { type: 'string' },
+      classpath: { type: 'string' },
+      'run-id': { type: 'string' },
+      'client-id': { type: 'string' },
+      label: { type: 'string', multiple: true },
+      'kafka-brokers': { type: 'string' },
+      topic: { type: 'string' },
+      threshold: { type: 'string', multiple: true },
+      'report-wait': { type: 'string' },
+      'server-metrics': { type: 'string', multiple: true },
+    },
+    YCSB_USAGE,
+    true,
+  )
+  if (positionals.length > 0)
+    throw usage(
+      `${JSON.stringify(positionals[0])}: YCSB's arguments go after "--", e.g. benchstream ycsb -- ` +
+        `run -db redis -P workloads/workloada`,
+    )
+  if (ycsb.length === 0)
+    throw usage(
+      'no YCSB arguments: give them after "--", e.g. benchstream ycsb -- run -db redis -P workloads/workloada -s',
+    )
   const labels: Record<string, string> = {}
   for (const kv of values.label ?? []) {
     const eq = kv.indexOf('=')
     const k = eq === -1 ? kv : kv.slice(0, eq)
-    if (eq === -1 || !ID_PATTERN.test(k)) throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
+    if (eq === -1 || !ID_PATTERN.test(k))
+      throw usage(`--label ${JSON.stringify(kv)} is not allowed: expected key=value with a key of ${ID_RULE}`)
     // The bridge reads labels as k=v,k=v.
-    if (kv.slice(eq + 1).includes(',')) throw usage(`--label ${JSON.stringify(kv)}: a value must not hold "," (the bridge reads labels as k=v,k=v)`)
+    if (kv.slice(eq + 1).includes(','))
+      throw usage(`--label ${JSON.stringify(kv)}: a value must not hold "," (the bridge reads labels as k=v,k=v)`)
     labels[k] = kv.slice(eq + 1)
   }
-  const runId = values['run-id'] ?? `ycsb-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
-  const clientId = values['client-id'] ?? `${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-${process.pid}`
+  const runId =
+    values['run-id'] ??
+    `ycsb-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  const clientId =
+    values['client-id'] ??
+    `${os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 40)}-${process.pid}`
   if (!ID_PATTERN.test(runId)) throw usage(`--run-id ${JSON.stringify(runId)} is not allowed: ${ID_RULE}`)
   if (!ID_PATTERN.test(clientId)) throw usage(`--client-id ${JSON.stringify(clientId)} is not allowed: ${ID_RULE}`)
   const wait = values['report-wait'] === undefined ? 60 : Number(values['report-wait'])
-  if (!Number.isInteger(wait) || wait < 0 || wait > 3600) throw usage(`--report-wait ${JSON.stringify(values['report-wait'])} is not allowed: expected an integer from 0 to 3600`)
+  if (!Number.isInteger(wait) || wait < 0 || wait > 3600)
+    throw usage(
+      `--report-wait ${JSON.stringify(values['report-wait'])} is not allowed: expected an integer from 0 to 3600`,
+    )
 
   let phase: 'load' | 'run' | undefined
   let binding: string | undefined
@@ -188,7 +253,11 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
       const kv = ycsb[++i]
       if (kv === undefined) throw usage('-p needs key=value')
       const key = kv.slice(0, Math.max(0, kv.indexOf('='))).trim()
-      if (OWN_PROPERTIES.includes(key)) throw usage(`-p ${key} is set by benchstream ycsb: use ${key === 'benchstream.db' ? '-db' : key === 'benchstream.labels' ? '--label k=v' : `--${{ 'benchstream.runid': 'run-id', 'benchstream.clientid': 'client-id', 'benchstream.brokers': 'kafka-brokers', 'benchstream.topic': 'topic' }[key]}`} instead`)
+      if (OWN_PROPERTIES.includes(key))
+        throw usage(
+          `-p ${key} is set by benchstream ycsb: use ` +
+            `${key === 'benchstream.db' ? '-db' : key === 'benchstream.labels' ? '--label k=v' : `--${{ 'benchstream.runid': 'run-id', 'benchstream.clientid': 'client-id', 'benchstream.brokers': 'kafka-brokers', 'benchstream.topic': 'topic' }[key]}`} instead`,
+        )
       if (key === 'db') binding = kv.slice(kv.indexOf('=') + 1).trim()
       else {
         if (key === 'exportfile') exportFile = kv.slice(kv.indexOf('=') + 1).trim() || undefined
@@ -234,18 +303,26 @@ export function workloadName(passThrough: readonly string[]): string | undefined
 
 /** YCSB's arguments with the bridge in front of `className`. */
 export function bridgeArguments(cmd: YcsbCommand, className: string, brokers: string, topic: string): string[] {
-  const labels = Object.entries(cmd.labels).map(([k, v]) => `${k}=${v}`).join(',')
+  const labels = Object.entries(cmd.labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',')
   const workload = workloadName(cmd.passThrough)
   return [
     cmd.phase === 'load' ? '-load' : '-t',
     ...cmd.passThrough,
     ...(workload === undefined ? [] : ['-p', `benchstream.workload=${workload}`]),
-    '-db', BRIDGE_CLASS,
-    '-p', `benchstream.db=${className}`,
-    '-p', `benchstream.runid=${cmd.runId}`,
-    '-p', `benchstream.clientid=${cmd.clientId}`,
-    '-p', `benchstream.brokers=${brokers}`,
-    '-p', `benchstream.topic=${topic}`,
+    '-db',
+    BRIDGE_CLASS,
+    '-p',
+    `benchstream.db=${className}`,
+    '-p',
+    `benchstream.runid=${cmd.runId}`,
+    '-p',
+    `benchstream.clientid=${cmd.clientId}`,
+    '-p',
+    `benchstream.brokers=${brokers}`,
+    '-p',
+    `benchstream.topic=${topic}`,
     ...(labels === '' ? [] : ['-p', `benchstream.labels=${labels}`]),
   ]
 }

@@ -28,18 +28,36 @@ import { compareReports, formatComparison } from '../core/ycsb/report-comparison
 import type { SummaryReport } from '../core/ycsb/report-types.js'
 import { waitForMergedReport } from '../driver/merged-report.js'
 import { startServerMetrics, type SampleServer, type ServerMetricsLoop } from '../driver/server-metrics.js'
-import { bridgeArguments, chooseBinding, parseBindingsProperties, parseYcsbCommand, type BindingChoice, type ServerMetricsSource, type YcsbCommand } from './ycsb-args.js'
+import {
+  bridgeArguments,
+  chooseBinding,
+  parseBindingsProperties,
+  parseYcsbCommand,
+  type BindingChoice,
+  type ServerMetricsSource,
+  type YcsbCommand,
+} from './ycsb-args.js'
 
 /** YCSB's stdout kept for the comparison; a larger one (raw data to stdout) is passed through but not compared. */
 const MAX_CAPTURED_STDOUT = 64 * 1024 * 1024
 /** JVM flags the HBase client needs on Java 17 (as services/ycsb/hbase/ycsb.sh). */
 const HBASE_JVM_FLAGS = [
   '-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true',
-  ...['java.nio', 'sun.nio.ch', 'java.lang', 'jdk.internal.ref', 'java.lang.reflect', 'java.util', 'java.util.concurrent'].flatMap((p) => ['--add-opens', `java.base/${p}=ALL-UNNAMED`]),
-  '--add-exports', 'java.base/jdk.internal.misc=ALL-UNNAMED',
+  ...[
+    'java.nio',
+    'sun.nio.ch',
+    'java.lang',
+    'jdk.internal.ref',
+    'java.lang.reflect',
+    'java.util',
+    'java.util.concurrent',
+  ].flatMap((p) => ['--add-opens', `java.base/${p}=ALL-UNNAMED`]),
+  '--add-exports',
+  'java.base/jdk.internal.misc=ALL-UNNAMED',
 ]
 /** YCSB core's own dependencies in our cache: left out when the user's installation brings its own. */
-const OUR_YCSB_CORE_JARS = /^(?:core-\d[\w.-]*|HdrHistogram-[\w.-]+|jackson-(?:core|mapper)-asl-[\w.-]+|htrace-core4-[\w.-]+)\.jar$/
+const OUR_YCSB_CORE_JARS =
+  /^(?:core-\d[\w.-]*|HdrHistogram-[\w.-]+|jackson-(?:core|mapper)-asl-[\w.-]+|htrace-core4-[\w.-]+)\.jar$/
 
 export interface YcsbRunOutcome {
   exitCode: number
@@ -47,14 +65,28 @@ export interface YcsbRunOutcome {
   merged: RunReport | undefined
 }
 
-export async function ycsbMain(argv: readonly string[], env: Env = process.env, out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
+export async function ycsbMain(
+  argv: readonly string[],
+  env: Env = process.env,
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  err: (s: string) => void = (s) => process.stderr.write(s),
+): Promise<number> {
   return (await runYcsb(argv, env, out, err)).exitCode
 }
 
 /** The command, returning what tests check as well as the exit code. */
-export async function runYcsb(argv: readonly string[], env: Env, out: (s: string) => void, err: (s: string) => void): Promise<YcsbRunOutcome> {
+export async function runYcsb(
+  argv: readonly string[],
+  env: Env,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<YcsbRunOutcome> {
   const cmd = parseYcsbCommand(argv)
-  const infra = readInfraConfig({ ...env, ...(cmd.brokers === undefined ? {} : { KAFKA_BROKERS: cmd.brokers }), ...(cmd.topic === undefined ? {} : { BENCHSTREAM_TOPIC_EVENTS: cmd.topic }) })
+  const infra = readInfraConfig({
+    ...env,
+    ...(cmd.brokers === undefined ? {} : { KAFKA_BROKERS: cmd.brokers }),
+    ...(cmd.topic === undefined ? {} : { BENCHSTREAM_TOPIC_EVENTS: cmd.topic }),
+  })
   const home = cmd.ycsbHome === undefined ? undefined : readYcsbHome(cmd.ycsbHome)
   const binding = chooseBinding(cmd.binding, home)
   if (binding.note !== undefined) err(`benchstream: note: ${binding.note}\n`)
@@ -66,12 +98,21 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   const javaArgs = [
     ...cli.ycsbJavaOpts,
     ...(binding.classpath === 'hbase' ? HBASE_JVM_FLAGS : []),
-    '-cp', classpath, 'site.ycsb.Client',
+    '-cp',
+    classpath,
+    'site.ycsb.Client',
     ...bridgeArguments(cmd, binding.className, infra.kafka.brokers.join(','), infra.topics.events),
   ]
-  err(`benchstream: YCSB ${cmd.phase} phase, run ${cmd.runId}, client ${cmd.clientId}: ${binding.className} behind the bridge, events to ${infra.topics.events} at ${infra.kafka.brokers.join(',')}\n`)
-  const metrics = cmd.phase === 'run' && cmd.serverMetrics.length > 0 ? await startSampling(cmd, kafka, infra.topics.events, err) : undefined
-  if (cmd.phase === 'load' && cmd.serverMetrics.length > 0) err('benchstream: note: --server-metrics is sampled in the run phase only (as the Node driver does)\n')
+  err(
+    `benchstream: YCSB ${cmd.phase} phase, run ${cmd.runId}, client ${cmd.clientId}: ${binding.className} ` +
+      `behind the bridge, events to ${infra.topics.events} at ${infra.kafka.brokers.join(',')}\n`,
+  )
+  const metrics =
+    cmd.phase === 'run' && cmd.serverMetrics.length > 0
+      ? await startSampling(cmd, kafka, infra.topics.events, err)
+      : undefined
+  if (cmd.phase === 'load' && cmd.serverMetrics.length > 0)
+    err('benchstream: note: --server-metrics is sampled in the run phase only (as the Node driver does)\n')
   let ran: Awaited<ReturnType<typeof runJava>>
   try {
     ran = await runJava(javaArgs, env, out, err)
@@ -88,8 +129,16 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   // Benchstream's side, through the API of a running server.
   const api = cli.apiUrl ?? (infra.clickhouse.url === undefined ? findServer(infra.dataDir)?.apiUrl : undefined)
   if (api === undefined) {
-    err(`benchstream: no Benchstream API found (no server on BENCHSTREAM_DATA_DIR=${infra.dataDir}, BENCHSTREAM_API_URL unset), so Benchstream's report could not be read back; the events are in ${infra.topics.events}: start \`benchstream server\` and run \`benchstream report ${cmd.runId}\`\n`)
-    return { exitCode: undelivered !== null && Number(undelivered[1]) > 0 ? 3 : 0, ycsbStdout: ran.stdout, merged: undefined }
+    err(
+      `benchstream: no Benchstream API found (no server on BENCHSTREAM_DATA_DIR=${infra.dataDir}, ` +
+        `BENCHSTREAM_API_URL unset), so Benchstream's report could not be read back; the events are ` +
+        `in ${infra.topics.events}: start \`benchstream server\` and run \`benchstream report ${cmd.runId}\`\n`,
+    )
+    return {
+      exitCode: undelivered !== null && Number(undelivered[1]) > 0 ? 3 : 0,
+      ycsbStdout: ran.stdout,
+      merged: undefined,
+    }
   }
   err(`benchstream: waiting up to ${cmd.reportWaitS} s for ${api} to count run ${cmd.runId}\n`)
   const merged = await waitForMergedReport(api, cli.apiToken, cmd.runId, cmd.reportWaitS * 1000)
@@ -100,10 +149,15 @@ export async function runYcsb(argv: readonly string[], env: Env, out: (s: string
   const r = merged.report
   const scope = merged.complete
     ? `merged over ${r.run?.clients ?? 1} client${r.run?.clients === 1 ? '' : 's'}, every event counted`
-    : `as counted after ${cmd.reportWaitS} s: ${r.completeness.counted} of ${r.completeness.sent ?? '?'} events, ${r.run?.clients_ended ?? 0} of ${r.run?.clients ?? '?'} clients ended`
+    : `as counted after ${cmd.reportWaitS} s: ${r.completeness.counted} of ${r.completeness.sent ?? '?'} ` +
+      `events, ${r.run?.clients_ended ?? 0} of ${r.run?.clients ?? '?'} clients ended`
   out(`\n# Benchstream's report of run ${cmd.runId} (${scope}; from ${api}):\n`)
   out(formatYcsb(r))
-  for (const c of r.serverCache) out(`[BENCHSTREAM], ServerCacheHitRatio(${c.source}), ${c.ratio === null ? 'n/a (the counters did not move)' : `${(c.ratio * 100).toFixed(2)}% (${c.hits} hits, ${c.misses} misses over the run)`}\n`)
+  for (const c of r.serverCache)
+    out(
+      `[BENCHSTREAM], ServerCacheHitRatio(${c.source}), ` +
+        `${c.ratio === null ? 'n/a (the counters did not move)' : `${(c.ratio * 100).toFixed(2)}% (${c.hits} hits, ${c.misses} misses ` + `over the run)`}\n`,
+    )
   let exitCode = 0
   if (ycsbReport !== undefined) {
     const c = compareReports(ycsbReport, r)
@@ -133,34 +187,53 @@ function samplerFor(m: ServerMetricsSource): SampleServer {
  * this client. One sample first, before YCSB starts: a wrong URL stops the
  * command at once rather than leaving a run without the ratio asked for.
  */
-async function startSampling(cmd: YcsbCommand, kafka: ReturnType<typeof createKafka>, topic: string, err: (s: string) => void): Promise<{ stop(): Promise<void> }> {
+async function startSampling(
+  cmd: YcsbCommand,
+  kafka: ReturnType<typeof createKafka>,
+  topic: string,
+  err: (s: string) => void,
+): Promise<{ stop(): Promise<void> }> {
   const samplers = cmd.serverMetrics.map((m) => ({ m, sample: samplerFor(m) }))
   for (const { m, sample } of samplers) {
     try {
       await sample()
     } catch (e) {
-      throw new BenchstreamError('BS_ERR_BINDING', `--server-metrics ${m.source}=${m.url}: ${(e as Error).message}`, { cause: e })
+      throw new BenchstreamError('BS_ERR_BINDING', `--server-metrics ${m.source}=${m.url}: ${(e as Error).message}`, {
+        cause: e,
+      })
     }
   }
   const sink = await KafkaEventSink.open(kafka, { topic, runId: cmd.runId, clientId: cmd.clientId })
   let warned = 0
-  const loops: ServerMetricsLoop[] = samplers.map(({ m, sample }) => startServerMetrics(sample, sink, {
-    runId: cmd.runId,
-    clientId: cmd.clientId,
-    // A server busy with the benchmark may miss a sample now and then; say the first few only.
-    onError: (e) => {
-      if (warned++ < 3) err(`benchstream: warning: ${m.source} server metrics sample failed: ${e.message}\n`)
-    },
-  }))
-  err(`benchstream: sampling ${cmd.serverMetrics.map((m) => `${m.source} at ${m.url}`).join(', ')} every second into server_metrics\n`)
+  const loops: ServerMetricsLoop[] = samplers.map(({ m, sample }) =>
+    startServerMetrics(sample, sink, {
+      runId: cmd.runId,
+      clientId: cmd.clientId,
+      // A server busy with the benchmark may miss a sample now and then; say the first few only.
+      onError: (e) => {
+        if (warned++ < 3) err(`benchstream: warning: ${m.source} server metrics sample failed: ${e.message}\n`)
+      },
+    }),
+  )
+  err(
+    `benchstream: sampling ${cmd.serverMetrics.map((m) => `${m.source} at ${m.url}`).join(', ')} ` +
+      `every second into server_metrics\n`,
+  )
   return {
     async stop() {
       await Promise.all(loops.map((l) => l.stop()))
       await sink.flush(10_000)
       const st = sink.stats()
       await sink.close()
-      const c = loops.reduce((a, l) => ({ sent: a.sent + l.counts().sent, failed: a.failed + l.counts().failed }), { sent: 0, failed: 0 })
-      if (c.failed > 0 || st.undeliveredRecords > 0) err(`benchstream: server metrics: ${c.sent} samples sent, ${c.failed} failed, ${st.undeliveredRecords} undelivered\n`)
+      const c = loops.reduce((a, l) => ({ sent: a.sent + l.counts().sent, failed: a.failed + l.counts().failed }), {
+        sent: 0,
+        failed: 0,
+      })
+      if (c.failed > 0 || st.undeliveredRecords > 0)
+        err(
+          `benchstream: server metrics: ${c.sent} samples sent, ${c.failed} ` +
+            `failed, ${st.undeliveredRecords} undelivered\n`,
+        )
     },
   }
 }
@@ -187,22 +260,40 @@ interface YcsbHome {
 }
 
 function readYcsbHome(dir: string): YcsbHome {
-  if (!existsSync(path.join(dir, 'lib'))) throw new BenchstreamError('BS_ERR_USAGE', `--ycsb-home ${dir}: no lib/ folder there; expected a YCSB installation (the unpacked ycsb-<version>.tar.gz: bin/, lib/, <binding>-binding/)`)
+  if (!existsSync(path.join(dir, 'lib')))
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--ycsb-home ${dir}: no lib/ folder there; expected a YCSB installation (the unpacked ycsb-<version>.tar.gz: ` +
+        `bin/, lib/, <binding>-binding/)`,
+    )
   const props = path.join(dir, 'bin', 'bindings.properties')
   return { dir, bindings: existsSync(props) ? parseBindingsProperties(readFileSync(props, 'utf8')) : {} }
 }
 
-const jarsIn = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jar')).sort().map((f) => path.join(dir, f)) : [])
+const jarsIn = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.jar'))
+        .sort()
+        .map((f) => path.join(dir, f))
+    : []
 
 /** The class path: YCSB (ours or the user's), the bridge and Kafka's client, the binding's jars. */
-async function buildClasspath(cmd: YcsbCommand, binding: BindingChoice, home: YcsbHome | undefined, env: Env): Promise<string> {
+async function buildClasspath(
+  cmd: YcsbCommand,
+  binding: BindingChoice,
+  home: YcsbHome | undefined,
+  env: Env,
+): Promise<string> {
   const script = path.join(repoRoot(), 'deploy', 'local', 'ycsb.sh')
   let ours = (await sh(script, ['classpath'], env)).split(':').filter((s) => s !== '')
   const parts: string[] = []
   if (home !== undefined) {
     // The installation's YCSB first; ours only adds the bridge and what it needs.
     parts.push(...jarsIn(path.join(home.dir, 'lib')))
-    const names = Object.entries(home.bindings).filter(([, c]) => c === binding.className).map(([n]) => n)
+    const names = Object.entries(home.bindings)
+      .filter(([, c]) => c === binding.className)
+      .map(([n]) => n)
     for (const n of names.length > 0 ? names : []) {
       const bdir = path.join(home.dir, `${n.split('-')[0]}-binding`)
       parts.push(...jarsIn(path.join(bdir, 'lib')))
@@ -223,16 +314,34 @@ async function buildClasspath(cmd: YcsbCommand, binding: BindingChoice, home: Yc
 function sh(script: string, args: string[], env: Env): Promise<string> {
   return new Promise((resolve, reject) => {
     // stderr passes through: a first build says what it is doing for a minute.
-    const child = execFile('bash', [script, ...args], { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 }, (e, stdout) => {
-      if (e !== null) reject(new BenchstreamError('BS_ERR_CONFIG', `${path.basename(script)} ${args.join(' ')} failed: ${e.message.split('\n')[0]} (it needs Java 17+ and Maven; see services/ycsb/README.md)`, { cause: e }))
-      else resolve(stdout.trim())
-    })
+    const child = execFile(
+      'bash',
+      [script, ...args],
+      { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (e, stdout) => {
+        if (e !== null)
+          reject(
+            new BenchstreamError(
+              'BS_ERR_CONFIG',
+              `${path.basename(script)} ${args.join(' ')} failed: ${e.message.split('\n')[0]} (it needs Java ` +
+                `17+ and Maven; see services/ycsb/README.md)`,
+              { cause: e },
+            ),
+          )
+        else resolve(stdout.trim())
+      },
+    )
     child.stderr?.on('data', (d: Buffer) => process.stderr.write(d))
   })
 }
 
 /** Runs YCSB; its stdout and stderr pass through as they come and are kept (bounded). */
-function runJava(args: string[], env: Env, out: (s: string) => void, err: (s: string) => void): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+function runJava(
+  args: string[],
+  env: Env,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const java = env.JAVA_HOME !== undefined && env.JAVA_HOME !== '' ? path.join(env.JAVA_HOME, 'bin', 'java') : 'java'
     const child = spawn(java, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -256,11 +365,18 @@ function runJava(args: string[], env: Env, out: (s: string) => void, err: (s: st
     process.once('SIGTERM', onTerm)
     child.on('error', (e) => {
       process.off('SIGTERM', onTerm)
-      reject(new BenchstreamError('BS_ERR_CONFIG', `cannot start ${java}: ${e.message} (install a JDK 17+, or set JAVA_HOME)`, { cause: e }))
+      reject(
+        new BenchstreamError(
+          'BS_ERR_CONFIG',
+          `cannot start ${java}: ${e.message} (install a JDK 17+, or set JAVA_HOME)`,
+          { cause: e },
+        ),
+      )
     })
     child.on('close', (code, signal) => {
       process.off('SIGTERM', onTerm)
-      if (dropped) err(`benchstream: YCSB's stdout was larger than ${MAX_CAPTURED_STDOUT} bytes: passed through, not compared\n`)
+      if (dropped)
+        err(`benchstream: YCSB's stdout was larger than ${MAX_CAPTURED_STDOUT} bytes: passed through, not compared\n`)
       resolve({ code: code ?? 1, signal, stdout: dropped ? '' : stdout, stderr })
     })
   })

@@ -9,7 +9,12 @@ import { didYouMean } from '../core/suggest.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
-export function parseFlags<O extends Options>(argv: readonly string[], options: O, usage: string, allowPositionals = false): ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>> {
+export function parseFlags<O extends Options>(
+  argv: readonly string[],
+  options: O,
+  usage: string,
+  allowPositionals = false,
+): ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>> {
   try {
     return parseArgs({ args: [...argv], options, strict: true, allowPositionals })
   } catch (err) {
@@ -19,7 +24,10 @@ export function parseFlags<O extends Options>(argv: readonly string[], options: 
     const positional = /Unexpected argument '([^']+)'/.exec(msg)?.[1]
     const what =
       unknown !== undefined
-        ? `unknown option ${unknown}${didYouMean(unknown, Object.keys(options).map((n) => `--${n}`))}; allowed: ${flags.join(', ')}`
+        ? `unknown option ${unknown}${didYouMean(
+            unknown,
+            Object.keys(options).map((n) => `--${n}`),
+          )}; allowed: ${flags.join(', ')}`
         : positional !== undefined
           ? `unexpected argument ${JSON.stringify(positional)}: this command takes only ${flags.join(', ')}`
           : msg.replace(/\. To specify a positional argument.*$/s, '')

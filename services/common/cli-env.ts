@@ -5,14 +5,34 @@ import { Type } from 'typebox'
 import { EnvVar, readEnv, type Env } from './config.js'
 
 export const CliEnv = Type.Object({
-  BENCHSTREAM_API_URL: EnvVar.optional({ pattern: '^https?://\\S+$', allowed: 'an http:// or https:// URL', description: 'read commands (report, sql, runs) ask this API instead of opening ClickHouse' }),
-  BENCHSTREAM_API_TOKEN: EnvVar.optional({ pattern: '^[\\x21-\\x7e]{16,256}$', allowed: '16-256 printable characters without spaces', description: 'the API_TOKEN of that API, sent as a bearer token' }),
-  YCSB_JAVA_OPTS: EnvVar.string({ default: '-Xmx1g', description: 'JVM flags of the YCSB that `benchstream ycsb` (and deploy/local/ycsb.sh run) starts', allowed: 'JVM flags separated by spaces' }),
+  BENCHSTREAM_API_URL: EnvVar.optional({
+    pattern: '^https?://\\S+$',
+    allowed: 'an http:// or https:// URL',
+    description: 'read commands (report, sql, runs) ask this API instead of opening ClickHouse',
+  }),
+  BENCHSTREAM_API_TOKEN: EnvVar.optional({
+    pattern: '^[\\x21-\\x7e]{16,256}$',
+    allowed: '16-256 printable characters without spaces',
+    description: 'the API_TOKEN of that API, sent as a bearer token',
+  }),
+  YCSB_JAVA_OPTS: EnvVar.string({
+    default: '-Xmx1g',
+    description: 'JVM flags of the YCSB that `benchstream ycsb` (and deploy/local/ycsb.sh run) starts',
+    allowed: 'JVM flags separated by spaces',
+  }),
 })
 
-export function readCliEnv(env: Env): { apiUrl: string | undefined; apiToken: string | undefined; ycsbJavaOpts: string[] } {
+export function readCliEnv(env: Env): {
+  apiUrl: string | undefined
+  apiToken: string | undefined
+  ycsbJavaOpts: string[]
+} {
   const e = readEnv(CliEnv, env)
-  return { apiUrl: e.BENCHSTREAM_API_URL?.replace(/\/+$/, ''), apiToken: e.BENCHSTREAM_API_TOKEN, ycsbJavaOpts: e.YCSB_JAVA_OPTS.split(/\s+/).filter((x) => x !== '') }
+  return {
+    apiUrl: e.BENCHSTREAM_API_URL?.replace(/\/+$/, ''),
+    apiToken: e.BENCHSTREAM_API_TOKEN,
+    ycsbJavaOpts: e.YCSB_JAVA_OPTS.split(/\s+/).filter((x) => x !== ''),
+  }
 }
 
 /** Exit code of a command whose --threshold failed (k6's value, so CI scripts can tell it from a crash). */

@@ -24,11 +24,24 @@ export const EnvVar = {
   integer: (opts: { default: number; minimum: number; maximum: number; description: string }) => Type.Integer(opts),
   boolean: (opts: { default: boolean; description: string }) => Type.Boolean(opts),
   string: (opts: { default: string; description: string; pattern?: string; allowed?: string; minLength?: number }) =>
-    Type.String({ default: opts.default, description: opts.description, ...(opts.pattern === undefined ? {} : { pattern: opts.pattern }), ...(opts.minLength === undefined ? {} : { minLength: opts.minLength }), ...(opts.allowed === undefined ? {} : { allowed: opts.allowed }) }),
+    Type.String({
+      default: opts.default,
+      description: opts.description,
+      ...(opts.pattern === undefined ? {} : { pattern: opts.pattern }),
+      ...(opts.minLength === undefined ? {} : { minLength: opts.minLength }),
+      ...(opts.allowed === undefined ? {} : { allowed: opts.allowed }),
+    }),
   /** A variable without a default: unset means "not configured". */
   optional: (opts: { description: string; pattern?: string; allowed?: string }) =>
-    Type.Optional(Type.String({ description: opts.description, ...(opts.pattern === undefined ? {} : { pattern: opts.pattern }), ...(opts.allowed === undefined ? {} : { allowed: opts.allowed }) })),
-  oneOf: <const T extends readonly string[]>(values: T, opts: { default: T[number]; description: string }) => Type.Enum<[...T]>(values, opts),
+    Type.Optional(
+      Type.String({
+        description: opts.description,
+        ...(opts.pattern === undefined ? {} : { pattern: opts.pattern }),
+        ...(opts.allowed === undefined ? {} : { allowed: opts.allowed }),
+      }),
+    ),
+  oneOf: <const T extends readonly string[]>(values: T, opts: { default: T[number]; description: string }) =>
+    Type.Enum<[...T]>(values, opts),
 }
 
 /**
@@ -46,7 +59,11 @@ export function readEnv<P extends TProperties>(schema: TObject<P>, env: Env): St
       continue
     }
     const value = convert(s, raw)
-    if (value === undefined || !Value.Check(s, value)) throw new BenchstreamError('BS_ERR_CONFIG', `${name}=${JSON.stringify(raw)} is not allowed: expected ${allowedFor(s)}`)
+    if (value === undefined || !Value.Check(s, value))
+      throw new BenchstreamError(
+        'BS_ERR_CONFIG',
+        `${name}=${JSON.stringify(raw)} is not allowed: expected ${allowedFor(s)}`,
+      )
     out[name] = value
   }
   return out as Static<TObject<P>>
@@ -70,14 +87,17 @@ function convert(s: TSchema, raw: string): unknown {
 export function allowedFor(s: TSchema): string {
   const x = s as { type?: unknown; allowed?: string; enum?: unknown[] }
   if (x.allowed !== undefined) return x.allowed
-  if (x.type === 'boolean') return `true or false (also ${TRUE.slice(0, 1).concat(FALSE.slice(0, 1)).join('/')}, yes/no, on/off)`
+  if (x.type === 'boolean')
+    return `true or false (also ${TRUE.slice(0, 1).concat(FALSE.slice(0, 1)).join('/')}, yes/no, on/off)`
   // allowedText prefers the description; for a variable the bounds say more.
   const { description: _ignored, ...rest } = s as { description?: string }
   return allowedText(rest)
 }
 
 /** One row per variable: name, default, allowed values, meaning (for the README). */
-export function envTable(schemas: ReadonlyArray<TObject>): Array<{ name: string; default: string | undefined; allowed: string; meaning: string }> {
+export function envTable(
+  schemas: ReadonlyArray<TObject>,
+): Array<{ name: string; default: string | undefined; allowed: string; meaning: string }> {
   const rows: Array<{ name: string; default: string | undefined; allowed: string; meaning: string }> = []
   const seen = new Set<string>()
   for (const schema of schemas) {
@@ -85,7 +105,12 @@ export function envTable(schemas: ReadonlyArray<TObject>): Array<{ name: string;
       if (seen.has(name)) continue
       seen.add(name)
       const x = s as { default?: string | number | boolean; description?: string }
-      rows.push({ name, default: x.default === undefined ? undefined : String(x.default), allowed: allowedFor(s), meaning: x.description ?? '' })
+      rows.push({
+        name,
+        default: x.default === undefined ? undefined : String(x.default),
+        allowed: allowedFor(s),
+        meaning: x.description ?? '',
+      })
     }
   }
   return rows

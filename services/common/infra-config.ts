@@ -12,22 +12,77 @@ const TOPIC = '^[A-Za-z0-9._-]{1,249}$'
 const TOPIC_ALLOWED = 'a Kafka topic name: 1-249 characters from A-Z a-z 0-9 . _ -'
 
 /** Read by the processor and the alert evaluator, which judges windows complete by the same grace. */
-export const ALLOWED_LATENESS_MS = EnvVar.integer({ default: 2000, minimum: 0, maximum: 3_600_000, description: 'grace after a window\'s end before its events count as late (still counted); alerts and the live view wait for it too' })
+export const ALLOWED_LATENESS_MS = EnvVar.integer({
+  default: 2000,
+  minimum: 0,
+  maximum: 3_600_000,
+  description:
+    "grace after a window's end before its events count as late (still counted); alerts and the " +
+    'live view wait for it too',
+})
 
 /** The environment variables of the shared infrastructure (README: Configuration). */
 export const InfraEnv = Type.Object({
-  KAFKA_BROKERS: EnvVar.string({ default: '127.0.0.1:9092', pattern: `^ *${BROKER} *(, *${BROKER} *)*$`, allowed: 'host:port[,host:port...]', description: 'Kafka brokers; the demo and the tests start a local one when unset' }),
-  KAFKA_CLIENT_ID: EnvVar.string({ default: 'benchstream', pattern: '^[A-Za-z0-9._-]{1,100}$', allowed: '1-100 characters from A-Z a-z 0-9 . _ -', description: 'prefix of the Kafka client ids' }),
-  BENCHSTREAM_TOPIC_EVENTS: EnvVar.string({ default: 'benchstream.events.v1', pattern: TOPIC, allowed: TOPIC_ALLOWED, description: 'event topic: operation events, histograms, run lifecycle, server metrics' }),
-  BENCHSTREAM_TOPIC_DLQ: EnvVar.string({ default: 'benchstream.events.dlq', pattern: TOPIC, allowed: TOPIC_ALLOWED, description: 'dead-letter topic: rejected messages with their reason' }),
-  BENCHSTREAM_TOPIC_ALERTS: EnvVar.string({ default: 'benchstream.alerts', pattern: TOPIC, allowed: TOPIC_ALLOWED, description: 'alert notifications' }),
-  BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({ default: 4, minimum: 1, maximum: 1024, description: 'partitions of the event topic when Benchstream creates it' }),
-  CLICKHOUSE_URL: EnvVar.optional({ pattern: '^https?://\\S+$', allowed: 'http://host:port or https://host:port; unset for the embedded engine', description: 'ClickHouse server; unset = embedded chDB in the server process' }),
+  KAFKA_BROKERS: EnvVar.string({
+    default: '127.0.0.1:9092',
+    pattern: `^ *${BROKER} *(, *${BROKER} *)*$`,
+    allowed: 'host:port[,host:port...]',
+    description: 'Kafka brokers; the demo and the tests start a local one when unset',
+  }),
+  KAFKA_CLIENT_ID: EnvVar.string({
+    default: 'benchstream',
+    pattern: '^[A-Za-z0-9._-]{1,100}$',
+    allowed: '1-100 characters from A-Z a-z 0-9 . _ -',
+    description: 'prefix of the Kafka client ids',
+  }),
+  BENCHSTREAM_TOPIC_EVENTS: EnvVar.string({
+    default: 'benchstream.events.v1',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description: 'event topic: operation events, histograms, run lifecycle, server metrics',
+  }),
+  BENCHSTREAM_TOPIC_DLQ: EnvVar.string({
+    default: 'benchstream.events.dlq',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description: 'dead-letter topic: rejected messages with their reason',
+  }),
+  BENCHSTREAM_TOPIC_ALERTS: EnvVar.string({
+    default: 'benchstream.alerts',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description: 'alert notifications',
+  }),
+  BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({
+    default: 4,
+    minimum: 1,
+    maximum: 1024,
+    description: 'partitions of the event topic when Benchstream creates it',
+  }),
+  CLICKHOUSE_URL: EnvVar.optional({
+    pattern: '^https?://\\S+$',
+    allowed: 'http://host:port or https://host:port; unset for the embedded engine',
+    description: 'ClickHouse server; unset = embedded chDB in the server process',
+  }),
   CLICKHOUSE_USER: EnvVar.string({ default: 'default', description: 'ClickHouse server user' }),
   CLICKHOUSE_PASSWORD: EnvVar.string({ default: '', description: 'ClickHouse server password' }),
-  CLICKHOUSE_DATABASE: EnvVar.string({ default: 'benchstream', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', allowed: 'letters, digits and _ (not starting with a digit), at most 64', description: 'database holding Benchstream\'s tables' }),
-  BENCHSTREAM_DATA_DIR: EnvVar.string({ default: '.benchstream', minLength: 1, description: 'embedded ClickHouse data (<dir>/clickhouse) and local Kafka data' }),
-  BENCHSTREAM_OPS_TTL_DAYS: EnvVar.integer({ default: 30, minimum: 0, maximum: 36500, description: 'days raw events are kept in `ops`; 0 keeps them' }),
+  CLICKHOUSE_DATABASE: EnvVar.string({
+    default: 'benchstream',
+    pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$',
+    allowed: 'letters, digits and _ (not starting with a digit), at most 64',
+    description: "database holding Benchstream's tables",
+  }),
+  BENCHSTREAM_DATA_DIR: EnvVar.string({
+    default: '.benchstream',
+    minLength: 1,
+    description: 'embedded ClickHouse data (<dir>/clickhouse) and local Kafka data',
+  }),
+  BENCHSTREAM_OPS_TTL_DAYS: EnvVar.integer({
+    default: 30,
+    minimum: 0,
+    maximum: 36500,
+    description: 'days raw events are kept in `ops`; 0 keeps them',
+  }),
 })
 
 export interface KafkaConfig {
@@ -67,7 +122,12 @@ export function readInfraConfig(env: Env): InfraConfig {
   return {
     dataDir,
     kafka: { brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()), clientId: e.KAFKA_CLIENT_ID },
-    topics: { events: e.BENCHSTREAM_TOPIC_EVENTS, deadLetter: e.BENCHSTREAM_TOPIC_DLQ, alerts: e.BENCHSTREAM_TOPIC_ALERTS, partitions: e.BENCHSTREAM_TOPIC_PARTITIONS },
+    topics: {
+      events: e.BENCHSTREAM_TOPIC_EVENTS,
+      deadLetter: e.BENCHSTREAM_TOPIC_DLQ,
+      alerts: e.BENCHSTREAM_TOPIC_ALERTS,
+      partitions: e.BENCHSTREAM_TOPIC_PARTITIONS,
+    },
     clickhouse: {
       url: e.CLICKHOUSE_URL,
       user: e.CLICKHOUSE_USER,

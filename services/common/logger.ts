@@ -16,19 +16,37 @@ export type { Logger }
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export const LogEnv = Type.Object({
-  LOG_LEVEL: EnvVar.oneOf(LOG_LEVELS, { default: 'info', description: 'diagnostics on stderr at this level and above' }),
-  LOG_FORMAT: EnvVar.oneOf(['auto', 'json', 'pretty'], { default: 'auto', description: 'diagnostics as JSON lines or as text; auto = JSON for the server, text for other commands' }),
+  LOG_LEVEL: EnvVar.oneOf(LOG_LEVELS, {
+    default: 'info',
+    description: 'diagnostics on stderr at this level and above',
+  }),
+  LOG_FORMAT: EnvVar.oneOf(['auto', 'json', 'pretty'], {
+    default: 'auto',
+    description: 'diagnostics as JSON lines or as text; auto = JSON for the server, text for other commands',
+  }),
 })
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' }
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+}
 const RESERVED = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'v'])
 
 /** pino's JSON line as one line of text: `warn benchstream-server: message key=value`. */
 export function prettyLine(json: string): string {
   try {
     const o = JSON.parse(json) as Record<string, unknown> & { name?: string; msg?: string; level?: number }
-    const extra = Object.entries(o).filter(([k]) => !RESERVED.has(k)).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-    return `${LEVEL_NAMES[o.level ?? 0] ?? 'log'} ${o.name ?? ''}: ${o.msg ?? ''}${extra.length > 0 ? ' ' + extra.join(' ') : ''}\n`
+    const extra = Object.entries(o)
+      .filter(([k]) => !RESERVED.has(k))
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    return (
+      `${LEVEL_NAMES[o.level ?? 0] ?? 'log'} ${o.name ?? ''}: ` +
+      `${o.msg ?? ''}${extra.length > 0 ? ' ' + extra.join(' ') : ''}\n`
+    )
   } catch {
     return json
   }
@@ -38,7 +56,11 @@ export function prettyLine(json: string): string {
  * A logger named after the component. Synchronous writes: a command that
  * exits right after logging must not lose the line.
  */
-export function createLogger(name: string, env: Env = {}, defaults: { format: 'json' | 'pretty' } = { format: 'pretty' }): Logger {
+export function createLogger(
+  name: string,
+  env: Env = {},
+  defaults: { format: 'json' | 'pretty' } = { format: 'pretty' },
+): Logger {
   const e = readEnv(LogEnv, env)
   const format = e.LOG_FORMAT === 'auto' ? defaults.format : e.LOG_FORMAT
   const dest = pino.destination({ dest: 2, sync: true })

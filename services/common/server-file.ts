@@ -18,7 +18,10 @@ const NAME = 'server.json'
 
 export function writeServerFile(dataDir: string, apiUrl: string): () => void {
   const file = path.join(dataDir, NAME)
-  writeFileSync(file, JSON.stringify({ pid: process.pid, apiUrl, startedAt: new Date().toISOString() } satisfies ServerFile) + '\n')
+  writeFileSync(
+    file,
+    JSON.stringify({ pid: process.pid, apiUrl, startedAt: new Date().toISOString() } satisfies ServerFile) + '\n',
+  )
   return () => {
     try {
       const f = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServerFile>

@@ -38,11 +38,18 @@ export function schemaProblems(schema: TSchema, value: unknown, prefix = '', sub
     } else {
       const field = name(at)
       // For a union, describe the whole union rather than the member that failed last.
-      const described = (e.schemaPath.includes('/anyOf/') ? resolvePointer(schema, e.schemaPath.replace(/\/anyOf\/\d+.*$/, '')) : sub) as TSchema | undefined
+      const described = (
+        e.schemaPath.includes('/anyOf/') ? resolvePointer(schema, e.schemaPath.replace(/\/anyOf\/\d+.*$/, '')) : sub
+      ) as TSchema | undefined
       const got = resolvePointer(value, '#' + e.instancePath)
       const allowed = described === undefined ? e.message : allowedText(described)
       // A key present with an undefined value is as missing as an absent one.
-      add(field, got === undefined ? `${field}: is missing; allowed: ${allowed}` : `${field}: got ${show(got)}; allowed: ${allowed}`)
+      add(
+        field,
+        got === undefined
+          ? `${field}: is missing; allowed: ${allowed}`
+          : `${field}: got ${show(got)}; allowed: ${allowed}`,
+      )
     }
   }
   return out
@@ -50,10 +57,22 @@ export function schemaProblems(schema: TSchema, value: unknown, prefix = '', sub
 
 /** What a schema accepts, in words: its description, or its literals, bounds and type. */
 export function allowedText(schema: TSchema): string {
-  const s = schema as { description?: string; enum?: unknown[]; anyOf?: Array<{ const?: unknown }>; const?: unknown; type?: unknown; minimum?: number; maximum?: number; pattern?: string; minLength?: number; maxLength?: number }
+  const s = schema as {
+    description?: string
+    enum?: unknown[]
+    anyOf?: Array<{ const?: unknown }>
+    const?: unknown
+    type?: unknown
+    minimum?: number
+    maximum?: number
+    pattern?: string
+    minLength?: number
+    maxLength?: number
+  }
   if (typeof s.description === 'string') return s.description
   if (s.enum !== undefined) return `one of ${s.enum.map(String).join(', ')}`
-  if (s.anyOf !== undefined && s.anyOf.every((m) => m.const !== undefined)) return `one of ${s.anyOf.map((m) => String(m.const)).join(', ')}`
+  if (s.anyOf !== undefined && s.anyOf.every((m) => m.const !== undefined))
+    return `one of ${s.anyOf.map((m) => String(m.const)).join(', ')}`
   if (s.const !== undefined) return JSON.stringify(s.const)
   if (s.type === 'integer' || s.type === 'number') {
     const kind = s.type === 'integer' ? 'an integer' : 'a number'

@@ -49,11 +49,16 @@ export interface DriverConfig {
   repeat: number
   /** Run ids of the repetitions when repeat was given: <run-id>-k, or <group>-k without --run-id. */
   repeatRunIds: string[]
-  /** The run or group:NAME the alert evaluator compares this run with while it runs (--baseline; also label baseline). */
+  /**
+   * The run or group:NAME the alert evaluator compares this run with while it runs (--baseline; also label baseline).
+   */
   baseline: string | undefined
   /** Things the user should know before the run starts (printed on stderr). */
   notes: string[]
-  /** YCSB's output properties: measurement.interval, hdrhistogram.percentiles and .fileoutput, exporter (ycsb-properties.ts). */
+  /**
+   * YCSB's output properties: measurement.interval, hdrhistogram.percentiles and .fileoutput, exporter
+   * (ycsb-properties.ts).
+   */
   ycsb: YcsbOutputOptions
   infra: InfraConfig
 }
@@ -120,25 +125,57 @@ function keyValue(flag: string, raw: string | undefined): [string, string] {
 /** An integer in [min, max]; every flag states its own range the same way whatever was wrong. */
 function intInRange(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const v = Number(raw)
-  if (raw === undefined || raw.trim() === '' || !Number.isInteger(v) || v < min || v > max) throw usage(`${name} ${JSON.stringify(raw ?? '')} is not allowed: expected an integer from ${min} to ${max}`)
+  if (raw === undefined || raw.trim() === '' || !Number.isInteger(v) || v < min || v > max)
+    throw usage(`${name} ${JSON.stringify(raw ?? '')} is not allowed: expected an integer from ${min} to ${max}`)
   return v
 }
 
 /** Every flag the driver takes, for "did you mean". */
-const FLAGS = ['-P', '-p', '-threads', '-target', '-s', '-t', '-load', '-db', '--binding', '--run-id', '--client-id', '--label', '--seconds', '--export', '--no-emit', '--kafka-brokers', '--topic', '--threshold', '--max-schedule-lag', '--repeat', '--group', '--repetition', '--baseline', '--help']
+const FLAGS = [
+  '-P',
+  '-p',
+  '-threads',
+  '-target',
+  '-s',
+  '-t',
+  '-load',
+  '-db',
+  '--binding',
+  '--run-id',
+  '--client-id',
+  '--label',
+  '--seconds',
+  '--export',
+  '--no-emit',
+  '--kafka-brokers',
+  '--topic',
+  '--threshold',
+  '--max-schedule-lag',
+  '--repeat',
+  '--group',
+  '--repetition',
+  '--baseline',
+  '--help',
+]
 /** Flags that take no value (every other flag takes one). */
 const VALUELESS = new Set(['-s', '--no-emit', '--help', '-h'])
 /** Largest --repeat. */
 export const MAX_REPEAT = 1000
 
-export function parseDriverArgs(phase: 'load' | 'run', argv: readonly string[], env: Env, opts: DriverArgsOptions): Readonly<DriverConfig> {
+export function parseDriverArgs(
+  phase: 'load' | 'run',
+  argv: readonly string[],
+  env: Env,
+  opts: DriverArgsOptions,
+): Readonly<DriverConfig> {
   const bindings = opts.bindings
   const readFile = opts.readFile ?? ((p: string) => readFileSync(p, 'utf8'))
   try {
     return parse(phase, argv, env, bindings, readFile)
   } catch (err) {
     // Every command-line mistake ends with the help text.
-    if (isBenchstreamError(err, 'BS_ERR_USAGE')) throw new BenchstreamError('BS_ERR_USAGE', `${err.message}\n${driverUsage(bindings)}`)
+    if (isBenchstreamError(err, 'BS_ERR_USAGE'))
+      throw new BenchstreamError('BS_ERR_USAGE', `${err.message}\n${driverUsage(bindings)}`)
     throw err
   }
 }
@@ -147,7 +184,13 @@ function usage(message: string): BenchstreamError {
   return new BenchstreamError('BS_ERR_USAGE', message)
 }
 
-function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, bindings: readonly string[], readFile: (path: string) => string): Readonly<DriverConfig> {
+function parse(
+  phase: 'load' | 'run',
+  argv: readonly string[],
+  env: Env,
+  bindings: readonly string[],
+  readFile: (path: string) => string,
+): Readonly<DriverConfig> {
   const files: Array<{ name: string; text: string }> = []
   const overrides: Array<[string, string]> = []
   const labels: Record<string, string> = {}
@@ -165,7 +208,8 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
   const envOverrides: Record<string, string> = {}
   // YCSB's -t/-load and its dotransactions property must agree with the command (load or run).
   const phaseFlag = (flag: string, wants: 'load' | 'run'): void => {
-    if (wants !== phase) throw usage(`${flag} is YCSB's ${wants} phase, but this is benchstream ${phase}: use benchstream ${wants}`)
+    if (wants !== phase)
+      throw usage(`${flag} is YCSB's ${wants} phase, but this is benchstream ${phase}: use benchstream ${wants}`)
   }
   let group: string | undefined
   let repetition: number | undefined
@@ -227,7 +271,8 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
         break
       case '--export': {
         const f = next()
-        if (f !== 'text' && f !== 'json') throw usage(`--export ${JSON.stringify(f ?? '')} is not allowed: expected text or json`)
+        if (f !== 'text' && f !== 'json')
+          throw usage(`--export ${JSON.stringify(f ?? '')} is not allowed: expected text or json`)
         exportFormat = f
         break
       }
@@ -252,7 +297,8 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
       }
       case '--group': {
         const g = next()
-        if (g === undefined || !ID_PATTERN.test(g)) throw usage(`--group ${JSON.stringify(g ?? '')} is not allowed: ${ID_RULE}`)
+        if (g === undefined || !ID_PATTERN.test(g))
+          throw usage(`--group ${JSON.stringify(g ?? '')} is not allowed: ${ID_RULE}`)
         group = g
         break
       }
@@ -265,39 +311,69 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
       case '--baseline': {
         const b = next()
         const name = b?.startsWith('group:') === true ? b.slice('group:'.length) : b
-        if (b === undefined || name === undefined || !ID_PATTERN.test(name)) throw usage(`--baseline ${JSON.stringify(b ?? '')} is not allowed: a run id or group:NAME, the id or name of ${ID_RULE}`)
+        if (b === undefined || name === undefined || !ID_PATTERN.test(name))
+          throw usage(
+            `--baseline ${JSON.stringify(b ?? '')} is not allowed: a run id ` +
+              `or group:NAME, the id or name of ${ID_RULE}`,
+          )
         baseline = b
         break
       }
       default:
-        throw usage(`unknown option ${JSON.stringify(a)}${didYouMean(a, FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties after -p)'}`)
+        throw usage(
+          `unknown option ${JSON.stringify(a)}${didYouMean(a, FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
+        )
     }
   }
-  const properties = mergeProperties(files.map((f) => f.text), overrides)
-  assertKnownProperties(properties, bindings.map((b) => `${b}.`))
+  const properties = mergeProperties(
+    files.map((f) => f.text),
+    overrides,
+  )
+  assertKnownProperties(
+    properties,
+    bindings.map((b) => `${b}.`),
+  )
   threads ??= properties.threadcount === undefined ? 1 : intInRange('threadcount', properties.threadcount, 1, 100_000)
   target ??= properties.target === undefined ? 0 : intInRange('target', properties.target, 0)
   binding ??= properties.db ?? 'memory'
   const notes: string[] = []
   if (!bindings.includes(binding) && Object.hasOwn(YCSB_BINDING_EQUIVALENTS, binding)) {
     const eq = YCSB_BINDING_EQUIVALENTS[binding]!
-    notes.push(`-db ${binding}: YCSB's class is not part of this driver; using its equivalent, binding ${eq.binding} (${eq.differences})`)
+    notes.push(
+      `-db ${binding}: YCSB's class is not part of this driver; using its equivalent, binding ${eq.binding} ` +
+        `(${eq.differences})`,
+    )
     binding = eq.binding
   }
-  if (properties.dotransactions !== undefined) phaseFlag(`-p dotransactions=${properties.dotransactions}`, properties.dotransactions === 'false' ? 'load' : 'run')
-  if (!bindings.includes(binding)) throw usage(`unknown binding ${JSON.stringify(binding)}${didYouMean(binding, bindings)}; valid bindings are ${bindings.join(', ')}`)
+  if (properties.dotransactions !== undefined)
+    phaseFlag(`-p dotransactions=${properties.dotransactions}`, properties.dotransactions === 'false' ? 'load' : 'run')
+  if (!bindings.includes(binding))
+    throw usage(
+      `unknown binding ${JSON.stringify(binding)}${didYouMean(binding, bindings)}; valid bindings ` +
+        `are ${bindings.join(', ')}`,
+    )
   const workloadName = files.map((f) => f.name).join('+') || 'custom'
   runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
-  clientId ??= `${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-${process.pid}`
-  if (repeat !== undefined && repetition !== undefined) throw usage('--repeat and --repetition do not go together: --repeat numbers its runs itself')
+  clientId ??= `${os
+    .hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 40)}-${process.pid}`
+  if (repeat !== undefined && repetition !== undefined)
+    throw usage('--repeat and --repetition do not go together: --repeat numbers its runs itself')
   if (repeat !== undefined && phase === 'load') throw usage('--repeat applies to run, not load')
   const runIdGiven = argv.includes('--run-id')
-  if (repeat !== undefined) group ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  if (repeat !== undefined)
+    group ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
   // Room for the -k suffix inside the 64 characters of an id.
-  const repeatRunIds = repeat === undefined ? [] : Array.from({ length: repeat }, (_, k) => `${(runIdGiven ? runId : group!).slice(0, 58)}-${k + 1}`)
+  const repeatRunIds =
+    repeat === undefined
+      ? []
+      : Array.from({ length: repeat }, (_, k) => `${(runIdGiven ? runId : group!).slice(0, 58)}-${k + 1}`)
   if (baseline !== undefined) {
-    if (labels.baseline !== undefined && labels.baseline !== baseline) throw usage(`--baseline ${baseline} and --label baseline=${labels.baseline} disagree: give one`)
-    // The evaluator finds the baseline of a run by this label (a label, so the run's record and the runs view need nothing new).
+    if (labels.baseline !== undefined && labels.baseline !== baseline)
+      throw usage(`--baseline ${baseline} and --label baseline=${labels.baseline} disagree: give one`)
+    // The evaluator finds the baseline of a run by this label (a label, so the run's record and the runs view need
+    // nothing new).
     labels.baseline = baseline
   }
   if (!ID_PATTERN.test(runId)) throw usage(`--run-id ${JSON.stringify(runId)} is not allowed: ${ID_RULE}`)
@@ -308,7 +384,10 @@ function parse(phase: 'load' | 'run', argv: readonly string[], env: Env, binding
   if (seconds !== undefined && phase === 'run' && Number.isInteger(opCount) && opCount > 0) {
     // YCSB ends a run at whichever limit comes first; a k6 user reading
     // --seconds expects a duration, so say which one will end it.
-    notes.push(`--seconds ${seconds} and operationcount=${opCount}: the run ends at whichever comes first; add -p operationcount=0 to run for the full ${seconds} s`)
+    notes.push(
+      `--seconds ${seconds} and operationcount=${opCount}: the run ends at whichever comes first; ` +
+        `add -p operationcount=0 to run for the full ${seconds} s`,
+    )
   }
   return freeze({
     phase,
@@ -356,11 +435,18 @@ export function repetitionArgv(argv: readonly string[], cfg: DriverConfig, k: nu
     if (takesValue && i + 1 < argv.length) out.push(argv[++i]!)
   }
   const runId = cfg.repeatRunIds[k - 1]
-  if (runId === undefined || cfg.group === undefined) throw new BenchstreamError('BS_ERR_USAGE', `repetition ${k} of ${cfg.repeat}: no run id (the run was not started with --repeat)`)
+  if (runId === undefined || cfg.group === undefined)
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `repetition ${k} of ${cfg.repeat}: no run id (the run was not started with --repeat)`,
+    )
   return [...out, '--run-id', runId, '--group', cfg.group, '--repetition', String(k)]
 }
 
-/** Largest number of properties, longest key and value a lifecycle record carries (schemas/events.v1.ts RunLifecycleBody). */
+/**
+ * Largest number of properties, longest key and value a lifecycle record carries (schemas/events.v1.ts
+ * RunLifecycleBody).
+ */
 const MAX_RECORD_PROPERTIES = 512
 const MAX_PROPERTY_KEY = 256
 
@@ -373,16 +459,28 @@ const MAX_PROPERTY_KEY = 256
  * are cut, and beyond 512 properties the rest are left out (never the whole
  * record: a rejected start record would lose the run's metadata).
  */
-export function startRecordFields(cfg: DriverConfig): { group?: string; repeat?: number; properties: Record<string, string> } {
+export function startRecordFields(cfg: DriverConfig): {
+  group?: string
+  repeat?: number
+  properties: Record<string, string>
+} {
   const properties: Record<string, string> = {}
   let bytes = 0
-  for (const [k, v] of Object.entries(cfg.properties).sort(([a], [b]) => a.localeCompare(b)).slice(0, MAX_RECORD_PROPERTIES)) {
+  for (const [k, v] of Object.entries(cfg.properties)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .slice(0, MAX_RECORD_PROPERTIES)) {
     if (k.length > MAX_PROPERTY_KEY) continue
-    const masked = (k.toLowerCase().endsWith('password') ? '***' : v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')).slice(0, MAX_TEXT)
+    const masked = (
+      k.toLowerCase().endsWith('password') ? '***' : v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')
+    ).slice(0, MAX_TEXT)
     bytes += Buffer.byteLength(k) + Buffer.byteLength(masked) + 8
     // Half of what a JSON record may be, so the rest of the start record always fits.
     if (bytes > MAX_JSON_RECORD_BYTES / 2) break
     properties[k] = masked
   }
-  return { ...(cfg.group === undefined ? {} : { group: cfg.group }), ...(cfg.repetition === undefined ? {} : { repeat: cfg.repetition }), properties }
+  return {
+    ...(cfg.group === undefined ? {} : { group: cfg.group }),
+    ...(cfg.repetition === undefined ? {} : { repeat: cfg.repetition }),
+    properties,
+  }
 }

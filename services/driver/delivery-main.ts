@@ -34,11 +34,17 @@ export interface DriverDelivery {
 }
 
 async function open(d: DriverDelivery): Promise<EventSink> {
-  const inner: EventSink = d.kafka === undefined ? new NullSink() : await KafkaEventSink.open(createKafka(d.kafka.kafka, d.kafka.clientIdSuffix), d.kafka.options)
+  const inner: EventSink =
+    d.kafka === undefined
+      ? new NullSink()
+      : await KafkaEventSink.open(createKafka(d.kafka.kafka, d.kafka.clientIdSuffix), d.kafka.options)
   return d.hdrLog === undefined ? inner : new HdrLogSink(inner, { ...d.hdrLog, write: writeLog })
 }
 
-/** The HDR log sink's file access: a new file replaces an old one (as YCSB's FileOutputStream), its folder made if missing. */
+/**
+ * The HDR log sink's file access: a new file replaces an old one (as YCSB's FileOutputStream), its folder made if
+ * missing.
+ */
 function writeLog(file: string, text: string, create: boolean): void {
   if (create) {
     mkdirSync(path.dirname(file), { recursive: true })

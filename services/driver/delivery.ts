@@ -30,7 +30,10 @@ import { createEventRing, ringState, RingConsumer, RingProducer } from './event-
  * 65 ms of one doing 1M ops/s) and far below the sink's 50 ms linger.
  */
 const DRAIN_INTERVAL_MS = 10
-/** Records in the main thread's ring: client threads running on the main thread (memory binding) are the fastest producers. */
+/**
+ * Records in the main thread's ring: client threads running on the main thread (memory binding) are the fastest
+ * producers.
+ */
 const MAIN_RING_RECORDS = 1 << 18
 /** The main thread's own ring makes its head visible every this many records (and on every control call). */
 const MAIN_PUBLISH_EVERY = 64
@@ -45,7 +48,15 @@ type Request =
 
 type Reply = { type: 'ready' } | { type: 'failed'; message: string } | { id: number; type: 'done'; stats: SinkStats }
 
-const EMPTY_STATS: SinkStats = { sent: {}, sentEvents: 0, undelivered: 0, undeliveredRecords: 0, queuedBatches: 0, queuedEvents: 0, deliveredBatches: 0 }
+const EMPTY_STATS: SinkStats = {
+  sent: {},
+  sentEvents: 0,
+  undelivered: 0,
+  undeliveredRecords: 0,
+  queuedBatches: 0,
+  queuedEvents: 0,
+  deliveredBatches: 0,
+}
 
 /** What the delivery thread is started with. */
 export interface DeliveryWorkerData<T> {
@@ -59,7 +70,11 @@ export interface DeliveryWorkerData<T> {
  * The delivery thread's loop: drains the rings into `sink`, runs the control
  * calls in the order they came, each after draining.
  */
-export async function serveDelivery(port: MessagePort, rings: readonly SharedArrayBuffer[], open: () => Promise<EventSink>): Promise<void> {
+export async function serveDelivery(
+  port: MessagePort,
+  rings: readonly SharedArrayBuffer[],
+  open: () => Promise<EventSink>,
+): Promise<void> {
   let sink: EventSink
   try {
     sink = await open()
@@ -140,7 +155,8 @@ export class RingEventSink implements EventSink {
         else if (m.type === 'failed') done(new Error(`event delivery could not start: ${m.message}`))
       }
       const onError = (err: Error): void => done(err)
-      const onExit = (code: number): void => done(new Error(`the delivery thread exited with code ${code} before it started`))
+      const onExit = (code: number): void =>
+        done(new Error(`the delivery thread exited with code ${code} before it started`))
       const done = (err: Error | undefined): void => {
         worker.off('message', onMessage).off('error', onError).off('exit', onExit)
         if (err === undefined) resolve()
@@ -162,7 +178,16 @@ export class RingEventSink implements EventSink {
     return ring
   }
 
-  record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void {
+  record(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void {
     this.own.record(thread, opCode, cacheIndex, statusIndex, startUs, latencyUs, intendedUs, bytes)
   }
 

@@ -42,13 +42,23 @@ export function createEventRing(records = DEFAULT_RING_RECORDS): SharedArrayBuff
 
 function capacityOf(sab: SharedArrayBuffer): number {
   const n = (sab.byteLength - HEADER_BYTES) / RECORD_BYTES
-  if (!Number.isInteger(n) || n < 2 || (n & (n - 1)) !== 0) throw new RangeError('not an event ring: create it with createEventRing()')
+  if (!Number.isInteger(n) || n < 2 || (n & (n - 1)) !== 0)
+    throw new RangeError('not an event ring: create it with createEventRing()')
   return n
 }
 
 /** Receives records from a ring; the argument order is EventSink.record()'s. */
 export interface EventVisitor {
-  record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void
+  record(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void
 }
 
 /** The writing end; one per producing JS thread. Implements EventSink.record()'s signature. */
@@ -81,7 +91,16 @@ export class RingProducer implements EventVisitor {
     this.tail = Atomics.load(this.ctl, TAIL)
   }
 
-  record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void {
+  record(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void {
     const h = this.head
     if (((h - this.tail) | 0) >= this.capacity) {
       this.tail = Atomics.load(this.ctl, TAIL)
@@ -154,14 +173,22 @@ export class RingConsumer {
       const slot = t & mask
       const u = slot * 8 + 2
       const codes = u32[u + 3]!
-      visitor.record(codes >>> 16, (codes >>> 8) & 0xff, (codes >>> 4) & 0xf, codes & 0xf, f64[slot * 4]!, u32[u]!, u32[u + 1]!, u32[u + 2]!)
+      visitor.record(
+        codes >>> 16,
+        (codes >>> 8) & 0xff,
+        (codes >>> 4) & 0xf,
+        codes & 0xf,
+        f64[slot * 4]!,
+        u32[u]!,
+        u32[u + 1]!,
+        u32[u + 2]!,
+      )
       t = (t + 1) | 0
     }
     this.tail = t
     Atomics.store(this.ctl, TAIL, t)
     return n
   }
-
 }
 
 /**

@@ -58,7 +58,16 @@ export class HdrLogSink implements EventSink {
     this.timer.unref()
   }
 
-  record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void {
+  record(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void {
     this.inner.record(thread, opCode, cacheIndex, statusIndex, startUs, latencyUs, intendedUs, bytes)
     const op = OPERATIONS[opCode - 1]
     if (op === undefined || STATUSES[statusIndex] === undefined) return
@@ -109,7 +118,11 @@ export class HdrLogSink implements EventSink {
       this.opts.write(this.file(name), hdrLogHeader(name, this.baseMs), true)
     }
     for (const name of this.started) {
-      this.opts.write(this.file(name), hdrLogLine(this.intervalStart - this.baseMs, end - this.intervalStart, snap.get(name)?.entries() ?? []), false)
+      this.opts.write(
+        this.file(name),
+        hdrLogLine(this.intervalStart - this.baseMs, end - this.intervalStart, snap.get(name)?.entries() ?? []),
+        false,
+      )
     }
     this.intervalStart = end
   }

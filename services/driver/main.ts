@@ -46,13 +46,25 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
   // the delivery thread (an EventSink decorator there), which every client
   // thread's events reach, wherever it runs.
   const y = cfg.ycsb
-  const hdrLog: HdrLogFiles | undefined = y.hdrLog === undefined ? undefined : { pathPrefix: y.hdrLog.pathPrefix, intervalMs: y.hdrLog.intervalS * 1000, measured: y.measurementInterval !== 'intended', intended: y.measurementInterval === 'intended' || y.measurementInterval === 'both' }
+  const hdrLog: HdrLogFiles | undefined =
+    y.hdrLog === undefined
+      ? undefined
+      : {
+          pathPrefix: y.hdrLog.pathPrefix,
+          intervalMs: y.hdrLog.intervalS * 1000,
+          measured: y.measurementInterval !== 'intended',
+          intended: y.measurementInterval === 'intended' || y.measurementInterval === 'both',
+        }
   let sink: EventSink
   if (cfg.emit || hdrLog !== undefined) {
     const delivery: DriverDelivery = hdrLog === undefined ? {} : { hdrLog }
     if (cfg.emit) {
       await ensureTopics(createKafka(cfg.infra.kafka, `driver-${cfg.clientId}`), cfg.infra.kafka, cfg.infra.topics)
-      delivery.kafka = { kafka: cfg.infra.kafka, clientIdSuffix: `driver-${cfg.clientId}`, options: { topic: cfg.infra.topics.events, runId: cfg.runId, clientId: cfg.clientId } }
+      delivery.kafka = {
+        kafka: cfg.infra.kafka,
+        clientIdSuffix: `driver-${cfg.clientId}`,
+        options: { topic: cfg.infra.topics.events, runId: cfg.runId, clientId: cfg.clientId },
+      }
     }
     sink = await RingEventSink.start(new URL('./delivery-main.js', import.meta.url), delivery)
   } else {
@@ -69,14 +81,42 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
           ...(sink instanceof RingEventSink ? { newRing: () => sink.addRing() } : {}),
         })
   try {
-    if (phase === 'run' && binding instanceof MemoryBinding && (await binding.sampleServerMetrics()).values.records === 0) {
+    if (
+      phase === 'run' &&
+      binding instanceof MemoryBinding &&
+      (await binding.sampleServerMetrics()).values.records === 0
+    ) {
       // The embedded store lives in this process only: load it first, unmeasured.
       log.info({ records: workload.loadCount }, 'memory binding: loading the records before the run (not measured)')
-      await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: cfg.threads, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+      await runPhase(workload, binding, new NullSink(), {
+        phase: 'load',
+        threads: cfg.threads,
+        target: 0,
+        operationCount: 0,
+        maxExecutionTimeS: 0,
+        statusIntervalS: 0,
+      })
     }
     for (const note of cfg.notes) process.stderr.write(`benchstream: note: ${note}\n`)
-    log.info({ run: cfg.runId, client: cfg.clientId, binding: cfg.binding, threads: cfg.threads, workers: inProcess ? 0 : defaultWorkerCount(cfg.threads), target: cfg.target || 'unthrottled' }, `${phase} phase starting`)
-    const outcome = await runDriver(cfg, { workload, binding, sink, status: (l) => process.stderr.write(l + '\n'), signal: abort.signal, ...(inWorkers === undefined ? {} : { runPhase: inWorkers }) })
+    log.info(
+      {
+        run: cfg.runId,
+        client: cfg.clientId,
+        binding: cfg.binding,
+        threads: cfg.threads,
+        workers: inProcess ? 0 : defaultWorkerCount(cfg.threads),
+        target: cfg.target || 'unthrottled',
+      },
+      `${phase} phase starting`,
+    )
+    const outcome = await runDriver(cfg, {
+      workload,
+      binding,
+      sink,
+      status: (l) => process.stderr.write(l + '\n'),
+      signal: abort.signal,
+      ...(inWorkers === undefined ? {} : { runPhase: inWorkers }),
+    })
     const text = formatDriverReport(cfg, outcome)
     if (cfg.exportFile === undefined) process.stdout.write(text)
     else {
@@ -104,9 +144,12 @@ const MERGED_REPORT_WAIT_MS = 60_000
  */
 async function checkThresholds(cfg: DriverConfig, own: Report, signal: AbortSignal): Promise<boolean> {
   const cli = readCliEnv(process.env)
-  const api = cli.apiUrl ?? (cfg.emit && cfg.infra.clickhouse.url === undefined ? findServer(cfg.infra.dataDir)?.apiUrl : undefined)
+  const api =
+    cli.apiUrl ??
+    (cfg.emit && cfg.infra.clickhouse.url === undefined ? findServer(cfg.infra.dataDir)?.apiUrl : undefined)
   let report: Report = own
-  let scope = `this client only (${cfg.clientId}): no Benchstream API found; set BENCHSTREAM_API_URL to check the merged run`
+  let scope =
+    `this client only (${cfg.clientId}): no Benchstream API found; ` + `set BENCHSTREAM_API_URL to check the merged run`
   if (api !== undefined && cfg.emit) {
     process.stderr.write(`benchstream: waiting for ${api} to count run ${cfg.runId} before checking thresholds\n`)
     const merged = await waitForMergedReport(api, cli.apiToken, cfg.runId, MERGED_REPORT_WAIT_MS, signal)
@@ -115,7 +158,10 @@ async function checkThresholds(cfg: DriverConfig, own: Report, signal: AbortSign
       const run = merged.report.run
       scope = merged.complete
         ? `run ${cfg.runId}, all ${run?.clients ?? ''} clients merged`
-        : `run ${cfg.runId} as counted after ${MERGED_REPORT_WAIT_MS / 1000} s: ${merged.report.completeness.counted} of ${merged.report.completeness.sent ?? '?'} events, ${run?.clients_ended ?? 0} of ${run?.clients ?? '?'} clients ended`
+        : `run ${cfg.runId} as counted after ${MERGED_REPORT_WAIT_MS / 1000} ` +
+          `s: ${merged.report.completeness.counted} ` +
+          (`of ${merged.report.completeness.sent ?? '?'} events, ${run?.clients_ended ?? 0} ` +
+            `of ${run?.clients ?? '?'} clients ended`)
     } else scope = `this client only (${cfg.clientId}): ${api} did not answer with the run's report`
   }
   const results = evaluateThresholds(report, cfg.thresholds)

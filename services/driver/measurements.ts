@@ -11,10 +11,15 @@ import { Histogram } from '../core/stats/histogram.js'
 import type { OpStatusAggregate } from '../core/reports/ycsb-report.js'
 
 /** Wire code of an operation (index + 1), as the event schema numbers them. */
-export const OP_CODE: Readonly<Record<Operation, number>> = Object.fromEntries(OPERATIONS.map((o, i) => [o, i + 1])) as Record<Operation, number>
+export const OP_CODE: Readonly<Record<Operation, number>> = Object.fromEntries(
+  OPERATIONS.map((o, i) => [o, i + 1]),
+) as Record<Operation, number>
 export const STATUS_INDEX: Readonly<Record<string, number>> = Object.fromEntries(STATUSES.map((s, i) => [s, i]))
 
-/** Cell key: opCode * 16 + statusIndex (op codes 1..6, 16 statuses at most); the intended cell of a key is at key + KEYS. */
+/**
+ * Cell key: opCode * 16 + statusIndex (op codes 1..6, 16 statuses at most); the intended cell of a key is at key +
+ * KEYS.
+ */
 const KEYS = (OPERATIONS.length + 1) * 16
 
 export interface Cell {
@@ -25,7 +30,10 @@ export interface Cell {
   hist: Histogram
 }
 
-/** A cell as posted between threads: key (intended cells past the measured ones), count, sum, min, max, then bucket index/count pairs. */
+/**
+ * A cell as posted between threads: key (intended cells past the measured ones), count, sum, min, max, then bucket
+ * index/count pairs.
+ */
 export type WireCell = [key: number, count: number, sumUs: number, minUs: number, maxUs: number, buckets: number[]]
 
 /** What one status interval shows per operation name (YCSB: READ, READ-FAILED, ...). */
@@ -70,8 +78,16 @@ export class Measurements {
       if (c === undefined) continue
       const i = this.cells[key + KEYS]
       out.push({
-        op: OPERATIONS[(key >> 4) - 1]!, status: STATUSES[key & 15]!, count: c.count, sumUs: c.sumUs, minUs: c.minUs, maxUs: c.maxUs, hist: c.hist.entries(),
-        ...(i === undefined ? {} : { intended: { sumUs: i.sumUs, minUs: i.minUs, maxUs: i.maxUs, hist: i.hist.entries() } }),
+        op: OPERATIONS[(key >> 4) - 1]!,
+        status: STATUSES[key & 15]!,
+        count: c.count,
+        sumUs: c.sumUs,
+        minUs: c.minUs,
+        maxUs: c.maxUs,
+        hist: c.hist.entries(),
+        ...(i === undefined
+          ? {}
+          : { intended: { sumUs: i.sumUs, minUs: i.minUs, maxUs: i.maxUs, hist: i.hist.entries() } }),
       })
     }
     return out

@@ -56,7 +56,9 @@ export interface PhaseOptions {
 }
 
 /** The client fell behind its schedule, or caught up again. */
-export type ScheduleEvent = { kind: 'behind'; lagMs: number; elapsedMs: number } | { kind: 'caught-up'; maxLagMs: number; durationMs: number; elapsedMs: number }
+export type ScheduleEvent =
+  | { kind: 'behind'; lagMs: number; elapsedMs: number }
+  | { kind: 'caught-up'; maxLagMs: number; durationMs: number; elapsedMs: number }
 
 /** How well the client kept its schedule over the phase (all zero without a target). */
 export interface ScheduleSummary {
@@ -94,17 +96,30 @@ export type PhaseRunner = (opts: PhaseOptions) => Promise<PhaseResult>
 
 /** Longest stretch client threads run without letting timers and I/O in, ms. */
 const YIELD_EVERY_MS = 5
-/** A JS thread blocks for the next scheduled operation only when it is at most this far ahead; further, it sleeps on a timer first, ms. */
+/**
+ * A JS thread blocks for the next scheduled operation only when it is at most this far ahead; further, it sleeps on a
+ * timer first, ms.
+ */
 const BLOCK_AT_MOST_MS = 20
 
 const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as Record<string, number>
 
 /** The number of operations a phase does in all: the option, else the workload's count (0 = no limit). */
-export function phaseLimit(workload: Pick<Workload, 'loadCount' | 'operationCount'>, opts: Pick<PhaseOptions, 'phase' | 'operationCount'>): number {
-  return opts.operationCount > 0 ? opts.operationCount : opts.phase === 'load' ? workload.loadCount : workload.operationCount
+export function phaseLimit(
+  workload: Pick<Workload, 'loadCount' | 'operationCount'>,
+  opts: Pick<PhaseOptions, 'phase' | 'operationCount'>,
+): number {
+  return opts.operationCount > 0
+    ? opts.operationCount
+    : opts.phase === 'load'
+      ? workload.loadCount
+      : workload.operationCount
 }
 
-/** Client thread i's share of `limit` operations (YCSB's Client: opcount / threads, the first opcount % threads one more); 0 = no limit. */
+/**
+ * Client thread i's share of `limit` operations (YCSB's Client: opcount / threads, the first opcount % threads one
+ * more); 0 = no limit.
+ */
 export function threadQuota(limit: number, threads: number, i: number): number {
   if (limit === 0) return 0
   return Math.floor(limit / threads) + (i < limit % threads ? 1 : 0)
@@ -147,7 +162,12 @@ export class ScheduleTracker {
       }
       if (lagMs > this.episodeMaxLagMs) this.episodeMaxLagMs = lagMs
     } else if (this.behindSince >= 0 && start - this.lastLateAt > CAUGHT_UP_AFTER_MS) {
-      this.emit({ kind: 'caught-up', maxLagMs: this.episodeMaxLagMs, durationMs: this.lastLateAt - this.behindSince, elapsedMs: start - this.t0 })
+      this.emit({
+        kind: 'caught-up',
+        maxLagMs: this.episodeMaxLagMs,
+        durationMs: this.lastLateAt - this.behindSince,
+        elapsedMs: start - this.t0,
+      })
       this.behindSince = -1
     }
   }
@@ -188,7 +208,13 @@ export class ScheduleEpisodes {
     this.behind.delete(source)
     if (e.maxLagMs > this.maxLagMs) this.maxLagMs = e.maxLagMs
     if (from + e.durationMs > this.lastLate) this.lastLate = from + e.durationMs
-    if (this.behind.size === 0) this.emit?.({ kind: 'caught-up', maxLagMs: this.maxLagMs, durationMs: this.lastLate - this.since, elapsedMs: e.elapsedMs })
+    if (this.behind.size === 0)
+      this.emit?.({
+        kind: 'caught-up',
+        maxLagMs: this.maxLagMs,
+        durationMs: this.lastLate - this.since,
+        elapsedMs: e.elapsedMs,
+      })
   }
 }
 
@@ -275,7 +301,10 @@ export class ThreadGroup {
     })
   }
 
-  /** Wakes the sleepers that are due; blocks for the next one when every thread is asleep. Called on sleep, on completion, on leave, by the timer. */
+  /**
+   * Wakes the sleepers that are due; blocks for the next one when every thread is asleep. Called on sleep, on
+   * completion, on leave, by the timer.
+   */
   schedule(): void {
     const sleepers = this.sleepers
     for (;;) {
@@ -347,7 +376,15 @@ function execute(binding: Binding, tx: Transaction): Promise<OpResult> {
       return binding.delete(tx.table, tx.key)
     case 'READ-MODIFY-WRITE':
       // Measured as one operation: read, then write back, end to end.
-      return binding.read(tx.table, tx.key, tx.fields).then((r) => (r.status !== 'OK' ? r : binding.update(tx.table, tx.key, tx.values).then((u) => ({ ...u, cache: r.cache, bytes: r.bytes + u.bytes }))))
+      return binding
+        .read(tx.table, tx.key, tx.fields)
+        .then((r) =>
+          r.status !== 'OK'
+            ? r
+            : binding
+                .update(tx.table, tx.key, tx.values)
+                .then((u) => ({ ...u, cache: r.cache, bytes: r.bytes + u.bytes })),
+        )
   }
 }
 
@@ -408,7 +445,16 @@ async function clientLoop(c: ClientThreadOptions): Promise<void> {
     const intendedUs = intendedStart > 0 ? Math.max(latencyUs, Math.round((end - intendedStart) * 1000)) : latencyUs
     const opCode = OP_CODE[tx.op]
     const statusIndex = STATUS_INDEX[r.status]!
-    events.record(c.thread, opCode, CACHE_INDEX[r.cache]!, statusIndex, Math.round((origin + start) * 1000), latencyUs, intendedUs, r.bytes)
+    events.record(
+      c.thread,
+      opCode,
+      CACHE_INDEX[r.cache]!,
+      statusIndex,
+      Math.round((origin + start) * 1000),
+      latencyUs,
+      intendedUs,
+      r.bytes,
+    )
     const key = opCode * 16 + statusIndex
     group.total.add(key, latencyUs, intendedUs)
     group.interval?.add(key, latencyUs, intendedUs)
@@ -423,7 +469,12 @@ async function clientLoop(c: ClientThreadOptions): Promise<void> {
  * binding and one sink. Status lines come from a timer here, between
  * operations (the threads yield every YIELD_EVERY_MS).
  */
-export async function runPhase(workload: Workload, binding: Binding, sink: EventSink, opts: PhaseOptions): Promise<PhaseResult> {
+export async function runPhase(
+  workload: Workload,
+  binding: Binding,
+  sink: EventSink,
+  opts: PhaseOptions,
+): Promise<PhaseResult> {
   const limit = phaseLimit(workload, opts)
   const t0 = performance.now()
   const deadline = opts.maxExecutionTimeS > 0 ? t0 + opts.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
@@ -441,7 +492,9 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
   signal?.addEventListener('abort', onAbort)
   const throttled = opts.target > 0
   // One JS thread: its episodes are the client's.
-  const lag = throttled ? new ScheduleTracker(opts.maxScheduleLagMs ?? DEFAULT_MAX_SCHEDULE_LAG_MS, t0, (e) => opts.onSchedule?.(e)) : undefined
+  const lag = throttled
+    ? new ScheduleTracker(opts.maxScheduleLagMs ?? DEFAULT_MAX_SCHEDULE_LAG_MS, t0, (e) => opts.onSchedule?.(e))
+    : undefined
   const group = new ThreadGroup(status, throttled, sink, t0, { word: stopWord, index: 0 }, lag)
   const stopped = signal === undefined ? () => false : () => signal.aborted
   // Interval between two scheduled operations of one thread, in ms.
@@ -456,7 +509,13 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
       const snap = group.interval!
       group.interval = new Measurements(throttled)
       const done = group.total.count()
-      opts.onStatus!({ elapsedMs: now - t0, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals: snap.intervals() })
+      opts.onStatus!({
+        elapsedMs: now - t0,
+        operations: done,
+        currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt),
+        todoOperations: limit > 0 ? Math.max(0, limit - done) : 0,
+        intervals: snap.intervals(),
+      })
       lastDone = done
       lastAt = now
     }, opts.statusIntervalS * 1000)
@@ -464,7 +523,19 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
   try {
     await Promise.all(
       Array.from({ length: opts.threads }, (_, i) =>
-        runClientThread({ thread: i, threads: opts.threads, phase: opts.phase, workload, binding, group, quota: threadQuota(limit, opts.threads, i), intervalMs, t0, deadline, stopped }),
+        runClientThread({
+          thread: i,
+          threads: opts.threads,
+          phase: opts.phase,
+          workload,
+          binding,
+          group,
+          quota: threadQuota(limit, opts.threads, i),
+          intervalMs,
+          t0,
+          deadline,
+          stopped,
+        }),
       ),
     )
   } finally {
@@ -472,5 +543,10 @@ export async function runPhase(workload: Workload, binding: Binding, sink: Event
     signal?.removeEventListener('abort', onAbort)
   }
   const runtimeMs = performance.now() - t0
-  return { runtimeMs, operations: group.total.count(), report: buildReport(group.total.aggregates(), runtimeMs, { intended: throttled }), schedule: { maxLagMs: lag?.maxLagMs ?? 0, episodes: lag?.episodes ?? 0 } }
+  return {
+    runtimeMs,
+    operations: group.total.count(),
+    report: buildReport(group.total.aggregates(), runtimeMs, { intended: throttled }),
+    schedule: { maxLagMs: lag?.maxLagMs ?? 0, episodes: lag?.episodes ?? 0 },
+  }
 }

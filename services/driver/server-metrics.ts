@@ -28,19 +28,35 @@ export interface ServerMetricsLoop {
 }
 
 /** Samples at once, then every intervalMs, until stop(). */
-export function startServerMetrics(sample: SampleServer, sink: EventSink, opts: ServerMetricsOptions): ServerMetricsLoop {
+export function startServerMetrics(
+  sample: SampleServer,
+  sink: EventSink,
+  opts: ServerMetricsOptions,
+): ServerMetricsLoop {
   const pending = new Set<Promise<void>>()
   let sent = 0
   let failed = 0
   const once = (): void => {
     const p = sample()
-      .then((m) => sink.sendRecord({ kind: RECORD_KIND.SERVER_METRICS, runId: opts.runId, clientId: opts.clientId, atUs: nowUs(), source: m.source, values: m.values }))
-      .then(() => {
-        sent++
-      }, (err: unknown) => {
-        failed++
-        opts.onError(err as Error)
-      })
+      .then((m) =>
+        sink.sendRecord({
+          kind: RECORD_KIND.SERVER_METRICS,
+          runId: opts.runId,
+          clientId: opts.clientId,
+          atUs: nowUs(),
+          source: m.source,
+          values: m.values,
+        }),
+      )
+      .then(
+        () => {
+          sent++
+        },
+        (err: unknown) => {
+          failed++
+          opts.onError(err as Error)
+        },
+      )
       .finally(() => pending.delete(p))
     pending.add(p)
   }

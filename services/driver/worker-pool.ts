@@ -23,7 +23,14 @@ import { Worker } from 'node:worker_threads'
 import { buildReport } from '../core/reports/ycsb-report.js'
 import { CoreWorkload } from '../core/workload/core-workload.js'
 import { Measurements } from './measurements.js'
-import { DEFAULT_MAX_SCHEDULE_LAG_MS, phaseLimit, ScheduleEpisodes, threadQuota, type PhaseOptions, type PhaseResult } from './runner.js'
+import {
+  DEFAULT_MAX_SCHEDULE_LAG_MS,
+  phaseLimit,
+  ScheduleEpisodes,
+  threadQuota,
+  type PhaseOptions,
+  type PhaseResult,
+} from './runner.js'
 import { CONTROL, hrMs, workerError, type FromWorker, type ToWorker, type WorkerData } from './worker.js'
 
 /** How long a worker may take to close its connections after the phase, ms. */
@@ -185,7 +192,13 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
             snap.merge(m.cells)
             done += m.done
           }
-          o.onStatus!({ elapsedMs: now - originHrMs, operations: done, currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt), todoOperations: limit > 0 ? Math.max(0, limit - done) : 0, intervals: snap.intervals() })
+          o.onStatus!({
+            elapsedMs: now - originHrMs,
+            operations: done,
+            currentOpsPerSec: ((done - lastDone) * 1000) / (now - lastAt),
+            todoOperations: limit > 0 ? Math.max(0, limit - done) : 0,
+            intervals: snap.intervals(),
+          })
           lastDone = done
           lastAt = now
         })
@@ -202,7 +215,12 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
       maxLagMs = Math.max(maxLagMs, m.maxLagMs)
     }
     const runtimeMs = endHrMs - originHrMs
-    return { runtimeMs, operations: total.count(), report: buildReport(total.aggregates(), runtimeMs, { intended: o.target > 0 }), schedule: { maxLagMs, episodes: episodes.episodes } }
+    return {
+      runtimeMs,
+      operations: total.count(),
+      report: buildReport(total.aggregates(), runtimeMs, { intended: o.target > 0 }),
+      schedule: { maxLagMs, episodes: episodes.episodes },
+    }
   } finally {
     if (statusTimer !== undefined) clearInterval(statusTimer)
     o.signal?.removeEventListener('abort', onAbort)
@@ -212,7 +230,11 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
       running.map(async (r) => {
         const closed = r.next('closed')
         post(r, { type: 'cleanup' })
-        await Promise.race([closed, r.exited, new Promise((resolve) => setTimeout(resolve, CLEANUP_TIMEOUT_MS).unref())])
+        await Promise.race([
+          closed,
+          r.exited,
+          new Promise((resolve) => setTimeout(resolve, CLEANUP_TIMEOUT_MS).unref()),
+        ])
         await r.worker.terminate()
       }),
     )

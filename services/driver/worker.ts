@@ -58,7 +58,11 @@ export type FromWorker =
   | { type: 'failed'; code: ErrorCode | undefined; message: string; retryable: boolean }
 
 /** Builds a binding as the registry does (services/adapters/datastores/index.ts). */
-export type BindingFactory = (name: string, props: Readonly<Record<string, string>>, ctx: { threads: number }) => Binding
+export type BindingFactory = (
+  name: string,
+  props: Readonly<Record<string, string>>,
+  ctx: { threads: number },
+) => Binding
 
 /** process.hrtime in ms: one monotonic clock for every thread of the process (performance.now() starts per thread). */
 export function hrMs(): number {
@@ -68,7 +72,9 @@ export function hrMs(): number {
 const NO_EVENTS: EventVisitor = { record: () => undefined }
 
 function failure(err: unknown): FromWorker {
-  return isBenchstreamError(err) ? { type: 'failed', code: err.code, message: err.message, retryable: err.retryable } : { type: 'failed', code: undefined, message: (err as Error)?.stack ?? String(err), retryable: false }
+  return isBenchstreamError(err)
+    ? { type: 'failed', code: err.code, message: err.message, retryable: err.retryable }
+    : { type: 'failed', code: undefined, message: (err as Error)?.stack ?? String(err), retryable: false }
 }
 
 export async function serveWorker(port: MessagePort, d: WorkerData, createBinding: BindingFactory): Promise<void> {
@@ -78,9 +84,13 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
   }
   let workload: CoreWorkload
   try {
-    workload = CoreWorkload.fromProperties(d.properties, { ...(d.seed === undefined ? {} : { seed: d.seed }), shared: d.shared })
+    workload = CoreWorkload.fromProperties(d.properties, {
+      ...(d.seed === undefined ? {} : { seed: d.seed }),
+      shared: d.shared,
+    })
     // One binding per client thread, as YCSB constructs one DB per thread.
-    for (let i = 0; i < d.clientThreads.length; i++) bindings.push(createBinding(d.binding, d.properties, { threads: 1 }))
+    for (let i = 0; i < d.clientThreads.length; i++)
+      bindings.push(createBinding(d.binding, d.properties, { threads: 1 }))
     await Promise.all(bindings.map((b) => b.init()))
   } catch (err) {
     await cleanup()
@@ -95,7 +105,11 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
       else if (m.type === 'interval') {
         const snap = group.interval
         group.interval = new Measurements(throttled)
-        port.postMessage({ type: 'interval', cells: snap?.toWire() ?? [], done: group.total.count() } satisfies FromWorker)
+        port.postMessage({
+          type: 'interval',
+          cells: snap?.toWire() ?? [],
+          done: group.total.count(),
+        } satisfies FromWorker)
       } else if (m.type === 'cleanup') {
         void cleanup().then(() => {
           port.postMessage({ type: 'closed' } satisfies FromWorker)
@@ -105,20 +119,39 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
     })
   })
   const throttled = d.intervalMs > 0
-  const group = new ThreadGroup(d.status, throttled, ring ?? NO_EVENTS, performance.now(), { word: control, index: CONTROL.STOP })
+  const group = new ThreadGroup(d.status, throttled, ring ?? NO_EVENTS, performance.now(), {
+    word: control,
+    index: CONTROL.STOP,
+  })
   port.postMessage({ type: 'ready' } satisfies FromWorker)
   const originHrMs = await start
   // The phase's origin in this thread's performance.now().
   const t0 = originHrMs + (performance.now() - hrMs())
   // Made now that the phase's origin is known: elapsedMs in its events count from there, as in every worker.
-  const lag = throttled ? new ScheduleTracker(d.maxScheduleLagMs, t0, (event) => port.postMessage({ type: 'schedule', event } satisfies FromWorker)) : undefined
+  const lag = throttled
+    ? new ScheduleTracker(d.maxScheduleLagMs, t0, (event) =>
+        port.postMessage({ type: 'schedule', event } satisfies FromWorker),
+      )
+    : undefined
   group.lag = lag
   const deadline = d.maxExecutionTimeS > 0 ? t0 + d.maxExecutionTimeS * 1000 : Number.POSITIVE_INFINITY
   const stopped = (): boolean => Atomics.load(control, CONTROL.STOP) !== 0
   try {
     await Promise.all(
       d.clientThreads.map((thread, i) =>
-        runClientThread({ thread, threads: d.threads, phase: d.phase, workload, binding: bindings[i]!, group, quota: d.quotas[i]!, intervalMs: d.intervalMs, t0, deadline, stopped }),
+        runClientThread({
+          thread,
+          threads: d.threads,
+          phase: d.phase,
+          workload,
+          binding: bindings[i]!,
+          group,
+          quota: d.quotas[i]!,
+          intervalMs: d.intervalMs,
+          t0,
+          deadline,
+          stopped,
+        }),
       ),
     )
   } catch (err) {
@@ -127,10 +160,17 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
     return
   }
   ring?.publish()
-  port.postMessage({ type: 'done', cells: group.total.toWire(), endHrMs: hrMs(), maxLagMs: lag?.maxLagMs ?? 0 } satisfies FromWorker)
+  port.postMessage({
+    type: 'done',
+    cells: group.total.toWire(),
+    endHrMs: hrMs(),
+    maxLagMs: lag?.maxLagMs ?? 0,
+  } satisfies FromWorker)
 }
 
 /** The error a worker reported, as the main thread rethrows it. */
 export function workerError(m: Extract<FromWorker, { type: 'failed' }>): Error {
-  return m.code !== undefined && m.code in ERROR_CODES ? new BenchstreamError(m.code, m.message, { retryable: m.retryable }) : new Error(`driver worker failed: ${m.message}`)
+  return m.code !== undefined && m.code in ERROR_CODES
+    ? new BenchstreamError(m.code, m.message, { retryable: m.retryable })
+    : new Error(`driver worker failed: ${m.message}`)
 }

@@ -11,7 +11,11 @@ import type { DriverConfig } from './config.js'
 export function formatDriverReport(cfg: DriverConfig, outcome: DriverOutcome): string {
   const base = formatOutcome(cfg, outcome)
   const y = cfg.ycsb
-  if (cfg.export === 'json' || (y.exporter === 'text' && y.percentiles === undefined && y.measurementInterval === undefined)) return base
+  if (
+    cfg.export === 'json' ||
+    (y.exporter === 'text' && y.percentiles === undefined && y.measurementInterval === undefined)
+  )
+    return base
   const own: YcsbRecord[] = []
   for (const line of base.split('\n')) {
     const m = /^\[BENCHSTREAM\], ([^,]+), (.*)$/.exec(line)
@@ -19,7 +23,21 @@ export function formatDriverReport(cfg: DriverConfig, outcome: DriverOutcome): s
     const n = Number(m[2])
     // YCSB's JSON exporters write numbers only (and readers expect them): the run and client ids stay in the text form.
     if (!(m[2]!.trim() !== '' && Number.isFinite(n)) && y.exporter !== 'text') continue
-    own.push({ metric: 'BENCHSTREAM', measurement: m[1]!, value: m[2]!.trim() !== '' && Number.isFinite(n) ? n : m[2]!, double: !Number.isInteger(n) })
+    own.push({
+      metric: 'BENCHSTREAM',
+      measurement: m[1]!,
+      value: m[2]!.trim() !== '' && Number.isFinite(n) ? n : m[2]!,
+      double: !Number.isInteger(n),
+    })
   }
-  return renderRecords([...ycsbRecords(outcome.report, { ...(y.percentiles === undefined ? {} : { percentiles: y.percentiles }), ...(y.measurementInterval === undefined ? {} : { measurementInterval: y.measurementInterval }) }), ...own], y.exporter)
+  return renderRecords(
+    [
+      ...ycsbRecords(outcome.report, {
+        ...(y.percentiles === undefined ? {} : { percentiles: y.percentiles }),
+        ...(y.measurementInterval === undefined ? {} : { measurementInterval: y.measurementInterval }),
+      }),
+      ...own,
+    ],
+    y.exporter,
+  )
 }

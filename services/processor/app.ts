@@ -101,7 +101,9 @@ interface PendingFlush {
 }
 
 const INTENT_VERSION = 1
-/** Messages held per partition before a flush is forced, whatever they hold (bounds dead letters and control records). */
+/**
+ * Messages held per partition before a flush is forced, whatever they hold (bounds dead letters and control records).
+ */
 const MAX_PENDING_MESSAGES = 20_000
 /** How often consumer lag is read from the source. */
 const LAG_REFRESH_MS = 5000
@@ -125,7 +127,9 @@ const WINDOW_END_GRACE_MS = 200
  * by default), so a trickle of messages does not become an insert each.
  */
 const QUIET_FLUSH_MS = 100
-/** How often the flush timer looks for due partitions, at most (the window-end alignment is only as precise as this). */
+/**
+ * How often the flush timer looks for due partitions, at most (the window-end alignment is only as precise as this).
+ */
 const FLUSH_TICK_MS = 50
 
 export class Processor {
@@ -138,7 +142,10 @@ export class Processor {
   /** Work started by timers; stop() waits for it so no client reconnects after close. */
   private readonly inflight = new Set<Promise<unknown>>()
   private running = false
-  /** partition -> a drained batch the store has not taken yet: being stored, or retried with backoff while the partition is paused. */
+  /**
+   * partition -> a drained batch the store has not taken yet: being stored, or retried with backoff while the partition
+   * is paused.
+   */
   private readonly pending = new Map<number, PendingFlush>()
   /** partition -> the store attempt running in the background for its pending batch. */
   private readonly storing = new Map<number, Promise<void>>()
@@ -155,7 +162,20 @@ export class Processor {
   private readonly seekedTo = new Map<number, number>()
   /** run id -> the run's window length (ms), as registered. */
   private readonly runWindows = new Map<string, number>()
-  readonly stats: ProcessorStats = { messages: 0, events: 0, flushes: 0, insertRetries: 0, lateEvents: 0, deadLetters: 0, rejectedByReason: {}, lastFlushMs: 0, flushMsTotal: 0, replays: 0, rowsRewritten: 0, rowsUnaccounted: 0 }
+  readonly stats: ProcessorStats = {
+    messages: 0,
+    events: 0,
+    flushes: 0,
+    insertRetries: 0,
+    lateEvents: 0,
+    deadLetters: 0,
+    rejectedByReason: {},
+    lastFlushMs: 0,
+    flushMsTotal: 0,
+    replays: 0,
+    rowsRewritten: 0,
+    rowsUnaccounted: 0,
+  }
 
   constructor(
     private readonly config: ProcessorConfig,
@@ -176,10 +196,18 @@ export class Processor {
         for (const p of this.pending.keys()) this.deps.source.resume(p)
         this.pending.clear()
       },
-      onBatch: (batch) => this.withLock(batch.partition, () => batch.heartbeat(), () => this.take(batch)),
+      onBatch: (batch) =>
+        this.withLock(
+          batch.partition,
+          () => batch.heartbeat(),
+          () => this.take(batch),
+        ),
     })
     // Partitions that stop receiving messages still get flushed on time.
-    this.timer = setInterval(() => this.track(this.flushDue()), Math.min(FLUSH_TICK_MS, Math.floor(this.config.flushIntervalMs / 4)))
+    this.timer = setInterval(
+      () => this.track(this.flushDue()),
+      Math.min(FLUSH_TICK_MS, Math.floor(this.config.flushIntervalMs / 4)),
+    )
     this.lagTimer = setInterval(() => this.track(this.refreshLag()), LAG_REFRESH_MS)
   }
 
@@ -202,7 +230,11 @@ export class Processor {
       this.deps.source.seek(p, st.startOffset)
       return
     }
-    await this.retrying(() => this.learnRuns(batch), () => batch.heartbeat(), gen)
+    await this.retrying(
+      () => this.learnRuns(batch),
+      () => batch.heartbeat(),
+      gen,
+    )
     if (gen !== this.generation) return
     this.takenAt.set(p, performance.now())
     const nowUs = Date.now() * 1000
@@ -215,9 +247,10 @@ export class Processor {
       else st.refuse(m.value, m.offset, 'window_length_mismatch', refusal.runId, refusal.detail)
       this.stats.messages++
       this.deps.metrics?.consumed(1)
-      const cut = st.replayEnd !== undefined
-        ? m.offset >= st.replayEnd // replaying an interrupted flush: cut exactly where it was cut
-        : st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES
+      const cut =
+        st.replayEnd !== undefined
+          ? m.offset >= st.replayEnd // replaying an interrupted flush: cut exactly where it was cut
+          : st.pendingEvents >= this.config.maxPendingEvents || st.pendingMessages >= MAX_PENDING_MESSAGES
       if (cut && !(await this.flush(st))) {
         // Held back: read the rest of this batch again once the store has taken it.
         this.deps.source.seek(p, m.offset + 1)
@@ -249,7 +282,13 @@ export class Processor {
     if (runId === undefined) return undefined
     const ms = this.runWindows.get(runId)
     if (ms === undefined || ms === this.config.windowMs) return undefined
-    return { runId, detail: `run ${runId} uses ${ms} ms windows (registered by the processor that first saw it); this processor has WINDOW_MS=${this.config.windowMs}. Run every processor of a group with the same WINDOW_MS, or give this processor its own PROCESSOR_GROUP_ID.` }
+    return {
+      runId,
+      detail:
+        `run ${runId} uses ${ms} ms windows (registered by the processor that first saw it); this processor ` +
+        `has WINDOW_MS=${this.config.windowMs}. Run every processor of a group with the same WINDOW_MS, ` +
+        `or give this processor its own PROCESSOR_GROUP_ID.`,
+    }
   }
 
   private track(p: Promise<unknown>): void {
@@ -286,27 +325,42 @@ export class Processor {
   health(bounds: { failingMs: number; stallMs: number }, now = Date.now()): string[] {
     const problems: string[] = []
     for (const [p, f] of this.pending) {
-      if (f.failures > 0 && now - f.failingSince > bounds.failingMs) problems.push(`partition ${p}: ClickHouse has refused its writes for ${Math.round((now - f.failingSince) / 1000)} s (${f.failures} attempts)`)
+      if (f.failures > 0 && now - f.failingSince > bounds.failingMs)
+        problems.push(
+          `partition ${p}: ClickHouse has refused its writes for ${Math.round((now - f.failingSince) / 1000)} ` +
+            `s (${f.failures} attempts)`,
+        )
     }
     for (const st of this.states.values()) {
       const lag = this.lag.get(st.partition) ?? 0
       const since = this.advancedAt.get(st.partition) ?? now
-      if (lag > 0 && now - since > bounds.stallMs && !this.pending.has(st.partition)) problems.push(`partition ${st.partition}: ${lag} messages behind and not advanced for ${Math.round((now - since) / 1000)} s`)
+      if (lag > 0 && now - since > bounds.stallMs && !this.pending.has(st.partition))
+        problems.push(
+          `partition ${st.partition}: ${lag} messages behind and not advanced ` +
+            `for ${Math.round((now - since) / 1000)} s`,
+        )
     }
     return problems
   }
 
-  /** Flushes every partition that has pending data and waits until it is stored or held back (used on shutdown and by tests). */
+  /**
+   * Flushes every partition that has pending data and waits until it is stored or held back (used on shutdown and by
+   * tests).
+   */
   async flushAll(): Promise<void> {
     for (const st of Array.from(this.states.values())) {
-      await this.withLock(st.partition, async () => undefined, async () => {
-        const p = st.partition
-        await this.storing.get(p)
-        if (this.states.get(p) !== st) return
-        if (this.pending.has(p)) await this.retryPending(st)
-        if (!this.pending.has(p) && st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
-        await this.storing.get(p)
-      })
+      await this.withLock(
+        st.partition,
+        async () => undefined,
+        async () => {
+          const p = st.partition
+          await this.storing.get(p)
+          if (this.states.get(p) !== st) return
+          if (this.pending.has(p)) await this.retryPending(st)
+          if (!this.pending.has(p) && st.pendingMessages > 0 && st.replayEnd === undefined) await this.flush(st)
+          await this.storing.get(p)
+        },
+      )
     }
   }
 
@@ -325,7 +379,9 @@ export class Processor {
   /** Partitions whose batch the store has not taken, with how long they have been failing (health). */
   heldBack(): Array<{ partition: number; failures: number; failingForMs: number }> {
     const now = Date.now()
-    return [...this.pending].filter(([, f]) => f.failures > 0).map(([partition, f]) => ({ partition, failures: f.failures, failingForMs: now - f.failingSince }))
+    return [...this.pending]
+      .filter(([, f]) => f.failures > 0)
+      .map(([partition, f]) => ({ partition, failures: f.failures, failingForMs: now - f.failingSince }))
   }
 
   /** Whether the partition is paused behind a batch the store failed to take (not one merely being stored). */
@@ -344,7 +400,11 @@ export class Processor {
     if (st.pendingMessages === 0 || st.replayEnd !== undefined) return false
     if (nowPerf - st.firstAddedAt >= this.config.flushIntervalMs) return true
     const p = st.partition
-    if (nowPerf - (this.takenAt.get(p) ?? nowPerf) >= QUIET_FLUSH_MS && nowPerf - (this.drainedAt.get(p) ?? Number.NEGATIVE_INFINITY) >= this.config.flushIntervalMs / 4) return true
+    if (
+      nowPerf - (this.takenAt.get(p) ?? nowPerf) >= QUIET_FLUSH_MS &&
+      nowPerf - (this.drainedAt.get(p) ?? Number.NEGATIVE_INFINITY) >= this.config.flushIntervalMs / 4
+    )
+      return true
     const W = this.config.windowMs
     const firstWall = performance.timeOrigin + st.firstAddedAt
     return performance.timeOrigin + nowPerf >= (Math.floor(firstWall / W) + 1) * W + WINDOW_END_GRACE_MS
@@ -361,16 +421,23 @@ export class Processor {
     // instead of queueing behind each other (each partition has its own lock).
     // Held-back batches are retried here when their backoff has passed.
     // A partition whose batch is being stored is left alone: its next flush would only wait for it.
-    const due = [...this.states.values()].filter((st) => !this.locks.has(st.partition) && !this.storing.has(st.partition) && (this.pending.has(st.partition)
-      ? this.pending.get(st.partition)!.retryAt <= now
-      : this.due(st, now)))
+    const due = [...this.states.values()].filter(
+      (st) =>
+        !this.locks.has(st.partition) &&
+        !this.storing.has(st.partition) &&
+        (this.pending.has(st.partition) ? this.pending.get(st.partition)!.retryAt <= now : this.due(st, now)),
+    )
     await Promise.all(
       due.map((st) =>
-        this.withLock(st.partition, async () => undefined, async () => {
-          if (this.states.get(st.partition) !== st || this.storing.has(st.partition)) return
-          if (this.pending.has(st.partition)) await this.retryPending(st)
-          else if (this.due(st, performance.now())) await this.flush(st)
-        }).catch(() => undefined),
+        this.withLock(
+          st.partition,
+          async () => undefined,
+          async () => {
+            if (this.states.get(st.partition) !== st || this.storing.has(st.partition)) return
+            if (this.pending.has(st.partition)) await this.retryPending(st)
+            else if (this.due(st, performance.now())) await this.flush(st)
+          },
+        ).catch(() => undefined),
       ),
     )
   }
@@ -378,13 +445,18 @@ export class Processor {
   /** Reads the committed offset and any flush intent of a newly owned partition. */
   private async initPartition(partition: number, firstFetched: number): Promise<PartitionState> {
     const committed = await this.deps.source.committed(partition)
-    const st = new PartitionState(this.config.infra.topics.events, partition, committed.offset >= 0 ? committed.offset : firstFetched, {
-      windowUs: this.config.windowMs * 1000,
-      allowedLatenessUs: this.config.allowedLatenessMs * 1000,
-      storeRawEvents: this.config.storeRawEvents,
-      maxEventAgeUs: this.config.maxEventAgeS * 1e6,
-      maxEventFutureUs: this.config.maxEventFutureS * 1e6,
-    })
+    const st = new PartitionState(
+      this.config.infra.topics.events,
+      partition,
+      committed.offset >= 0 ? committed.offset : firstFetched,
+      {
+        windowUs: this.config.windowMs * 1000,
+        allowedLatenessUs: this.config.allowedLatenessMs * 1000,
+        storeRawEvents: this.config.storeRawEvents,
+        maxEventAgeUs: this.config.maxEventAgeS * 1e6,
+        maxEventFutureUs: this.config.maxEventFutureS * 1e6,
+      },
+    )
     const intent = parseIntent(committed.metadata)
     if (intent !== undefined && intent.end >= st.startOffset) {
       st.replayEnd = intent.end
@@ -418,29 +490,44 @@ export class Processor {
     st.advance()
     const late = st.windows.lateTotal - lateBefore
     this.stats.lateEvents += late
-    const f: PendingFlush = { batch, gen: this.generation, replay, retryAt: 0, waitMs: this.config.insertRetryMinMs, failures: 0, failingSince: 0, late, deadLettersSent: false }
+    const f: PendingFlush = {
+      batch,
+      gen: this.generation,
+      replay,
+      retryAt: 0,
+      waitMs: this.config.insertRetryMinMs,
+      failures: 0,
+      failingSince: 0,
+      late,
+      deadLettersSent: false,
+    }
     this.pending.set(p, f)
     this.storeInBackground(st, f)
     return true
   }
 
-  /** One store attempt off the caller's path, registered in `storing` until it settles (stop() and flushAll() wait for it). */
+  /**
+   * One store attempt off the caller's path, registered in `storing` until it settles (stop() and flushAll() wait for
+   * it).
+   */
   private storeInBackground(st: PartitionState, f: PendingFlush): void {
     const p = st.partition
-    const run = this.store(st, f).then(
-      (stored) => {
-        if (stored && f.failures > 0) this.deps.source.resume(p)
-      },
-      () => {
-        // A failed commit (most often a rebalance: the state was dropped and
-        // the partition's owner replays from the committed position) or a
-        // stop: this batch is abandoned with its state.
-        if (this.pending.get(p) === f) this.pending.delete(p)
-        if (f.failures > 0) this.deps.source.resume(p)
-      },
-    ).finally(() => {
-      if (this.storing.get(p) === run) this.storing.delete(p)
-    })
+    const run = this.store(st, f)
+      .then(
+        (stored) => {
+          if (stored && f.failures > 0) this.deps.source.resume(p)
+        },
+        () => {
+          // A failed commit (most often a rebalance: the state was dropped and
+          // the partition's owner replays from the committed position) or a
+          // stop: this batch is abandoned with its state.
+          if (this.pending.get(p) === f) this.pending.delete(p)
+          if (f.failures > 0) this.deps.source.resume(p)
+        },
+      )
+      .finally(() => {
+        if (this.storing.get(p) === run) this.storing.delete(p)
+      })
     this.storing.set(p, run)
     this.track(run)
   }
@@ -459,24 +546,45 @@ export class Processor {
   /** One attempt at storing a drained batch; on success commits it and forgets it. */
   private async store(st: PartitionState, f: PendingFlush): Promise<boolean> {
     const tracer = this.deps.tracer
-    const attempt = (describe?: (events: number, windows: number) => void): Promise<boolean> => this.storeOnce(st, f, describe)
+    const attempt = (describe?: (events: number, windows: number) => void): Promise<boolean> =>
+      this.storeOnce(st, f, describe)
     if (tracer === undefined) return attempt()
-    return tracer.startActiveSpan('processor.flush', { attributes: { 'messaging.destination.name': st.topic, 'messaging.destination.partition.id': String(st.partition), 'benchstream.first_offset': f.batch.firstOffset, 'benchstream.last_offset': f.batch.lastOffset, 'benchstream.replay': f.replay, 'benchstream.attempt': f.failures + 1 } }, async (span) => {
-      try {
-        const ok = await attempt((events, windows) => span.setAttributes({ 'benchstream.events': events, 'benchstream.window_rows': windows }))
-        if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: 'held back: the store did not take the batch' })
-        return ok
-      } catch (err) {
-        span.recordException(err as Error)
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
-        throw err
-      } finally {
-        span.end()
-      }
-    })
+    return tracer.startActiveSpan(
+      'processor.flush',
+      {
+        attributes: {
+          'messaging.destination.name': st.topic,
+          'messaging.destination.partition.id': String(st.partition),
+          'benchstream.first_offset': f.batch.firstOffset,
+          'benchstream.last_offset': f.batch.lastOffset,
+          'benchstream.replay': f.replay,
+          'benchstream.attempt': f.failures + 1,
+        },
+      },
+      async (span) => {
+        try {
+          const ok = await attempt((events, windows) =>
+            span.setAttributes({ 'benchstream.events': events, 'benchstream.window_rows': windows }),
+          )
+          if (!ok)
+            span.setStatus({ code: SpanStatusCode.ERROR, message: 'held back: the store did not take the batch' })
+          return ok
+        } catch (err) {
+          span.recordException(err as Error)
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
+          throw err
+        } finally {
+          span.end()
+        }
+      },
+    )
   }
 
-  private async storeOnce(st: PartitionState, f: PendingFlush, describe?: (events: number, windows: number) => void): Promise<boolean> {
+  private async storeOnce(
+    st: PartitionState,
+    f: PendingFlush,
+    describe?: (events: number, windows: number) => void,
+  ): Promise<boolean> {
     const t0 = performance.now()
     const { batch } = f
     const p = st.partition
@@ -484,7 +592,16 @@ export class Processor {
     let refused: DeadLetterRecord[] = []
     try {
       if (!f.deadLettersSent && batch.deadLetters.length > 0) {
-        await this.deps.deadLetters.send(batch.deadLetters.map((d) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: d.offset, reason: d.reason, detail: d.detail, payload: d.payload })))
+        await this.deps.deadLetters.send(
+          batch.deadLetters.map((d) => ({
+            sourceTopic: batch.topic,
+            sourcePartition: p,
+            sourceOffset: d.offset,
+            reason: d.reason,
+            detail: d.detail,
+            payload: d.payload,
+          })),
+        )
         f.deadLettersSent = true
       }
       // A replay, or a retry after a failed attempt, may meet a deduplication record of an
@@ -494,14 +611,39 @@ export class Processor {
         this.stats.rowsRewritten += m.restored ? m.expected : 0
         this.stats.rowsUnaccounted += m.restored ? 0 : m.expected - m.found
         this.deps.metrics?.replayMissing(m.table, m.restored ? m.expected : 0, m.restored ? 0 : m.expected - m.found)
-        const where = { partition: p, offsets: `${batch.firstOffset}-${batch.lastOffset}`, table: m.table, expected: m.expected, found: m.found }
-        if (m.restored) this.deps.log?.warn(where, 'ClickHouse dropped the replay of a batch as a duplicate of an insert that never landed (a crash between its deduplication record and its part); written again')
-        else this.deps.log?.error(where, 'rows of a replayed batch are missing in ClickHouse and could not be written again safely')
+        const where = {
+          partition: p,
+          offsets: `${batch.firstOffset}-${batch.lastOffset}`,
+          table: m.table,
+          expected: m.expected,
+          found: m.found,
+        }
+        if (m.restored)
+          this.deps.log?.warn(
+            where,
+            'ClickHouse dropped the replay of a batch as a duplicate of an insert that never landed (a crash ' +
+              'between its deduplication record and its part); written again',
+          )
+        else
+          this.deps.log?.error(
+            where,
+            'rows of a replayed batch are missing in ClickHouse and could not be written again safely',
+          )
       }
-      refused = result.refused.map((r) => ({ sourceTopic: batch.topic, sourcePartition: p, sourceOffset: Math.max(0, r.offset), reason: 'store_rejected', detail: `${r.table}: ${r.error}`, payload: r.payload }))
+      refused = result.refused.map((r) => ({
+        sourceTopic: batch.topic,
+        sourcePartition: p,
+        sourceOffset: Math.max(0, r.offset),
+        reason: 'store_rejected',
+        detail: `${r.table}: ${r.error}`,
+        payload: r.payload,
+      }))
       if (refused.length > 0) {
         await this.deps.deadLetters.send(refused)
-        this.deps.log?.warn({ partition: p, refused: refused.length, first: refused[0]!.detail.slice(0, 300) }, 'ClickHouse refused rows of a batch: dead-lettered, the rest stored')
+        this.deps.log?.warn(
+          { partition: p, refused: refused.length, first: refused[0]!.detail.slice(0, 300) },
+          'ClickHouse refused rows of a batch: dead-lettered, the rest stored',
+        )
       }
     } catch (err) {
       if (!this.running || f.gen !== this.generation) throw err
@@ -512,7 +654,11 @@ export class Processor {
     await this.commit(st, batch.lastOffset + 1, null)
     this.advancedAt.set(p, Date.now())
     this.pending.delete(p)
-    if (f.failures > 0) this.deps.log?.info({ partition: p, failures: f.failures }, 'ClickHouse write succeeded after retries; partition resumed')
+    if (f.failures > 0)
+      this.deps.log?.info(
+        { partition: p, failures: f.failures },
+        'ClickHouse write succeeded after retries; partition resumed',
+      )
     const ms = performance.now() - t0
     const dead = batch.deadLetters.length + refused.length
     this.stats.flushes++
@@ -520,8 +666,10 @@ export class Processor {
     this.stats.lastFlushMs = ms
     this.stats.flushMsTotal += ms
     this.stats.deadLetters += dead
-    for (const d of batch.deadLetters) this.stats.rejectedByReason[d.reason] = (this.stats.rejectedByReason[d.reason] ?? 0) + 1
-    if (refused.length > 0) this.stats.rejectedByReason.store_rejected = (this.stats.rejectedByReason.store_rejected ?? 0) + refused.length
+    for (const d of batch.deadLetters)
+      this.stats.rejectedByReason[d.reason] = (this.stats.rejectedByReason[d.reason] ?? 0) + 1
+    if (refused.length > 0)
+      this.stats.rejectedByReason.store_rejected = (this.stats.rejectedByReason.store_rejected ?? 0) + refused.length
     this.deps.metrics?.flushed(batch, ms, f.late, refused.length)
     this.deps.onFlushed?.(batch)
     return true
@@ -540,7 +688,16 @@ export class Processor {
     // First failure, then at most every RETRY_LOG_EVERY_MS: a storm is one line a while, not thousands.
     if (f.failures === 1 || now - (this.lastRetryLogAt.get(st.partition) ?? 0) >= RETRY_LOG_EVERY_MS) {
       this.lastRetryLogAt.set(st.partition, now)
-      this.deps.log?.warn({ partition: st.partition, offsets: `${f.batch.firstOffset}-${f.batch.lastOffset}`, failures: f.failures, nextRetryMs: f.waitMs, err: (err as Error).message }, 'ClickHouse write failed; partition paused, retrying with backoff')
+      this.deps.log?.warn(
+        {
+          partition: st.partition,
+          offsets: `${f.batch.firstOffset}-${f.batch.lastOffset}`,
+          failures: f.failures,
+          nextRetryMs: f.waitMs,
+          err: (err as Error).message,
+        },
+        'ClickHouse write failed; partition paused, retrying with backoff',
+      )
     }
     f.retryAt = now + f.waitMs
     f.waitMs = Math.min(this.config.insertRetryMaxMs, f.waitMs * 2)
@@ -554,7 +711,11 @@ export class Processor {
       // state cannot be trusted any more: drop it and read the partition
       // again from its committed position (the new owner, or we, replay).
       if (this.states.get(st.partition) === st) this.states.delete(st.partition)
-      throw new BenchstreamError('BS_ERR_KAFKA', `committing offset ${offset} of partition ${st.partition} failed: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_KAFKA',
+        `committing offset ${offset} of partition ${st.partition} failed: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
   }
 

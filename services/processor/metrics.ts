@@ -29,24 +29,63 @@ export class ProcessorMetrics {
   untrackedRunEvents = 0
 
   constructor(meter: Meter) {
-    this.events = meter.createCounter('benchstream_processor_events', { description: 'Operation events counted into windows' })
+    this.events = meter.createCounter('benchstream_processor_events', {
+      description: 'Operation events counted into windows',
+    })
     this.messages = meter.createCounter('benchstream_processor_messages', { description: 'Kafka messages consumed' })
-    this.flushDuration = meter.createHistogram('benchstream_processor_flush_duration', { description: 'Time from flush start to offsets committed', unit: 'ms', advice: { explicitBucketBoundaries: [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] } })
-    this.insertRetries = meter.createCounter('benchstream_processor_insert_retries', { description: 'ClickHouse writes retried' })
-    this.lateEvents = meter.createCounter('benchstream_processor_late_events', { description: 'Events that arrived after their window closed (still counted)' })
-    this.deadLetters = meter.createCounter('benchstream_processor_dead_letters', { description: 'Messages sent to the dead-letter topic, by reason' })
-    this.rowsRewritten = meter.createCounter('benchstream_processor_rows_rewritten', { description: 'Rows of a replayed batch that ClickHouse had dropped as duplicates of an insert that never landed, written again, by table' })
-    this.rowsUnaccounted = meter.createCounter('benchstream_processor_rows_unaccounted', { description: 'Rows of a replayed batch missing in ClickHouse that could not be written again safely, by table (should stay 0)' })
-    this.operations = meter.createCounter('benchstream_operations', { description: 'Benchmark operations by run, operation and status, as written to ClickHouse' })
-    meter.createObservableGauge('benchstream_run_target_ops_per_second', { description: 'Sum of the -target of a run\'s running clients (0 = unthrottled)', unit: '{operation}/s' }).addCallback((r: ObservableResult) => {
-      for (const [run, clients] of this.running) r.observe([...clients.values()].reduce((a, b) => a + b, 0), { run_id: run })
+    this.flushDuration = meter.createHistogram('benchstream_processor_flush_duration', {
+      description: 'Time from flush start to offsets committed',
+      unit: 'ms',
+      advice: { explicitBucketBoundaries: [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] },
     })
-    meter.createObservableGauge('benchstream_run_clients_active', { description: 'Clients of a run that announced their start and not yet their end' }).addCallback((r: ObservableResult) => {
-      for (const [run, clients] of this.running) r.observe(clients.size, { run_id: run })
+    this.insertRetries = meter.createCounter('benchstream_processor_insert_retries', {
+      description: 'ClickHouse writes retried',
     })
-    meter.createObservableGauge('benchstream_processor_consumer_lag', { description: 'Messages not yet consumed, by partition' }).addCallback((r: ObservableResult) => {
-      for (const [partition, lag] of this.lag) r.observe(lag, { partition })
+    this.lateEvents = meter.createCounter('benchstream_processor_late_events', {
+      description: 'Events that arrived after their window closed (still counted)',
     })
+    this.deadLetters = meter.createCounter('benchstream_processor_dead_letters', {
+      description: 'Messages sent to the dead-letter topic, by reason',
+    })
+    this.rowsRewritten = meter.createCounter('benchstream_processor_rows_rewritten', {
+      description:
+        'Rows of a replayed batch that ClickHouse had dropped as duplicates of an insert that never ' +
+        'landed, written again, by table',
+    })
+    this.rowsUnaccounted = meter.createCounter('benchstream_processor_rows_unaccounted', {
+      description:
+        'Rows of a replayed batch missing in ClickHouse that could not be written again safely, by table ' +
+        '(should stay 0)',
+    })
+    this.operations = meter.createCounter('benchstream_operations', {
+      description: 'Benchmark operations by run, operation and status, as written to ClickHouse',
+    })
+    meter
+      .createObservableGauge('benchstream_run_target_ops_per_second', {
+        description: "Sum of the -target of a run's running clients (0 = unthrottled)",
+        unit: '{operation}/s',
+      })
+      .addCallback((r: ObservableResult) => {
+        for (const [run, clients] of this.running)
+          r.observe(
+            [...clients.values()].reduce((a, b) => a + b, 0),
+            { run_id: run },
+          )
+      })
+    meter
+      .createObservableGauge('benchstream_run_clients_active', {
+        description: 'Clients of a run that announced their start and not yet their end',
+      })
+      .addCallback((r: ObservableResult) => {
+        for (const [run, clients] of this.running) r.observe(clients.size, { run_id: run })
+      })
+    meter
+      .createObservableGauge('benchstream_processor_consumer_lag', {
+        description: 'Messages not yet consumed, by partition',
+      })
+      .addCallback((r: ObservableResult) => {
+        for (const [partition, lag] of this.lag) r.observe(lag, { partition })
+      })
   }
 
   consumed(messages: number): void {

@@ -73,7 +73,10 @@ export interface ServerOptions {
   api: boolean
   /** Extra span exporter (tests). */
   spanExporter?: SpanExporter
-  /** Use this ClickHouse handle instead of opening one from the config (tests put a failing connection in front of the engine). */
+  /**
+   * Use this ClickHouse handle instead of opening one from the config (tests put a failing connection in front of the
+   * engine).
+   */
   clickhouse?: ClickHouse
   log?: Logger
   /** Called after each batch is stored and committed (benchmarks time flushes with it). */
@@ -95,7 +98,12 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     ...(opts.api || metricsPort === 0 ? {} : { metricsServer: { port: metricsPort, host: serverCfg.metricsHost } }),
   })
   const metrics = new ProcessorMetrics(telemetry.meter)
-  telemetry.meter.createObservableCounter('benchstream_clickhouse_read_retries', { description: 'Reads of the embedded ClickHouse run again because a part merged away under them (adapters/clickhouse/client.ts)' })
+  telemetry.meter
+    .createObservableCounter('benchstream_clickhouse_read_retries', {
+      description:
+        'Reads of the embedded ClickHouse run again because a part merged ' +
+        'away under them (adapters/clickhouse/client.ts)',
+    })
     .addCallback((r) => r.observe(mergeRaceRetryCount()))
   const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
   // Everything opened so far is closed again if a later step fails.
@@ -106,7 +114,11 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   const closeAll = async (): Promise<void> => {
     for (const c of closers.reverse()) {
       const r = await withTimeout(Promise.resolve().then(c), CLOSE_STEP_TIMEOUT_MS)
-      if (r === 'timeout') log.warn({ step: c.toString().slice(0, 80), timeoutMs: CLOSE_STEP_TIMEOUT_MS }, 'a stop step did not finish in time; going on')
+      if (r === 'timeout')
+        log.warn(
+          { step: c.toString().slice(0, 80), timeoutMs: CLOSE_STEP_TIMEOUT_MS },
+          'a stop step did not finish in time; going on',
+        )
       else if (r !== 'ok') log.warn({ err: r }, 'closing failed')
     }
   }
@@ -141,9 +153,23 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
       closers.push(() => publisher.close())
       const notifiers: AlertNotifier[] = [publisher]
       if (alertsCfg.webhookUrl !== undefined) {
-        notifiers.push(new WebhookNotifier({ url: alertsCfg.webhookUrl, timeoutMs: alertsCfg.webhookTimeoutMs, attempts: alertsCfg.webhookAttempts, backoffMs: alertsCfg.webhookBackoffMs, receiver: alertsCfg.receiver, externalUrl: alertsCfg.externalUrl }))
+        notifiers.push(
+          new WebhookNotifier({
+            url: alertsCfg.webhookUrl,
+            timeoutMs: alertsCfg.webhookTimeoutMs,
+            attempts: alertsCfg.webhookAttempts,
+            backoffMs: alertsCfg.webhookBackoffMs,
+            receiver: alertsCfg.receiver,
+            externalUrl: alertsCfg.externalUrl,
+          }),
+        )
       }
-      const engine = buildAlerts(alertsCfg, { source: new ClickHouseAlertSource(reader), store: new ClickHouseAlertStore(reader), notifiers, log: (line) => log.warn({ component: 'alerts' }, line) })
+      const engine = buildAlerts(alertsCfg, {
+        source: new ClickHouseAlertSource(reader),
+        store: new ClickHouseAlertStore(reader),
+        notifiers,
+        log: (line) => log.warn({ component: 'alerts' }, line),
+      })
       engine.start()
       closers.push(() => engine.stop())
       alerts = engine
@@ -153,18 +179,33 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     let apiUrl: string | undefined
     if (opts.api) {
       // Users' SQL runs on read-only connections of its own, so it never queues in front of the processor's inserts.
-      const adHoc = await openSqlGuard(cfg.infra.clickhouse, { database: cfg.infra.clickhouse.database, limits: apiCfg.query, concurrency: apiCfg.query.concurrency, queue: apiCfg.query.queue, queueTimeoutMs: AD_HOC_QUEUE_TIMEOUT_MS })
+      const adHoc = await openSqlGuard(cfg.infra.clickhouse, {
+        database: cfg.infra.clickhouse.database,
+        limits: apiCfg.query,
+        concurrency: apiCfg.query.concurrency,
+        queue: apiCfg.query.queue,
+        queueTimeoutMs: AD_HOC_QUEUE_TIMEOUT_MS,
+      })
       closers.push(() => adHoc.close())
       const a = buildApi(apiCfg, {
         readModel,
         adHoc,
         database: cfg.infra.clickhouse.database,
         profiles: new ClickHouseProfileStore(reader),
-        status: () => ({ clickhouse: ch.mode, location: ch.location, processor: processor.stats, heldBack: processor.heldBack(), ...(alerts === undefined ? {} : { alerts: alerts.stats }) }),
+        status: () => ({
+          clickhouse: ch.mode,
+          location: ch.location,
+          processor: processor.stats,
+          heldBack: processor.heldBack(),
+          ...(alerts === undefined ? {} : { alerts: alerts.stats }),
+        }),
         problems: async () => {
           const problems = processor.health(serverCfg.health)
           const ping = await withTimeout(readModel.ping(), serverCfg.health.pingTimeoutMs)
-          if (ping !== 'ok') problems.push(`ClickHouse (${ch.location}) ${ping === 'timeout' ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms` : `failed: ${ping.message}`}`)
+          if (ping !== 'ok')
+            problems.push(
+              `ClickHouse (${ch.location}) ${ping === 'timeout' ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms` : `failed: ${ping.message}`}`,
+            )
           return problems
         },
         metricsHandler: (req, res) => telemetry.metricsHandler(req, res),
@@ -175,10 +216,20 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         await a.listen({ host: apiCfg.host, port: apiCfg.port })
       } catch (err) {
         const inUse = (err as { code?: string }).code === 'EADDRINUSE'
-        throw new BenchstreamError('BS_ERR_CONFIG', inUse ? `API_PORT ${apiCfg.port} on ${apiCfg.host} is already in use: stop what holds it or set API_PORT (0 picks a free port)` : `the API cannot listen on ${apiCfg.host}:${apiCfg.port}: ${(err as Error).message}`, { cause: err })
+        throw new BenchstreamError(
+          'BS_ERR_CONFIG',
+          inUse
+            ? `API_PORT ${apiCfg.port} on ${apiCfg.host} is already in use: stop what holds it or set API_PORT ` +
+                `(0 picks a free port)`
+            : `the API cannot listen on ${apiCfg.host}:${apiCfg.port}: ${(err as Error).message}`,
+          { cause: err },
+        )
       }
       const addr = a.server.address()
-      apiUrl = typeof addr === 'object' && addr !== null ? `http://${apiCfg.host.includes(':') ? `[${apiCfg.host}]` : apiCfg.host}:${addr.port}` : undefined
+      apiUrl =
+        typeof addr === 'object' && addr !== null
+          ? `http://${apiCfg.host.includes(':') ? `[${apiCfg.host}]` : apiCfg.host}:${addr.port}`
+          : undefined
       // Read commands find this server (and its API) by its data directory.
       if (apiUrl !== undefined) {
         const removeServerFile = writeServerFile(cfg.infra.dataDir, apiUrl)
@@ -209,9 +260,12 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   }
 }
 
-
 export async function serverMain(argv: readonly string[]): Promise<number> {
-  const { values } = parseFlags(argv, { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, SERVER_USAGE)
+  const { values } = parseFlags(
+    argv,
+    { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    SERVER_USAGE,
+  )
   if (values.help === true) {
     process.stdout.write(SERVER_USAGE + '\n')
     return 0
@@ -236,7 +290,13 @@ async function withTimeout(p: Promise<unknown>, ms: number): Promise<'ok' | 'tim
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))
   try {
-    return await Promise.race([p.then(() => 'ok' as const, (err: unknown) => (err instanceof Error ? err : new Error(String(err)))), timeout])
+    return await Promise.race([
+      p.then(
+        () => 'ok' as const,
+        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+      ),
+      timeout,
+    ])
   } finally {
     clearTimeout(timer)
   }

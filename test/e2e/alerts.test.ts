@@ -81,163 +81,331 @@ class ThrottledBinding implements Binding {
   }
 }
 
-test('a throughput drop fires within 5 windows, resolves after recovery, and a steady run raises nothing', { timeout: 180_000 }, async (t) => {
-  // The webhook receiver.
-  const hooks: AlertmanagerPayload[] = []
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')))
-    req.on('end', () => {
-      if (req.method === 'POST') hooks.push(JSON.parse(body) as AlertmanagerPayload)
-      res.writeHead(200).end()
+test(
+  'a throughput drop fires within 5 windows, resolves after recovery, and a steady run raises nothing',
+  { timeout: 180_000 },
+  async (t) => {
+    // The webhook receiver.
+    const hooks: AlertmanagerPayload[] = []
+    const server = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')))
+      req.on('end', () => {
+        if (req.method === 'POST') hooks.push(JSON.parse(body) as AlertmanagerPayload)
+        res.writeHead(200).end()
+      })
     })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.after(() => server.close())
-  const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    t.after(() => server.close())
+    const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`
 
-  const te = testEnv()
-  t.after(te.cleanup)
-  const rulesFile = path.join(te.dataDir, 'rules.json')
-  writeFileSync(rulesFile, JSON.stringify({
-    version: 1,
-    rules: [
-      { type: 'drop_vs_baseline', name: 'ThroughputDrop', severity: 'warning', percent: 30, baselineWindows: 5, warmupWindows: 2, minBaselineOpsPerSec: 10, windows: 3, resolveWindows: 3 },
-      { type: 'below_target', name: 'BelowTarget', severity: 'warning', fraction: 0.7, warmupWindows: 2, windows: 3, resolveWindows: 3 },
-      { type: 'error_rate', name: 'Errors', severity: 'critical', threshold: 0.05, windows: 3 },
-      { type: 'no_data', name: 'NoData', severity: 'critical', seconds: 15 },
-    ],
-  }))
-  const env = { ...te.env, ALERTS_ENABLED: 'true', ALERTS_RULES_FILE: rulesFile, ALERTS_WEBHOOK_URL: webhookUrl, ALERTS_INTERVAL_MS: '500', ALERTS_END_GRACE_MS: '3000', METRICS_PORT: '0' }
-  const svc = await startServer(env, { api: true })
-  t.after(() => svc.stop())
-  assert.ok(svc.alerts !== undefined, 'ALERTS_ENABLED starts the evaluator')
-  const engine = svc.alerts
-  const infra = readInfraConfig(env)
-  const kafka = createKafka(infra.kafka, 'e2e-alerts')
-
-  const drive = async (runId: string, seconds: number, cacheSize: number, throttle?: { fromS: number; toS: number; marks: { startMs: number; endMs: number } }): Promise<void> => {
-    const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=100000000', '-p', `maxexecutiontime=${seconds}`, '-p', `memory.cachesize=${cacheSize}`,
-      '-threads', String(THREADS), '-target', String(TARGET), '-db', 'memory', '--run-id', runId, '--client-id', 'c1'], env, { bindings: BINDING_NAMES })
-    const workload = CoreWorkload.fromProperties(cfg.properties)
-    const binding = new ThrottledBinding(createBinding(cfg.binding, cfg.properties))
-    await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
-    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: 'c1' })
-    const timers: NodeJS.Timeout[] = []
-    if (throttle !== undefined) {
-      timers.push(setTimeout(() => {
-        throttle.marks.startMs = Date.now()
-        binding.delayMs = THROTTLE_MS
-      }, throttle.fromS * 1000))
-      timers.push(setTimeout(() => {
-        throttle.marks.endMs = Date.now()
-        binding.delayMs = 0
-      }, throttle.toS * 1000))
+    const te = testEnv()
+    t.after(te.cleanup)
+    const rulesFile = path.join(te.dataDir, 'rules.json')
+    writeFileSync(
+      rulesFile,
+      JSON.stringify({
+        version: 1,
+        rules: [
+          {
+            type: 'drop_vs_baseline',
+            name: 'ThroughputDrop',
+            severity: 'warning',
+            percent: 30,
+            baselineWindows: 5,
+            warmupWindows: 2,
+            minBaselineOpsPerSec: 10,
+            windows: 3,
+            resolveWindows: 3,
+          },
+          {
+            type: 'below_target',
+            name: 'BelowTarget',
+            severity: 'warning',
+            fraction: 0.7,
+            warmupWindows: 2,
+            windows: 3,
+            resolveWindows: 3,
+          },
+          { type: 'error_rate', name: 'Errors', severity: 'critical', threshold: 0.05, windows: 3 },
+          { type: 'no_data', name: 'NoData', severity: 'critical', seconds: 15 },
+        ],
+      }),
+    )
+    const env = {
+      ...te.env,
+      ALERTS_ENABLED: 'true',
+      ALERTS_RULES_FILE: rulesFile,
+      ALERTS_WEBHOOK_URL: webhookUrl,
+      ALERTS_INTERVAL_MS: '500',
+      ALERTS_END_GRACE_MS: '3000',
+      METRICS_PORT: '0',
     }
-    try {
-      const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-      assert.equal(outcome.delivery.undelivered, 0, 'every measured operation was delivered: the drop is real, not lost events')
-    } finally {
-      for (const x of timers) clearTimeout(x)
-      await sink.close()
+    const svc = await startServer(env, { api: true })
+    t.after(() => svc.stop())
+    assert.ok(svc.alerts !== undefined, 'ALERTS_ENABLED starts the evaluator')
+    const engine = svc.alerts
+    const infra = readInfraConfig(env)
+    const kafka = createKafka(infra.kafka, 'e2e-alerts')
+
+    const drive = async (
+      runId: string,
+      seconds: number,
+      cacheSize: number,
+      throttle?: { fromS: number; toS: number; marks: { startMs: number; endMs: number } },
+    ): Promise<void> => {
+      const cfg = parseDriverArgs(
+        'run',
+        [
+          '-P',
+          'workloads/workloada',
+          '-p',
+          'recordcount=1000',
+          '-p',
+          'operationcount=100000000',
+          '-p',
+          `maxexecutiontime=${seconds}`,
+          '-p',
+          `memory.cachesize=${cacheSize}`,
+          '-threads',
+          String(THREADS),
+          '-target',
+          String(TARGET),
+          '-db',
+          'memory',
+          '--run-id',
+          runId,
+          '--client-id',
+          'c1',
+        ],
+        env,
+        { bindings: BINDING_NAMES },
+      )
+      const workload = CoreWorkload.fromProperties(cfg.properties)
+      const binding = new ThrottledBinding(createBinding(cfg.binding, cfg.properties))
+      await runPhase(workload, binding, new NullSink(), {
+        phase: 'load',
+        threads: 2,
+        target: 0,
+        operationCount: 0,
+        maxExecutionTimeS: 0,
+        statusIntervalS: 0,
+      })
+      const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: 'c1' })
+      const timers: NodeJS.Timeout[] = []
+      if (throttle !== undefined) {
+        timers.push(
+          setTimeout(() => {
+            throttle.marks.startMs = Date.now()
+            binding.delayMs = THROTTLE_MS
+          }, throttle.fromS * 1000),
+        )
+        timers.push(
+          setTimeout(() => {
+            throttle.marks.endMs = Date.now()
+            binding.delayMs = 0
+          }, throttle.toS * 1000),
+        )
+      }
+      try {
+        const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
+        assert.equal(
+          outcome.delivery.undelivered,
+          0,
+          'every measured operation was delivered: the drop is real, not lost events',
+        )
+      } finally {
+        for (const x of timers) clearTimeout(x)
+        await sink.close()
+      }
     }
-  }
 
-  // Run 1: steady, then the datastore slows down from 10 s to 18 s, then recovers.
-  const stamp = Date.now()
-  const slowRun = `alerts-slow-${stamp}`
-  const marks = { startMs: 0, endMs: 0 }
-  await drive(slowRun, 25, 301, { fromS: 10, toS: 18, marks })
-  assert.ok(marks.startMs > 0 && marks.endMs > marks.startMs)
+    // Run 1: steady, then the datastore slows down from 10 s to 18 s, then recovers.
+    const stamp = Date.now()
+    const slowRun = `alerts-slow-${stamp}`
+    const marks = { startMs: 0, endMs: 0 }
+    await drive(slowRun, 25, 301, { fromS: 10, toS: 18, marks })
+    assert.ok(marks.startMs > 0 && marks.endMs > marks.startMs)
 
-  const forRun = (runId: string, rule: string, status: string): AlertmanagerPayload | undefined =>
-    hooks.find((h) => h.status === status && h.alerts.some((a) => a.labels.run_id === runId && a.labels.alertname === rule))
-  const fired = await waitFor('the ThroughputDrop firing webhook', async () => forRun(slowRun, 'ThroughputDrop', 'firing'), 30_000)
-  const firedAlert = fired.alerts[0]!
-  assert.equal(fired.version, '4')
-  assert.equal(fired.receiver, 'benchstream')
-  assert.equal(firedAlert.labels.run_id, slowRun)
-  assert.ok(['READ', 'UPDATE'].includes(firedAlert.labels.op), `op label ${firedAlert.labels.op}`)
-  assert.equal(firedAlert.labels.severity, 'warning')
-  assert.equal(firedAlert.endsAt, '0001-01-01T00:00:00Z')
-  const resolved = await waitFor('the ThroughputDrop resolved webhook', async () => hooks.find((h) => h.status === 'resolved' && h.alerts[0]!.fingerprint === firedAlert.fingerprint), 30_000)
-  assert.deepEqual(resolved.alerts[0]!.labels, firedAlert.labels)
+    const forRun = (runId: string, rule: string, status: string): AlertmanagerPayload | undefined =>
+      hooks.find(
+        (h) => h.status === status && h.alerts.some((a) => a.labels.run_id === runId && a.labels.alertname === rule),
+      )
+    const fired = await waitFor(
+      'the ThroughputDrop firing webhook',
+      async () => forRun(slowRun, 'ThroughputDrop', 'firing'),
+      30_000,
+    )
+    const firedAlert = fired.alerts[0]!
+    assert.equal(fired.version, '4')
+    assert.equal(fired.receiver, 'benchstream')
+    assert.equal(firedAlert.labels.run_id, slowRun)
+    assert.ok(['READ', 'UPDATE'].includes(firedAlert.labels.op), `op label ${firedAlert.labels.op}`)
+    assert.equal(firedAlert.labels.severity, 'warning')
+    assert.equal(firedAlert.endsAt, '0001-01-01T00:00:00Z')
+    const resolved = await waitFor(
+      'the ThroughputDrop resolved webhook',
+      async () => hooks.find((h) => h.status === 'resolved' && h.alerts[0]!.fingerprint === firedAlert.fingerprint),
+      30_000,
+    )
+    assert.deepEqual(resolved.alerts[0]!.labels, firedAlert.labels)
 
-  // The alerts table: firing and resolved of the same incident, both notified.
-  const rows = await waitFor('firing and resolved rows in the alerts table', async () => {
-    const r = await queryRows<{ state: string; starts_ms: string; ends_ms: string | null; at_window_ms: string; notified: number; value: number; threshold: number; op: string }>(svc.ch, `
+    // The alerts table: firing and resolved of the same incident, both notified.
+    const rows = await waitFor(
+      'firing and resolved rows in the alerts table',
+      async () => {
+        const r = await queryRows<{
+          state: string
+          starts_ms: string
+          ends_ms: string | null
+          at_window_ms: string
+          notified: number
+          value: number
+          threshold: number
+          op: string
+        }>(
+          svc.ch,
+          `
       SELECT state, toUnixTimestamp64Milli(starts_at) AS starts_ms, toUnixTimestamp64Milli(ends_at) AS ends_ms, toUnixTimestamp64Milli(at_window) AS at_window_ms,
              notified_at IS NOT NULL AS notified, value, threshold, op
-      FROM benchstream.alerts WHERE fingerprint = {fp:String} ORDER BY state`, { fp: firedAlert.fingerprint })
-    return r.length === 2 ? r : undefined
-  }, 15_000)
-  const [firingRow, resolvedRow] = rows as [typeof rows[number], typeof rows[number]]
-  assert.deepEqual([firingRow.state, resolvedRow.state], ['firing', 'resolved'])
-  assert.equal(firingRow.notified, 1)
-  assert.equal(resolvedRow.notified, 1)
-  const startsAt = Number(firingRow.starts_ms)
-  const detectedAt = Number(firingRow.at_window_ms) + W
-  const endsAt = Number(resolvedRow.ends_ms)
-  process.stdout.write(`# throttle ${new Date(marks.startMs).toISOString()} .. ${new Date(marks.endMs).toISOString()}; incident ${new Date(startsAt).toISOString()} .. ${new Date(endsAt).toISOString()}; ` +
-    `fired at the end of window ${new Date(detectedAt - W).toISOString()} (${((detectedAt - marks.startMs) / W).toFixed(2)} windows after the drop) with ${firingRow.value} ops/s vs threshold ${firingRow.threshold.toFixed(0)}\n`)
-  assert.ok(startsAt >= marks.startMs - W, 'the incident starts at the drop, not before')
-  assert.ok(detectedAt - marks.startMs <= 5 * W, `fired ${detectedAt - marks.startMs} ms after the drop: more than 5 windows`)
-  assert.ok(firingRow.value < firingRow.threshold)
-  assert.ok(endsAt >= marks.endMs - W && endsAt <= marks.endMs + 2 * W, `resolved at ${endsAt}, recovery at ${marks.endMs}: it resolved on recovery, not at the run's end`)
-  assert.equal(Date.parse(firedAlert.startsAt), startsAt)
-  assert.equal(Date.parse(resolved.alerts[0]!.endsAt), endsAt)
+      FROM benchstream.alerts WHERE fingerprint = {fp:String} ORDER BY state`,
+          { fp: firedAlert.fingerprint },
+        )
+        return r.length === 2 ? r : undefined
+      },
+      15_000,
+    )
+    const [firingRow, resolvedRow] = rows as [(typeof rows)[number], (typeof rows)[number]]
+    assert.deepEqual([firingRow.state, resolvedRow.state], ['firing', 'resolved'])
+    assert.equal(firingRow.notified, 1)
+    assert.equal(resolvedRow.notified, 1)
+    const startsAt = Number(firingRow.starts_ms)
+    const detectedAt = Number(firingRow.at_window_ms) + W
+    const endsAt = Number(resolvedRow.ends_ms)
+    process.stdout.write(
+      `# throttle ${new Date(marks.startMs).toISOString()} .. ${new Date(marks.endMs).toISOString()}; ` +
+        `incident ${new Date(startsAt).toISOString()} .. ${new Date(endsAt).toISOString()}; ` +
+        (`fired at the end of window ${new Date(detectedAt - W).toISOString()} ` +
+          `(${((detectedAt - marks.startMs) / W).toFixed(2)} ` +
+          `windows after the drop) with ${firingRow.value} ops/s vs threshold ${firingRow.threshold.toFixed(0)}\n`),
+    )
+    assert.ok(startsAt >= marks.startMs - W, 'the incident starts at the drop, not before')
+    assert.ok(
+      detectedAt - marks.startMs <= 5 * W,
+      `fired ${detectedAt - marks.startMs} ms after the drop: more than 5 windows`,
+    )
+    assert.ok(firingRow.value < firingRow.threshold)
+    assert.ok(
+      endsAt >= marks.endMs - W && endsAt <= marks.endMs + 2 * W,
+      `resolved at ${endsAt}, recovery at ${marks.endMs}: it resolved on recovery, not at the run's end`,
+    )
+    assert.equal(Date.parse(firedAlert.startsAt), startsAt)
+    assert.equal(Date.parse(resolved.alerts[0]!.endsAt), endsAt)
 
-  // What throughput did (printed, not asserted: the alert assertions above are the check).
-  const perSec = await queryRows<{ t: string; n: string }>(svc.ch, `SELECT toUnixTimestamp64Milli(window_start) AS t, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {r:String} GROUP BY t ORDER BY t`, { r: slowRun })
-  process.stdout.write(`# run 1 ops per window: ${perSec.map((r) => r.n).join(' ')}\n`)
+    // What throughput did (printed, not asserted: the alert assertions above are the check).
+    const perSec = await queryRows<{ t: string; n: string }>(
+      svc.ch,
+      `SELECT toUnixTimestamp64Milli(window_start) AS t, sum(count) AS n FROM benchstream.op_windows ` +
+        `WHERE run_id = {r:String} GROUP BY t ORDER BY t`,
+      { r: slowRun },
+    )
+    process.stdout.write(`# run 1 ops per window: ${perSec.map((r) => r.n).join(' ')}\n`)
 
-  // Run 2: steady all along. Judged to its end (finalized), it must have raised nothing.
-  const steadyRun = `alerts-steady-${stamp}`
-  await drive(steadyRun, 20, 302)
-  await waitFor('the steady run judged to its end', async () => (engine.runStatus(steadyRun)?.finalized === true ? true : undefined), 30_000)
-  const steadyStatus = engine.runStatus(steadyRun)!
-  const steadyFirst = await queryRows<{ first: string }>(svc.ch, `SELECT toUnixTimestamp64Milli(min(window_start)) AS first FROM benchstream.op_windows WHERE run_id = {r:String}`, { r: steadyRun })
-  assert.ok(steadyStatus.cursorMs! - Number(steadyFirst[0]!.first) >= 18 * W, 'the steady run was judged over its whole length')
-  assert.deepEqual(hooks.filter((h) => h.alerts.some((a) => a.labels.run_id === steadyRun)), [], 'no webhook for the steady run')
-  const steadyRows = await queryRows<{ n: string }>(svc.ch, `SELECT count() AS n FROM benchstream.alerts WHERE run_id = {r:String}`, { r: steadyRun })
-  assert.equal(Number(steadyRows[0]!.n), 0, 'no alert row for the steady run')
-  await waitFor('the slow run judged to its end', async () => (engine.runStatus(slowRun)?.finalized === true ? true : undefined), 30_000)
-  assert.ok(engine.stats.notifications.webhook!.sent >= 2)
-  assert.equal(engine.stats.notifications.webhook!.failed, 0)
-  assert.equal(engine.stats.openIncidents, 0)
+    // Run 2: steady all along. Judged to its end (finalized), it must have raised nothing.
+    const steadyRun = `alerts-steady-${stamp}`
+    await drive(steadyRun, 20, 302)
+    await waitFor(
+      'the steady run judged to its end',
+      async () => (engine.runStatus(steadyRun)?.finalized === true ? true : undefined),
+      30_000,
+    )
+    const steadyStatus = engine.runStatus(steadyRun)!
+    const steadyFirst = await queryRows<{ first: string }>(
+      svc.ch,
+      `SELECT toUnixTimestamp64Milli(min(window_start)) AS first FROM benchstream.op_windows WHERE run_id = {r:String}`,
+      { r: steadyRun },
+    )
+    assert.ok(
+      steadyStatus.cursorMs! - Number(steadyFirst[0]!.first) >= 18 * W,
+      'the steady run was judged over its whole length',
+    )
+    assert.deepEqual(
+      hooks.filter((h) => h.alerts.some((a) => a.labels.run_id === steadyRun)),
+      [],
+      'no webhook for the steady run',
+    )
+    const steadyRows = await queryRows<{ n: string }>(
+      svc.ch,
+      `SELECT count() AS n FROM benchstream.alerts WHERE run_id = {r:String}`,
+      { r: steadyRun },
+    )
+    assert.equal(Number(steadyRows[0]!.n), 0, 'no alert row for the steady run')
+    await waitFor(
+      'the slow run judged to its end',
+      async () => (engine.runStatus(slowRun)?.finalized === true ? true : undefined),
+      30_000,
+    )
+    assert.ok(engine.stats.notifications.webhook!.sent >= 2)
+    assert.equal(engine.stats.notifications.webhook!.failed, 0)
+    assert.equal(engine.stats.openIncidents, 0)
 
-  // The alerts topic has the same two state changes.
-  const consumer = kafka.consumer({ groupId: `${te.env.PROCESSOR_GROUP_ID}-alerts-reader` })
-  await consumer.connect()
-  await consumer.subscribe({ topic: infra.topics.alerts, fromBeginning: true })
-  const notices: AlertNotice[] = []
-  void consumer.run({ eachMessage: async ({ message }) => void notices.push(JSON.parse(String(message.value)) as AlertNotice) })
-  await waitFor('firing and resolved notices on the alerts topic', async () => {
-    const mine = notices.filter((n) => n.fingerprint === firedAlert.fingerprint)
-    return mine.some((n) => n.state === 'firing') && mine.some((n) => n.state === 'resolved') ? true : undefined
-  }, 30_000)
-  await consumer.disconnect()
-  const fn = notices.find((n) => n.fingerprint === firedAlert.fingerprint && n.state === 'firing')!
-  assert.ok(Value.Check(AlertNotice, fn), 'the notice matches its schema')
-  assert.equal(fn.runId, slowRun)
-  assert.equal(fn.rule, 'ThroughputDrop')
-  assert.equal(fn.op, firedAlert.labels.op)
-  assert.equal(notices.filter((n) => n.runId === steadyRun).length, 0, 'nothing on the topic for the steady run')
-  // One notice per state change: no duplicates on the topic.
-  const perFp = new Map<string, number>()
-  for (const n of notices) perFp.set(`${n.fingerprint}/${n.state}`, (perFp.get(`${n.fingerprint}/${n.state}`) ?? 0) + 1)
-  assert.deepEqual([...perFp.values()].filter((c) => c > 1), [])
+    // The alerts topic has the same two state changes.
+    const consumer = kafka.consumer({ groupId: `${te.env.PROCESSOR_GROUP_ID}-alerts-reader` })
+    await consumer.connect()
+    await consumer.subscribe({ topic: infra.topics.alerts, fromBeginning: true })
+    const notices: AlertNotice[] = []
+    void consumer.run({
+      eachMessage: async ({ message }) => void notices.push(JSON.parse(String(message.value)) as AlertNotice),
+    })
+    await waitFor(
+      'firing and resolved notices on the alerts topic',
+      async () => {
+        const mine = notices.filter((n) => n.fingerprint === firedAlert.fingerprint)
+        return mine.some((n) => n.state === 'firing') && mine.some((n) => n.state === 'resolved') ? true : undefined
+      },
+      30_000,
+    )
+    await consumer.disconnect()
+    const fn = notices.find((n) => n.fingerprint === firedAlert.fingerprint && n.state === 'firing')!
+    assert.ok(Value.Check(AlertNotice, fn), 'the notice matches its schema')
+    assert.equal(fn.runId, slowRun)
+    assert.equal(fn.rule, 'ThroughputDrop')
+    assert.equal(fn.op, firedAlert.labels.op)
+    assert.equal(notices.filter((n) => n.runId === steadyRun).length, 0, 'nothing on the topic for the steady run')
+    // One notice per state change: no duplicates on the topic.
+    const perFp = new Map<string, number>()
+    for (const n of notices)
+      perFp.set(`${n.fingerprint}/${n.state}`, (perFp.get(`${n.fingerprint}/${n.state}`) ?? 0) + 1)
+    assert.deepEqual(
+      [...perFp.values()].filter((c) => c > 1),
+      [],
+    )
 
-  // A restarted evaluator (new engine, same table) replays both runs and notifies nothing.
-  const replayed: AlertTransition[] = []
-  const capture: AlertNotifier = { channel: 'capture', notify: async (x) => (replayed.push(x), { ok: true }) }
-  const cfg = readAlertsConfig(env)
-  const again = build(cfg, { source: new ClickHouseAlertSource(svc.ch), store: new ClickHouseAlertStore(svc.ch), notifiers: [capture] })
-  await waitFor('the replay of both runs', async () => {
-    await again.tick()
-    return again.runStatus(slowRun)?.finalized === true && again.runStatus(steadyRun)?.finalized === true ? true : undefined
-  }, 30_000, 10)
-  assert.deepEqual(replayed.map((x) => `${x.state} ${x.rule} ${x.op}`), [])
-  assert.ok(again.stats.suppressed >= 2, `suppressed ${again.stats.suppressed}`)
-  assert.equal(again.stats.tickErrors, 0, again.stats.lastError)
-})
+    // A restarted evaluator (new engine, same table) replays both runs and notifies nothing.
+    const replayed: AlertTransition[] = []
+    const capture: AlertNotifier = { channel: 'capture', notify: async (x) => (replayed.push(x), { ok: true }) }
+    const cfg = readAlertsConfig(env)
+    const again = build(cfg, {
+      source: new ClickHouseAlertSource(svc.ch),
+      store: new ClickHouseAlertStore(svc.ch),
+      notifiers: [capture],
+    })
+    await waitFor(
+      'the replay of both runs',
+      async () => {
+        await again.tick()
+        return again.runStatus(slowRun)?.finalized === true && again.runStatus(steadyRun)?.finalized === true
+          ? true
+          : undefined
+      },
+      30_000,
+      10,
+    )
+    assert.deepEqual(
+      replayed.map((x) => `${x.state} ${x.rule} ${x.op}`),
+      [],
+    )
+    assert.ok(again.stats.suppressed >= 2, `suppressed ${again.stats.suppressed}`)
+    assert.equal(again.stats.tickErrors, 0, again.stats.lastError)
+  },
+)

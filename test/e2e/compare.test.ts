@@ -31,200 +31,388 @@ const SECONDS = 3
 const PROFILES = path.join(repoRoot(), 'test', 'fixtures', 'profiles', 'async-profiler-4.6')
 const TARGET = 250
 /** READ 50 %, UPDATE 30 %, SCAN 20 % of short scans: three operations to tell apart. */
-const WORKLOAD = ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=0', '-p', 'readproportion=0.5', '-p', 'updateproportion=0.3', '-p', 'scanproportion=0.2', '-p', 'maxscanlength=20']
+const WORKLOAD = [
+  '-P',
+  'workloads/workloada',
+  '-p',
+  'recordcount=1000',
+  '-p',
+  'operationcount=0',
+  '-p',
+  'readproportion=0.5',
+  '-p',
+  'updateproportion=0.3',
+  '-p',
+  'scanproportion=0.2',
+  '-p',
+  'maxscanlength=20',
+]
 
-test('compare: a slowed scan is the only regression; identical pairs show at most one finding in three; at target and below target', { timeout: 600_000 }, async (t) => {
-  const te = testEnv()
-  t.after(te.cleanup)
-  const svc = await startServer(te.env, { api: true })
-  t.after(() => svc.stop())
-  const stamp = Date.now().toString(36)
+test(
+  'compare: a slowed scan is the only regression; identical pairs show at most one finding in ' +
+    'three; at target and below target',
+  { timeout: 600_000 },
+  async (t) => {
+    const te = testEnv()
+    t.after(te.cleanup)
+    const svc = await startServer(te.env, { api: true })
+    t.after(() => svc.stop())
+    const stamp = Date.now().toString(36)
 
-  /** A group of 3 repetitions with two clients, each client its own process. */
-  const group = async (name: string, version: string, extra: string[] = []): Promise<string> => {
-    const g = `${name}-${stamp}`
-    const client = (id: string) => cli(te.env, ['run', ...WORKLOAD, ...extra, '-threads', '2', '-target', String(TARGET / 2), '--seconds', String(SECONDS), '-db', 'memory',
-      '--repeat', '3', '--group', g, '--client-id', id, '--label', `version=${version}`])
-    const ran = await Promise.all([client('c1'), client('c2')])
-    for (const r of ran) {
-      assert.equal(r.code, 0, r.stderr)
-      assert.equal((r.stdout.match(/^\[OVERALL\], RunTime\(ms\)/gm) ?? []).length, 3, 'three reports, one per repetition')
-      assert.match(r.stderr, new RegExp(`repetition 3 of 3: run ${g}-3 in group ${g}`))
+    /** A group of 3 repetitions with two clients, each client its own process. */
+    const group = async (name: string, version: string, extra: string[] = []): Promise<string> => {
+      const g = `${name}-${stamp}`
+      const client = (id: string) =>
+        cli(te.env, [
+          'run',
+          ...WORKLOAD,
+          ...extra,
+          '-threads',
+          '2',
+          '-target',
+          String(TARGET / 2),
+          '--seconds',
+          String(SECONDS),
+          '-db',
+          'memory',
+          '--repeat',
+          '3',
+          '--group',
+          g,
+          '--client-id',
+          id,
+          '--label',
+          `version=${version}`,
+        ])
+      const ran = await Promise.all([client('c1'), client('c2')])
+      for (const r of ran) {
+        assert.equal(r.code, 0, r.stderr)
+        assert.equal(
+          (r.stdout.match(/^\[OVERALL\], RunTime\(ms\)/gm) ?? []).length,
+          3,
+          'three reports, one per repetition',
+        )
+        assert.match(r.stderr, new RegExp(`repetition 3 of 3: run ${g}-3 in group ${g}`))
+      }
+      return g
     }
-    return g
-  }
-  // Groups that are compared run at the same time: a shared machine's load drifts from one
-  // minute to the next, and groups run one after the other differ by that drift (seen here:
-  // READ p50 10 µs in one group, 28 µs in the next). Two groups (four clients) at a time keep
-  // this two-core machine below its limit (eight clients missed their targets).
-  const started = Date.now()
-  const [a, d] = await Promise.all([group('a', '1.0'), group('d', '1.3', ['-p', 'memory.delay.scan=3000'])])
-  const [b, c] = await Promise.all([group('b', '1.1'), group('c', '1.2')])
-  const [e, f] = await Promise.all([group('e', '1.4'), group('f', '1.5')])
-  const [g, h] = await Promise.all([group('g', '1.6'), group('h', '1.7')])
-  process.stdout.write(`# 8 groups x 3 runs x 2 clients, two groups at a time, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
+    // Groups that are compared run at the same time: a shared machine's load drifts from one
+    // minute to the next, and groups run one after the other differ by that drift (seen here:
+    // READ p50 10 µs in one group, 28 µs in the next). Two groups (four clients) at a time keep
+    // this two-core machine below its limit (eight clients missed their targets).
+    const started = Date.now()
+    const [a, d] = await Promise.all([group('a', '1.0'), group('d', '1.3', ['-p', 'memory.delay.scan=3000'])])
+    const [b, c] = await Promise.all([group('b', '1.1'), group('c', '1.2')])
+    const [e, f] = await Promise.all([group('e', '1.4'), group('f', '1.5')])
+    const [g, h] = await Promise.all([group('g', '1.6'), group('h', '1.7')])
+    process.stdout.write(
+      `# 8 groups x 3 runs x 2 clients, two groups at a time, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    )
 
-  const api = async <T>(url: string): Promise<{ status: number; body: T }> => {
-    const r = await svc.api!.inject({ method: 'GET', url })
-    return { status: r.statusCode, body: r.json<T>() }
-  }
-  // Every run counted: both clients ended and every event they sent is in the windows.
-  const reports = new Map<string, RunReport>()
-  for (const grp of [a, b, c, d, e, f, g, h]) {
-    for (let k = 1; k <= 3; k++) {
-      const id = `${grp}-${k}`
-      reports.set(id, await waitFor(`run ${id} counted`, async () => {
-        const r = await api<RunReport>(`/api/v1/runs/${id}/report`)
-        const done = r.status === 200 && r.body.run?.clients_ended === 2 && r.body.completeness.counted === r.body.completeness.sent
-        return done ? r.body : undefined
-      }))
+    const api = async <T>(url: string): Promise<{ status: number; body: T }> => {
+      const r = await svc.api!.inject({ method: 'GET', url })
+      return { status: r.statusCode, body: r.json<T>() }
     }
-  }
+    // Every run counted: both clients ended and every event they sent is in the windows.
+    const reports = new Map<string, RunReport>()
+    for (const grp of [a, b, c, d, e, f, g, h]) {
+      for (let k = 1; k <= 3; k++) {
+        const id = `${grp}-${k}`
+        reports.set(
+          id,
+          await waitFor(`run ${id} counted`, async () => {
+            const r = await api<RunReport>(`/api/v1/runs/${id}/report`)
+            const done =
+              r.status === 200 &&
+              r.body.run?.clients_ended === 2 &&
+              r.body.completeness.counted === r.body.completeness.sent
+            return done ? r.body : undefined
+          }),
+        )
+      }
+    }
 
-  // The runs list: filtered by group and label; an unknown parameter is refused.
-  const listed = await api<{ runs: RunInfo[] }>(`/api/v1/runs?group=${a}`)
-  assert.deepEqual(listed.body.runs.map((r) => [r.run_id, r.repeat, r.clients]).sort((x, y) => Number(x[1]) - Number(y[1])), [[`${a}-1`, 1, 2], [`${a}-2`, 2, 2], [`${a}-3`, 3, 2]])
-  const run1 = listed.body.runs.find((r) => r.repeat === 1)!
-  assert.equal(run1.group_id, a)
-  assert.equal(run1.properties.recordcount, '1000')
-  assert.equal(run1.properties.scanproportion, '0.2')
-  assert.equal(run1.properties.maxexecutiontime, String(SECONDS))
-  const byLabel = await api<{ runs: RunInfo[] }>('/api/v1/runs?label=version=1.3')
-  assert.deepEqual(byLabel.body.runs.map((r) => r.run_id).sort(), [`${d}-1`, `${d}-2`, `${d}-3`])
-  const both = await api<{ runs: RunInfo[] }>(`/api/v1/runs?label=version=1.3&group=${a}`)
-  assert.deepEqual(both.body.runs, [])
-  const typo = await api<{ code: string; message: string }>('/api/v1/runs?lable=version=1.3')
-  assert.equal(typo.status, 400)
-  assert.match(typo.body.message, /lable/)
-  const cliRuns = await cli(te.env, ['runs', '--group', d, '--label', 'version=1.3', '--json'])
-  assert.equal(cliRuns.code, 0, cliRuns.stderr)
-  assert.equal((JSON.parse(cliRuns.stdout) as RunInfo[]).length, 3)
+    // The runs list: filtered by group and label; an unknown parameter is refused.
+    const listed = await api<{ runs: RunInfo[] }>(`/api/v1/runs?group=${a}`)
+    assert.deepEqual(
+      listed.body.runs.map((r) => [r.run_id, r.repeat, r.clients]).sort((x, y) => Number(x[1]) - Number(y[1])),
+      [
+        [`${a}-1`, 1, 2],
+        [`${a}-2`, 2, 2],
+        [`${a}-3`, 3, 2],
+      ],
+    )
+    const run1 = listed.body.runs.find((r) => r.repeat === 1)!
+    assert.equal(run1.group_id, a)
+    assert.equal(run1.properties.recordcount, '1000')
+    assert.equal(run1.properties.scanproportion, '0.2')
+    assert.equal(run1.properties.maxexecutiontime, String(SECONDS))
+    const byLabel = await api<{ runs: RunInfo[] }>('/api/v1/runs?label=version=1.3')
+    assert.deepEqual(byLabel.body.runs.map((r) => r.run_id).sort(), [`${d}-1`, `${d}-2`, `${d}-3`])
+    const both = await api<{ runs: RunInfo[] }>(`/api/v1/runs?label=version=1.3&group=${a}`)
+    assert.deepEqual(both.body.runs, [])
+    const typo = await api<{ code: string; message: string }>('/api/v1/runs?lable=version=1.3')
+    assert.equal(typo.status, 400)
+    assert.match(typo.body.message, /lable/)
+    const cliRuns = await cli(te.env, ['runs', '--group', d, '--label', 'version=1.3', '--json'])
+    assert.equal(cliRuns.code, 0, cliRuns.stderr)
+    assert.equal((JSON.parse(cliRuns.stdout) as RunInfo[]).length, 3)
 
-  // Not comparable without --force: the scan delay is a setting, and it is named.
-  const refused = await api<{ code: string; message: string }>(`/api/v1/compare?baseline=group:${a}&candidate=group:${d}`)
-  assert.equal(refused.status, 409)
-  assert.equal(refused.body.code, 'BS_ERR_NOT_COMPARABLE')
-  assert.match(refused.body.message, /property memory\.delay\.scan: \(unset\) vs 3000/)
+    // Not comparable without --force: the scan delay is a setting, and it is named.
+    const refused = await api<{ code: string; message: string }>(
+      `/api/v1/compare?baseline=group:${a}&candidate=group:${d}`,
+    )
+    assert.equal(refused.status, 409)
+    assert.equal(refused.body.code, 'BS_ERR_NOT_COMPARABLE')
+    assert.match(refused.body.message, /property memory\.delay\.scan: \(unset\) vs 3000/)
 
-  const verdicts = (cmp: ReleaseComparison): string => cmp.figures.map((f) => `${f.label}: ${f.verdict} (p=${f.pValue?.toPrecision(2)}, q=${f.adjustedPValue?.toPrecision(2)}) ${JSON.stringify(f.baseline.values)} -> ${JSON.stringify(f.candidate.values)}`).join('\n#   ')
-  const slow = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=version=1.3&force=true`)).body
-  process.stdout.write(`# A vs D (scan +3 ms):\n#   ${verdicts(slow)}\n`)
-  assert.equal(slow.forced, true)
-  assert.deepEqual(slow.differences.map((x) => x.name), ['property memory.delay.scan'])
-  const flagged = slow.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'improvement')
-  // Only SCAN regresses, and every flagged SCAN figure is a regression. Another operation may
-  // honestly improve: a client thread that spends 3 ms in a scan starts its next operation
-  // later, so fewer operations overlap and the others wait less (seen on a quiet machine:
-  // UPDATE p99 806-1092 -> 293-461 µs in all three runs of each side). A regression anywhere
-  // else, or a SCAN "improvement", would be a wrong verdict.
-  assert.ok(flagged.every((f) => (f.op === 'SCAN' ? f.verdict === 'regression' : f.verdict === 'improvement')), `only SCAN regresses: ${flagged.map((f) => `${f.label} ${f.verdict}`).join(', ')}`)
-  assert.ok(flagged.some((f) => f.op === 'SCAN'), 'the slowed SCAN is flagged')
-  // The median of every run moved by 3 ms: a regression whatever the machine does. The tails
-  // (p99 of 150 scans a run) and the mean carry this busy machine's hiccups too; they are
-  // flagged when they stand out (printed above), never another operation.
-  const scanP50 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p50')!
-  assert.equal(scanP50.verdict, 'regression', scanP50.reason)
-  assert.equal(scanP50.samples, 'repetitions')
-  assert.equal(scanP50.method, 'welch-t')
-  assert.ok(scanP50.changePercent! > 1000, `SCAN p50 +${scanP50.changePercent}%`)
-  assert.ok(scanP50.candidate.values.every((v) => v! >= 3000), 'every run of D has its scans 3 ms slower')
-  for (const f of slow.figures.filter((x) => x.figure === 'error_rate')) assert.equal(f.verdict, 'no significant change', `${f.label}: no errors on either side`)
-  for (const f of slow.figures.filter((x) => x.figure === 'throughput')) assert.equal(f.verdict, 'at target', `${f.label}: ${f.reason}`)
-  // The values shown are each run's own report (merged over its two clients).
-  const scanP99 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p99')!
-  assert.deepEqual(scanP99.baseline.values, [1, 2, 3].map((k) => reports.get(`${a}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs))
-  assert.deepEqual(scanP99.candidate.values, [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs))
-  const overall = slow.figures.find((x) => x.op === 'OVERALL' && x.figure === 'throughput')!
-  assert.deepEqual(overall.candidate.values, [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.throughputOpsPerSec))
-  // Grafana's view of the groups (error bars): the median of the runs' own figures and their range.
-  const [bars] = await queryRows<{ runs: string; median_p99_us: number; min_p99_us: number; max_p99_us: number }>(svc.ch, `SELECT runs, median_p99_us, min_p99_us, max_p99_us FROM benchstream.group_op_figures WHERE group_id = {g:String} AND op = 'SCAN'`, { g: d })
-  const p99s = scanP99.candidate.values.filter((v) => v !== null)
-  assert.equal(Number(bars!.runs), 3)
-  assert.deepEqual([bars!.median_p99_us, bars!.min_p99_us, bars!.max_p99_us], [scanP99.candidate.center, Math.min(...p99s), Math.max(...p99s)])
+    const verdicts = (cmp: ReleaseComparison): string =>
+      cmp.figures
+        .map(
+          (f) =>
+            `${f.label}: ${f.verdict} (p=${f.pValue?.toPrecision(2)}, q=${f.adjustedPValue?.toPrecision(2)}) ` +
+            `${JSON.stringify(f.baseline.values)} -> ${JSON.stringify(f.candidate.values)}`,
+        )
+        .join('\n#   ')
+    const slow = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=version=1.3&force=true`))
+      .body
+    process.stdout.write(`# A vs D (scan +3 ms):\n#   ${verdicts(slow)}\n`)
+    assert.equal(slow.forced, true)
+    assert.deepEqual(
+      slow.differences.map((x) => x.name),
+      ['property memory.delay.scan'],
+    )
+    const flagged = slow.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'improvement')
+    // Only SCAN regresses, and every flagged SCAN figure is a regression. Another operation may
+    // honestly improve: a client thread that spends 3 ms in a scan starts its next operation
+    // later, so fewer operations overlap and the others wait less (seen on a quiet machine:
+    // UPDATE p99 806-1092 -> 293-461 µs in all three runs of each side). A regression anywhere
+    // else, or a SCAN "improvement", would be a wrong verdict.
+    assert.ok(
+      flagged.every((f) => (f.op === 'SCAN' ? f.verdict === 'regression' : f.verdict === 'improvement')),
+      `only SCAN regresses: ${flagged.map((f) => `${f.label} ${f.verdict}`).join(', ')}`,
+    )
+    assert.ok(
+      flagged.some((f) => f.op === 'SCAN'),
+      'the slowed SCAN is flagged',
+    )
+    // The median of every run moved by 3 ms: a regression whatever the machine does. The tails
+    // (p99 of 150 scans a run) and the mean carry this busy machine's hiccups too; they are
+    // flagged when they stand out (printed above), never another operation.
+    const scanP50 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p50')!
+    assert.equal(scanP50.verdict, 'regression', scanP50.reason)
+    assert.equal(scanP50.samples, 'repetitions')
+    assert.equal(scanP50.method, 'welch-t')
+    assert.ok(scanP50.changePercent! > 1000, `SCAN p50 +${scanP50.changePercent}%`)
+    assert.ok(
+      scanP50.candidate.values.every((v) => v! >= 3000),
+      'every run of D has its scans 3 ms slower',
+    )
+    for (const f of slow.figures.filter((x) => x.figure === 'error_rate'))
+      assert.equal(f.verdict, 'no significant change', `${f.label}: no errors on either side`)
+    for (const f of slow.figures.filter((x) => x.figure === 'throughput'))
+      assert.equal(f.verdict, 'at target', `${f.label}: ${f.reason}`)
+    // The values shown are each run's own report (merged over its two clients).
+    const scanP99 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p99')!
+    assert.deepEqual(
+      scanP99.baseline.values,
+      [1, 2, 3].map((k) => reports.get(`${a}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs),
+    )
+    assert.deepEqual(
+      scanP99.candidate.values,
+      [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.measurements.find((m) => m.name === 'SCAN')!.p99LatencyUs),
+    )
+    const overall = slow.figures.find((x) => x.op === 'OVERALL' && x.figure === 'throughput')!
+    assert.deepEqual(
+      overall.candidate.values,
+      [1, 2, 3].map((k) => reports.get(`${d}-${k}`)!.throughputOpsPerSec),
+    )
+    // Grafana's view of the groups (error bars): the median of the runs' own figures and their range.
+    const [bars] = await queryRows<{ runs: string; median_p99_us: number; min_p99_us: number; max_p99_us: number }>(
+      svc.ch,
+      `SELECT runs, median_p99_us, min_p99_us, max_p99_us FROM benchstream.group_op_figures WHERE ` +
+        `group_id = {g:String} AND op = 'SCAN'`,
+      { g: d },
+    )
+    const p99s = scanP99.candidate.values.filter((v) => v !== null)
+    assert.equal(Number(bars!.runs), 3)
+    assert.deepEqual(
+      [bars!.median_p99_us, bars!.min_p99_us, bars!.max_p99_us],
+      [scanP99.candidate.center, Math.min(...p99s), Math.max(...p99s)],
+    )
 
-  // Identical configurations: three pairs that ran together, each compared once. Under the
-  // null, Benjamini-Hochberg at α = 0.05 keeps the chance of any finding in one comparison at
-  // about 5%, and one systematic difference between two groups shows in several correlated
-  // figures at once (avg, p50 and p95 of one operation), so the unit that can be wrong is the
-  // comparison, not the figure. "At most one of three" fails about one run in 140 with perfect
-  // statistics; two or three would say the method (or the repetitions' independence) is off.
-  let tested = 0
-  const identical = async (x: string, y: string): Promise<ReleaseComparison> => {
-    const cmp = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${x}&candidate=group:${y}`)).body
-    assert.equal(cmp.comparable, true)
-    const found = cmp.figures.filter((z) => z.verdict === 'regression' || z.verdict === 'improvement')
-    const unadjusted = cmp.figures.filter((z) => z.pValue !== null && z.pValue < cmp.alpha && z.verdict !== 'at target').length
-    process.stdout.write(`# ${x} vs ${y}: ${found.length} finding(s) of ${cmp.tests} tested figures${found.length === 0 ? '' : `: ${found.map((z: ComparedFigure) => `${z.label} ${z.verdict} p=${z.pValue?.toPrecision(2)} ${JSON.stringify(z.baseline.values)} -> ${JSON.stringify(z.candidate.values)}`).join(', ')}`}; ${unadjusted} with p < ${cmp.alpha} before the adjustment\n`)
-    for (const z of cmp.figures.filter((q) => q.figure === 'throughput')) assert.equal(z.verdict, 'at target', `${x} vs ${y} ${z.label}: ${z.reason}`)
-    tested += cmp.tests
-    return cmp
-  }
-  const findings = (cmp: ReleaseComparison): number => cmp.figures.filter((z) => z.verdict === 'regression' || z.verdict === 'improvement').length
-  const together = [await identical(b, c), await identical(e, f), await identical(g, h)]
-  const withFindings = together.filter((cmp) => findings(cmp) > 0).length
-  process.stdout.write(`# identical configurations run together: ${withFindings} of 3 comparisons with a finding, ${together.reduce((n, cmp) => n + findings(cmp), 0)} false finding(s) over ${tested} tested figures\n`)
-  assert.ok(withFindings <= 1, `${withFindings} of 3 comparisons of identical configurations have findings`)
-  // The test is symmetric: C vs B has B vs C's p-values, and every finding turns around.
-  const mirrored = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${c}&candidate=group:${b}`)).body
-  for (const z of mirrored.figures) {
-    const o = together[0]!.figures.find((q) => q.label === z.label)!
-    if (z.pValue === null || o.pValue === null) assert.equal(z.pValue, o.pValue, z.label)
-    else assert.ok(Math.abs(z.pValue - o.pValue) < 1e-9, `${z.label}: p ${z.pValue} vs ${o.pValue}`)
-    const turned: Record<string, string> = { regression: 'improvement', improvement: 'regression' }
-    // Only a change right at the minimum effect may differ: +x% one way is -x/(1+x)% the other.
-    const nearMinimum = Math.abs(Math.abs(z.effectPercent ?? 0) - mirrored.minEffect * 100) < 0.05 * mirrored.minEffect * 100
-    if (z.verdict !== (turned[o.verdict] ?? o.verdict)) assert.ok(nearMinimum, `${z.label}: ${o.verdict} one way, ${z.verdict} the other`)
-  }
-  let drift = 0
-  for (const [x, y] of [[a, b], [a, c], [b, e], [c, f]] as const) drift += findings(await identical(x, y))
-  process.stdout.write(`# identical configurations run a minute apart: ${drift} finding(s) in 4 comparisons (machine drift, not asserted)\n`)
+    // Identical configurations: three pairs that ran together, each compared once. Under the
+    // null, Benjamini-Hochberg at α = 0.05 keeps the chance of any finding in one comparison at
+    // about 5%, and one systematic difference between two groups shows in several correlated
+    // figures at once (avg, p50 and p95 of one operation), so the unit that can be wrong is the
+    // comparison, not the figure. "At most one of three" fails about one run in 140 with perfect
+    // statistics; two or three would say the method (or the repetitions' independence) is off.
+    let tested = 0
+    const identical = async (x: string, y: string): Promise<ReleaseComparison> => {
+      const cmp = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${x}&candidate=group:${y}`)).body
+      assert.equal(cmp.comparable, true)
+      const found = cmp.figures.filter((z) => z.verdict === 'regression' || z.verdict === 'improvement')
+      const unadjusted = cmp.figures.filter(
+        (z) => z.pValue !== null && z.pValue < cmp.alpha && z.verdict !== 'at target',
+      ).length
+      process.stdout.write(
+        `# ${x} vs ${y}: ${found.length} finding(s) of ${cmp.tests} tested ` +
+          `figures${found.length === 0 ? '' : `: ${found.map((z: ComparedFigure) => `${z.label} ${z.verdict} p=${z.pValue?.toPrecision(2)} ` + `${JSON.stringify(z.baseline.values)} -> ${JSON.stringify(z.candidate.values)}`).join(', ')}`}; ` +
+          `${unadjusted} with p < ${cmp.alpha} before the adjustment\n`,
+      )
+      for (const z of cmp.figures.filter((q) => q.figure === 'throughput'))
+        assert.equal(z.verdict, 'at target', `${x} vs ${y} ${z.label}: ${z.reason}`)
+      tested += cmp.tests
+      return cmp
+    }
+    const findings = (cmp: ReleaseComparison): number =>
+      cmp.figures.filter((z) => z.verdict === 'regression' || z.verdict === 'improvement').length
+    const together = [await identical(b, c), await identical(e, f), await identical(g, h)]
+    const withFindings = together.filter((cmp) => findings(cmp) > 0).length
+    process.stdout.write(
+      `# identical configurations run together: ${withFindings} of 3 ` +
+        `comparisons with a finding, ${together.reduce((n, cmp) => n + findings(cmp), 0)} ` +
+        `false finding(s) over ${tested} tested figures\n`,
+    )
+    assert.ok(withFindings <= 1, `${withFindings} of 3 comparisons of identical configurations have findings`)
+    // The test is symmetric: C vs B has B vs C's p-values, and every finding turns around.
+    const mirrored = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${c}&candidate=group:${b}`)).body
+    for (const z of mirrored.figures) {
+      const o = together[0]!.figures.find((q) => q.label === z.label)!
+      if (z.pValue === null || o.pValue === null) assert.equal(z.pValue, o.pValue, z.label)
+      else assert.ok(Math.abs(z.pValue - o.pValue) < 1e-9, `${z.label}: p ${z.pValue} vs ${o.pValue}`)
+      const turned: Record<string, string> = { regression: 'improvement', improvement: 'regression' }
+      // Only a change right at the minimum effect may differ: +x% one way is -x/(1+x)% the other.
+      const nearMinimum =
+        Math.abs(Math.abs(z.effectPercent ?? 0) - mirrored.minEffect * 100) < 0.05 * mirrored.minEffect * 100
+      if (z.verdict !== (turned[o.verdict] ?? o.verdict))
+        assert.ok(nearMinimum, `${z.label}: ${o.verdict} one way, ${z.verdict} the other`)
+    }
+    let drift = 0
+    for (const [x, y] of [
+      [a, b],
+      [a, c],
+      [b, e],
+      [c, f],
+    ] as const)
+      drift += findings(await identical(x, y))
+    process.stdout.write(
+      `# identical configurations run a minute apart: ${drift} finding(s) in 4 comparisons (machine ` +
+        `drift, not asserted)\n`,
+    )
 
-  // Where the time went: real async-profiler output attached to one run of each side (CPU
-  // sampling on the baseline, itimer on the candidate: different shares of the same broker's
-  // frames). compare's profile section is frameShareChanges of exactly those stacks.
-  const [cpu, itimer] = ['kafka-broker-cpu-10ms.collapsed', 'kafka-broker-itimer-10ms.collapsed'].map((f) => path.join(PROFILES, f)) as [string, string]
-  for (const [run, file] of [[`${a}-1`, cpu], [`${d}-2`, itimer]] as const) {
-    const attached = await cli(te.env, ['profile', 'attach', '--run-id', run, '--label', 'host=broker', file])
-    assert.equal(attached.code, 0, attached.stderr)
-  }
-  const withProfiles = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=group:${d}&force=true`)).body
-  // attach folds JVM hidden-class names (Lambda$1198.0x00007f..) as it stores them: so does the reference.
-  const stacksIn = (f: string): Folded => normalizeHiddenClasses(parseFolded(fs.readFileSync(f, 'utf8'), f).stacks).stacks
-  const expected = frameShareChanges(stacksIn(cpu), stacksIn(itimer), PROFILE_FRAMES)
-  assert.ok(withProfiles.profiles !== null, 'both sides have profile samples')
-  assert.deepEqual({ ...withProfiles.profiles, diffFlameGraph: undefined }, { ...expected, diffFlameGraph: undefined })
-  assert.ok(expected.self.length > 0 && expected.baselineSamples > 100, `${expected.baselineSamples} samples`)
-  assert.equal(withProfiles.profiles.diffFlameGraph, `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`)
-  assert.equal((await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${b}&candidate=group:${c}`)).body.profiles, null, 'no profiles on either side: no section')
+    // Where the time went: real async-profiler output attached to one run of each side (CPU
+    // sampling on the baseline, itimer on the candidate: different shares of the same broker's
+    // frames). compare's profile section is frameShareChanges of exactly those stacks.
+    const [cpu, itimer] = ['kafka-broker-cpu-10ms.collapsed', 'kafka-broker-itimer-10ms.collapsed'].map((f) =>
+      path.join(PROFILES, f),
+    ) as [string, string]
+    for (const [run, file] of [
+      [`${a}-1`, cpu],
+      [`${d}-2`, itimer],
+    ] as const) {
+      const attached = await cli(te.env, ['profile', 'attach', '--run-id', run, '--label', 'host=broker', file])
+      assert.equal(attached.code, 0, attached.stderr)
+    }
+    const withProfiles = (
+      await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=group:${d}&force=true`)
+    ).body
+    // attach folds JVM hidden-class names (Lambda$1198.0x00007f..) as it stores them: so does the reference.
+    const stacksIn = (f: string): Folded =>
+      normalizeHiddenClasses(parseFolded(fs.readFileSync(f, 'utf8'), f).stacks).stacks
+    const expected = frameShareChanges(stacksIn(cpu), stacksIn(itimer), PROFILE_FRAMES)
+    assert.ok(withProfiles.profiles !== null, 'both sides have profile samples')
+    assert.deepEqual(
+      { ...withProfiles.profiles, diffFlameGraph: undefined },
+      { ...expected, diffFlameGraph: undefined },
+    )
+    assert.ok(expected.self.length > 0 && expected.baselineSamples > 100, `${expected.baselineSamples} samples`)
+    assert.equal(
+      withProfiles.profiles.diffFlameGraph,
+      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
+    )
+    assert.equal(
+      (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${b}&candidate=group:${c}`)).body.profiles,
+      null,
+      'no profiles on either side: no section',
+    )
 
-  // The Markdown a release email gets, from the command line through the server's API.
-  const md = await cli(te.env, ['compare', `group:${a}`, `group:${d}`, '--force', '--format', 'markdown'])
-  assert.equal(md.code, 0, md.stderr)
-  process.stdout.write(`# markdown:\n${md.stdout.split('\n').map((l) => `#   ${l}`).join('\n')}\n`)
-  // The median moved for sure (asserted above); the tails only when this machine's hiccups allow.
-  assert.match(md.stdout, /^\| SCAN p50 \(µs\) \| [\d.]+ ± \d+% \| [\d.k]+ ± \d+% \| \+[\d.]+% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m)
-  assert.match(md.stdout, /^\| READ p99 \(µs\) \| .* \| ~ \| ~ .*\|$/m)
-  assert.match(md.stdout, /^\| OVERALL throughput \(ops\/s\) \| .* \| at target \|$/m)
-  assert.match(md.stdout, /\*\*Not comparable, compared with --force:\*\* property memory\.delay\.scan \(unset\) → 3000/)
-  assert.match(md.stdout, /^#### Where the CPU time went: [\d,]+ baseline and [\d,]+ candidate profile samples/m)
-  const top = expected.self[0]!
-  assert.match(md.stdout, new RegExp(`^\\| self \\| .+ \\| ${top.baseline.toFixed(2).replace('.', '\\.')}% \\| ${top.candidate.toFixed(2).replace('.', '\\.')}% \\| ${top.change > 0 ? '\\+' : ''}${top.change.toFixed(2).replace('.', '\\.')} \\|$`, 'm'), 'the frame whose self share changed most is a row')
-  const refusedCli = await cli(te.env, ['compare', `group:${a}`, `group:${d}`])
-  assert.equal(refusedCli.code, 1)
-  assert.match(refusedCli.stderr, /^benchstream: BS_ERR_NOT_COMPARABLE: the runs are not comparable: property memory\.delay\.scan/)
+    // The Markdown a release email gets, from the command line through the server's API.
+    const md = await cli(te.env, ['compare', `group:${a}`, `group:${d}`, '--force', '--format', 'markdown'])
+    assert.equal(md.code, 0, md.stderr)
+    process.stdout.write(
+      `# markdown:\n${md.stdout
+        .split('\n')
+        .map((l) => `#   ${l}`)
+        .join('\n')}\n`,
+    )
+    // The median moved for sure (asserted above); the tails only when this machine's hiccups allow.
+    assert.match(
+      md.stdout,
+      /^\| SCAN p50 \(µs\) \| [\d.]+ ± \d+% \| [\d.k]+ ± \d+% \| \+[\d.]+% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m,
+    )
+    assert.match(md.stdout, /^\| READ p99 \(µs\) \| .* \| ~ \| ~ .*\|$/m)
+    assert.match(md.stdout, /^\| OVERALL throughput \(ops\/s\) \| .* \| at target \|$/m)
+    assert.match(
+      md.stdout,
+      /\*\*Not comparable, compared with --force:\*\* property memory\.delay\.scan \(unset\) → 3000/,
+    )
+    assert.match(md.stdout, /^#### Where the CPU time went: [\d,]+ baseline and [\d,]+ candidate profile samples/m)
+    const top = expected.self[0]!
+    assert.match(
+      md.stdout,
+      new RegExp(
+        `^\\| self \\| .+ \\| ${top.baseline.toFixed(2).replace('.', '\\.')}% ` +
+          `\\| ${top.candidate.toFixed(2).replace('.', '\\.')}% ` +
+          `\\| ${top.change > 0 ? '\\+' : ''}${top.change.toFixed(2).replace('.', '\\.')} \\|$`,
+        'm',
+      ),
+      'the frame whose self share changed most is a row',
+    )
+    const refusedCli = await cli(te.env, ['compare', `group:${a}`, `group:${d}`])
+    assert.equal(refusedCli.code, 1)
+    assert.match(
+      refusedCli.stderr,
+      /^benchstream: BS_ERR_NOT_COMPARABLE: the runs are not comparable: property memory\.delay\.scan/,
+    )
 
-  // Below target: one client that cannot keep 250 ops/s (reads take 20 ms, one thread).
-  const slowRun = `slow-${stamp}`
-  const below = await cli(te.env, ['run', ...WORKLOAD, '-p', 'memory.delay.read=20000', '-threads', '1', '-target', String(TARGET), '--seconds', String(SECONDS), '-db', 'memory', '--run-id', slowRun, '--client-id', 'c1', '--max-schedule-lag', '100000'])
-  assert.equal(below.code, 0, below.stderr)
-  await waitFor(`run ${slowRun} counted`, async () => {
-    const r = await api<RunReport>(`/api/v1/runs/${slowRun}/report`)
-    return r.status === 200 && r.body.run?.clients_ended === 1 && r.body.completeness.counted === r.body.completeness.sent ? true : undefined
-  })
-  const short = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=${slowRun}&force=true`)).body
-  const tp = short.figures.find((f) => f.op === 'OVERALL' && f.figure === 'throughput')!
-  assert.equal(tp.verdict, 'below target', tp.reason)
-  assert.match(tp.note ?? '', /^\d+\.\d% short of target 250 ops\/s$/)
-  assert.equal(short.workloads[0]!.throttle!.candidate.status, 'below target')
-  assert.equal(short.workloads[0]!.throttle!.baseline.status, 'at target')
-})
+    // Below target: one client that cannot keep 250 ops/s (reads take 20 ms, one thread).
+    const slowRun = `slow-${stamp}`
+    const below = await cli(te.env, [
+      'run',
+      ...WORKLOAD,
+      '-p',
+      'memory.delay.read=20000',
+      '-threads',
+      '1',
+      '-target',
+      String(TARGET),
+      '--seconds',
+      String(SECONDS),
+      '-db',
+      'memory',
+      '--run-id',
+      slowRun,
+      '--client-id',
+      'c1',
+      '--max-schedule-lag',
+      '100000',
+    ])
+    assert.equal(below.code, 0, below.stderr)
+    await waitFor(`run ${slowRun} counted`, async () => {
+      const r = await api<RunReport>(`/api/v1/runs/${slowRun}/report`)
+      return r.status === 200 &&
+        r.body.run?.clients_ended === 1 &&
+        r.body.completeness.counted === r.body.completeness.sent
+        ? true
+        : undefined
+    })
+    const short = (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${a}&candidate=${slowRun}&force=true`))
+      .body
+    const tp = short.figures.find((f) => f.op === 'OVERALL' && f.figure === 'throughput')!
+    assert.equal(tp.verdict, 'below target', tp.reason)
+    assert.match(tp.note ?? '', /^\d+\.\d% short of target 250 ops\/s$/)
+    assert.equal(short.workloads[0]!.throttle!.candidate.status, 'below target')
+    assert.equal(short.workloads[0]!.throttle!.baseline.status, 'at target')
+  },
+)

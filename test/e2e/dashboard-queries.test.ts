@@ -30,14 +30,36 @@ import { generateDashboards, generatedDir } from '../../dashboards/index.js'
 import { expandQuery, type ExpandContext } from '../helpers/grafana-macros.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
-interface Target { refId: string; format: number; rawSql: string }
-interface JsonPanel { type: string; title: string; targets?: Target[]; panels?: JsonPanel[] }
-interface JsonVariable { name: string; type: string; query: string }
-interface JsonDashboard { uid: string; panels: JsonPanel[]; templating: { list: JsonVariable[] } }
+interface Target {
+  refId: string
+  format: number
+  rawSql: string
+}
+interface JsonPanel {
+  type: string
+  title: string
+  targets?: Target[]
+  panels?: JsonPanel[]
+}
+interface JsonVariable {
+  name: string
+  type: string
+  query: string
+}
+interface JsonDashboard {
+  uid: string
+  panels: JsonPanel[]
+  templating: { list: JsonVariable[] }
+}
 type Row = Record<string, unknown>
-interface Result { meta: Array<{ name: string; type: string }>; data: Row[] }
+interface Result {
+  meta: Array<{ name: string; type: string }>
+  data: Row[]
+}
 
-/** The columns each query must return, by `uid/panel title/refId` or `uid/$variable`. A new panel must be added here. */
+/**
+ * The columns each query must return, by `uid/panel title/refId` or `uid/$variable`. A new panel must be added here.
+ */
 const EXPECTED: Record<string, string[]> = {
   'benchstream-live/$run': ['run_id'],
   'benchstream-live/$op': ['op'],
@@ -60,14 +82,52 @@ const EXPECTED: Record<string, string[]> = {
   'benchstream-compare/$candidate': ['run_id'],
   'benchstream-compare/Throughput since start/A': ['t_s', 'baseline', 'candidate'],
   'benchstream-compare/p99 latency since start/A': ['t_s', 'baseline', 'candidate'],
-  'benchstream-compare/Per measurement: baseline vs candidate/A': ['measurement', ...['ops_per_s', 'avg_us', 'p95_us', 'p99_us', 'intended_p99_us'].flatMap((m) => [`baseline_${m}`, `candidate_${m}`, `${m}_change_pct`])],
+  'benchstream-compare/Per measurement: baseline vs candidate/A': [
+    'measurement',
+    ...['ops_per_s', 'avg_us', 'p95_us', 'p99_us', 'intended_p99_us'].flatMap((m) => [
+      `baseline_${m}`,
+      `candidate_${m}`,
+      `${m}_change_pct`,
+    ]),
+  ],
   'benchstream-sweep/$label': ['label'],
   'benchstream-sweep/$workload': ['workload'],
-  'benchstream-sweep/Runs by ${label}/A': ['value', 'run_id', 'workload', 'clients', 'threads', 'ops_per_s', 'avg_us', 'p50_us', 'p99_us'],
+  'benchstream-sweep/Runs by ${label}/A': [
+    'value',
+    'run_id',
+    'workload',
+    'clients',
+    'threads',
+    'ops_per_s',
+    'avg_us',
+    'p50_us',
+    'p99_us',
+  ],
   'benchstream-sweep/Throughput by ${label}/A': ['value', 'ops_per_s'],
   'benchstream-sweep/p99 latency by ${label}/A': ['value', 'p99_us'],
-  'benchstream-sweep/Groups of repetitions: median and range/A': ['group_id', 'workload', 'op', 'runs', 'median_ops_per_sec', 'min_ops_per_sec', 'max_ops_per_sec', 'median_p99_us', 'min_p99_us', 'max_p99_us'],
-  'benchstream-sweep/Sweep points/A': ['sweep_id', 'param', 'point', 'run_id', 'ops_per_sec', 'p50_us', 'p95_us', 'p99_us', 'error_rate'],
+  'benchstream-sweep/Groups of repetitions: median and range/A': [
+    'group_id',
+    'workload',
+    'op',
+    'runs',
+    'median_ops_per_sec',
+    'min_ops_per_sec',
+    'max_ops_per_sec',
+    'median_p99_us',
+    'min_p99_us',
+    'max_p99_us',
+  ],
+  'benchstream-sweep/Sweep points/A': [
+    'sweep_id',
+    'param',
+    'point',
+    'run_id',
+    'ops_per_sec',
+    'p50_us',
+    'p95_us',
+    'p99_us',
+    'error_rate',
+  ],
   'benchstream-sweep/Sweep curve: throughput/A': ['x', 'ops_per_sec'],
   'benchstream-sweep/Sweep curve: p99/A': ['x', 'p99_us'],
 }
@@ -84,9 +144,14 @@ async function execute(ch: ClickHouse, query: string): Promise<Result> {
 }
 
 const num = (v: unknown): number => Number(v)
-const close = (a: number, b: number, what: string, rel = 1e-9): void => assert.ok(Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1), `${what}: ${a} vs ${b}`)
+const close = (a: number, b: number, what: string, rel = 1e-9): void =>
+  assert.ok(Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1), `${what}: ${a} vs ${b}`)
 
-interface RunOutcome { runId: string; sentEvents: number; ops: string[] }
+interface RunOutcome {
+  runId: string
+  sentEvents: number
+  ops: string[]
+}
 
 test('every dashboard query runs on real data and shows the numbers the reports show', async (t) => {
   const te = testEnv()
@@ -100,73 +165,183 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   const stamp = Date.now()
   // One throttled client (so the target line exists) and a run of two unthrottled clients.
   const drive = async (runId: string, clients: Array<{ id: string; args: string[] }>): Promise<RunOutcome> => {
-    const outcomes = await Promise.all(clients.map(async (c) => {
-      const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-db', 'memory', '--run-id', runId, '--client-id', c.id, ...c.args], te.env, { bindings: BINDING_NAMES })
-      const workload = CoreWorkload.fromProperties(cfg.properties)
-      const binding = createBinding(cfg.binding, cfg.properties)
-      await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
-      const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: c.id })
-      const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-      await sink.close()
-      assert.equal(outcome.delivery.undelivered, 0)
-      return outcome
-    }))
+    const outcomes = await Promise.all(
+      clients.map(async (c) => {
+        const cfg = parseDriverArgs(
+          'run',
+          [
+            '-P',
+            'workloads/workloada',
+            '-p',
+            'recordcount=1000',
+            '-db',
+            'memory',
+            '--run-id',
+            runId,
+            '--client-id',
+            c.id,
+            ...c.args,
+          ],
+          te.env,
+          { bindings: BINDING_NAMES },
+        )
+        const workload = CoreWorkload.fromProperties(cfg.properties)
+        const binding = createBinding(cfg.binding, cfg.properties)
+        await runPhase(workload, binding, new NullSink(), {
+          phase: 'load',
+          threads: 2,
+          target: 0,
+          operationCount: 0,
+          maxExecutionTimeS: 0,
+          statusIntervalS: 0,
+        })
+        const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: c.id })
+        const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
+        await sink.close()
+        assert.equal(outcome.delivery.undelivered, 0)
+        return outcome
+      }),
+    )
     const ops = [...new Set(outcomes.flatMap((o) => Object.keys(o.delivery.sent).map((k) => k.split('/')[0]!)))].sort()
     return { runId, sentEvents: outcomes.reduce((a, o) => a + o.delivery.sentEvents, 0), ops }
   }
-  // Each run is the first repetition of a group of its own, and a point of one sweep over threads (as benchstream sweep labels them).
+  // Each run is the first repetition of a group of its own, and a point of one sweep over threads (as benchstream sweep
+  // labels them).
   const sweepId = `sw-${stamp}`
-  const tags = (group: string, point: number): string[] => ['--group', group, '--repetition', '1', '--label', `sweep=${sweepId}`, '--label', 'sweep.param=threads', '--label', `point=${point}`]
-  const baseline = await drive(`dash-base-${stamp}`, [{ id: 'base-a', args: ['-p', 'operationcount=5000', '-threads', '4', '-target', '2500', '--label', 'version=0.98.0', '--label', 'threads=4', ...tags(`gb-${stamp}`, 4)] }])
+  const tags = (group: string, point: number): string[] => [
+    '--group',
+    group,
+    '--repetition',
+    '1',
+    '--label',
+    `sweep=${sweepId}`,
+    '--label',
+    'sweep.param=threads',
+    '--label',
+    `point=${point}`,
+  ]
+  const baseline = await drive(`dash-base-${stamp}`, [
+    {
+      id: 'base-a',
+      args: [
+        '-p',
+        'operationcount=5000',
+        '-threads',
+        '4',
+        '-target',
+        '2500',
+        '--label',
+        'version=0.98.0',
+        '--label',
+        'threads=4',
+        ...tags(`gb-${stamp}`, 4),
+      ],
+    },
+  ])
   const candidate = await drive(`dash-cand-${stamp}`, [
-    { id: 'cand-a', args: ['-p', 'operationcount=4000', '-threads', '8', '--label', 'version=0.98.4', '--label', 'threads=16', ...tags(`gc-${stamp}`, 16)] },
-    { id: 'cand-b', args: ['-p', 'operationcount=3000', '-threads', '8', '--label', 'version=0.98.4', '--label', 'threads=16', ...tags(`gc-${stamp}`, 16)] },
+    {
+      id: 'cand-a',
+      args: [
+        '-p',
+        'operationcount=4000',
+        '-threads',
+        '8',
+        '--label',
+        'version=0.98.4',
+        '--label',
+        'threads=16',
+        ...tags(`gc-${stamp}`, 16),
+      ],
+    },
+    {
+      id: 'cand-b',
+      args: [
+        '-p',
+        'operationcount=3000',
+        '-threads',
+        '8',
+        '--label',
+        'version=0.98.4',
+        '--label',
+        'threads=16',
+        ...tags(`gc-${stamp}`, 16),
+      ],
+    },
   ])
   const runs = [baseline, candidate]
 
   await waitFor('both runs complete in ClickHouse', async () => {
-    const rows = await queryRows<{ run_id: string; n: string; ended: string; samples: string }>(ch, `
+    const rows = await queryRows<{ run_id: string; n: string; ended: string; samples: string }>(
+      ch,
+      `
       SELECT run_id,
              (SELECT sum(count) FROM benchstream.op_windows AS w WHERE w.run_id = r.run_id) AS n,
              clients_ended AS ended,
              (SELECT count() FROM benchstream.server_metrics AS m WHERE m.run_id = r.run_id) AS samples
-      FROM benchstream.runs AS r WHERE run_id IN {ids:Array(String)}`, { ids: runs.map((r) => r.runId) })
+      FROM benchstream.runs AS r WHERE run_id IN {ids:Array(String)}`,
+      { ids: runs.map((r) => r.runId) },
+    )
     const ok = runs.every((run) => {
       const r = rows.find((x) => x.run_id === run.runId)
-      return r !== undefined && Number(r.n) === run.sentEvents && Number(r.ended) === (run === baseline ? 1 : 2) && Number(r.samples) >= 4
+      return (
+        r !== undefined &&
+        Number(r.n) === run.sentEvents &&
+        Number(r.ended) === (run === baseline ? 1 : 2) &&
+        Number(r.samples) >= 4
+      )
     })
     return ok ? rows : undefined
   })
   // Server metric samples travel with the events; give the last ones a moment and require the count to be stable.
   await waitFor('server metric samples settle', async () => {
-    const count = async (): Promise<number> => Number((await queryRows<{ n: string }>(ch, 'SELECT count() AS n FROM benchstream.server_metrics'))[0]!.n)
+    const count = async (): Promise<number> =>
+      Number((await queryRows<{ n: string }>(ch, 'SELECT count() AS n FROM benchstream.server_metrics'))[0]!.n)
     const a = await count()
     await new Promise((r) => setTimeout(r, 700))
     return a === (await count()) ? true : undefined
   })
 
-  const [span] = await queryRows<{ first_ms: string }>(ch, `SELECT toUnixTimestamp64Milli(min(started_at)) AS first_ms FROM benchstream.runs WHERE run_id IN {ids:Array(String)}`, { ids: runs.map((r) => r.runId) })
+  const [span] = await queryRows<{ first_ms: string }>(
+    ch,
+    `SELECT toUnixTimestamp64Milli(min(started_at)) AS first_ms FROM benchstream.runs WHERE run_id ` +
+      `IN {ids:Array(String)}`,
+    { ids: runs.map((r) => r.runId) },
+  )
   const range = { fromMs: Number(span!.first_ms) - 60_000, toMs: Date.now() + 60_000, intervalMs: 1000 }
-  const [win] = await queryRows<{ w_ms: number; kinds: string }>(ch, `SELECT max(window_ms) AS w_ms, uniqExact(window_ms) AS kinds FROM benchstream.op_windows`)
+  const [win] = await queryRows<{ w_ms: number; kinds: string }>(
+    ch,
+    `SELECT max(window_ms) AS w_ms, uniqExact(window_ms) AS kinds FROM benchstream.op_windows`,
+  )
   assert.equal(Number(win!.kinds), 1)
   const windowS = Number(win!.w_ms) / 1000
 
   // The committed files are what users import; the unit tier checks they equal the generator's output.
-  const dashboards = generateDashboards().filter((g) => !TESTED_ELSEWHERE.has(g.uid)).map((g) => JSON.parse(readFileSync(path.join(generatedDir(), g.file), 'utf8')) as JsonDashboard)
-  const byUid = (uid: string): JsonDashboard => dashboards.find((d) => d.uid === uid) ?? assert.fail(`no dashboard ${uid}`)
+  const dashboards = generateDashboards()
+    .filter((g) => !TESTED_ELSEWHERE.has(g.uid))
+    .map((g) => JSON.parse(readFileSync(path.join(generatedDir(), g.file), 'utf8')) as JsonDashboard)
+  const byUid = (uid: string): JsonDashboard =>
+    dashboards.find((d) => d.uid === uid) ?? assert.fail(`no dashboard ${uid}`)
   const covered = new Set<string>()
 
   const variable = async (d: JsonDashboard, name: string, variables: ExpandContext['variables']): Promise<string[]> => {
     const v = d.templating.list.find((x) => x.name === name) ?? assert.fail(`${d.uid} has no variable ${name}`)
     const key = `${d.uid}/$${name}`
     const res = await execute(ch, expandQuery(v.query, { ...range, variables }))
-    assert.deepEqual(res.meta.map((m) => m.name), EXPECTED[key] ?? assert.fail(`no expected columns for ${key}`), key)
+    assert.deepEqual(
+      res.meta.map((m) => m.name),
+      EXPECTED[key] ?? assert.fail(`no expected columns for ${key}`),
+      key,
+    )
     covered.add(key)
     return res.data.map((r) => String(Object.values(r)[0]))
   }
 
   /** Runs every target of a dashboard with one variable set; returns results by `title/refId`. */
-  const panels = async (d: JsonDashboard, variables: ExpandContext['variables'], ctx: Partial<ExpandContext> = {}): Promise<Map<string, Row[]>> => {
+  const panels = async (
+    d: JsonDashboard,
+    variables: ExpandContext['variables'],
+    ctx: Partial<ExpandContext> = {},
+  ): Promise<Map<string, Row[]>> => {
     const out = new Map<string, Row[]>()
     const flat = d.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row')
     for (const p of flat) {
@@ -180,7 +355,11 @@ test('every dashboard query runs on real data and shows the numbers the reports 
           assert.fail(`${key} failed in ClickHouse: ${(err as Error).message}\n${sql}`)
         }
         const expected = EXPECTED[key] ?? assert.fail(`no expected columns for ${key}: add them to EXPECTED`)
-        assert.deepEqual(res.meta.map((m) => m.name), expected, `${key}: columns`)
+        assert.deepEqual(
+          res.meta.map((m) => m.name),
+          expected,
+          `${key}: columns`,
+        )
         if (!MAY_BE_EMPTY.has(key)) assert.ok(res.data.length > 0, `${key}: no rows (${JSON.stringify(variables)})`)
         if (target.format === 0) {
           assert.match(res.meta[0]!.type, /^DateTime/, `${key}: a time series needs a DateTime first column`)
@@ -207,22 +386,52 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     const one = (key: string): Row => res.get(key)?.[0] ?? assert.fail(`no row for ${key}`)
 
     assert.equal(num(one('Operations/A').operations), r.sentEvents, 'operations so far = events the drivers sent')
-    const [merged] = await queryRows<{ p99: number }>(ch, 'SELECT bs_quantile(0.99, sumMap(hist)) AS p99 FROM benchstream.op_windows WHERE run_id = {id:String}', { id: r.runId })
-    const [exact] = await queryRows<{ p99: number }>(ch, 'SELECT arraySort(groupArray(latency_us))[bs_rank(0.99, count())] AS p99 FROM benchstream.ops WHERE run_id = {id:String}', { id: r.runId })
+    const [merged] = await queryRows<{ p99: number }>(
+      ch,
+      'SELECT bs_quantile(0.99, sumMap(hist)) AS p99 FROM benchstream.op_windows WHERE run_id = {id:String}',
+      { id: r.runId },
+    )
+    const [exact] = await queryRows<{ p99: number }>(
+      ch,
+      'SELECT arraySort(groupArray(latency_us))[bs_rank(0.99, count())] AS p99 FROM benchstream.ops ' +
+        'WHERE run_id = {id:String}',
+      { id: r.runId },
+    )
     const p99 = num(one('p99 latency/A').p99_us)
     assert.equal(p99, merged!.p99, 'stat p99 = bs_quantile over the merged histograms')
-    assert.ok(Math.abs(p99 - exact!.p99) <= Math.max(0.01 * exact!.p99, 0.5), `stat p99 ${p99} within 1% of the exact ${exact!.p99}`)
-    const [exactIntended] = await queryRows<{ p99: number }>(ch, 'SELECT arraySort(groupArray(intended_us))[bs_rank(0.99, count())] AS p99 FROM benchstream.ops WHERE run_id = {id:String}', { id: r.runId })
+    assert.ok(
+      Math.abs(p99 - exact!.p99) <= Math.max(0.01 * exact!.p99, 0.5),
+      `stat p99 ${p99} within 1% of the exact ${exact!.p99}`,
+    )
+    const [exactIntended] = await queryRows<{ p99: number }>(
+      ch,
+      'SELECT arraySort(groupArray(intended_us))[bs_rank(0.99, count())] AS p99 FROM benchstream.ops ' +
+        'WHERE run_id = {id:String}',
+      { id: r.runId },
+    )
     const intendedP99 = num(one('Intended p99/A').intended_p99_us)
     assert.ok(intendedP99 >= p99, `intended p99 ${intendedP99} is at least the measured ${p99}`)
-    assert.ok(Math.abs(intendedP99 - exactIntended!.p99) <= Math.max(0.01 * exactIntended!.p99, 0.5), `stat intended p99 ${intendedP99} within 1% of the exact ${exactIntended!.p99}`)
+    assert.ok(
+      Math.abs(intendedP99 - exactIntended!.p99) <= Math.max(0.01 * exactIntended!.p99, 0.5),
+      `stat intended p99 ${intendedP99} within 1% of the exact ${exactIntended!.p99}`,
+    )
     // Current throughput: the closed windows of the last 10 s before the newest one, recomputed here from the windows.
-    const perWindow = await queryRows<{ ws: string; n: string }>(ch, 'SELECT toUnixTimestamp64Milli(window_start) AS ws, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {id:String} GROUP BY ws ORDER BY ws', { id: r.runId })
+    const perWindow = await queryRows<{ ws: string; n: string }>(
+      ch,
+      'SELECT toUnixTimestamp64Milli(window_start) AS ws, sum(count) AS n FROM benchstream.op_windows ' +
+        'WHERE run_id = {id:String} GROUP BY ws ORDER BY ws',
+      { id: r.runId },
+    )
     const newest = Math.max(...perWindow.map((w) => Number(w.ws)))
     const recent = perWindow.filter((w) => Number(w.ws) < newest && Number(w.ws) >= newest - 10_000)
     const current = one('Current throughput/A').ops_per_s
     if (recent.length === 0) assert.equal(current, null, 'current throughput of a one-window run')
-    else close(num(current), (recent.reduce((a, w) => a + Number(w.n), 0) * 1000) / (newest - Number(recent[0]!.ws)), 'current throughput')
+    else
+      close(
+        num(current),
+        (recent.reduce((a, w) => a + Number(w.n), 0) * 1000) / (newest - Number(recent[0]!.ws)),
+        'current throughput',
+      )
     assert.equal(num(one('Clients/A').clients), r === baseline ? 1 : 2)
     assert.equal(num(one('Errors/A').errors), 0)
     const hitRatio = num(one('Cache-hit ratio/A').hit_ratio)
@@ -230,22 +439,50 @@ test('every dashboard query runs on real data and shows the numbers the reports 
 
     // Per-client throughput adds up to the total in every bucket; the per-op series too.
     const total = new Map((res.get('Throughput/B') ?? []).map((row) => [String(row.time), num(row.total)]))
-    const sumBy = (rows: Row[]): Map<string, number> => rows.reduce((m, row) => m.set(String(row.time), (m.get(String(row.time)) ?? 0) + num(row.ops_per_s)), new Map<string, number>())
-    for (const [series, rows] of [['per client', res.get('Throughput per client/A') ?? []], ['per operation', res.get('Throughput/A') ?? []]] as const) {
+    const sumBy = (rows: Row[]): Map<string, number> =>
+      rows.reduce(
+        (m, row) => m.set(String(row.time), (m.get(String(row.time)) ?? 0) + num(row.ops_per_s)),
+        new Map<string, number>(),
+      )
+    for (const [series, rows] of [
+      ['per client', res.get('Throughput per client/A') ?? []],
+      ['per operation', res.get('Throughput/A') ?? []],
+    ] as const) {
       const sums = sumBy(rows)
       assert.deepEqual([...sums.keys()], [...total.keys()], `${series}: same buckets as the total`)
       for (const [time, v] of sums) close(v, total.get(time)!, `${series} at ${time}`)
     }
     // With 1 s buckets and 1 s windows the rates add back up to the operations.
-    if (windowS === 1) close([...total.values()].reduce((a, b) => a + b, 0), r.sentEvents, 'sum of the total series')
+    if (windowS === 1)
+      close(
+        [...total.values()].reduce((a, b) => a + b, 0),
+        r.sentEvents,
+        'sum of the total series',
+      )
     const targets = new Set((res.get('Throughput/B') ?? []).map((row) => row.target))
-    assert.deepEqual([...targets], [r === baseline ? 2500 : null], 'target line: the run target, absent when unthrottled')
+    assert.deepEqual(
+      [...targets],
+      [r === baseline ? 2500 : null],
+      'target line: the run target, absent when unthrottled',
+    )
 
     // One bucket over the whole run: the panels reduce to whole-run figures computed another way.
     const whole = await panels(live, { run: r.runId, op: ops }, { intervalMs: 315_360_000_000 })
-    const summary = await queryRows<{ op: string; p50_us: number; p99_us: number; p999_us: number }>(ch, 'SELECT op, p50_us, p99_us, p999_us FROM benchstream.run_summary WHERE run_id = {id:String} ORDER BY op', { id: r.runId })
-    assert.deepEqual((whole.get('Latency percentiles/A') ?? []).map((row) => [row.op, row.p50, row.p99, row['p99.9']]), summary.map((s) => [s.op, s.p50_us, s.p99_us, s.p999_us]))
-    const samples = await queryRows<{ client_id: string; name: string; value: number }>(ch, 'SELECT client_id, name, value FROM benchstream.server_metrics WHERE run_id = {id:String} ORDER BY client_id, name, at', { id: r.runId })
+    const summary = await queryRows<{ op: string; p50_us: number; p99_us: number; p999_us: number }>(
+      ch,
+      'SELECT op, p50_us, p99_us, p999_us FROM benchstream.run_summary WHERE run_id = {id:String} ORDER BY op',
+      { id: r.runId },
+    )
+    assert.deepEqual(
+      (whole.get('Latency percentiles/A') ?? []).map((row) => [row.op, row.p50, row.p99, row['p99.9']]),
+      summary.map((s) => [s.op, s.p50_us, s.p99_us, s.p999_us]),
+    )
+    const samples = await queryRows<{ client_id: string; name: string; value: number }>(
+      ch,
+      'SELECT client_id, name, value FROM benchstream.server_metrics WHERE run_id = {id:String} ORDER ' +
+        'BY client_id, name, at',
+      { id: r.runId },
+    )
     const growth = (name: string): number => {
       let sum = 0
       for (const client of new Set(samples.map((s) => s.client_id))) {
@@ -257,10 +494,17 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     const serverRows = whole.get('Cache-hit ratio (server)/A') ?? []
     assert.equal(serverRows.length, 1)
     assert.equal(serverRows[0]!.source, 'memory')
-    close(num(serverRows[0]!.hit_ratio), growth('cache_hits') / (growth('cache_hits') + growth('cache_misses')), 'server-side hit ratio over the run')
+    close(
+      num(serverRows[0]!.hit_ratio),
+      growth('cache_hits') / (growth('cache_hits') + growth('cache_misses')),
+      'server-side hit ratio over the run',
+    )
     // The run report carries the same server-side figure.
     const serverCache = reports.get(r.runId)!.serverCache
-    assert.deepEqual(serverCache.map((c) => [c.source, c.hits, c.misses]), [['memory', growth('cache_hits'), growth('cache_misses')]])
+    assert.deepEqual(
+      serverCache.map((c) => [c.source, c.hits, c.misses]),
+      [['memory', growth('cache_hits'), growth('cache_misses')]],
+    )
     close(serverCache[0]!.ratio!, num(serverRows[0]!.hit_ratio), 'report server cache-hit ratio = panel')
   }
 
@@ -275,14 +519,29 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   const base = reports.get(baseline.runId)!
   const cand = reports.get(candidate.runId)!
   // Intended latency is a column beside each measurement, not a row of its own.
-  const names = [...new Set([...base.measurements, ...cand.measurements].map((m) => m.name).filter((n) => !n.startsWith('Intended-')))]
-  assert.deepEqual(rows.map((row) => row.measurement), ['OVERALL', ...names], 'one row per YCSB measurement, OVERALL first, YCSB order')
+  const names = [
+    ...new Set(
+      [...base.measurements, ...cand.measurements].map((m) => m.name).filter((n) => !n.startsWith('Intended-')),
+    ),
+  ]
+  assert.deepEqual(
+    rows.map((row) => row.measurement),
+    ['OVERALL', ...names],
+    'one row per YCSB measurement, OVERALL first, YCSB order',
+  )
   const overall = rows[0]!
   assert.equal(num(overall.baseline_ops_per_s), base.throughputOpsPerSec, 'baseline throughput = run report')
   assert.equal(num(overall.candidate_ops_per_s), cand.throughputOpsPerSec, 'candidate throughput = run report')
-  close(num(overall.ops_per_s_change_pct), ((cand.throughputOpsPerSec - base.throughputOpsPerSec) / base.throughputOpsPerSec) * 100, 'throughput change %')
+  close(
+    num(overall.ops_per_s_change_pct),
+    ((cand.throughputOpsPerSec - base.throughputOpsPerSec) / base.throughputOpsPerSec) * 100,
+    'throughput change %',
+  )
   for (const row of rows.slice(1)) {
-    for (const [side, report] of [['baseline', base], ['candidate', cand]] as const) {
+    for (const [side, report] of [
+      ['baseline', base],
+      ['candidate', cand],
+    ] as const) {
       const m = report.measurements.find((x) => x.name === row.measurement)
       if (m === undefined) {
         assert.equal(row[`${side}_ops_per_s`], null)
@@ -293,16 +552,30 @@ test('every dashboard query runs on real data and shows the numbers the reports 
       assert.equal(num(row[`${side}_p95_us`]), m.p95LatencyUs, `${side} ${m.name} p95`)
       assert.equal(num(row[`${side}_p99_us`]), m.p99LatencyUs, `${side} ${m.name} p99`)
       const intended = report.measurements.find((x) => x.name === `Intended-${m.name}`)
-      if (intended !== undefined) assert.equal(num(row[`${side}_intended_p99_us`]), intended.p99LatencyUs, `${side} ${m.name} intended p99 = report's Intended-${m.name}`)
-      else assert.ok(num(row[`${side}_intended_p99_us`]) >= m.p99LatencyUs, `${side} ${m.name} intended p99 (unthrottled)`)
+      if (intended !== undefined)
+        assert.equal(
+          num(row[`${side}_intended_p99_us`]),
+          intended.p99LatencyUs,
+          `${side} ${m.name} intended p99 = report's Intended-${m.name}`,
+        )
+      else
+        assert.ok(num(row[`${side}_intended_p99_us`]) >= m.p99LatencyUs, `${side} ${m.name} intended p99 (unthrottled)`)
     }
   }
   // Aligned series start at t=0 for both runs; with 1 s steps and windows their rates add up to the operations.
   const aligned = cmp.get('Throughput since start/A') ?? []
   assert.equal(num(aligned[0]!.t_s), 0)
-  for (const [side, r] of [['baseline', baseline], ['candidate', candidate]] as const) {
+  for (const [side, r] of [
+    ['baseline', baseline],
+    ['candidate', candidate],
+  ] as const) {
     assert.notEqual(aligned[0]![side], null, `${side} has a value at t=0`)
-    if (windowS === 1) close(aligned.reduce((a, row) => a + (row[side] === null ? 0 : num(row[side])), 0), r.sentEvents, `${side} aligned total`)
+    if (windowS === 1)
+      close(
+        aligned.reduce((a, row) => a + (row[side] === null ? 0 : num(row[side])), 0),
+        r.sentEvents,
+        `${side} aligned total`,
+      )
   }
 
   // -- sweep ------------------------------------------------------------------
@@ -311,40 +584,94 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   const workloads = await variable(sweep, 'workload', { label: 'threads' })
   assert.equal(workloads[0], '*')
   assert.ok(workloads.length >= 2)
-  for (const [label, workload] of [['threads', '*'], ['version', workloads[1]!]] as const) {
+  for (const [label, workload] of [
+    ['threads', '*'],
+    ['version', workloads[1]!],
+  ] as const) {
     const res = await panels(sweep, { label, workload })
     const table = res.get('Runs by ${label}/A') ?? []
     const expectedOrder = label === 'threads' ? ['4', '16'] : ['0.98.0', '0.98.4'] // numeric order: 4 before 16
-    assert.deepEqual(table.map((row) => row.value), expectedOrder, `${label}: runs sorted by value`)
-    assert.deepEqual(table.map((row) => row.run_id), [baseline.runId, candidate.runId])
-    for (const row of table) assert.equal(num(row.ops_per_s), reports.get(String(row.run_id))!.throughputOpsPerSec, `${label}: sweep throughput of ${String(row.run_id)} = run report`)
-    assert.deepEqual((res.get(`Throughput by \${label}/A`) ?? []).map((row) => [row.value, num(row.ops_per_s)]), table.map((row) => [row.value, num(row.ops_per_s)]))
-    assert.deepEqual((res.get(`p99 latency by \${label}/A`) ?? []).map((row) => row.value), expectedOrder)
+    assert.deepEqual(
+      table.map((row) => row.value),
+      expectedOrder,
+      `${label}: runs sorted by value`,
+    )
+    assert.deepEqual(
+      table.map((row) => row.run_id),
+      [baseline.runId, candidate.runId],
+    )
+    for (const row of table)
+      assert.equal(
+        num(row.ops_per_s),
+        reports.get(String(row.run_id))!.throughputOpsPerSec,
+        `${label}: sweep throughput of ${String(row.run_id)} = run report`,
+      )
+    assert.deepEqual(
+      (res.get(`Throughput by \${label}/A`) ?? []).map((row) => [row.value, num(row.ops_per_s)]),
+      table.map((row) => [row.value, num(row.ops_per_s)]),
+    )
+    assert.deepEqual(
+      (res.get(`p99 latency by \${label}/A`) ?? []).map((row) => row.value),
+      expectedOrder,
+    )
 
     // Groups of one run each: median, smallest and largest are the run's own figures.
     const groups = res.get('Groups of repetitions: median and range/A') ?? []
-    for (const [group, r] of [[`gb-${stamp}`, baseline], [`gc-${stamp}`, candidate]] as const) {
+    for (const [group, r] of [
+      [`gb-${stamp}`, baseline],
+      [`gc-${stamp}`, candidate],
+    ] as const) {
       const report = reports.get(r.runId)!
-      const overall = groups.find((g) => g.group_id === group && g.op === 'OVERALL') ?? assert.fail(`no OVERALL row of ${group}`)
+      const overall =
+        groups.find((g) => g.group_id === group && g.op === 'OVERALL') ?? assert.fail(`no OVERALL row of ${group}`)
       assert.equal(num(overall.runs), 1)
-      for (const k of ['median_ops_per_sec', 'min_ops_per_sec', 'max_ops_per_sec']) close(num(overall[k]), report.throughputOpsPerSec, `${group} ${k}`)
+      for (const k of ['median_ops_per_sec', 'min_ops_per_sec', 'max_ops_per_sec'])
+        close(num(overall[k]), report.throughputOpsPerSec, `${group} ${k}`)
       const read = groups.find((g) => g.group_id === group && g.op === 'READ') ?? assert.fail(`no READ row of ${group}`)
       const readP99 = report.measurements.find((m) => m.name === 'READ')!.p99LatencyUs
-      for (const k of ['median_p99_us', 'min_p99_us', 'max_p99_us']) assert.equal(num(read[k]), readP99, `${group} READ ${k} = the run report's`)
+      for (const k of ['median_p99_us', 'min_p99_us', 'max_p99_us'])
+        assert.equal(num(read[k]), readP99, `${group} READ ${k} = the run report's`)
     }
     // The sweep: points in numeric order, each the run's report; the curve the same numbers.
     const points = res.get('Sweep points/A') ?? []
-    assert.deepEqual(points.map((row) => [row.sweep_id, row.param, row.point, row.run_id]), [[sweepId, 'threads', '4', baseline.runId], [sweepId, 'threads', '16', candidate.runId]])
-    for (const row of points) close(num(row.ops_per_sec), reports.get(String(row.run_id))!.throughputOpsPerSec, `sweep point ${String(row.point)} throughput`)
-    assert.deepEqual((res.get('Sweep curve: throughput/A') ?? []).map((row) => [num(row.x), num(row.ops_per_sec)]), points.map((row) => [Number(row.point), num(row.ops_per_sec)]))
-    assert.deepEqual((res.get('Sweep curve: p99/A') ?? []).map((row) => [num(row.x), num(row.p99_us)]), points.map((row) => [Number(row.point), num(row.p99_us)]))
+    assert.deepEqual(
+      points.map((row) => [row.sweep_id, row.param, row.point, row.run_id]),
+      [
+        [sweepId, 'threads', '4', baseline.runId],
+        [sweepId, 'threads', '16', candidate.runId],
+      ],
+    )
+    for (const row of points)
+      close(
+        num(row.ops_per_sec),
+        reports.get(String(row.run_id))!.throughputOpsPerSec,
+        `sweep point ${String(row.point)} throughput`,
+      )
+    assert.deepEqual(
+      (res.get('Sweep curve: throughput/A') ?? []).map((row) => [num(row.x), num(row.ops_per_sec)]),
+      points.map((row) => [Number(row.point), num(row.ops_per_sec)]),
+    )
+    assert.deepEqual(
+      (res.get('Sweep curve: p99/A') ?? []).map((row) => [num(row.x), num(row.p99_us)]),
+      points.map((row) => [Number(row.point), num(row.p99_us)]),
+    )
   }
 
   // Every query of every dashboard ran at least once.
   const all = dashboards.flatMap((d) => [
     ...d.templating.list.filter((v) => v.type === 'query').map((v) => `${d.uid}/$${v.name}`),
-    ...d.panels.flatMap((p) => [p, ...(p.panels ?? [])]).flatMap((p) => (p.targets ?? []).map((tg) => `${d.uid}/${p.title}/${tg.refId}`)),
+    ...d.panels
+      .flatMap((p) => [p, ...(p.panels ?? [])])
+      .flatMap((p) => (p.targets ?? []).map((tg) => `${d.uid}/${p.title}/${tg.refId}`)),
   ])
-  assert.deepEqual(all.filter((k) => !covered.has(k)), [], 'queries not executed')
-  assert.deepEqual(Object.keys(EXPECTED).filter((k) => !all.includes(k)), [], 'EXPECTED names queries that no dashboard has')
+  assert.deepEqual(
+    all.filter((k) => !covered.has(k)),
+    [],
+    'queries not executed',
+  )
+  assert.deepEqual(
+    Object.keys(EXPECTED).filter((k) => !all.includes(k)),
+    [],
+    'EXPECTED names queries that no dashboard has',
+  )
 })

@@ -40,7 +40,15 @@ import { testEnv, waitFor } from '../helpers/env.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** Without the background-networking flags Chromium keeps calling out to a network that is not there. */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 const CLIENTS = ['client-a', 'client-b']
 /** Per client, ops/s. */
 const TARGET = 500
@@ -61,7 +69,11 @@ interface PageElement {
   value: string
   querySelectorAll(selector: string): Iterable<PageElement>
 }
-declare const document: { getElementById(id: string): PageElement | null; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): PageElement | null }
+declare const document: {
+  getElementById(id: string): PageElement | null
+  querySelectorAll(selector: string): Iterable<PageElement>
+  querySelector(selector: string): PageElement | null
+}
 declare const window: unknown
 
 interface PageFigures {
@@ -97,7 +109,13 @@ async function figures(page: Page): Promise<PageFigures> {
     const meta: Record<string, string> = {}
     for (const b of document.querySelectorAll('#meta [data-field]')) meta[b.dataset.field!] = b.textContent ?? ''
     const charts: PageFigures['charts'] = {}
-    const live = (window as { benchstreamLive: { charts: Record<string, { u: { data: Array<Array<number | null>>; series: Array<{ label: string }> } }> } }).benchstreamLive
+    const live = (
+      window as {
+        benchstreamLive: {
+          charts: Record<string, { u: { data: Array<Array<number | null>>; series: Array<{ label: string }> } }>
+        }
+      }
+    ).benchstreamLive
     for (const [key, c] of Object.entries(live.charts)) {
       const series: Record<string, Array<number | null>> = {}
       c.u.series.forEach((s, i) => {
@@ -127,7 +145,11 @@ async function figures(page: Page): Promise<PageFigures> {
 }
 
 test('the live view draws complete windows pushed over SSE, with the numbers of the report', async (t) => {
-  assert.ok(existsSync(CHROMIUM), `the live view test needs Chromium at ${CHROMIUM} (Debian package chromium; deploy/local/system-deps.sh installs it, CHROMIUM_PATH names another)`)
+  assert.ok(
+    existsSync(CHROMIUM),
+    `the live view test needs Chromium at ${CHROMIUM} (Debian package chromium; deploy/local/system-deps.sh ` +
+      `installs it, CHROMIUM_PATH names another)`,
+  )
   const started = Date.now()
   const te = testEnv()
   t.after(te.cleanup)
@@ -136,7 +158,12 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const shots = mkdtempSync(path.join(os.tmpdir(), 'benchstream-live-view-'))
   const profile = mkdtempSync(path.join(os.tmpdir(), 'benchstream-chromium-'))
   t.after(() => rmSync(profile, { recursive: true, force: true }))
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1400, height: 1000 } })
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1400, height: 1000 },
+  })
   t.after(() => browser.close())
   const page = await browser.newPage()
   const pageErrors: string[] = []
@@ -152,29 +179,81 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const runId = `live-${Date.now()}`
   const infra = readInfraConfig(te.env)
   const kafka = createKafka(infra.kafka, 'e2e-live')
-  const drivers = await Promise.all(CLIENTS.map(async (clientId, i) => {
-    const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=2000', '-p', 'operationcount=10000000', '-p', `maxexecutiontime=${MAX_RUN_S}`, '-p', `memory.cachesize=${400 + 100 * i}`, '-threads', '4', '-target', String(TARGET), '-db', 'memory', '--run-id', runId, '--client-id', clientId, '--label', 'test=live-view', '--label', 'build=e2e'], te.env, { bindings: BINDING_NAMES })
-    const workload = CoreWorkload.fromProperties(cfg.properties)
-    const binding = createBinding(cfg.binding, cfg.properties)
-    await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 2, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
-    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
-    return { cfg, workload, binding, sink }
-  }))
+  const drivers = await Promise.all(
+    CLIENTS.map(async (clientId, i) => {
+      const cfg = parseDriverArgs(
+        'run',
+        [
+          '-P',
+          'workloads/workloada',
+          '-p',
+          'recordcount=2000',
+          '-p',
+          'operationcount=10000000',
+          '-p',
+          `maxexecutiontime=${MAX_RUN_S}`,
+          '-p',
+          `memory.cachesize=${400 + 100 * i}`,
+          '-threads',
+          '4',
+          '-target',
+          String(TARGET),
+          '-db',
+          'memory',
+          '--run-id',
+          runId,
+          '--client-id',
+          clientId,
+          '--label',
+          'test=live-view',
+          '--label',
+          'build=e2e',
+        ],
+        te.env,
+        { bindings: BINDING_NAMES },
+      )
+      const workload = CoreWorkload.fromProperties(cfg.properties)
+      const binding = createBinding(cfg.binding, cfg.properties)
+      await runPhase(workload, binding, new NullSink(), {
+        phase: 'load',
+        threads: 2,
+        target: 0,
+        operationCount: 0,
+        maxExecutionTimeS: 0,
+        statusIntervalS: 0,
+      })
+      const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
+      return { cfg, workload, binding, sink }
+    }),
+  )
   let runGoing = true
   const stop = new AbortController()
   const runStarted = Date.now()
-  const running = Promise.all(drivers.map(async (d) => {
-    const outcome = await runDriver(d.cfg, { workload: d.workload, binding: d.binding, sink: d.sink, status: () => undefined, signal: stop.signal })
-    await d.sink.close()
-    return outcome
-  })).finally(() => {
+  const running = Promise.all(
+    drivers.map(async (d) => {
+      const outcome = await runDriver(d.cfg, {
+        workload: d.workload,
+        binding: d.binding,
+        sink: d.sink,
+        status: () => undefined,
+        signal: stop.signal,
+      })
+      await d.sink.close()
+      return outcome
+    }),
+  ).finally(() => {
     runGoing = false
   })
 
   // The new run reaches the picker by itself, and the page follows it.
   await page.waitForSelector(`#run-picker option[value="${runId}"]`, { state: 'attached', timeout: 30_000 })
   // While the run goes on: what the page draws, every 400 ms.
-  const seen: Array<{ at: number; points: number; updates: number; throughput: PageFigures['charts'][string] | undefined }> = []
+  const seen: Array<{
+    at: number
+    points: number
+    updates: number
+    throughput: PageFigures['charts'][string] | undefined
+  }> = []
   let shotRunning = false
   const grown = (): boolean => {
     const first = seen.find((s) => s.points > 0)
@@ -182,7 +261,8 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   }
   while (runGoing) {
     const f = await figures(page)
-    if (runGoing) seen.push({ at: Date.now() - started, points: f.points, updates: f.updates, throughput: f.charts.throughput })
+    if (runGoing)
+      seen.push({ at: Date.now() - started, points: f.points, updates: f.updates, throughput: f.charts.throughput })
     if (runGoing && !shotRunning && f.points >= 6) {
       await page.screenshot({ path: path.join(shots, 'live-view-running.png'), fullPage: true })
       shotRunning = true
@@ -196,13 +276,21 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const growth = [...new Set(seen.map((s) => s.points).filter((p) => p > 0))]
   t.diagnostic(`during the run: ${seen.map((s) => `${s.at}ms:${s.points}/${s.updates}`).join(' ')}`)
   // On two shared cores a window may take a few seconds to become complete: growing once is the proof asked for.
-  assert.ok(growth.length >= 2 && growth.every((p, i) => i === 0 || p > growth[i - 1]!), `the plotted windows grew while the run went on (SSE updates): ${JSON.stringify(growth)}`)
+  assert.ok(
+    growth.length >= 2 && growth.every((p, i) => i === 0 || p > growth[i - 1]!),
+    `the plotted windows grew while the run went on (SSE updates): ${JSON.stringify(growth)}`,
+  )
   assert.ok(Math.max(...seen.map((s) => s.updates)) >= 1, 'updates arrived during the run')
 
   // Everything in ClickHouse, then the page final.
   const ch = svc.ch
   await waitFor('all events and both end records in ClickHouse', async () => {
-    const [r] = await queryRows<{ n: string; ended: string }>(ch, `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS n, (SELECT count() FROM benchstream.run_clients WHERE run_id = {runId:String} AND phase = 'end') AS ended`, { runId })
+    const [r] = await queryRows<{ n: string; ended: string }>(
+      ch,
+      `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS n, ` +
+        `(SELECT count() FROM benchstream.run_clients WHERE run_id = {runId:String} AND phase = 'end') AS ended`,
+      { runId },
+    )
     return Number(r!.n) === delivered && Number(r!.ended) === CLIENTS.length ? true : undefined
   })
   await page.waitForSelector('#charts[data-final="true"]', { timeout: 90_000 })
@@ -222,30 +310,57 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   assert.equal(report.operations, delivered)
   const ops = Object.keys(f.rows).sort()
   // Intended latency is a column of each operation's row, not a row of its own.
-  assert.deepEqual(ops, report.measurements.filter((m) => !m.name.endsWith('-FAILED') && !m.name.startsWith('Intended-')).map((m) => m.name).sort())
+  assert.deepEqual(
+    ops,
+    report.measurements
+      .filter((m) => !m.name.endsWith('-FAILED') && !m.name.startsWith('Intended-'))
+      .map((m) => m.name)
+      .sort(),
+  )
   for (const op of ops) {
     const m = report.measurements.find((x) => x.name === op)!
     const row = f.rows[op]!
     assert.equal(Number(row.operations), m.operations, `${op} operations`)
-    assert.equal(Number(row.failed), report.measurements.find((x) => x.name === `${op}-FAILED`)?.operations ?? 0, `${op} failed`)
+    assert.equal(
+      Number(row.failed),
+      report.measurements.find((x) => x.name === `${op}-FAILED`)?.operations ?? 0,
+      `${op} failed`,
+    )
     assert.equal(Number(row.p50), m.p50LatencyUs, `${op} p50`)
     assert.equal(Number(row.p95), m.p95LatencyUs, `${op} p95`)
     assert.equal(Number(row.p99), m.p99LatencyUs, `${op} p99`)
     assert.equal(Number(row.p999), m.p999LatencyUs, `${op} p99.9`)
     assert.equal(Number(row.maxUs), m.maxLatencyUs, `${op} max`)
-    assert.ok(Math.abs(Number(row.averageUs) - m.averageLatencyUs) < 1e-6, `${op} average ${row.averageUs} vs ${m.averageLatencyUs}`)
+    assert.ok(
+      Math.abs(Number(row.averageUs) - m.averageLatencyUs) < 1e-6,
+      `${op} average ${row.averageUs} vs ${m.averageLatencyUs}`,
+    )
     assert.ok(Math.abs(Number(row.cacheHitRatio) - report.cacheHitRatio[op]!) < 1e-12, `${op} client cache-hit ratio`)
   }
-  const intended = await queryRows<{ op: string; p99: string }>(ch, `SELECT op, bs_quantile(0.99, sumMap(intended_hist)) AS p99 FROM benchstream.op_windows WHERE run_id = {runId:String} AND status = 'OK' GROUP BY op`, { runId })
+  const intended = await queryRows<{ op: string; p99: string }>(
+    ch,
+    `SELECT op, bs_quantile(0.99, sumMap(intended_hist)) AS p99 FROM benchstream.op_windows WHERE ` +
+      `run_id = {runId:String} AND status = 'OK' GROUP BY op`,
+    { runId },
+  )
   for (const r of intended) {
     assert.equal(Number(f.rows[r.op]!.intendedP99), Number(r.p99), `${r.op} intended p99`)
     // The report's Intended- section (a throttled run) says the same, clamped to its maximum.
     const im = report.measurements.find((x) => x.name === `Intended-${r.op}`)!
-    assert.equal(Number(f.rows[r.op]!.intendedP99), Math.min(Number(r.p99), im.maxLatencyUs), `${r.op} intended p99 = report's Intended-${r.op}`)
+    assert.equal(
+      Number(f.rows[r.op]!.intendedP99),
+      Math.min(Number(r.p99), im.maxLatencyUs),
+      `${r.op} intended p99 = report's Intended-${r.op}`,
+    )
   }
 
   // Every window, as ClickHouse counts it: total, per operation, per client.
-  const perWindow = await queryRows<{ t: string; op: string; client_id: string; n: string }>(ch, `SELECT toUnixTimestamp64Milli(window_start) AS t, op, client_id, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY t, op, client_id`, { runId })
+  const perWindow = await queryRows<{ t: string; op: string; client_id: string; n: string }>(
+    ch,
+    `SELECT toUnixTimestamp64Milli(window_start) AS t, op, client_id, sum(count) AS n FROM benchstream.op_windows ` +
+      `WHERE run_id = {runId:String} GROUP BY t, op, client_id`,
+    { runId },
+  )
   const sum = (pred: (r: (typeof perWindow)[number]) => boolean): Map<number, number> => {
     const m = new Map<number, number>()
     for (const r of perWindow) if (pred(r)) m.set(Number(r.t), (m.get(Number(r.t)) ?? 0) + Number(r.n))
@@ -258,12 +373,18 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const thr = f.charts.throughput!
   assert.deepEqual(thr.x, expectedX, 'one point per window, first to last, none left out')
   assert.equal(f.points, expectedX.length)
-  const rate = (m: Map<number, number>): number[] => expectedX.map((x) => ((m.get(Math.round(x * 1000)) ?? 0) * 1000) / W)
+  const rate = (m: Map<number, number>): number[] =>
+    expectedX.map((x) => ((m.get(Math.round(x * 1000)) ?? 0) * 1000) / W)
   assert.deepEqual(thr.series.total, rate(totals), 'total ops/s per window')
   for (const op of ops) assert.deepEqual(thr.series[op], rate(sum((r) => r.op === op)), `${op} ops/s per window`)
-  assert.deepEqual(thr.series.target, expectedX.map(() => CLIENTS.length * TARGET), 'the target line')
+  assert.deepEqual(
+    thr.series.target,
+    expectedX.map(() => CLIENTS.length * TARGET),
+    'the target line',
+  )
   const clients = f.charts.clients!
-  for (const c of CLIENTS) assert.deepEqual(clients.series[c], rate(sum((r) => r.client_id === c)), `${c} ops/s per window`)
+  for (const c of CLIENTS)
+    assert.deepEqual(clients.series[c], rate(sum((r) => r.client_id === c)), `${c} ops/s per window`)
 
   // Only complete windows were ever drawn: every value shown during the run is the window's final one.
   let compared = 0
@@ -271,7 +392,12 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
     if (s.throughput === undefined) continue
     s.throughput.x.forEach((x, i) => {
       const final = ((totals.get(Math.round(x * 1000)) ?? 0) * 1000) / W
-      assert.equal(s.throughput!.series.total![i], final, `window ${new Date(x * 1000).toISOString()} was drawn at ${s.throughput!.series.total![i]} ops/s during the run; its final count is ${final} ops/s`)
+      assert.equal(
+        s.throughput!.series.total![i],
+        final,
+        `window ${new Date(x * 1000).toISOString()} was drawn at ${s.throughput!.series.total![i]} ops/s ` +
+          `during the run; its final count is ${final} ops/s`,
+      )
       compared++
     })
   }
@@ -292,34 +418,59 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   assert.match(f.meta.labels ?? '', /test=live-view/)
 
   // Cache hits: client side from the windows, server side from the memory store's cumulative counters.
-  const hm = await queryRows<{ h: string; m: string }>(ch, `SELECT sum(cache_hits) AS h, sum(cache_misses) AS m FROM benchstream.op_windows WHERE run_id = {runId:String}`, { runId })
+  const hm = await queryRows<{ h: string; m: string }>(
+    ch,
+    `SELECT sum(cache_hits) AS h, sum(cache_misses) AS m FROM benchstream.op_windows WHERE run_id = {runId:String}`,
+    { runId },
+  )
   assert.equal(Number(f.hitClient), Number(hm[0]!.h) / (Number(hm[0]!.h) + Number(hm[0]!.m)))
-  const samples = await queryRows<{ client_id: string; name: string; at_ms: string; value: number }>(ch, `SELECT client_id, name, toUnixTimestamp64Milli(at) AS at_ms, value FROM benchstream.server_metrics WHERE run_id = {runId:String} AND source = 'memory' AND name IN ('cache_hits', 'cache_misses') ORDER BY client_id, name, at`, { runId })
+  const samples = await queryRows<{ client_id: string; name: string; at_ms: string; value: number }>(
+    ch,
+    `SELECT client_id, name, toUnixTimestamp64Milli(at) AS at_ms, value FROM benchstream.server_metrics ` +
+      `WHERE run_id = {runId:String} AND source = 'memory' AND name IN ('cache_hits', 'cache_misses') ` +
+      `ORDER BY client_id, name, at`,
+    { runId },
+  )
   const inc = { cache_hits: 0, cache_misses: 0 }
   const end = starts[starts.length - 1]! + W
   samples.forEach((s, i) => {
     const prev = samples[i - 1]
     if (prev === undefined || prev.client_id !== s.client_id || prev.name !== s.name) return
     const at = Number(s.at_ms)
-    if (at >= starts[0]! && at < end) inc[s.name as keyof typeof inc] += s.value >= prev.value ? s.value - prev.value : s.value
+    if (at >= starts[0]! && at < end)
+      inc[s.name as keyof typeof inc] += s.value >= prev.value ? s.value - prev.value : s.value
   })
   assert.ok(inc.cache_hits + inc.cache_misses > 0, 'the memory store sampled its counters')
-  assert.ok(Math.abs(Number(f.hitServer) - inc.cache_hits / (inc.cache_hits + inc.cache_misses)) < 1e-12, `server-side hit ratio ${f.hitServer} vs ${inc.cache_hits / (inc.cache_hits + inc.cache_misses)}`)
+  assert.ok(
+    Math.abs(Number(f.hitServer) - inc.cache_hits / (inc.cache_hits + inc.cache_misses)) < 1e-12,
+    `server-side hit ratio ${f.hitServer} vs ${inc.cache_hits / (inc.cache_hits + inc.cache_misses)}`,
+  )
 
   // A baseline overlay, aligned on seconds since start: the run against itself lies on top of itself.
   await page.goto(`${svc.apiUrl}/?run=${runId}&baseline=${runId}`)
   await page.waitForSelector('#charts[data-final="true"]')
-  await page.waitForFunction(() => document.querySelector('[data-field="baseline"]')?.textContent?.includes('(waiting)') === false)
+  await page.waitForFunction(
+    () => document.querySelector('[data-field="baseline"]')?.textContent?.includes('(waiting)') === false,
+  )
   const b = await figures(page)
   const overlay = b.charts.throughput!
   const label = `baseline total (${runId})`
-  assert.deepEqual(overlay.series[label], overlay.series.total, 'the baseline overlay is aligned on seconds since start')
-  for (const op of ops) assert.deepEqual(b.charts[`latency:${op}`]!.series['baseline p99'], b.charts[`latency:${op}`]!.series.p99)
+  assert.deepEqual(
+    overlay.series[label],
+    overlay.series.total,
+    'the baseline overlay is aligned on seconds since start',
+  )
+  for (const op of ops)
+    assert.deepEqual(b.charts[`latency:${op}`]!.series['baseline p99'], b.charts[`latency:${op}`]!.series.p99)
 
   const keep = process.env.LIVE_VIEW_SCREENSHOT_DIR
   if (keep !== undefined && keep !== '') {
     mkdirSync(keep, { recursive: true })
-    for (const name of ['live-view.png', 'live-view-running.png']) if (existsSync(path.join(shots, name))) copyFileSync(path.join(shots, name), path.join(keep, name))
+    for (const name of ['live-view.png', 'live-view-running.png'])
+      if (existsSync(path.join(shots, name))) copyFileSync(path.join(shots, name), path.join(keep, name))
   }
-  t.diagnostic(`screenshots in ${shots}; ${seen.length} samples during the run, windows drawn ${JSON.stringify(growth)}; ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  t.diagnostic(
+    `screenshots in ${shots}; ${seen.length} samples during the run, windows drawn ${JSON.stringify(growth)}; ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s`,
+  )
 })

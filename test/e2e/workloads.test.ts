@@ -92,15 +92,48 @@ for (const binding of BINDINGS) {
       const runId = `wl-${w}-${binding}-${suffix}`
       const infra = readInfraConfig(te.env)
       await resetStore(binding)
-      const connection = binding === 'redis' ? ['-p', `redis.port=${redis.port}`] : binding === 'postgres' ? ['-p', `postgres.url=${postgres.url}`] : []
-      const cfg = parseDriverArgs('run', ['-P', `workloads/workload${w}`, '-p', `recordcount=${RECORDS}`, '-p', `operationcount=${OPERATIONS}`, ...connection, '-threads', String(THREADS), '-db', binding, '--run-id', runId, '--client-id', 'c1'], te.env, { bindings: BINDING_NAMES })
+      const connection =
+        binding === 'redis'
+          ? ['-p', `redis.port=${redis.port}`]
+          : binding === 'postgres'
+            ? ['-p', `postgres.url=${postgres.url}`]
+            : []
+      const cfg = parseDriverArgs(
+        'run',
+        [
+          '-P',
+          `workloads/workload${w}`,
+          '-p',
+          `recordcount=${RECORDS}`,
+          '-p',
+          `operationcount=${OPERATIONS}`,
+          ...connection,
+          '-threads',
+          String(THREADS),
+          '-db',
+          binding,
+          '--run-id',
+          runId,
+          '--client-id',
+          'c1',
+        ],
+        te.env,
+        { bindings: BINDING_NAMES },
+      )
       const workload = CoreWorkload.fromProperties(cfg.properties)
       const db = createBinding(cfg.binding, cfg.properties, { threads: cfg.threads })
       await db.init()
       let report: Report
       let sent: Record<string, number>
       try {
-        const load = await runPhase(workload, db, new NullSink(), { phase: 'load', threads: THREADS, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+        const load = await runPhase(workload, db, new NullSink(), {
+          phase: 'load',
+          threads: THREADS,
+          target: 0,
+          operationCount: 0,
+          maxExecutionTimeS: 0,
+          statusIntervalS: 0,
+        })
         assert.deepEqual(reportCounts(load.report).statuses, { [`INSERT/OK`]: RECORDS }, 'load phase')
         const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: 'c1' })
         try {
@@ -122,22 +155,56 @@ for (const binding of BINDINGS) {
 
       // Each counter is sampled when the run starts and once more when it ends.
       const counters = SERVER_COUNTERS[binding] ?? []
-      await waitFor(`run ${runId} in ClickHouse`, async () => {
-        const [r] = await queryRows<{ windows: string; ops: string; metrics: string }>(svc.ch, `SELECT
+      await waitFor(
+        `run ${runId} in ClickHouse`,
+        async () => {
+          const [r] = await queryRows<{ windows: string; ops: string; metrics: string }>(
+            svc.ch,
+            `SELECT
             (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS windows,
             (SELECT count() FROM benchstream.ops WHERE run_id = {runId:String}) AS ops,
-            (SELECT countIf(n >= 2) FROM (SELECT name, count() AS n FROM benchstream.server_metrics WHERE run_id = {runId:String} AND name IN {names:Array(String)} GROUP BY name)) AS metrics`, { runId, names: [...counters] })
-        return Number(r!.windows) === OPERATIONS && Number(r!.ops) === OPERATIONS && Number(r!.metrics) === counters.length ? true : undefined
-      }, 60_000, 250)
+            (SELECT countIf(n >= 2) FROM (SELECT name, count() AS n FROM benchstream.server_metrics WHERE run_id = {runId:String} AND name IN {names:Array(String)} GROUP BY name)) AS metrics`,
+            { runId, names: [...counters] },
+          )
+          return Number(r!.windows) === OPERATIONS &&
+            Number(r!.ops) === OPERATIONS &&
+            Number(r!.metrics) === counters.length
+            ? true
+            : undefined
+        },
+        60_000,
+        250,
+      )
 
-      const windows = await queryRows<{ op: string; status: string; n: string }>(svc.ch, 'SELECT op, status, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY op, status', { runId })
-      assert.deepEqual(Object.fromEntries(windows.map((r) => [`${r.op}/${r.status}`, Number(r.n)])), statuses, 'op_windows by OP/STATUS')
-      const ops = await queryRows<{ op: string; n: string }>(svc.ch, 'SELECT op, count() AS n FROM benchstream.ops WHERE run_id = {runId:String} GROUP BY op', { runId })
+      const windows = await queryRows<{ op: string; status: string; n: string }>(
+        svc.ch,
+        'SELECT op, status, sum(count) AS n FROM benchstream.op_windows WHERE run_id = {runId:String} ' +
+          'GROUP BY op, status',
+        { runId },
+      )
+      assert.deepEqual(
+        Object.fromEntries(windows.map((r) => [`${r.op}/${r.status}`, Number(r.n)])),
+        statuses,
+        'op_windows by OP/STATUS',
+      )
+      const ops = await queryRows<{ op: string; n: string }>(
+        svc.ch,
+        'SELECT op, count() AS n FROM benchstream.ops WHERE run_id = {runId:String} GROUP BY op',
+        { runId },
+      )
       assert.deepEqual(Object.fromEntries(ops.map((r) => [r.op, Number(r.n)])), perOp, 'ops by operation')
 
       if (counters.length > 0) {
-        const samples = await queryRows<{ name: string; source: string; n: string; first: number; last: number }>(svc.ch, 'SELECT name, any(source) AS source, count() AS n, argMin(value, at) AS first, argMax(value, at) AS last FROM benchstream.server_metrics WHERE run_id = {runId:String} GROUP BY name ORDER BY name', { runId })
-        assert.deepEqual(samples.map((s) => s.name), [...counters].sort())
+        const samples = await queryRows<{ name: string; source: string; n: string; first: number; last: number }>(
+          svc.ch,
+          'SELECT name, any(source) AS source, count() AS n, argMin(value, at) AS first, argMax(value, ' +
+            'at) AS last FROM benchstream.server_metrics WHERE run_id = {runId:String} GROUP BY name ORDER BY name',
+          { runId },
+        )
+        assert.deepEqual(
+          samples.map((s) => s.name),
+          [...counters].sort(),
+        )
         for (const s of samples) {
           assert.equal(s.source, binding)
           assert.ok(Number(s.n) >= 2, `${s.name}: ${s.n} samples`)

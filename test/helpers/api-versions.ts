@@ -32,7 +32,10 @@ export function brokerApiVersions(broker: string, timeoutMs = 10_000): Promise<M
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host, port })
     let buf = Buffer.alloc(0)
-    const timer = setTimeout(() => socket.destroy(new Error(`no ApiVersions response from ${broker} within ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(
+      () => socket.destroy(new Error(`no ApiVersions response from ${broker} within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
     socket.on('connect', () => socket.write(Buffer.concat([size, body])))
     socket.on('error', (err) => {
       clearTimeout(timer)
@@ -48,16 +51,33 @@ export function brokerApiVersions(broker: string, timeoutMs = 10_000): Promise<M
       if (error !== 0) return reject(new Error(`ApiVersions error code ${error} from ${broker}`))
       const n = buf.readInt32BE(10)
       const out = new Map<number, VersionRange>()
-      for (let i = 0, o = 14; i < n; i++, o += 6) out.set(buf.readInt16BE(o), { min: buf.readInt16BE(o + 2), max: buf.readInt16BE(o + 4) })
+      for (let i = 0, o = 14; i < n; i++, o += 6)
+        out.set(buf.readInt16BE(o), { min: buf.readInt16BE(o + 2), max: buf.readInt16BE(o + 4) })
       resolve(out)
     })
   })
 }
 
-/** The request names kafkajs uses for the calls Benchstream and its tests make (admin, idempotent producer, group consumer). */
+/**
+ * The request names kafkajs uses for the calls Benchstream and its tests make (admin, idempotent producer, group
+ * consumer).
+ */
 export const KAFKAJS_APIS_USED = [
-  'ApiVersions', 'Metadata', 'CreateTopics', 'ListOffsets', 'InitProducerId', 'Produce', 'GroupCoordinator',
-  'JoinGroup', 'SyncGroup', 'Heartbeat', 'LeaveGroup', 'Fetch', 'OffsetCommit', 'OffsetFetch', 'DescribeGroups',
+  'ApiVersions',
+  'Metadata',
+  'CreateTopics',
+  'ListOffsets',
+  'InitProducerId',
+  'Produce',
+  'GroupCoordinator',
+  'JoinGroup',
+  'SyncGroup',
+  'Heartbeat',
+  'LeaveGroup',
+  'Fetch',
+  'OffsetCommit',
+  'OffsetFetch',
+  'DescribeGroups',
 ] as const
 
 /** For each API name: its key and the newest version this kafkajs implements (from kafkajs' own request table). */

@@ -9,7 +9,8 @@ import path from 'node:path'
 
 export function requireBrokers(): string {
   const b = process.env.KAFKA_BROKERS
-  if (b === undefined || b === '') throw new Error('integration tests need KAFKA_BROKERS: run them with `npm test` (it starts a broker) or set it')
+  if (b === undefined || b === '')
+    throw new Error('integration tests need KAFKA_BROKERS: run them with `npm test` (it starts a broker) or set it')
   return b
 }
 
@@ -65,7 +66,12 @@ export function testEnv(overrides: Record<string, string> = {}): TestEnv {
   return { env, dataDir, cleanup: () => removeDataDir(dataDir) }
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   for (;;) {
@@ -75,7 +81,11 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
     } catch (err) {
       last = err
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${last instanceof Error ? last.message : JSON.stringify(last)}`}`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ` +
+          `${what}${last === undefined ? '' : `: ${last instanceof Error ? last.message : JSON.stringify(last)}`}`,
+      )
     await new Promise((r) => setTimeout(r, everyMs))
   }
 }

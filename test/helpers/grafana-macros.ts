@@ -53,17 +53,61 @@ export interface ExpandContext extends MacroContext {
 }
 
 /** Every macro the v4.20.0 backend knows: macropro.DefaultMacros merged with ClickHouseMacros (macros.go:195-217). */
-export const PLUGIN_MACROS = ['interval', 'interval_ms', 'table', 'column', 'timeFilter', 'timeFrom', 'timeTo', 'timeGroup', 'fromTime', 'toTime', 'fromTime_ms', 'toTime_ms', 'timeFilter_ms', 'dateFilter', 'dateTimeFilter', 'dt', 'timeInterval', 'timeInterval_ms', 'interval_s'] as const
+export const PLUGIN_MACROS = [
+  'interval',
+  'interval_ms',
+  'table',
+  'column',
+  'timeFilter',
+  'timeFrom',
+  'timeTo',
+  'timeGroup',
+  'fromTime',
+  'toTime',
+  'fromTime_ms',
+  'toTime_ms',
+  'timeFilter_ms',
+  'dateFilter',
+  'dateTimeFilter',
+  'dt',
+  'timeInterval',
+  'timeInterval_ms',
+  'interval_s',
+] as const
 export type PluginMacro = (typeof PLUGIN_MACROS)[number]
 
 /** Variable formats emulated here (Grafana's names). */
 export const VARIABLE_FORMATS = ['singlequote', 'sqlstring', 'csv', 'raw'] as const
 
-/** Grafana's own macros, replaced by the frontend before the plugin sees the SQL (scenes variables/macros/index.ts:9-24). */
-const GRAFANA_GLOBALS = new Set(['__from', '__to', '__interval', '__interval_ms', '__timezone', '__user', '__org', '__url', '__all_variables', '__url_time_range', '__value', '__data', '__series', '__field', '__rate_interval', '__range', '__range_s', '__range_ms', '__dashboard'])
+/**
+ * Grafana's own macros, replaced by the frontend before the plugin sees the SQL (scenes
+ * variables/macros/index.ts:9-24).
+ */
+const GRAFANA_GLOBALS = new Set([
+  '__from',
+  '__to',
+  '__interval',
+  '__interval_ms',
+  '__timezone',
+  '__user',
+  '__org',
+  '__url',
+  '__all_variables',
+  '__url_time_range',
+  '__value',
+  '__data',
+  '__series',
+  '__field',
+  '__rate_interval',
+  '__range',
+  '__range_s',
+  '__range_ms',
+  '__dashboard',
+])
 
 // @grafana/scenes variables/constants.ts:29-30 VARIABLE_REGEX.
-const VARIABLE_RE = /\$(\w+)|\[\[(\w+?)(?::(\w+))?\]\]|\$\{(\w+)((?:\.[^:^{}[\]]+|\["[^"]*"\]|\['[^']*'\]|\[[^\]"']*\])*)(?::([^}]+))?\}/g
+const VARIABLE_RE =
+  /\$(\w+)|\[\[(\w+?)(?::(\w+))?\]\]|\$\{(\w+)((?:\.[^:^{}[\]]+|\["[^"]*"\]|\['[^']*'\]|\[[^\]"']*\])*)(?::([^}]+))?\}/g
 
 /** Expands as Grafana and the plugin would, then refuses anything left unexpanded (BS_ERR_BAD_REQUEST). */
 export function expandQuery(sql: string, ctx: ExpandContext): string {
@@ -71,7 +115,12 @@ export function expandQuery(sql: string, ctx: ExpandContext): string {
   const out = interpolateMacros(expandVariables(conditionalAll(sql, ctx), ctx), ctx)
   // The plugin copies unknown macros through; ClickHouse would then fail on them.
   const unknown = /\$__(\w+)/.exec(out)
-  if (unknown !== null) throw bad(`unknown macro $__${unknown[1]}: grafana-clickhouse-datasource 4.20.0 leaves it in the SQL and ClickHouse fails on it; the plugin has ${PLUGIN_MACROS.map((m) => `$__${m}`).join(', ')}`, sql)
+  if (unknown !== null)
+    throw bad(
+      `unknown macro $__${unknown[1]}: grafana-clickhouse-datasource 4.20.0 leaves it in the SQL and ` +
+        `ClickHouse fails on it; the plugin has ${PLUGIN_MACROS.map((m) => `$__${m}`).join(', ')}`,
+      sql,
+    )
   const left = /\$\w+|\$\{[^}]*\}?|\[\[[^\]]*\]?\]?/.exec(out)
   if (left !== null) throw bad(`"${left[0]}" is still in the SQL after expansion`, out)
   return out
@@ -129,19 +178,44 @@ function splitArgs(raw: string): string[] {
 
 /** Dashboard variables as the scenes interpolator writes them; the plugin's `$__macros` are left for pass 2. */
 export function expandVariables(sql: string, ctx: Pick<ExpandContext, 'variables'>): string {
-  return sql.replace(VARIABLE_RE, (match: string, plain?: string, bracket?: string, bracketFormat?: string, braced?: string, fieldPath?: string, bracedFormat?: string) => {
-    const name = plain ?? bracket ?? braced ?? ''
-    if (GRAFANA_GLOBALS.has(name)) throw bad(`${match} is a Grafana global the frontend replaces; it is not emulated here (use the plugin's $__ macros)`, sql)
-    // Not a variable: scenes leaves the text as it is (the plugin's macros go on to pass 2).
-    if (name.startsWith('__')) return match
-    if (fieldPath !== undefined && fieldPath !== '') throw bad(`${match}: field paths in variables are not emulated`, sql)
-    const value = ctx.variables[name]
-    if (value === undefined) throw bad(`variable ${match} is not set; set ones: ${Object.keys(ctx.variables).sort().join(', ') || '(none)'}`, sql)
-    return formatValue(value, bracketFormat ?? bracedFormat, match, sql)
-  })
+  return sql.replace(
+    VARIABLE_RE,
+    (
+      match: string,
+      plain?: string,
+      bracket?: string,
+      bracketFormat?: string,
+      braced?: string,
+      fieldPath?: string,
+      bracedFormat?: string,
+    ) => {
+      const name = plain ?? bracket ?? braced ?? ''
+      if (GRAFANA_GLOBALS.has(name))
+        throw bad(
+          `${match} is a Grafana global the frontend replaces; it is not emulated here (use the plugin's $__ macros)`,
+          sql,
+        )
+      // Not a variable: scenes leaves the text as it is (the plugin's macros go on to pass 2).
+      if (name.startsWith('__')) return match
+      if (fieldPath !== undefined && fieldPath !== '')
+        throw bad(`${match}: field paths in variables are not emulated`, sql)
+      const value = ctx.variables[name]
+      if (value === undefined)
+        throw bad(
+          `variable ${match} is not set; set ones: ${Object.keys(ctx.variables).sort().join(', ') || '(none)'}`,
+          sql,
+        )
+      return formatValue(value, bracketFormat ?? bracedFormat, match, sql)
+    },
+  )
 }
 
-function formatValue(value: string | readonly string[], format: string | undefined, match: string, sql: string): string {
+function formatValue(
+  value: string | readonly string[],
+  format: string | undefined,
+  match: string,
+  sql: string,
+): string {
   const values = typeof value === 'string' ? [value] : value
   switch (format) {
     case undefined:
@@ -157,7 +231,10 @@ function formatValue(value: string | readonly string[], format: string | undefin
     case 'raw':
       return values.join(',')
     default:
-      throw bad(`${match}: format ${JSON.stringify(format)} is not emulated; allowed: ${VARIABLE_FORMATS.join(', ')}`, sql)
+      throw bad(
+        `${match}: format ${JSON.stringify(format)} is not emulated; allowed: ${VARIABLE_FORMATS.join(', ')}`,
+        sql,
+      )
   }
 }
 
@@ -184,7 +261,8 @@ export function interpolateMacros(query: string, ctx: MacroContext): string {
   try {
     return expand(work, ctx, 0)
   } catch (err) {
-    if (err instanceof MacroError) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `Could not apply macros: ${err.message}`)
+    if (err instanceof MacroError)
+      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `Could not apply macros: ${err.message}`)
     throw err
   }
 }
@@ -393,7 +471,12 @@ const toDateTime = (ms: number): string => `toDateTime(${unix(ms)})`
 const toDateTime64 = (ms: number): string => `fromUnixTimestamp64Milli(${unixMilli(ms)})`
 /** macros.go:24-26 timeToDate: t.Format("2006-01-02") in the plugin process's zone. */
 function toDate(ms: number, zone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(ms))
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).formatToParts(new Date(ms))
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
   return `toDate('${get('year')}-${get('month')}-${get('day')}')`
 }
@@ -434,9 +517,13 @@ const HANDLERS: Record<PluginMacro, Handler> = {
   dateTimeFilter: (ctx, args) => dateTimeFilter('$__dateTimeFilter', ctx, args),
   dt: (ctx, args) => dateTimeFilter('$__dateTimeFilter', ctx, args),
   // macros.go:116-122
-  timeInterval: (ctx, args) => `toStartOfInterval(toDateTime(${one('$__timeInterval', args)}), INTERVAL ${intervalSeconds(ctx)} second)`,
+  timeInterval: (ctx, args) =>
+    `toStartOfInterval(toDateTime(${one('$__timeInterval', args)}), INTERVAL ${intervalSeconds(ctx)} second)`,
   // macros.go:126-132: IntervalMS = Interval.Milliseconds(), at least 1.
-  timeInterval_ms: (ctx, args) => `toStartOfInterval(toDateTime64(${one('$__timeInterval_ms', args)}, 3), INTERVAL ${Math.trunc(Math.max(Math.trunc(ctx.intervalMs), 1))} millisecond)`,
+  timeInterval_ms: (ctx, args) =>
+    `toStartOfInterval(toDateTime64(${one('$__timeInterval_ms', args)}, ` +
+    `3), INTERVAL ${Math.trunc(Math.max(Math.trunc(ctx.intervalMs), 1))} ` +
+    `millisecond)`,
   // macros.go:136-139
   interval_s: (ctx) => String(intervalSeconds(ctx)),
   // macros.go:146-160: ClickHouse overrides of the SDK defaults, exactly one column.
@@ -447,7 +534,10 @@ const HANDLERS: Record<PluginMacro, Handler> = {
     if (args.length !== 2) throw badArgs('$__timeGroup', 2, args.length)
     const col = args[0]!.trim()
     const period = args[1]!.trim().replace(/^['"]+|['"]+$/g, '')
-    const seconds = goParseDurationSeconds(period, (e) => new MacroError(`$__timeGroup: invalid interval ${goQuote(period)}: ${e}`))
+    const seconds = goParseDurationSeconds(
+      period,
+      (e) => new MacroError(`$__timeGroup: invalid interval ${goQuote(period)}: ${e}`),
+    )
     // math.Round: half away from zero.
     const secs = Math.sign(seconds) * Math.round(Math.abs(seconds))
     if (secs <= 0) throw new MacroError(`$__timeGroup: interval must be positive, got ${goQuote(period)}`)
@@ -463,7 +553,8 @@ const HANDLERS: Record<PluginMacro, Handler> = {
     return ctx.table
   },
   column: (ctx) => {
-    if (ctx.column === undefined || ctx.column === '') throw new MacroError('$__column: no column name in query context')
+    if (ctx.column === undefined || ctx.column === '')
+      throw new MacroError('$__column: no column name in query context')
     return ctx.column
   },
 }
@@ -472,7 +563,11 @@ function dateTimeFilter(macro: string, ctx: MacroContext, args: string[]): strin
   if (args.length !== 2) throw badArgs(macro, 2, args.length)
   const [d, t] = args as [string, string]
   const zone = ctx.timeZone ?? 'UTC'
-  return `(${d} >= ${toDate(ctx.fromMs, zone)} AND ${d} <= ${toDate(ctx.toMs, zone)}) AND (${t} >= ${toDateTime(ctx.fromMs)} AND ${t} <= ${toDateTime(ctx.toMs)})`
+  return (
+    `(${d} >= ${toDate(ctx.fromMs, zone)} AND ${d} <= ${toDate(ctx.toMs, zone)}) ` +
+    `AND (${t} >= ${toDateTime(ctx.fromMs)} ` +
+    `AND ${t} <= ${toDateTime(ctx.toMs)})`
+  )
 }
 
 /** macropro FormatDuration: "0s", else the largest unit that divides it (h, m, s, ms). */
@@ -488,9 +583,11 @@ function formatDuration(ms: number): string {
 /** Go's strconv.Quote for the ASCII text durations are written in. */
 const goQuote = (s: string): string => JSON.stringify(s)
 
-const GO_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }
+const GO_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }
 
-/** Go's time.ParseDuration, as seconds; its error texts ("time: invalid duration ...", "missing unit", "unknown unit"). */
+/**
+ * Go's time.ParseDuration, as seconds; its error texts ("time: invalid duration ...", "missing unit", "unknown unit").
+ */
 function goParseDurationSeconds(orig: string, fail: (message: string) => MacroError): number {
   const invalid = (): MacroError => fail(`time: invalid duration ${goQuote(orig)}`)
   let s = orig
@@ -521,14 +618,23 @@ function goParseDurationSeconds(orig: string, fail: (message: string) => MacroEr
 
 function checkContext(ctx: MacroContext): void {
   if (!Number.isFinite(ctx.fromMs) || !Number.isFinite(ctx.toMs) || ctx.toMs < ctx.fromMs) {
-    throw new BenchstreamError('BS_ERR_BAD_REQUEST', `time range ${ctx.fromMs}..${ctx.toMs} is not allowed: expected fromMs <= toMs (ms since the Unix epoch)`)
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `time range ${ctx.fromMs}..${ctx.toMs} is not allowed: expected fromMs <= toMs (ms since the Unix epoch)`,
+    )
   }
   if (!Number.isFinite(ctx.intervalMs) || ctx.intervalMs < 0) {
-    throw new BenchstreamError('BS_ERR_BAD_REQUEST', `intervalMs ${ctx.intervalMs} is not allowed: expected a non-negative number of milliseconds`)
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `intervalMs ${ctx.intervalMs} is not allowed: expected a non-negative number of milliseconds`,
+    )
   }
 }
 
 function bad(what: string, sql: string): BenchstreamError {
   const excerpt = sql.length > 160 ? `${sql.slice(0, 160)}...` : sql
-  return new BenchstreamError('BS_ERR_BAD_REQUEST', `cannot expand dashboard SQL: ${what} (in: ${excerpt.replace(/\s+/g, ' ')})`)
+  return new BenchstreamError(
+    'BS_ERR_BAD_REQUEST',
+    `cannot expand dashboard SQL: ${what} (in: ${excerpt.replace(/\s+/g, ' ')})`,
+  )
 }

@@ -44,7 +44,10 @@ export class EventProducer {
   }
 
   /** Sends `events` events in messages of `perMessage`, spread over `clients` clients and the last few seconds. */
-  async send(events: number, opts: { clients?: number; perMessage?: number; messagesPerRequest?: number } = {}): Promise<void> {
+  async send(
+    events: number,
+    opts: { clients?: number; perMessage?: number; messagesPerRequest?: number } = {},
+  ): Promise<void> {
     const clients = opts.clients ?? 3
     const perMessage = opts.perMessage ?? 2000
     const perRequest = opts.messagesPerRequest ?? 20
@@ -78,7 +81,11 @@ export class EventProducer {
   /** Sends raw messages (junk for dead-letter tests). */
   async sendRaw(values: Buffer[]): Promise<void> {
     for (let i = 0; i < values.length; i += 500) {
-      await this.producer.send({ topic: this.topic, acks: -1, messages: values.slice(i, i + 500).map((value, j) => ({ key: `junk-${i + j}`, value })) })
+      await this.producer.send({
+        topic: this.topic,
+        acks: -1,
+        messages: values.slice(i, i + 500).map((value, j) => ({ key: `junk-${i + j}`, value })),
+      })
     }
   }
 

@@ -45,10 +45,32 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 
 export async function startRedis(): Promise<TestServer> {
   const bin = findOnPath('redis-server')
-  if (bin === undefined) throw new Error('redis-server not found on PATH: install the Debian package redis-server (apt-get install -y redis-server)')
+  if (bin === undefined)
+    throw new Error(
+      'redis-server not found on PATH: install the Debian package redis-server (apt-get install -y redis-server)',
+    )
   return withFreePort(async (port) => {
     const dir = tempDir('benchstream-redis-')
-    const proc = launch(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''], {})
+    const proc = launch(
+      bin,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
+      ],
+      {},
+    )
     try {
       await waitUntil(`redis-server on port ${port}`, proc, () => redisPing(port))
     } catch (err) {
@@ -86,7 +108,11 @@ export async function startPostgres(): Promise<TestServer> {
   try {
     // Trust auth on loopback only; C locale so key order is byte order;
     // --no-sync because the data is thrown away.
-    const init = launch(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'], opts)
+    const init = launch(
+      path.join(bin, 'initdb'),
+      ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      opts,
+    )
     const code = await new Promise<number | null>((resolve) => init.child.once('exit', resolve))
     if (code !== 0) throw new Error(`initdb failed (exit ${code}): ${init.output()}`)
   } catch (err) {
@@ -95,13 +121,29 @@ export async function startPostgres(): Promise<TestServer> {
   }
   try {
     return await withFreePort(async (port) => {
-      const proc = launch(path.join(bin, 'postgres'), [
-        '-D', data, '-p', String(port), '-k', sockets,
-        '-c', 'listen_addresses=127.0.0.1',
-        // Durability is not under test; speed on two shared cores is.
-        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-        '-c', 'max_connections=100',
-      ], opts)
+      const proc = launch(
+        path.join(bin, 'postgres'),
+        [
+          '-D',
+          data,
+          '-p',
+          String(port),
+          '-k',
+          sockets,
+          '-c',
+          'listen_addresses=127.0.0.1',
+          // Durability is not under test; speed on two shared cores is.
+          '-c',
+          'fsync=off',
+          '-c',
+          'synchronous_commit=off',
+          '-c',
+          'full_page_writes=off',
+          '-c',
+          'max_connections=100',
+        ],
+        opts,
+      )
       const url = `postgres://postgres@127.0.0.1:${port}/postgres`
       try {
         await waitUntil(`postgres on port ${port}`, proc, () => postgresReady(url))
@@ -129,18 +171,31 @@ export async function startPostgres(): Promise<TestServer> {
 /** The newest /usr/lib/postgresql/<version>/bin with initdb and postgres, else initdb on PATH. */
 function postgresBinDir(): string {
   const root = '/usr/lib/postgresql'
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb')) && existsSync(path.join(root, v, 'bin', 'postgres'))) : []
+  const versions = existsSync(root)
+    ? readdirSync(root).filter(
+        (v) => existsSync(path.join(root, v, 'bin', 'initdb')) && existsSync(path.join(root, v, 'bin', 'postgres')),
+      )
+    : []
   versions.sort((a, b) => Number(b) - Number(a))
   if (versions[0] !== undefined) return path.join(root, versions[0], 'bin')
   const initdb = findOnPath('initdb')
   if (initdb !== undefined && existsSync(path.join(path.dirname(initdb), 'postgres'))) return path.dirname(initdb)
-  throw new Error('PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/<version>/bin or on PATH: install the Debian package postgresql (apt-get install -y postgresql)')
+  throw new Error(
+    'PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/<version>/bin ' +
+      'or on PATH: install the Debian package postgresql (apt-get install -y postgresql)',
+  )
 }
 
 function systemUser(name: string): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`))
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}:`))
   const [, , uid, gid] = line?.split(':') ?? []
-  if (uid === undefined || gid === undefined) throw new Error(`tests run as root and PostgreSQL refuses root, but there is no '${name}' user to run it as: install the Debian package postgresql, which creates it`)
+  if (uid === undefined || gid === undefined)
+    throw new Error(
+      `tests run as root and PostgreSQL refuses root, but there is no '${name}' user to run it as: ` +
+        `install the Debian package postgresql, which creates it`,
+    )
   return { uid: Number(uid), gid: Number(gid) }
 }
 
@@ -157,7 +212,10 @@ function removeDir(d: string): void {
 
 function findOnPath(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/sbin', '/usr/local/bin']
-  return dirs.filter((d) => path.isAbsolute(d)).map((d) => path.join(d, name)).find((p) => existsSync(p))
+  return dirs
+    .filter((d) => path.isAbsolute(d))
+    .map((d) => path.join(d, name))
+    .find((p) => existsSync(p))
 }
 
 interface Launched {
@@ -166,7 +224,11 @@ interface Launched {
   output(): string
 }
 
-function launch(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; uid?: number; gid?: number }): Launched {
+function launch(
+  bin: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; uid?: number; gid?: number },
+): Launched {
   const child = spawn(bin, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] })
   running.add(child)
   child.once('exit', () => running.delete(child))
@@ -183,9 +245,13 @@ function launch(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.
 async function waitUntil(what: string, proc: Launched, ready: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS
   for (;;) {
-    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${what} exited during start-up (${proc.child.exitCode ?? proc.child.signalCode}): ${proc.output()}`)
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+      throw new Error(
+        `${what} exited during start-up (${proc.child.exitCode ?? proc.child.signalCode}): ${proc.output()}`,
+      )
     if (await ready()) return
-    if (Date.now() > deadline) throw new Error(`${what} did not accept connections within ${START_TIMEOUT_MS} ms: ${proc.output()}`)
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not accept connections within ${START_TIMEOUT_MS} ms: ${proc.output()}`)
     await new Promise((r) => setTimeout(r, 100))
   }
 }

@@ -13,10 +13,18 @@ export interface Stored {
 
 /** What ClickHouse holds for a run, in the shape of the producer's Truth. */
 export async function stored(ch: ClickHouse, runId: string): Promise<Stored> {
-  const rows = await queryRows<{ op: string; n: string; s: string; h: string }>(ch, `
+  const rows = await queryRows<{ op: string; n: string; s: string; h: string }>(
+    ch,
+    `
     SELECT op, sum(count) AS n, sum(sum_us) AS s, arraySum(mapValues(sumMap(hist))) AS h
-    FROM ${ch.database}.op_windows WHERE run_id = {runId:String} GROUP BY op`, { runId })
-  const raw = await queryRows<{ n: string }>(ch, `SELECT count() AS n FROM ${ch.database}.ops WHERE run_id = {runId:String}`, { runId })
+    FROM ${ch.database}.op_windows WHERE run_id = {runId:String} GROUP BY op`,
+    { runId },
+  )
+  const raw = await queryRows<{ n: string }>(
+    ch,
+    `SELECT count() AS n FROM ${ch.database}.ops WHERE run_id = {runId:String}`,
+    { runId },
+  )
   const out: Stored = { events: 0, byOp: {}, latencySumByOp: {}, histTotalByOp: {}, raw: Number(raw[0]?.n ?? 0) }
   for (const r of rows) {
     out.byOp[r.op] = Number(r.n)

@@ -14,6 +14,8 @@ export const ycsbReturns = (r: SummaryReport): Record<string, number> => {
 /** Benchstream's counts per OP/status. */
 export const ourReturns = (r: Report): Record<string, number> => {
   const out: Record<string, number> = {}
-  for (const m of r.measurements) if (!m.name.startsWith('Intended-') && !m.name.endsWith('-FAILED')) for (const [s, n] of Object.entries(m.returns)) out[`${m.name}/${s}`] = n
+  for (const m of r.measurements)
+    if (!m.name.startsWith('Intended-') && !m.name.endsWith('-FAILED'))
+      for (const [s, n] of Object.entries(m.returns)) out[`${m.name}/${s}`] = n
   return out
 }

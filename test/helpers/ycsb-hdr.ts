@@ -33,7 +33,11 @@ export function lognormalUs(rand: () => number, n: number, medianUs: number, sig
  * One log: `intervals[i]` holds the latencies of interval i, which starts
  * i * intervalS seconds after startMs.
  */
-export function writeYcsbHdrLog(startMs: number, intervalS: number, intervals: ReadonlyArray<readonly number[]>): string {
+export function writeYcsbHdrLog(
+  startMs: number,
+  intervalS: number,
+  intervals: ReadonlyArray<readonly number[]>,
+): string {
   let text = ''
   const writer = new HistogramLogWriter((s) => {
     text += s

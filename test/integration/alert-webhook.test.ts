@@ -11,11 +11,25 @@ import type { AlertTransition } from '../../services/core/alerting/alert-rules.j
 import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 
 const t: AlertTransition = {
-  state: 'firing', rule: 'Drop', ruleType: 'drop_vs_baseline', severity: 'warning', runId: 'run-x', op: 'READ', fingerprint: '0123456789abcdef',
-  startsAtMs: Date.UTC(2026, 0, 1), endsAtMs: undefined, atWindowMs: Date.UTC(2026, 0, 1, 0, 0, 3), value: 500, threshold: 700, summary: 'READ dropped', description: 'details',
+  state: 'firing',
+  rule: 'Drop',
+  ruleType: 'drop_vs_baseline',
+  severity: 'warning',
+  runId: 'run-x',
+  op: 'READ',
+  fingerprint: '0123456789abcdef',
+  startsAtMs: Date.UTC(2026, 0, 1),
+  endsAtMs: undefined,
+  atWindowMs: Date.UTC(2026, 0, 1, 0, 0, 3),
+  value: 500,
+  threshold: 700,
+  summary: 'READ dropped',
+  description: 'details',
 }
 
-async function serve(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<{ server: Server; url: string }> {
+async function serve(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     let body = ''
     req.on('data', (c: Buffer) => (body += c.toString('utf8')))
@@ -25,7 +39,13 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse, body: 
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` }
 }
 
-const opts = { timeoutMs: 2000, attempts: 3, backoffMs: 20, receiver: 'benchstream', externalUrl: 'http://127.0.0.1:8080' }
+const opts = {
+  timeoutMs: 2000,
+  attempts: 3,
+  backoffMs: 20,
+  receiver: 'benchstream',
+  externalUrl: 'http://127.0.0.1:8080',
+}
 
 test('5xx is retried within the bound, then the payload arrives in Alertmanager format', async (t2) => {
   const bodies: AlertmanagerPayload[] = []
@@ -62,7 +82,10 @@ test('4xx is final; a server that does not answer times out per attempt; a close
     res.writeHead(400).end('bad payload')
   })
   t2.after(() => server.close())
-  assert.deepEqual(await new WebhookNotifier({ url, ...opts }).notify(t), { ok: false, error: `POST ${url}: HTTP 400 bad payload` })
+  assert.deepEqual(await new WebhookNotifier({ url, ...opts }).notify(t), {
+    ok: false,
+    error: `POST ${url}: HTTP 400 bad payload`,
+  })
   assert.equal(calls, 1, 'no retry on a client error')
 
   const silent = await serve(() => undefined)

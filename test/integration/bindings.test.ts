@@ -80,7 +80,11 @@ async function fixture(name: BindingName, redisDb: number): Promise<Fixture> {
       }
     }
     case 'postgres': {
-      const binding = createBinding('postgres', { 'postgres.url': postgres.url, table, fieldcount: '3' }, { threads: 2 })
+      const binding = createBinding(
+        'postgres',
+        { 'postgres.url': postgres.url, table, fieldcount: '3' },
+        { threads: 2 },
+      )
       await binding.init()
       const direct = new pg.Client({ connectionString: postgres.url })
       await direct.connect()
@@ -90,7 +94,10 @@ async function fixture(name: BindingName, redisDb: number): Promise<Fixture> {
         prefix,
         sorted,
         stored: async (key) => {
-          const r = await direct.query<Record<string, string>>(`SELECT field0, field1, field2 FROM ${table} WHERE ycsb_key = $1`, [key])
+          const r = await direct.query<Record<string, string>>(
+            `SELECT field0, field1, field2 FROM ${table} WHERE ycsb_key = $1`,
+            [key],
+          )
           return r.rows[0] === undefined ? undefined : { ...r.rows[0] }
         },
         close: async () => {
@@ -103,7 +110,11 @@ async function fixture(name: BindingName, redisDb: number): Promise<Fixture> {
   }
 }
 
-const record = (rank: number): Record<string, string> => ({ field0: 'x'.repeat(2 ** rank), field1: FIELD1, field2: FIELD2 })
+const record = (rank: number): Record<string, string> => ({
+  field0: 'x'.repeat(2 ** rank),
+  field1: FIELD1,
+  field2: FIELD2,
+})
 /** Bytes of field0 of the records at these sorted positions. */
 const field0Bytes = (...ranks: number[]): number => ranks.reduce((s, r) => s + 2 ** r, 0)
 
@@ -119,12 +130,20 @@ for (const name of ['memory', 'redis', 'postgres'] as const) {
       for (const n of NUMBERS) {
         const key = `${f.prefix}user${n}`
         const rank = sorted.indexOf(key)
-        assert.deepEqual(await b.insert(table, key, record(rank)), { status: 'OK', cache: 'UNKNOWN', bytes: 2 ** rank + 18 })
+        assert.deepEqual(await b.insert(table, key, record(rank)), {
+          status: 'OK',
+          cache: 'UNKNOWN',
+          bytes: 2 ** rank + 18,
+        })
       }
 
       // Read after insert: all fields, and the requested ones only.
       for (let rank = 0; rank < sorted.length; rank++) {
-        assert.deepEqual(await b.read(table, k(rank), undefined), { status: 'OK', cache: name === 'memory' ? 'MISS' : 'UNKNOWN', bytes: 2 ** rank + 18 }, `read ${k(rank)}`)
+        assert.deepEqual(
+          await b.read(table, k(rank), undefined),
+          { status: 'OK', cache: name === 'memory' ? 'MISS' : 'UNKNOWN', bytes: 2 ** rank + 18 },
+          `read ${k(rank)}`,
+        )
         assert.equal((await b.read(table, k(rank), ['field0'])).bytes, 2 ** rank)
         assert.equal((await b.read(table, k(rank), ['field1', 'field2'])).bytes, 18)
         assert.deepEqual(await f.stored(k(rank)), record(rank), `stored ${k(rank)}`)
@@ -142,7 +161,11 @@ for (const name of ['memory', 'redis', 'postgres'] as const) {
       assert.equal(await f.stored(`${k(0)}-missing`), undefined, 'an update of a missing key must not create it')
 
       // Scan: `count` records in key order from startKey.
-      assert.deepEqual(await b.scan(table, k(2), 4, ['field0']), { status: 'OK', cache: 'UNKNOWN', bytes: field0Bytes(2, 3, 4, 5) })
+      assert.deepEqual(await b.scan(table, k(2), 4, ['field0']), {
+        status: 'OK',
+        cache: 'UNKNOWN',
+        bytes: field0Bytes(2, 3, 4, 5),
+      })
       // A start key between records starts at the next one (user12 -> user2).
       const between = `${f.prefix}user12`
       assert.equal((await b.scan(table, between, 2, ['field0'])).bytes, field0Bytes(4, 5))
@@ -153,7 +176,11 @@ for (const name of ['memory', 'redis', 'postgres'] as const) {
       assert.equal((await b.scan(table, k(0), 2, undefined)).bytes, 2 ** 0 + 18 + 2 ** 1 + 18)
 
       // Missing keys.
-      assert.deepEqual(await b.read(table, `${k(0)}-missing`, undefined), { status: 'NOT_FOUND', cache: 'UNKNOWN', bytes: 0 })
+      assert.deepEqual(await b.read(table, `${k(0)}-missing`, undefined), {
+        status: 'NOT_FOUND',
+        cache: 'UNKNOWN',
+        bytes: 0,
+      })
       assert.equal((await b.read(table, `${k(0)}-missing`, ['field0'])).status, 'NOT_FOUND')
 
       // Delete: gone for reads, for scans (the index entry too), and a second delete finds nothing.
@@ -201,10 +228,15 @@ describe('server metrics', () => {
     for (let i = 0; i < reads; i++) assert.equal((await b.read(f.table, f.sorted[i % 5]!, undefined)).status, 'OK')
     // Backends publish their counters at most once a second: wait for them.
     // Each keyed read touches at least an index page and a heap page.
-    const m1 = await waitFor('blks_hit to count the reads', async () => {
-      const m = await b.sampleServerMetrics!()
-      return m.values.blks_hit! - m0.values.blks_hit! >= 2 * reads ? m : undefined
-    }, 15_000, 250)
+    const m1 = await waitFor(
+      'blks_hit to count the reads',
+      async () => {
+        const m = await b.sampleServerMetrics!()
+        return m.values.blks_hit! - m0.values.blks_hit! >= 2 * reads ? m : undefined
+      },
+      15_000,
+      250,
+    )
     assert.ok(m1.values.blks_read! >= m0.values.blks_read!)
   })
 })
@@ -218,10 +250,29 @@ describe('connection settings', () => {
       return b
     }
     type Coded = Error & { code?: string }
-    await assert.rejects(make('redis', { 'redis.port': closed, 'redis.timeout': '500' }).init(), (err: Coded) => err.code === 'BS_ERR_BINDING' && err.message.includes(`127.0.0.1:${closed}`) && err.message.includes('ECONNREFUSED'))
+    await assert.rejects(
+      make('redis', { 'redis.port': closed, 'redis.timeout': '500' }).init(),
+      (err: Coded) =>
+        err.code === 'BS_ERR_BINDING' &&
+        err.message.includes(`127.0.0.1:${closed}`) &&
+        err.message.includes('ECONNREFUSED'),
+    )
     // Redis has 16 databases unless configured otherwise.
-    await assert.rejects(make('redis', { 'redis.port': String(redis.port), 'redis.db': '99' }).init(), (err: Coded) => err.code === 'BS_ERR_BINDING' && err.message.includes('(db 99)') && /DB index is out of range/i.test(err.message))
-    await assert.rejects(make('postgres', { 'postgres.port': closed, 'postgres.password': 'secret' }).init(), (err: Coded) => err.code === 'BS_ERR_BINDING' && err.message.includes(`127.0.0.1:${closed}`) && !err.message.includes('secret'))
-    await assert.rejects(make('postgres', { 'postgres.url': postgres.url.replace(/\/postgres$/, '/no_such_db') }).init(), (err: Coded) => err.code === 'BS_ERR_BINDING' && err.message.includes('no_such_db'))
+    await assert.rejects(
+      make('redis', { 'redis.port': String(redis.port), 'redis.db': '99' }).init(),
+      (err: Coded) =>
+        err.code === 'BS_ERR_BINDING' &&
+        err.message.includes('(db 99)') &&
+        /DB index is out of range/i.test(err.message),
+    )
+    await assert.rejects(
+      make('postgres', { 'postgres.port': closed, 'postgres.password': 'secret' }).init(),
+      (err: Coded) =>
+        err.code === 'BS_ERR_BINDING' && err.message.includes(`127.0.0.1:${closed}`) && !err.message.includes('secret'),
+    )
+    await assert.rejects(
+      make('postgres', { 'postgres.url': postgres.url.replace(/\/postgres$/, '/no_such_db') }).init(),
+      (err: Coded) => err.code === 'BS_ERR_BINDING' && err.message.includes('no_such_db'),
+    )
   })
 })

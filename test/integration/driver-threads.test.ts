@@ -52,12 +52,22 @@ after(async () => {
 
 function statuses(report: Report): Record<string, number> {
   const out: Record<string, number> = {}
-  for (const m of report.measurements) for (const [status, n] of Object.entries(m.returns)) out[`${m.name}/${status}`] = n
+  for (const m of report.measurements)
+    for (const [status, n] of Object.entries(m.returns)) out[`${m.name}/${status}`] = n
   return out
 }
 
 /** Every message of the topic for a run: events per OP/STATUS and per thread, and the lifecycle phases in order. */
-async function readTopic(topic: string, runId: string, events: number): Promise<{ perStatus: Record<string, number>; threads: Set<number>; lifecycle: string[]; intendedBelowLatency: number }> {
+async function readTopic(
+  topic: string,
+  runId: string,
+  events: number,
+): Promise<{
+  perStatus: Record<string, number>
+  threads: Set<number>
+  lifecycle: string[]
+  intendedBelowLatency: number
+}> {
   const kafka = createKafka(readInfraConfig(te.env).kafka, 'test-threads')
   const consumer = kafka.consumer({ groupId: `test-threads-${runId}` })
   const perStatus: Record<string, number> = {}
@@ -69,15 +79,27 @@ async function readTopic(topic: string, runId: string, events: number): Promise<
   try {
     await consumer.subscribe({ topic, fromBeginning: true })
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${seen} of ${events} events and ${lifecycle.join(',')} arrived`)), 60_000)
+      const timer = setTimeout(
+        () => reject(new Error(`only ${seen} of ${events} events and ${lifecycle.join(',')} arrived`)),
+        60_000,
+      )
       void consumer.run({
         eachMessage: async ({ message }) => {
           // Events are counted once the message's run id is known: the topic holds other runs too.
           const batch: Array<{ thread: number; key: string; below: boolean }> = []
-          const r = decodeMessage(message.value, { minStartUs: 0, maxStartUs: Number.MAX_SAFE_INTEGER }, {
-            event: (e) => batch.push({ thread: e.thread, key: `${OPERATIONS[e.opCode - 1]}/${STATUSES[e.statusIndex]}`, below: e.intendedUs < e.latencyUs }),
-            reject: () => undefined,
-          })
+          const r = decodeMessage(
+            message.value,
+            { minStartUs: 0, maxStartUs: Number.MAX_SAFE_INTEGER },
+            {
+              event: (e) =>
+                batch.push({
+                  thread: e.thread,
+                  key: `${OPERATIONS[e.opCode - 1]}/${STATUSES[e.statusIndex]}`,
+                  below: e.intendedUs < e.latencyUs,
+                }),
+              reject: () => undefined,
+            },
+          )
           if (r.ok && r.kind === RECORD_KIND.OPS && r.runId === runId) {
             for (const e of batch) {
               seen++
@@ -100,81 +122,197 @@ async function readTopic(topic: string, runId: string, events: number): Promise<
   return { perStatus, threads, lifecycle, intendedBelowLatency }
 }
 
-test('redis in worker threads: exact counts through the delivery thread, one insert key sequence for all workers', async () => {
-  const runId = 'threads-redis'
-  const infra = readInfraConfig(te.env)
-  const records = 2000
-  const ops = 8000
-  // workloadd: reads of the latest keys and 5% inserts, which every worker takes from one shared sequence.
-  const cfg = parseDriverArgs('run', ['-P', 'workloads/workloadd', '-p', `recordcount=${records}`, '-p', `operationcount=${ops}`, '-p', `redis.port=${redis.port}`, '-threads', '6', '-db', 'redis', '-s', '-p', 'status.interval=1', '--run-id', runId, '--client-id', 'c1'], te.env, { bindings: BINDING_NAMES })
-  const kafka = createKafka(infra.kafka, 'test-threads')
-  await ensureTopics(kafka, infra.kafka, infra.topics)
-  const base = { workerUrl: WORKER_URL, binding: 'redis', properties: cfg.properties, workers: 4 }
-  const load = await runPhaseInWorkers({ ...base, phase: 'load', threads: 6, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
-  assert.deepEqual(statuses(load.report), { 'INSERT/OK': records })
-
-  const binding = createBinding('redis', cfg.properties, { threads: 1 })
-  await binding.init()
-  const delivery: DriverDelivery = { kafka: { kafka: infra.kafka, clientIdSuffix: 'test-threads', options: { topic: infra.topics.events, runId, clientId: 'c1' } } }
-  const sink = await RingEventSink.start(DELIVERY_URL, delivery)
-  const lines: string[] = []
-  let report: Report
-  try {
-    const outcome = await runDriver(cfg, {
-      workload: CoreWorkload.fromProperties(cfg.properties),
-      binding,
-      sink,
-      status: (l) => lines.push(l),
-      runPhase: (o) => runPhaseInWorkers({ ...o, ...base, newRing: () => sink.addRing() }),
+test(
+  'redis in worker threads: exact counts through the delivery thread, one insert key sequence ' + 'for all workers',
+  async () => {
+    const runId = 'threads-redis'
+    const infra = readInfraConfig(te.env)
+    const records = 2000
+    const ops = 8000
+    // workloadd: reads of the latest keys and 5% inserts, which every worker takes from one shared sequence.
+    const cfg = parseDriverArgs(
+      'run',
+      [
+        '-P',
+        'workloads/workloadd',
+        '-p',
+        `recordcount=${records}`,
+        '-p',
+        `operationcount=${ops}`,
+        '-p',
+        `redis.port=${redis.port}`,
+        '-threads',
+        '6',
+        '-db',
+        'redis',
+        '-s',
+        '-p',
+        'status.interval=1',
+        '--run-id',
+        runId,
+        '--client-id',
+        'c1',
+      ],
+      te.env,
+      { bindings: BINDING_NAMES },
+    )
+    const kafka = createKafka(infra.kafka, 'test-threads')
+    await ensureTopics(kafka, infra.kafka, infra.topics)
+    const base = { workerUrl: WORKER_URL, binding: 'redis', properties: cfg.properties, workers: 4 }
+    const load = await runPhaseInWorkers({
+      ...base,
+      phase: 'load',
+      threads: 6,
+      target: 0,
+      operationCount: 0,
+      maxExecutionTimeS: 0,
+      statusIntervalS: 0,
     })
-    report = outcome.report
-    assert.equal(report.operations, ops)
-    assert.equal(outcome.delivery.undelivered, 0)
-    assert.equal(outcome.delivery.queuedEvents, 0)
-    assert.deepEqual(outcome.delivery.sent, statuses(report), 'events acknowledged by Kafka, by OP/STATUS')
-  } finally {
-    await sink.close()
-    await binding.cleanup()
-  }
-  const counts = statuses(report)
-  for (const k of Object.keys(counts)) assert.match(k, /\/OK$/, `${k}: ${counts[k]}`)
-  const inserts = counts['INSERT/OK'] ?? 0
-  assert.ok(inserts > 0, 'workloadd inserts')
-  // Every insert of the run wrote a key no other worker wrote: records + inserts hashes, plus the index.
-  const direct = new Redis({ port: redis.port })
-  try {
-    assert.equal(await direct.dbsize(), records + inserts + 1)
-  } finally {
-    direct.disconnect()
-  }
-  const topic = await readTopic(infra.topics.events, runId, ops)
-  assert.deepEqual(topic.perStatus, counts, 'events in Kafka = the report')
-  assert.deepEqual([...topic.threads].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5], 'each client thread has its index')
-  assert.deepEqual(topic.lifecycle, ['start', 'end'])
-  assert.equal(topic.intendedBelowLatency, 0)
-  assert.ok(lines.length > 0 || report.runtimeMs < 1000, 'status lines while the run lasted')
-})
+    assert.deepEqual(statuses(load.report), { 'INSERT/OK': records })
+
+    const binding = createBinding('redis', cfg.properties, { threads: 1 })
+    await binding.init()
+    const delivery: DriverDelivery = {
+      kafka: {
+        kafka: infra.kafka,
+        clientIdSuffix: 'test-threads',
+        options: { topic: infra.topics.events, runId, clientId: 'c1' },
+      },
+    }
+    const sink = await RingEventSink.start(DELIVERY_URL, delivery)
+    const lines: string[] = []
+    let report: Report
+    try {
+      const outcome = await runDriver(cfg, {
+        workload: CoreWorkload.fromProperties(cfg.properties),
+        binding,
+        sink,
+        status: (l) => lines.push(l),
+        runPhase: (o) => runPhaseInWorkers({ ...o, ...base, newRing: () => sink.addRing() }),
+      })
+      report = outcome.report
+      assert.equal(report.operations, ops)
+      assert.equal(outcome.delivery.undelivered, 0)
+      assert.equal(outcome.delivery.queuedEvents, 0)
+      assert.deepEqual(outcome.delivery.sent, statuses(report), 'events acknowledged by Kafka, by OP/STATUS')
+    } finally {
+      await sink.close()
+      await binding.cleanup()
+    }
+    const counts = statuses(report)
+    for (const k of Object.keys(counts)) assert.match(k, /\/OK$/, `${k}: ${counts[k]}`)
+    const inserts = counts['INSERT/OK'] ?? 0
+    assert.ok(inserts > 0, 'workloadd inserts')
+    // Every insert of the run wrote a key no other worker wrote: records + inserts hashes, plus the index.
+    const direct = new Redis({ port: redis.port })
+    try {
+      assert.equal(await direct.dbsize(), records + inserts + 1)
+    } finally {
+      direct.disconnect()
+    }
+    const topic = await readTopic(infra.topics.events, runId, ops)
+    assert.deepEqual(topic.perStatus, counts, 'events in Kafka = the report')
+    assert.deepEqual(
+      [...topic.threads].sort((x, y) => x - y),
+      [0, 1, 2, 3, 4, 5],
+      'each client thread has its index',
+    )
+    assert.deepEqual(topic.lifecycle, ['start', 'end'])
+    assert.equal(topic.intendedBelowLatency, 0)
+    assert.ok(lines.length > 0 || report.runtimeMs < 1000, 'status lines while the run lasted')
+  },
+)
 
 test('redis in worker threads with a target: the rate holds and each thread blocks between operations', async () => {
-  const cfg = parseDriverArgs('run', ['-P', 'workloads/workloadc', '-p', 'recordcount=2000', '-p', `redis.port=${redis.port}`, '-threads', '4', '-db', 'redis', '--no-emit'], te.env, { bindings: BINDING_NAMES })
+  const cfg = parseDriverArgs(
+    'run',
+    [
+      '-P',
+      'workloads/workloadc',
+      '-p',
+      'recordcount=2000',
+      '-p',
+      `redis.port=${redis.port}`,
+      '-threads',
+      '4',
+      '-db',
+      'redis',
+      '--no-emit',
+    ],
+    te.env,
+    { bindings: BINDING_NAMES },
+  )
   const statusLines: number[] = []
-  const r = await runPhaseInWorkers({ workerUrl: WORKER_URL, binding: 'redis', properties: cfg.properties, phase: 'run', threads: 4, target: 1000, operationCount: 2500, maxExecutionTimeS: 0, statusIntervalS: 1, onStatus: (s) => statusLines.push(s.operations) })
+  const r = await runPhaseInWorkers({
+    workerUrl: WORKER_URL,
+    binding: 'redis',
+    properties: cfg.properties,
+    phase: 'run',
+    threads: 4,
+    target: 1000,
+    operationCount: 2500,
+    maxExecutionTimeS: 0,
+    statusIntervalS: 1,
+    onStatus: (s) => statusLines.push(s.operations),
+  })
   assert.equal(r.operations, 2500)
   const rate = (r.operations * 1000) / r.runtimeMs
   assert.ok(rate > 950 && rate < 1050, `achieved ${rate} ops/s of 1000`)
   assert.ok(statusLines.length >= 1, 'status lines from the workers')
-  assert.ok(statusLines.every((n, i) => i === 0 || n >= statusLines[i - 1]!), 'operations only grow')
+  assert.ok(
+    statusLines.every((n, i) => i === 0 || n >= statusLines[i - 1]!),
+    'operations only grow',
+  )
 })
 
 test('abort stops every worker; a binding that cannot connect fails the phase with its error', async () => {
-  const cfg = parseDriverArgs('run', ['-P', 'workloads/workloadc', '-p', 'recordcount=2000', '-p', `redis.port=${redis.port}`, '-threads', '3', '-db', 'redis', '--no-emit'], te.env, { bindings: BINDING_NAMES })
+  const cfg = parseDriverArgs(
+    'run',
+    [
+      '-P',
+      'workloads/workloadc',
+      '-p',
+      'recordcount=2000',
+      '-p',
+      `redis.port=${redis.port}`,
+      '-threads',
+      '3',
+      '-db',
+      'redis',
+      '--no-emit',
+    ],
+    te.env,
+    { bindings: BINDING_NAMES },
+  )
   const abort = new AbortController()
   // Aborted at the first status line, once the workers run: no operation count, no time limit.
-  const r = await runPhaseInWorkers({ workerUrl: WORKER_URL, binding: 'redis', properties: cfg.properties, phase: 'run', threads: 3, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 1, onStatus: () => abort.abort(), signal: abort.signal })
+  const r = await runPhaseInWorkers({
+    workerUrl: WORKER_URL,
+    binding: 'redis',
+    properties: cfg.properties,
+    phase: 'run',
+    threads: 3,
+    target: 0,
+    operationCount: 0,
+    maxExecutionTimeS: 0,
+    statusIntervalS: 1,
+    onStatus: () => abort.abort(),
+    signal: abort.signal,
+  })
   assert.ok(r.operations > 0)
   assert.ok(r.runtimeMs < 10_000, `stopped after ${r.runtimeMs} ms`)
   await assert.rejects(
-    runPhaseInWorkers({ workerUrl: WORKER_URL, binding: 'redis', properties: { ...cfg.properties, 'redis.port': '1', 'redis.timeout': '300' }, phase: 'run', threads: 2, target: 0, operationCount: 10, maxExecutionTimeS: 0, statusIntervalS: 0 }),
+    runPhaseInWorkers({
+      workerUrl: WORKER_URL,
+      binding: 'redis',
+      properties: { ...cfg.properties, 'redis.port': '1', 'redis.timeout': '300' },
+      phase: 'run',
+      threads: 2,
+      target: 0,
+      operationCount: 10,
+      maxExecutionTimeS: 0,
+      statusIntervalS: 0,
+    }),
     (err: Error & { code?: string }) => err.code === 'BS_ERR_BINDING' && err.message.includes('127.0.0.1:1'),
   )
 })
@@ -182,12 +320,43 @@ test('abort stops every worker; a binding that cannot connect fails the phase wi
 test('memory binding on the main thread: events through the delivery thread, exact counts', async () => {
   const runId = 'threads-memory'
   const infra = readInfraConfig(te.env)
-  const cfg = parseDriverArgs('run', ['-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=20000', '-threads', '4', '--run-id', runId, '--client-id', 'c1'], te.env, { bindings: BINDING_NAMES })
+  const cfg = parseDriverArgs(
+    'run',
+    [
+      '-P',
+      'workloads/workloada',
+      '-p',
+      'recordcount=1000',
+      '-p',
+      'operationcount=20000',
+      '-threads',
+      '4',
+      '--run-id',
+      runId,
+      '--client-id',
+      'c1',
+    ],
+    te.env,
+    { bindings: BINDING_NAMES },
+  )
   const workload = CoreWorkload.fromProperties(cfg.properties)
   const binding = createBinding('memory', { ...cfg.properties, 'memory.cachesize': '97' })
-  await runPhase(workload, binding, new NullSink(), { phase: 'load', threads: 4, target: 0, operationCount: 0, maxExecutionTimeS: 0, statusIntervalS: 0 })
+  await runPhase(workload, binding, new NullSink(), {
+    phase: 'load',
+    threads: 4,
+    target: 0,
+    operationCount: 0,
+    maxExecutionTimeS: 0,
+    statusIntervalS: 0,
+  })
   await ensureTopics(createKafka(infra.kafka, 'test-threads'), infra.kafka, infra.topics)
-  const sink = await RingEventSink.start(DELIVERY_URL, { kafka: { kafka: infra.kafka, clientIdSuffix: 'test-threads', options: { topic: infra.topics.events, runId, clientId: 'c1' } } } satisfies DriverDelivery)
+  const sink = await RingEventSink.start(DELIVERY_URL, {
+    kafka: {
+      kafka: infra.kafka,
+      clientIdSuffix: 'test-threads',
+      options: { topic: infra.topics.events, runId, clientId: 'c1' },
+    },
+  } satisfies DriverDelivery)
   try {
     const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
     assert.equal(outcome.report.operations, 20000)
@@ -197,38 +366,91 @@ test('memory binding on the main thread: events through the delivery thread, exa
     await sink.close()
   }
   const topic = await readTopic(infra.topics.events, runId, 20000)
-  assert.equal(Object.values(topic.perStatus).reduce((a, b) => a + b, 0), 20000)
+  assert.equal(
+    Object.values(topic.perStatus).reduce((a, b) => a + b, 0),
+    20000,
+  )
   assert.deepEqual(topic.lifecycle, ['start', 'end'])
 })
 
-test('benchstream run on redis worker threads with a target: Intended- sections, HDR interval logs of every event with --no-emit, schedule lag', async (t) => {
-  const logs = mkdtempSync(path.join(os.tmpdir(), 'benchstream-hdr-'))
-  t.after(() => rmSync(logs, { recursive: true, force: true }))
-  const common = ['-P', 'workloads/workloada', '-p', 'recordcount=500', '-p', `redis.port=${redis.port}`, '-db', 'redis', '--no-emit']
-  const load = await cli(te.env, ['load', ...common, '-threads', '2'])
-  assert.equal(load.code, 0, load.stderr)
-  // 3,000 operations at 1,500 ops/s: 2 s, so the 1 s status tick comes before the end (a 1 s run raced it on CI).
-  const run = await cli(te.env, ['run', ...common, '-p', 'operationcount=3000', '-threads', '3', '-target', '1500', '-s', '-p', 'status.interval=1',
-    '-p', 'measurement.interval=both', '-p', 'hdrhistogram.fileoutput=true', '-p', `hdrhistogram.output.path=${logs}/r-`])
-  assert.equal(run.code, 0, run.stderr)
-  const reported = (name: string): number => Number(new RegExp(`^\\[${name}\\], Operations, (\\d+)$`, 'm').exec(run.stdout)?.[1] ?? 0)
-  assert.equal(reported('READ') + reported('UPDATE'), 3000)
-  assert.match(run.stdout, /^\[BENCHSTREAM\], MaxScheduleLag\(ms\), [\d.]+$/m)
-  assert.match(run.stderr, /\[Intended-READ: Count=/, 'status lines carry the intended measurements')
-  // Every event reached the logs, written by the delivery thread from the workers' rings: per measurement, the lines add up to the report.
-  for (const name of ['READ', 'UPDATE', 'Intended-READ', 'Intended-UPDATE']) {
-    const log = parseHdrLog(readFileSync(path.join(logs, `r-${name}.hdr`), 'utf8'), name)
-    assert.ok(log.intervals.length >= 1)
-    assert.equal(log.intervals.reduce((n, iv) => n + iv.total, 0), reported(name), `${name}: log total = the report's`)
-  }
+test(
+  'benchstream run on redis worker threads with a target: Intended- sections, HDR interval logs ' +
+    'of every event with --no-emit, schedule lag',
+  async (t) => {
+    const logs = mkdtempSync(path.join(os.tmpdir(), 'benchstream-hdr-'))
+    t.after(() => rmSync(logs, { recursive: true, force: true }))
+    const common = [
+      '-P',
+      'workloads/workloada',
+      '-p',
+      'recordcount=500',
+      '-p',
+      `redis.port=${redis.port}`,
+      '-db',
+      'redis',
+      '--no-emit',
+    ]
+    const load = await cli(te.env, ['load', ...common, '-threads', '2'])
+    assert.equal(load.code, 0, load.stderr)
+    // 3,000 operations at 1,500 ops/s: 2 s, so the 1 s status tick comes before the end (a 1 s run raced it on CI).
+    const run = await cli(te.env, [
+      'run',
+      ...common,
+      '-p',
+      'operationcount=3000',
+      '-threads',
+      '3',
+      '-target',
+      '1500',
+      '-s',
+      '-p',
+      'status.interval=1',
+      '-p',
+      'measurement.interval=both',
+      '-p',
+      'hdrhistogram.fileoutput=true',
+      '-p',
+      `hdrhistogram.output.path=${logs}/r-`,
+    ])
+    assert.equal(run.code, 0, run.stderr)
+    const reported = (name: string): number =>
+      Number(new RegExp(`^\\[${name}\\], Operations, (\\d+)$`, 'm').exec(run.stdout)?.[1] ?? 0)
+    assert.equal(reported('READ') + reported('UPDATE'), 3000)
+    assert.match(run.stdout, /^\[BENCHSTREAM\], MaxScheduleLag\(ms\), [\d.]+$/m)
+    assert.match(run.stderr, /\[Intended-READ: Count=/, 'status lines carry the intended measurements')
+    // Every event reached the logs, written by the delivery thread from the workers' rings: per measurement, the lines
+    // add up to the report.
+    for (const name of ['READ', 'UPDATE', 'Intended-READ', 'Intended-UPDATE']) {
+      const log = parseHdrLog(readFileSync(path.join(logs, `r-${name}.hdr`), 'utf8'), name)
+      assert.ok(log.intervals.length >= 1)
+      assert.equal(
+        log.intervals.reduce((n, iv) => n + iv.total, 0),
+        reported(name),
+        `${name}: log total = the report's`,
+      )
+    }
 
-  // Two workers behind a target no one can keep: one warning per client episode, not per worker.
-  const behind = await cli(te.env, ['run', ...common, '-p', 'operationcount=0', '--seconds', '2', '-threads', '2', '-target', '1000000', '--max-schedule-lag', '50'])
-  assert.equal(behind.code, 0, behind.stderr)
-  const warnings = behind.stderr.split('\n').filter((l) => /warning: .* this client is behind its schedule/.test(l))
-  const episodes = Number(/^\[BENCHSTREAM\], BehindScheduleEpisodes, (\d+)$/m.exec(behind.stdout)?.[1])
-  assert.ok(episodes >= 1)
-  assert.equal(warnings.length, episodes, 'one warning per episode')
-  const lag = Number(/^\[BENCHSTREAM\], MaxScheduleLag\(ms\), ([\d.]+)$/m.exec(behind.stdout)?.[1])
-  assert.ok(lag > 500, `max lag ${lag} ms`)
-})
+    // Two workers behind a target no one can keep: one warning per client episode, not per worker.
+    const behind = await cli(te.env, [
+      'run',
+      ...common,
+      '-p',
+      'operationcount=0',
+      '--seconds',
+      '2',
+      '-threads',
+      '2',
+      '-target',
+      '1000000',
+      '--max-schedule-lag',
+      '50',
+    ])
+    assert.equal(behind.code, 0, behind.stderr)
+    const warnings = behind.stderr.split('\n').filter((l) => /warning: .* this client is behind its schedule/.test(l))
+    const episodes = Number(/^\[BENCHSTREAM\], BehindScheduleEpisodes, (\d+)$/m.exec(behind.stdout)?.[1])
+    assert.ok(episodes >= 1)
+    assert.equal(warnings.length, episodes, 'one warning per episode')
+    const lag = Number(/^\[BENCHSTREAM\], MaxScheduleLag\(ms\), ([\d.]+)$/m.exec(behind.stdout)?.[1])
+    assert.ok(lag > 500, `max lag ${lag} ms`)
+  },
+)

@@ -19,15 +19,23 @@ test('kafkajs works against the test Kafka broker', async (t) => {
   const te = testEnv()
   t.after(te.cleanup)
   const infra = readInfraConfig(te.env)
-  const byDefault = /<kafka.version>([^<]+)<\/kafka.version>/.exec(readFileSync(path.join(repoRoot(), 'deploy/local/kafka-pom.xml'), 'utf8'))?.[1]
+  const byDefault = /<kafka.version>([^<]+)<\/kafka.version>/.exec(
+    readFileSync(path.join(repoRoot(), 'deploy/local/kafka-pom.xml'), 'utf8'),
+  )?.[1]
   assert.match(byDefault ?? '', /^4\.\d+\.\d+$/, 'the default local broker is a 4.x release (what users run today)')
   // test/run.mjs says which version it started; the broker's own log must agree.
   const expected = process.env.TEST_KAFKA_VERSION ?? byDefault!
-  const log = process.env.TEST_KAFKA_DATA_DIR === undefined ? '' : path.join(process.env.TEST_KAFKA_DATA_DIR, 'broker.log')
-  if (log !== '' && existsSync(log)) assert.match(readFileSync(log, 'utf8'), new RegExp(`Kafka version: ${expected.replaceAll('.', '\\.')}\\b`))
+  const log =
+    process.env.TEST_KAFKA_DATA_DIR === undefined ? '' : path.join(process.env.TEST_KAFKA_DATA_DIR, 'broker.log')
+  if (log !== '' && existsSync(log))
+    assert.match(readFileSync(log, 'utf8'), new RegExp(`Kafka version: ${expected.replaceAll('.', '\\.')}\\b`))
 
   const versions = await brokerApiVersions(infra.kafka.brokers[0]!)
-  assert.deepEqual(unsupportedByBroker(versions, KAFKAJS_APIS_USED), [], 'kafkajs would send these at a version the broker rejects')
+  assert.deepEqual(
+    unsupportedByBroker(versions, KAFKAJS_APIS_USED),
+    [],
+    'kafkajs would send these at a version the broker rejects',
+  )
 
   const kafka = createKafka(infra.kafka, 'compat-test')
   await ensureTopics(kafka, infra.kafka, infra.topics)
@@ -54,7 +62,14 @@ test('kafkajs works against the test Kafka broker', async (t) => {
     void consumer.run({
       autoCommit: false,
       eachMessage: async ({ partition, message }) => {
-        await consumer.commitOffsets([{ topic: infra.topics.events, partition, offset: String(Number(message.offset) + 1), metadata: '{"v":1,"end":0}' }])
+        await consumer.commitOffsets([
+          {
+            topic: infra.topics.events,
+            partition,
+            offset: String(Number(message.offset) + 1),
+            metadata: '{"v":1,"end":0}',
+          },
+        ])
         clearTimeout(timer)
         resolve(message.value!.toString())
       },

@@ -22,23 +22,33 @@ const TESTS = 'benchstream-rules.test.yml'
 function promtool(args: string[], cwd: string): { status: number | null; out: string } {
   const r = spawnSync('promtool', args, { cwd, encoding: 'utf8', timeout: 60_000 })
   if (r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new Error('promtool is not installed: install the Debian package prometheus (apt-get install prometheus), as .ci/run does')
+    throw new Error(
+      'promtool is not installed: install the Debian package prometheus (apt-get install prometheus), as .ci/run does',
+    )
   }
   return { status: r.status, out: `${r.stdout}${r.stderr}` }
 }
 
 test('the committed Prometheus rules are generated from the alert rules file (npm run generate)', () => {
-  assert.equal(readFileSync(path.join(dir, RULES), 'utf8'), prometheusRulesText(), 'deploy/prometheus/benchstream-rules.yml differs from deploy/alerts/rules.json: run `npm run generate`')
+  assert.equal(
+    readFileSync(path.join(dir, RULES), 'utf8'),
+    prometheusRulesText(),
+    'deploy/prometheus/benchstream-rules.yml differs from deploy/alerts/rules.json: run `npm run generate`',
+  )
 })
 
-test('promtool: the rules pass their unit tests (steady run silent; drop, error rate, below target and no data fire with their labels)', () => {
-  const r = promtool(['test', 'rules', path.join('deploy', 'prometheus', TESTS)], repoRoot())
-  assert.equal(r.status, 0, r.out)
-  assert.match(r.out, /SUCCESS/)
-  const check = promtool(['check', 'rules', path.join(dir, RULES)], repoRoot())
-  assert.equal(check.status, 0, check.out)
-  assert.match(check.out, /SUCCESS: 7 rules found/)
-})
+test(
+  'promtool: the rules pass their unit tests (steady run silent; drop, error rate, below target ' +
+    'and no data fire with their labels)',
+  () => {
+    const r = promtool(['test', 'rules', path.join('deploy', 'prometheus', TESTS)], repoRoot())
+    assert.equal(r.status, 0, r.out)
+    assert.match(r.out, /SUCCESS/)
+    const check = promtool(['check', 'rules', path.join(dir, RULES)], repoRoot())
+    assert.equal(check.status, 0, check.out)
+    assert.match(check.out, /SUCCESS: 7 rules found/)
+  },
+)
 
 test('promtool: deliberately broken copies of the rules fail the same tests', (t) => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'benchstream-promtool-'))

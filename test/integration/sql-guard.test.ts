@@ -39,11 +39,24 @@ async function listener(): Promise<{ http: number; tcp: number; hits: () => numb
   await new Promise<void>((r) => h.listen(0, '127.0.0.1', r))
   await new Promise<void>((r) => t.listen(0, '127.0.0.1', r))
   const port = (s: http.Server | net.Server): number => (s.address() as net.AddressInfo).port
-  return { http: port(h), tcp: port(t), hits: () => hits, close: async () => { h.close(); t.close() } }
+  return {
+    http: port(h),
+    tcp: port(t),
+    hits: () => hits,
+    close: async () => {
+      h.close()
+      t.close()
+    },
+  }
 }
 
 test('ad hoc SQL: every attack is refused or cut, with no side effect, while ingestion goes on', async (t) => {
-  const te = testEnv({ API_MAX_QUERY_ROWS: '1000', API_QUERY_MAX_BYTES: String(2 * 1024 * 1024), API_QUERY_TIMEOUT_S: '3', API_QUERY_MAX_MEMORY: String(300 * 1024 * 1024) })
+  const te = testEnv({
+    API_MAX_QUERY_ROWS: '1000',
+    API_QUERY_MAX_BYTES: String(2 * 1024 * 1024),
+    API_QUERY_TIMEOUT_S: '3',
+    API_QUERY_MAX_MEMORY: String(300 * 1024 * 1024),
+  })
   t.after(te.cleanup)
   const svc = await startServer(te.env, { api: true })
   t.after(() => svc.stop())
@@ -61,14 +74,34 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   const p = await EventProducer.open(createKafka(infra.kafka, 'guard'), infra.topics.events, 'guard-run')
   t.after(() => p.close())
   await p.send(20_000)
-  await waitFor('events stored', async () => (sameAsTruth(await stored(ch, 'guard-run'), p.truth) ? true : undefined), 60_000)
+  await waitFor(
+    'events stored',
+    async () => (sameAsTruth(await stored(ch, 'guard-run'), p.truth) ? true : undefined),
+    60_000,
+  )
   await ch.client.command({ query: 'CREATE DATABASE IF NOT EXISTS other' })
   await ch.client.command({ query: 'CREATE TABLE IF NOT EXISTS other.secret (s String) ENGINE = MergeTree ORDER BY s' })
   await ch.client.insert({ table: 'other.secret', values: [{ s: 'top-secret' }], format: 'JSONEachRow' })
-  const rowsIn = async (): Promise<number> => Number((await queryRows<{ n: string }>(ch, 'SELECT (SELECT count() FROM benchstream.dead_letters) + (SELECT count() FROM benchstream.run_clients) + (SELECT count() FROM benchstream.ops) AS n'))[0]!.n)
+  const rowsIn = async (): Promise<number> =>
+    Number(
+      (
+        await queryRows<{ n: string }>(
+          ch,
+          'SELECT (SELECT count() FROM benchstream.dead_letters) + (SELECT count() FROM benchstream.run_clients) ' +
+            '+ (SELECT count() FROM benchstream.ops) AS n',
+        )
+      )[0]!.n,
+    )
   const before = await rowsIn()
 
-  const q = async (sql: string, extra: Record<string, unknown> = {}): Promise<{ status: number; body: Record<string, unknown> & { code?: string; message?: string; rows?: unknown[]; truncated?: boolean } ; raw: string }> => {
+  const q = async (
+    sql: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<{
+    status: number
+    body: Record<string, unknown> & { code?: string; message?: string; rows?: unknown[]; truncated?: boolean }
+    raw: string
+  }> => {
     const r = await svc.api!.inject({ method: 'POST', url: '/api/v1/query', payload: { sql, ...extra } })
     let body = {}
     try {
@@ -83,11 +116,15 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   const attacks: Array<[string, string, string]> = [
     // writes and DDL, in every spelling
     // With VALUES the data is not part of the statement: it never parses as one.
-    ['INSERT ... VALUES', 'INSERT INTO benchstream.dead_letters (reason) VALUES (\'x\')', 'BS_ERR_QUERY_FAILED'],
+    ['INSERT ... VALUES', "INSERT INTO benchstream.dead_letters (reason) VALUES ('x')", 'BS_ERR_QUERY_FAILED'],
     ['WITH ... INSERT', "WITH 1 AS x INSERT INTO benchstream.dead_letters (reason) SELECT 'x'", 'BS_ERR_QUERY_REFUSED'],
     ['INSERT ... SELECT', "INSERT INTO benchstream.dead_letters (reason) SELECT 'x'", 'BS_ERR_QUERY_REFUSED'],
     ['multi-statement', "SELECT 1; INSERT INTO benchstream.dead_letters (reason) VALUES ('x')", 'BS_ERR_QUERY_FAILED'],
-    ['INSERT INTO FUNCTION file', `INSERT INTO FUNCTION file('${dir}/written.csv', 'CSV', 'x UInt8') SELECT 1`, 'BS_ERR_QUERY_REFUSED'],
+    [
+      'INSERT INTO FUNCTION file',
+      `INSERT INTO FUNCTION file('${dir}/written.csv', 'CSV', 'x UInt8') SELECT 1`,
+      'BS_ERR_QUERY_REFUSED',
+    ],
     ['INTO OUTFILE', `SELECT 1 INTO OUTFILE '${dir}/outfile.txt' TRUNCATE`, 'BS_ERR_QUERY_REFUSED'],
     ['CREATE TABLE', 'CREATE TABLE benchstream.x (a UInt8) ENGINE = Memory', 'BS_ERR_QUERY_REFUSED'],
     ['DROP TABLE', 'DROP TABLE benchstream.ops', 'BS_ERR_QUERY_REFUSED'],
@@ -105,10 +142,18 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
     ['EXISTS other', 'EXISTS other.secret', 'BS_ERR_QUERY_REFUSED'],
     ['DESCRIBE system', 'DESC system.settings', 'BS_ERR_QUERY_REFUSED'],
     ['SHOW DATABASES', 'SHOW DATABASES', 'BS_ERR_QUERY_REFUSED'],
-    ['SHOW TABLES LIKE with a second statement', "SHOW TABLES LIKE 'x'; SELECT * FROM other.secret", 'BS_ERR_QUERY_FAILED'],
+    [
+      'SHOW TABLES LIKE with a second statement',
+      "SHOW TABLES LIKE 'x'; SELECT * FROM other.secret",
+      'BS_ERR_QUERY_FAILED',
+    ],
     // settings the query may not change
     ['SETTINGS readonly=0', 'SELECT 1 SETTINGS readonly = 0', 'BS_ERR_QUERY_REFUSED'],
-    ['SETTINGS max_result_rows', 'SELECT number FROM numbers(100000) SETTINGS max_result_rows = 0', 'BS_ERR_QUERY_REFUSED'],
+    [
+      'SETTINGS max_result_rows',
+      'SELECT number FROM numbers(100000) SETTINGS max_result_rows = 0',
+      'BS_ERR_QUERY_REFUSED',
+    ],
     ['SETTINGS max_execution_time', 'SELECT 1 SETTINGS max_execution_time = 0', 'BS_ERR_QUERY_REFUSED'],
     ['SET', 'SET readonly = 0', 'BS_ERR_QUERY_REFUSED'],
     // files and the network
@@ -134,7 +179,11 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
     ['other database', 'SELECT * FROM other.secret', 'BS_ERR_QUERY_REFUSED'],
     ['other database via IN', "SELECT 'top-secret' IN other.secret", 'BS_ERR_QUERY_REFUSED'],
     ['other database via CTE', 'WITH x AS (SELECT * FROM other.secret) SELECT * FROM x', 'BS_ERR_QUERY_REFUSED'],
-    ['other database via JOIN', 'SELECT * FROM benchstream.runs AS r JOIN other.secret AS s ON 1', 'BS_ERR_QUERY_REFUSED'],
+    [
+      'other database via JOIN',
+      'SELECT * FROM benchstream.runs AS r JOIN other.secret AS s ON 1',
+      'BS_ERR_QUERY_REFUSED',
+    ],
     ['system.processes', 'SELECT * FROM system.processes', 'BS_ERR_QUERY_REFUSED'],
     ['system.settings', 'SELECT * FROM system.settings', 'BS_ERR_QUERY_REFUSED'],
     ['FORMAT not allowed', 'SELECT 1 FORMAT Native', 'BS_ERR_QUERY_REFUSED'],
@@ -152,15 +201,22 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
     const hitsBefore = side.hits()
     const r = await q(sql)
     const got = r.status === 200 ? (r.body.truncated === true ? 'truncated' : 'ok') : String(r.body.code)
-    if (got !== expected) failures.push(`${name}: expected ${expected}, got HTTP ${r.status} ${got} ${r.raw.slice(0, 200)}`)
-    if (r.status !== 200 && !/^BS_ERR_[A-Z_]+$/.test(String(r.body.code))) failures.push(`${name}: error without a BS_ERR_ code: ${r.raw.slice(0, 200)}`)
-    if (r.status !== 200 && typeof r.body.message === 'string' && r.body.message.includes('top-secret')) failures.push(`${name}: the error leaks data: ${r.body.message}`)
+    if (got !== expected)
+      failures.push(`${name}: expected ${expected}, got HTTP ${r.status} ${got} ${r.raw.slice(0, 200)}`)
+    if (r.status !== 200 && !/^BS_ERR_[A-Z_]+$/.test(String(r.body.code)))
+      failures.push(`${name}: error without a BS_ERR_ code: ${r.raw.slice(0, 200)}`)
+    if (r.status !== 200 && typeof r.body.message === 'string' && r.body.message.includes('top-secret'))
+      failures.push(`${name}: the error leaks data: ${r.body.message}`)
     if (side.hits() !== hitsBefore) failures.push(`${name}: made ${side.hits() - hitsBefore} connection(s)`)
-    if (r.status === 200 && JSON.stringify(r.body.rows ?? []).includes('top-secret')) failures.push(`${name}: returned the secret`)
+    if (r.status === 200 && JSON.stringify(r.body.rows ?? []).includes('top-secret'))
+      failures.push(`${name}: returned the secret`)
   }
   assert.deepEqual(failures, [])
   assert.equal(await rowsIn(), before, 'no row was written')
-  assert.ok(!existsSync(path.join(dir, 'outfile.txt')) && !existsSync(path.join(dir, 'written.csv')), 'no file was written')
+  assert.ok(
+    !existsSync(path.join(dir, 'outfile.txt')) && !existsSync(path.join(dir, 'written.csv')),
+    'no file was written',
+  )
 
   // Caps: exactly at the row cap, within the byte cap, and said so.
   const rows = await q('SELECT number FROM numbers(1e8)')
@@ -171,29 +227,51 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   assert.ok(big.raw.length < 2.2 * 1024 * 1024, `the body stays near the byte cap: ${big.raw.length} bytes`)
 
   // What users ask for works: unqualified names, joins of our tables, numbers(), FORMAT.
-  const ok = await q("SELECT op, count() AS n FROM op_windows AS w JOIN runs AS r USING (run_id) WHERE run_id = 'guard-run' GROUP BY op ORDER BY op")
+  const ok = await q(
+    "SELECT op, count() AS n FROM op_windows AS w JOIN runs AS r USING (run_id) WHERE run_id = 'guard-run' " +
+      'GROUP BY op ORDER BY op',
+  )
   assert.equal(ok.status, 200, ok.raw)
   assert.equal(ok.body.truncated, false)
   assert.equal((ok.body.rows as Array<{ op: string }>).length, Object.keys(p.truth.byOp).length)
-  const exact = await q("SELECT arraySort(groupArray(latency_us))[bs_rank(0.99, count())] AS p99 FROM ops WHERE run_id = 'guard-run'")
+  const exact = await q(
+    "SELECT arraySort(groupArray(latency_us))[bs_rank(0.99, count())] AS p99 FROM ops WHERE run_id = 'guard-run'",
+  )
   assert.equal(exact.status, 200, exact.raw)
-  const tsv = await q("SELECT op, count() AS n FROM ops WHERE run_id = 'guard-run' GROUP BY op ORDER BY op FORMAT TSVWithNames")
+  const tsv = await q(
+    "SELECT op, count() AS n FROM ops WHERE run_id = 'guard-run' GROUP BY op ORDER BY op FORMAT TSVWithNames",
+  )
   assert.equal(tsv.status, 200)
   assert.match(tsv.raw, /^op\tn\n(READ|UPDATE|INSERT|SCAN)\t\d+\n/)
   // What clickhouse-client users type first, answered from our database only.
   const tables = await q('SHOW TABLES')
   assert.equal(tables.status, 200, tables.raw)
   const names = (tables.body.rows as Array<{ name: string }>).map((r) => r.name)
-  for (const n of ['op_windows', 'ops', 'runs', 'run_summary', 'op_percentiles']) assert.ok(names.includes(n), `SHOW TABLES lists ${n}: ${names.join(', ')}`)
+  for (const n of ['op_windows', 'ops', 'runs', 'run_summary', 'op_percentiles'])
+    assert.ok(names.includes(n), `SHOW TABLES lists ${n}: ${names.join(', ')}`)
   assert.ok(!names.includes('secret'))
-  assert.deepEqual((await q("SHOW TABLES LIKE 'op\\_%'")).body.rows, [{ name: 'op_percentiles' }, { name: 'op_window_figures' }, { name: 'op_windows' }])
+  assert.deepEqual((await q("SHOW TABLES LIKE 'op\\_%'")).body.rows, [
+    { name: 'op_percentiles' },
+    { name: 'op_window_figures' },
+    { name: 'op_windows' },
+  ])
   const described = (await q('DESCRIBE op_windows')).body.rows as Array<{ name: string; type: string }>
-  assert.deepEqual(described.find((c) => c.name === 'hist'), { ...described.find((c) => c.name === 'hist'), type: 'Map(UInt16, UInt64)' })
+  assert.deepEqual(
+    described.find((c) => c.name === 'hist'),
+    { ...described.find((c) => c.name === 'hist'), type: 'Map(UInt16, UInt64)' },
+  )
   assert.equal((await q('DESCRIBE benchstream.ops FORMAT TSV')).raw.split('\n')[0]!.split('\t')[0], 'run_id')
-  assert.match(String(((await q('SHOW CREATE TABLE runs')).body.rows as Array<{ statement: string }>)[0]!.statement), /^CREATE VIEW benchstream\.runs/)
+  assert.match(
+    String(((await q('SHOW CREATE TABLE runs')).body.rows as Array<{ statement: string }>)[0]!.statement),
+    /^CREATE VIEW benchstream\.runs/,
+  )
   assert.deepEqual((await q('EXISTS runs')).body.rows, [{ result: 1 }])
   assert.deepEqual((await q('EXISTS no_such_table')).body.rows, [{ result: 0 }])
-  const asked = await svc.api!.inject({ method: 'POST', url: '/api/v1/query', payload: { sql: 'SELECT 1 AS one', format: 'CSVWithNames' } })
+  const asked = await svc.api!.inject({
+    method: 'POST',
+    url: '/api/v1/query',
+    payload: { sql: 'SELECT 1 AS one', format: 'CSVWithNames' },
+  })
   assert.equal(asked.body, '"one"\n1\n')
   // A syntax error points at the user's own text.
   const syntax = await q('SELEC 1')
@@ -208,13 +286,24 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   const long = q('SELECT sum(cityHash64(number)) FROM numbers(1e9)')
   const t0 = Date.now()
   await p.send(20_000)
-  await waitFor('events stored during the long query', async () => (sameAsTruth(await stored(ch, 'guard-run'), p.truth) ? true : undefined), 30_000)
+  await waitFor(
+    'events stored during the long query',
+    async () => (sameAsTruth(await stored(ch, 'guard-run'), p.truth) ? true : undefined),
+    30_000,
+  )
   const storedAfterMs = Date.now() - t0
   const longResult = await long
   const queryMs = Date.now() - t0
   assert.equal(longResult.body.code, 'BS_ERR_QUERY_FAILED')
-  assert.match(String(longResult.body.message), /max_execution_time|Timeout exceeded|longer than 3 s/, 'the engine stopped it at its time limit')
+  assert.match(
+    String(longResult.body.message),
+    /max_execution_time|Timeout exceeded|longer than 3 s/,
+    'the engine stopped it at its time limit',
+  )
   assert.ok(queryMs >= 2900, `the query ran until its limit (${queryMs} ms)`)
-  assert.ok(storedAfterMs < queryMs, `the new events were stored (${storedAfterMs} ms) before the long query ended (${queryMs} ms)`)
+  assert.ok(
+    storedAfterMs < queryMs,
+    `the new events were stored (${storedAfterMs} ms) before the long query ended (${queryMs} ms)`,
+  )
   t.diagnostic(`events stored ${storedAfterMs} ms after sending, while a query ran ${queryMs} ms`)
 })

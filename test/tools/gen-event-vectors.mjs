@@ -11,15 +11,34 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const { OpsBatchWriter, encodeIntervalHistogram, encodeJsonRecord, opCodes } = await import(path.join(root, 'dist/services/core/codec/event-codec.js'))
-const { RECORD_KIND, MAX_LATENCY_US, MAX_BYTES, MAX_THREAD, OPERATIONS, STATUSES } = await import(path.join(root, 'dist/schemas/events.v1.js'))
+const { OpsBatchWriter, encodeIntervalHistogram, encodeJsonRecord, opCodes } = await import(
+  path.join(root, 'dist/services/core/codec/event-codec.js')
+)
+const { RECORD_KIND, MAX_LATENCY_US, MAX_BYTES, MAX_THREAD, OPERATIONS, STATUSES } = await import(
+  path.join(root, 'dist/schemas/events.v1.js')
+)
 const out = path.join(root, 'schemas/test-vectors/events.v1.json')
 
 const T0 = 1_764_680_000_123_456 // µs since epoch, 2025-12-02
-const ev = (thread, op, status, cache, startUs, latencyUs, intendedUs, bytes, note) => ({ thread, op, status, cache, startUs, latencyUs, intendedUs, bytes, ...(note ? { note } : {}) })
+const ev = (thread, op, status, cache, startUs, latencyUs, intendedUs, bytes, note) => ({
+  thread,
+  op,
+  status,
+  cache,
+  startUs,
+  latencyUs,
+  intendedUs,
+  bytes,
+  ...(note ? { note } : {}),
+})
 
 const opsCases = [
-  { name: 'one event', runId: 'run-1', clientId: 'client-a', events: [ev(0, 'READ', 'OK', 'UNKNOWN', T0, 250, 250, 1000)] },
+  {
+    name: 'one event',
+    runId: 'run-1',
+    clientId: 'client-a',
+    events: [ev(0, 'READ', 'OK', 'UNKNOWN', T0, 250, 250, 1000)],
+  },
   {
     name: 'edge cases',
     runId: 'r',
@@ -28,11 +47,61 @@ const opsCases = [
       ev(0, 'READ', 'OK', 'UNKNOWN', T0, 0, 0, 0, 'base: delta 0, all fields one byte'),
       ev(1, 'UPDATE', 'OK', 'HIT', T0 - 1, 1, 1, 100, 'negative delta -1: zigzag 1'),
       ev(2, 'INSERT', 'ERROR', 'MISS', T0 - 1_000_000, 127, 127, 127, 'negative delta -1 s: multi-byte zigzag'),
-      ev(3, 'SCAN', 'NOT_FOUND', 'UNKNOWN', T0 + 1, 128, 128, 128, 'positive delta 1: zigzag 2; 128 is the first two-byte varint'),
-      ev(127, 'READ-MODIFY-WRITE', 'NOT_IMPLEMENTED', 'UNKNOWN', T0 + 63, 16_383, 16_383, 16_383, 'thread 127 (last one-byte); largest two-byte varint'),
-      ev(128, 'DELETE', 'UNEXPECTED_STATE', 'UNKNOWN', T0 + 64, 16_384, 16_384, 16_384, 'thread 128 (two bytes); zigzag 128; three-byte varints'),
-      ev(MAX_THREAD, 'READ', 'BAD_REQUEST', 'UNKNOWN', T0 + 3_600_000_000, MAX_LATENCY_US, MAX_LATENCY_US, MAX_BYTES, 'max thread 65535 (three bytes), max latency, max bytes, delta +1 h'),
-      ev(5, 'READ', 'FORBIDDEN', 'UNKNOWN', T0 - 3_600_000_000, 100, 5_000_100, 0, 'intended > latency (coordinated omission): 5 s queued, delta -1 h'),
+      ev(
+        3,
+        'SCAN',
+        'NOT_FOUND',
+        'UNKNOWN',
+        T0 + 1,
+        128,
+        128,
+        128,
+        'positive delta 1: zigzag 2; 128 is the first two-byte varint',
+      ),
+      ev(
+        127,
+        'READ-MODIFY-WRITE',
+        'NOT_IMPLEMENTED',
+        'UNKNOWN',
+        T0 + 63,
+        16_383,
+        16_383,
+        16_383,
+        'thread 127 (last one-byte); largest two-byte varint',
+      ),
+      ev(
+        128,
+        'DELETE',
+        'UNEXPECTED_STATE',
+        'UNKNOWN',
+        T0 + 64,
+        16_384,
+        16_384,
+        16_384,
+        'thread 128 (two bytes); zigzag 128; three-byte varints',
+      ),
+      ev(
+        MAX_THREAD,
+        'READ',
+        'BAD_REQUEST',
+        'UNKNOWN',
+        T0 + 3_600_000_000,
+        MAX_LATENCY_US,
+        MAX_LATENCY_US,
+        MAX_BYTES,
+        'max thread 65535 (three bytes), max latency, max bytes, delta +1 h',
+      ),
+      ev(
+        5,
+        'READ',
+        'FORBIDDEN',
+        'UNKNOWN',
+        T0 - 3_600_000_000,
+        100,
+        5_000_100,
+        0,
+        'intended > latency (coordinated omission): 5 s queued, delta -1 h',
+      ),
       ev(6, 'UPDATE', 'SERVICE_UNAVAILABLE', 'UNKNOWN', T0 + 2, 300, 300, 0, 'intended == latency (unthrottled)'),
       ev(7, 'UPDATE', 'TIMEOUT', 'UNKNOWN', T0 + 3, 2_000_000, 2_000_000, 0, 'last status index'),
     ],
@@ -41,21 +110,47 @@ const opsCases = [
     name: 'intended below latency is written as equal',
     runId: 'run-1',
     clientId: 'client-a',
-    events: [ev(0, 'READ', 'OK', 'UNKNOWN', T0, 500, 400, 10, 'the writer clamps intended - latency at 0; decodes with intendedUs = latencyUs')],
+    events: [
+      ev(
+        0,
+        'READ',
+        'OK',
+        'UNKNOWN',
+        T0,
+        500,
+        400,
+        10,
+        'the writer clamps intended - latency at 0; decodes with intendedUs = latencyUs',
+      ),
+    ],
     decodedIntendedUs: [500],
   },
   {
     name: 'longest ids',
     runId: 'R'.repeat(40) + '-0123456789._:-abcdefghijk'.slice(0, 24),
     clientId: 'host.example.com:client_01-' + 'x'.repeat(37),
-    events: [ev(0, 'SCAN', 'OK', 'UNKNOWN', T0, 12_345, 12_345, 100_000), ev(1, 'INSERT', 'OK', 'UNKNOWN', T0 + 12_345, 1_234, 1_234, 1_000)],
+    events: [
+      ev(0, 'SCAN', 'OK', 'UNKNOWN', T0, 12_345, 12_345, 100_000),
+      ev(1, 'INSERT', 'OK', 'UNKNOWN', T0 + 12_345, 1_234, 1_234, 1_000),
+    ],
   },
 ]
 
 const lifecycleCases = [
   {
     name: 'start',
-    record: { kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'start', atUs: T0, runId: 'run-1', clientId: 'client-a', labels: { system: 'redis', version: '7.0.15' }, workload: 'workloada', binding: 'io.benchstream.ycsb.redis.RedisClient', threads: 8, target: 0 },
+    record: {
+      kind: RECORD_KIND.RUN_LIFECYCLE,
+      phase: 'start',
+      atUs: T0,
+      runId: 'run-1',
+      clientId: 'client-a',
+      labels: { system: 'redis', version: '7.0.15' },
+      workload: 'workloada',
+      binding: 'io.benchstream.ycsb.redis.RedisClient',
+      threads: 8,
+      target: 0,
+    },
   },
   {
     name: 'end, with strings JSON.stringify escapes',
@@ -65,7 +160,12 @@ const lifecycleCases = [
       atUs: T0 + 61_000_000,
       runId: 'run-1',
       clientId: 'client-a',
-      labels: { note: 'quote " backslash \\ slash / newline \n tab \t cr \r bs \b ff \f ctl \u0001 \u001f del \u007f é € 😀 ls \u2028', empty: '' },
+      labels: {
+        note:
+          'quote " backslash \\ slash / newline \n tab \t cr \r bs \b ff \f ctl \u0001 \u001f del \u007f ' +
+          'é € 😀 ls \u2028',
+        empty: '',
+      },
       workload: 'site.ycsb.workloads.CoreWorkload',
       binding: 'io.benchstream.ycsb.redis.RedisClient',
       threads: 65_535,
@@ -81,22 +181,61 @@ const lifecycleCases = [
 const intervalCases = [
   {
     name: 'measured only (intended = measured)',
-    record: { runId: 'run-1', clientId: 'client-a', op: 'READ', status: 'OK', intervalStartUs: T0, intervalLengthUs: 1_000_000, buckets: [[0, 1], [127, 128], [255, 16_384], [3327, 1]] },
+    record: {
+      runId: 'run-1',
+      clientId: 'client-a',
+      op: 'READ',
+      status: 'OK',
+      intervalStartUs: T0,
+      intervalLengthUs: 1_000_000,
+      buckets: [
+        [0, 1],
+        [127, 128],
+        [255, 16_384],
+        [3327, 1],
+      ],
+    },
   },
   {
     name: 'with the intended section (YCSB Intended- log of the same interval)',
-    record: { runId: 'run-1', clientId: 'client-a', op: 'UPDATE', status: 'ERROR', intervalStartUs: T0 + 1_000_000, intervalLengthUs: 1_000_123, buckets: [[300, 2], [301, 3]], intended: [[300, 1], [900, 4]] },
+    record: {
+      runId: 'run-1',
+      clientId: 'client-a',
+      op: 'UPDATE',
+      status: 'ERROR',
+      intervalStartUs: T0 + 1_000_000,
+      intervalLengthUs: 1_000_123,
+      buckets: [
+        [300, 2],
+        [301, 3],
+      ],
+      intended: [
+        [300, 1],
+        [900, 4],
+      ],
+    },
   },
   {
     name: 'empty measured, empty intended',
-    record: { runId: 'r', clientId: 'c', op: 'DELETE', status: 'TIMEOUT', intervalStartUs: T0, intervalLengthUs: 0, buckets: [], intended: [] },
+    record: {
+      runId: 'r',
+      clientId: 'c',
+      op: 'DELETE',
+      status: 'TIMEOUT',
+      intervalStartUs: T0,
+      intervalLengthUs: 0,
+      buckets: [],
+      intended: [],
+    },
   },
 ]
 
 const hex = (b) => Buffer.from(b).toString('hex')
 const vectors = {
   schema: 'schemas/events.v1.ts (version 1)',
-  generatedBy: 'node test/tools/gen-event-vectors.mjs (OpsBatchWriter, encodeJsonRecord and encodeIntervalHistogram of services/core/codec/event-codec.ts); do not edit by hand',
+  generatedBy:
+    'node test/tools/gen-event-vectors.mjs (OpsBatchWriter, encodeJsonRecord and encodeIntervalHistogram ' +
+    'of services/core/codec/event-codec.ts); do not edit by hand',
   ops: opsCases.map((c) => {
     const w = new OpsBatchWriter(c.runId, c.clientId)
     for (const e of c.events) {
@@ -114,11 +253,17 @@ const text = JSON.stringify(vectors, null, 2) + '\n'
 if (process.argv.includes('--check')) {
   const now = readFileSync(out, 'utf8')
   if (now !== text) {
-    console.error(`${path.relative(root, out)} differs from what the codec writes now; regenerate with node test/tools/gen-event-vectors.mjs`)
+    console.error(
+      `${path.relative(root, out)} differs from what the codec writes ` +
+        `now; regenerate with node test/tools/gen-event-vectors.mjs`,
+    )
     process.exit(1)
   }
   console.log(`${path.relative(root, out)} is up to date`)
 } else {
   writeFileSync(out, text)
-  console.log(`wrote ${path.relative(root, out)}: ${vectors.ops.length} OPS batches, ${vectors.lifecycle.length} lifecycle records, ${vectors.intervalHistogram.length} interval histograms`)
+  console.log(
+    `wrote ${path.relative(root, out)}: ${vectors.ops.length} OPS batches, ${vectors.lifecycle.length} ` +
+      `lifecycle records, ${vectors.intervalHistogram.length} interval histograms`,
+  )
 }

@@ -39,11 +39,35 @@ execFileSync('redis-cli', ['-p', redisPort, 'flushall'])
 
 /** Runs one YCSB client through the bridge; returns YCSB's report counts and the bridge's summary line. */
 function ycsb(clientId, args) {
-  const r = spawnSync('java', ['-Xmx512m', '-cp', cp, 'site.ycsb.Client', ...args,
-    '-db', 'io.benchstream.ycsb.BenchstreamDB', '-p', 'benchstream.db=io.benchstream.ycsb.redis.RedisClient',
-    '-p', 'redis.host=127.0.0.1', '-p', `redis.port=${redisPort}`,
-    '-p', `benchstream.brokers=${brokers.join(',')}`, '-p', `benchstream.topic=${topic}`,
-    '-p', `benchstream.runid=${runId}`, '-p', `benchstream.clientid=${clientId}`, '-p', 'benchstream.labels=check=e2e,binding=redis'], { cwd: root, encoding: 'utf8' })
+  const r = spawnSync(
+    'java',
+    [
+      '-Xmx512m',
+      '-cp',
+      cp,
+      'site.ycsb.Client',
+      ...args,
+      '-db',
+      'io.benchstream.ycsb.BenchstreamDB',
+      '-p',
+      'benchstream.db=io.benchstream.ycsb.redis.RedisClient',
+      '-p',
+      'redis.host=127.0.0.1',
+      '-p',
+      `redis.port=${redisPort}`,
+      '-p',
+      `benchstream.brokers=${brokers.join(',')}`,
+      '-p',
+      `benchstream.topic=${topic}`,
+      '-p',
+      `benchstream.runid=${runId}`,
+      '-p',
+      `benchstream.clientid=${clientId}`,
+      '-p',
+      'benchstream.labels=check=e2e,binding=redis',
+    ],
+    { cwd: root, encoding: 'utf8' },
+  )
   if (r.status !== 0) throw new Error(`YCSB ${clientId} exited ${r.status}:\n${r.stderr}`)
   const counts = {}
   const intended = {}
@@ -52,7 +76,9 @@ function ycsb(clientId, args) {
     const status = m[2] === 'BATCHED_OK' ? 'OK' : m[2]
     counts[`${m[1]}/${status}`] = (counts[`${m[1]}/${status}`] ?? 0) + Number(m[3])
   }
-  for (const m of r.stdout.matchAll(/^\[(Intended-)?(READ|UPDATE|INSERT|SCAN)\], (99thPercentileLatency\(us\)|Operations), (\d+)$/gm)) {
+  for (const m of r.stdout.matchAll(
+    /^\[(Intended-)?(READ|UPDATE|INSERT|SCAN)\], (99thPercentileLatency\(us\)|Operations), (\d+)$/gm,
+  )) {
     intended[`${m[1] ?? ''}${m[2]} ${m[3]}`] = Number(m[4])
   }
   const summary = r.stderr.split('\n').find((l) => l.startsWith('[BENCHSTREAM] run ')) ?? '(no summary line)'
@@ -61,9 +87,32 @@ function ycsb(clientId, args) {
 
 const phases = [
   ['load', ['-load', '-P', 'workloads/workloada', '-p', 'recordcount=1000', '-threads', '4']],
-  ['run-a', ['-t', '-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=5000', '-threads', '4']],
-  ['run-e', ['-t', '-P', 'workloads/workloade', '-p', 'recordcount=1000', '-p', 'operationcount=5000', '-threads', '4']],
-  ['run-a-target', ['-t', '-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=4000', '-threads', '4', '-target', '2000', '-p', 'measurement.interval=both']],
+  [
+    'run-a',
+    ['-t', '-P', 'workloads/workloada', '-p', 'recordcount=1000', '-p', 'operationcount=5000', '-threads', '4'],
+  ],
+  [
+    'run-e',
+    ['-t', '-P', 'workloads/workloade', '-p', 'recordcount=1000', '-p', 'operationcount=5000', '-threads', '4'],
+  ],
+  [
+    'run-a-target',
+    [
+      '-t',
+      '-P',
+      'workloads/workloada',
+      '-p',
+      'recordcount=1000',
+      '-p',
+      'operationcount=4000',
+      '-threads',
+      '4',
+      '-target',
+      '2000',
+      '-p',
+      'measurement.interval=both',
+    ],
+  ],
 ]
 const ycsbSide = {}
 for (const [clientId, args] of phases) {
@@ -72,7 +121,21 @@ for (const [clientId, args] of phases) {
 }
 
 // Read everything back.
-const seen = Object.fromEntries(phases.map(([c]) => [c, { counts: {}, threads: new Set(), lifecycle: [], events: 0, intendedAbove: 0, latencies: {}, intendeds: {}, rejected: 0 }]))
+const seen = Object.fromEntries(
+  phases.map(([c]) => [
+    c,
+    {
+      counts: {},
+      threads: new Set(),
+      lifecycle: [],
+      events: 0,
+      intendedAbove: 0,
+      latencies: {},
+      intendeds: {},
+      rejected: 0,
+    },
+  ]),
+)
 const consumer = kafka.consumer({ groupId: `verify-${randomUUID()}` })
 await consumer.connect()
 await consumer.subscribe({ topic, fromBeginning: true })
@@ -131,11 +194,19 @@ for (const [clientId] of phases) {
   const same = sorted(y.counts) === sorted(s.counts)
   const endSame = end !== undefined && sorted(end.sent) === sorted(s.counts) && end.undelivered === 0
   ok &&= same && endSame && start !== undefined && s.rejected === 0
-  console.log(`${String(clientId)}: ${same ? 'MATCH' : 'MISMATCH'} decoded ${sorted(s.counts)} vs YCSB ${sorted(y.counts)}; end.sent ${end ? sorted(end.sent) : 'missing'} undelivered ${String(end?.undelivered)}; start ${start ? 'yes' : 'missing'}; threads ${[...s.threads].sort((a, b) => a - b).join(',')}; rejected ${s.rejected}; events with intended > latency ${s.intendedAbove}/${s.events}`)
+  console.log(
+    `${String(clientId)}: ${same ? 'MATCH' : 'MISMATCH'} decoded ${sorted(s.counts)} vs YCSB ${sorted(y.counts)}; ` +
+      `end.sent ${end ? sorted(end.sent) : 'missing'} undelivered ${String(end?.undelivered)}; start ` +
+      `${start ? 'yes' : 'missing'}; threads ${[...s.threads].sort((a, b) => a - b).join(',')}; rejected ` +
+      `${s.rejected}; events with intended > latency ${s.intendedAbove}/${s.events}`,
+  )
   for (const op of Object.keys(s.latencies)) {
     const yp = y.report[`${op} 99thPercentileLatency(us)`]
     const yi = y.report[`Intended-${op} 99thPercentileLatency(us)`]
-    console.log(`  ${op}: p99 from events ${pct(s.latencies[op], 0.99)} µs (YCSB report ${yp ?? '-'}), intended p99 from events ${pct(s.intendeds[op], 0.99)} µs (YCSB Intended- report ${yi ?? '-'})`)
+    console.log(
+      `  ${op}: p99 from events ${pct(s.latencies[op], 0.99)} µs (YCSB report ${yp ?? '-'}), intended ` +
+        `p99 from events ${pct(s.intendeds[op], 0.99)} µs (YCSB Intended- report ${yi ?? '-'})`,
+    )
   }
 }
 console.log(ok ? 'ALL MATCH' : 'MISMATCH')

@@ -7,16 +7,48 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
 import { AlertEngine } from '../../services/alerts/app.js'
-import type { AlertNotifier, AlertRunInfo, AlertStore, AlertWindowSource, DeliveryResult, WindowCountRow } from '../../services/core/ports/alerts.js'
+import type {
+  AlertNotifier,
+  AlertRunInfo,
+  AlertStore,
+  AlertWindowSource,
+  DeliveryResult,
+  WindowCountRow,
+} from '../../services/core/ports/alerts.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
 import type { RunProgress } from '../../services/core/alerting/alert-windows.js'
 import type { BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
 
 const T0 = 1_700_000_000_000
-const rules: AlertRule[] = [{ type: 'drop_vs_baseline', name: 'Drop', severity: 'warning', percent: 30, baselineWindows: 5, warmupWindows: 1, windows: 3, resolveWindows: 2 }]
-const config = { rules, intervalMs: 1000, allowedLatenessMs: 2000, endGraceMs: 3000, partitionIdleMs: 10_000, lookbackS: 3600, maxWindowsPerQuery: 7 }
+const rules: AlertRule[] = [
+  {
+    type: 'drop_vs_baseline',
+    name: 'Drop',
+    severity: 'warning',
+    percent: 30,
+    baselineWindows: 5,
+    warmupWindows: 1,
+    windows: 3,
+    resolveWindows: 2,
+  },
+]
+const config = {
+  rules,
+  intervalMs: 1000,
+  allowedLatenessMs: 2000,
+  endGraceMs: 3000,
+  partitionIdleMs: 10_000,
+  lookbackS: 3600,
+  maxWindowsPerQuery: 7,
+}
 
-interface Row { partition: number; startMs: number; op: string; count: number; errors: number }
+interface Row {
+  partition: number
+  startMs: number
+  op: string
+  count: number
+  errors: number
+}
 
 /** op_windows and runs in memory, answering like ClickHouseAlertSource. */
 class FakeSource implements AlertWindowSource {
@@ -26,17 +58,27 @@ class FakeSource implements AlertWindowSource {
   queries = 0
   addWindow(i: number, read: number, partitions = 2): void {
     // Partial rows per partition, as the processor writes them.
-    for (let p = 0; p < partitions; p++) if (read > 0) this.rows.push({ partition: p, startMs: T0 + i * 1000, op: 'READ', count: read / partitions, errors: 0 })
+    for (let p = 0; p < partitions; p++)
+      if (read > 0)
+        this.rows.push({ partition: p, startMs: T0 + i * 1000, op: 'READ', count: read / partitions, errors: 0 })
   }
   async runs(sinceMs: number): Promise<AlertRunInfo[]> {
-    return [...this.infos.values()].filter((r) => (r.endedAtMs === undefined ? r.startedAtMs >= sinceMs : r.endedAtMs >= sinceMs))
+    return [...this.infos.values()].filter((r) =>
+      r.endedAtMs === undefined ? r.startedAtMs >= sinceMs : r.endedAtMs >= sinceMs,
+    )
   }
   async progress(_runId: string, sinceMs: number): Promise<RunProgress | undefined> {
     const rows = this.rows.filter((r) => r.startMs >= sinceMs)
     if (rows.length === 0) return undefined
     const parts = new Map<number, number>()
     for (const r of rows) parts.set(r.partition, Math.max(parts.get(r.partition) ?? 0, (r.startMs + 999) * 1000))
-    return { windowMs: 1000, firstWindowMs: Math.min(...rows.map((r) => r.startMs)), lastWindowMs: Math.max(...rows.map((r) => r.startMs)), partitionMaxEndUs: [...parts.values()], lastDataMs: Math.max(...rows.map((r) => r.startMs + 999)) }
+    return {
+      windowMs: 1000,
+      firstWindowMs: Math.min(...rows.map((r) => r.startMs)),
+      lastWindowMs: Math.max(...rows.map((r) => r.startMs)),
+      partitionMaxEndUs: [...parts.values()],
+      lastDataMs: Math.max(...rows.map((r) => r.startMs + 999)),
+    }
   }
   async baselineWindows(): Promise<BaselineWindowRow[]> {
     return this.baseline
@@ -95,27 +137,36 @@ function engine(source: FakeSource, store: FakeStore, notifier: Capture, clock: 
   return new AlertEngine(config, { source, store, notifiers: [notifier], now: () => clock.now })
 }
 
-test('an ended run is judged whole: a stall (no rows) fires, recovery resolves, the partial last window is ignored', async () => {
-  const src = new FakeSource()
-  // Windows 0..29 at 1000 ops/s, 12..15 without any row (stall), 29 is the cut-short last window.
-  for (let i = 0; i < 30; i++) src.addWindow(i, i >= 12 && i <= 15 ? 0 : i === 29 ? 10 : 1000)
-  src.infos.set('r1', { runId: 'r1', startedAtMs: T0, endedAtMs: T0 + 29_500, targetOpsPerSec: 0 })
-  const store = new FakeStore()
-  const cap = new Capture()
-  const clock = { now: T0 + 40_000 }
-  const e = engine(src, store, cap, clock)
-  await e.tick()
-  assert.deepEqual(cap.got.map((t) => [t.state, t.op, t.value, t.startsAtMs - T0, t.atWindowMs - T0]), [['firing', 'READ', 0, 12_000, 14_000], ['resolved', 'READ', 1000, 12_000, 17_000]])
-  assert.equal(cap.got[1]!.endsAtMs, T0 + 16_000)
-  assert.deepEqual(e.runStatus('r1'), { cursorMs: T0 + 29_000, finalized: true })
-  assert.equal(e.stats.windowsEvaluated, 28, 'windows 1..28: not the first, not the last')
-  assert.ok(src.queries >= 4, 'bounded queries of at most 7 windows')
-  assert.equal(store.rows.length, 2)
-  assert.ok(store.rows.every((r) => r.notifiedAtMs === T0 + 40_000))
-  assert.deepEqual(e.stats.notifications, { webhook: { sent: 2, failed: 0 } })
-  await e.tick()
-  assert.equal(cap.got.length, 2, 'nothing new on the next tick')
-})
+test(
+  'an ended run is judged whole: a stall (no rows) fires, recovery resolves, the partial last ' + 'window is ignored',
+  async () => {
+    const src = new FakeSource()
+    // Windows 0..29 at 1000 ops/s, 12..15 without any row (stall), 29 is the cut-short last window.
+    for (let i = 0; i < 30; i++) src.addWindow(i, i >= 12 && i <= 15 ? 0 : i === 29 ? 10 : 1000)
+    src.infos.set('r1', { runId: 'r1', startedAtMs: T0, endedAtMs: T0 + 29_500, targetOpsPerSec: 0 })
+    const store = new FakeStore()
+    const cap = new Capture()
+    const clock = { now: T0 + 40_000 }
+    const e = engine(src, store, cap, clock)
+    await e.tick()
+    assert.deepEqual(
+      cap.got.map((t) => [t.state, t.op, t.value, t.startsAtMs - T0, t.atWindowMs - T0]),
+      [
+        ['firing', 'READ', 0, 12_000, 14_000],
+        ['resolved', 'READ', 1000, 12_000, 17_000],
+      ],
+    )
+    assert.equal(cap.got[1]!.endsAtMs, T0 + 16_000)
+    assert.deepEqual(e.runStatus('r1'), { cursorMs: T0 + 29_000, finalized: true })
+    assert.equal(e.stats.windowsEvaluated, 28, 'windows 1..28: not the first, not the last')
+    assert.ok(src.queries >= 4, 'bounded queries of at most 7 windows')
+    assert.equal(store.rows.length, 2)
+    assert.ok(store.rows.every((r) => r.notifiedAtMs === T0 + 40_000))
+    assert.deepEqual(e.stats.notifications, { webhook: { sent: 2, failed: 0 } })
+    await e.tick()
+    assert.equal(cap.got.length, 2, 'nothing new on the next tick')
+  },
+)
 
 test('a restart replays the run without notifying again', async () => {
   const src = new FakeSource()
@@ -125,7 +176,10 @@ test('a restart replays the run without notifying again', async () => {
   const clock = { now: T0 + 31_000 }
   const first = new Capture()
   await engine(src, store, first, clock).tick()
-  assert.deepEqual(first.got.map((t) => t.state), ['firing', 'resolved'])
+  assert.deepEqual(
+    first.got.map((t) => t.state),
+    ['firing', 'resolved'],
+  )
   const second = new Capture()
   const e2 = engine(src, store, second, clock)
   await e2.tick()
@@ -143,7 +197,10 @@ test('a restart while firing keeps the incident open without re-notifying, then 
   const first = new Capture()
   const e1 = engine(src, store, first, clock)
   await e1.tick()
-  assert.deepEqual(first.got.map((t) => t.state), ['firing'])
+  assert.deepEqual(
+    first.got.map((t) => t.state),
+    ['firing'],
+  )
   assert.equal(e1.stats.openIncidents, 1)
   // Restart: a new engine on the same store.
   const second = new Capture()
@@ -154,8 +211,14 @@ test('a restart while firing keeps the incident open without re-notifying, then 
   for (let i = 20; i < 30; i++) src.addWindow(i, 1000)
   clock.now = T0 + 31_000
   await e2.tick()
-  assert.deepEqual(second.got.map((t) => [t.state, t.fingerprint]), [['resolved', first.got[0]!.fingerprint]])
-  assert.deepEqual(store.rows.map((r) => r.t.state), ['firing', 'resolved'])
+  assert.deepEqual(
+    second.got.map((t) => [t.state, t.fingerprint]),
+    [['resolved', first.got[0]!.fingerprint]],
+  )
+  assert.deepEqual(
+    store.rows.map((r) => r.t.state),
+    ['firing', 'resolved'],
+  )
 })
 
 test('incidents only judged on complete windows: the watermark trails the slowest partition', async () => {
@@ -184,21 +247,50 @@ test('a failed record is retried on the next tick; failed notifications are coun
   await e.tick()
   assert.equal(store.rows.length, 0)
   assert.equal(e.stats.recordFailures, 1)
-  assert.deepEqual(e.stats.notifications, { webhook: { sent: 0, failed: 1 }, kafka: { sent: 1, failed: 0 } }, 'the queue waits behind the failed record')
+  assert.deepEqual(
+    e.stats.notifications,
+    { webhook: { sent: 0, failed: 1 }, kafka: { sent: 1, failed: 0 } },
+    'the queue waits behind the failed record',
+  )
   await e.tick()
-  assert.deepEqual(store.rows.map((r) => r.t.state), ['firing', 'resolved'])
-  assert.deepEqual(e.stats.notifications, { webhook: { sent: 0, failed: 2 }, kafka: { sent: 2, failed: 0 } }, 'the firing notice was not sent again')
+  assert.deepEqual(
+    store.rows.map((r) => r.t.state),
+    ['firing', 'resolved'],
+  )
+  assert.deepEqual(
+    e.stats.notifications,
+    { webhook: { sent: 0, failed: 2 }, kafka: { sent: 2, failed: 0 } },
+    'the firing notice was not sent again',
+  )
   assert.equal(kafka.got.length, 2)
 })
 
 test('an incident left open in the store for a run no longer evaluated is resolved', async () => {
   const store = new FakeStore()
-  const stale: AlertTransition = { state: 'firing', rule: 'Drop', ruleType: 'drop_vs_baseline', severity: 'warning', runId: 'gone', op: 'READ', fingerprint: 'abc', startsAtMs: T0, endsAtMs: undefined, atWindowMs: T0, value: 1, threshold: 2, summary: 's', description: 'd' }
+  const stale: AlertTransition = {
+    state: 'firing',
+    rule: 'Drop',
+    ruleType: 'drop_vs_baseline',
+    severity: 'warning',
+    runId: 'gone',
+    op: 'READ',
+    fingerprint: 'abc',
+    startsAtMs: T0,
+    endsAtMs: undefined,
+    atWindowMs: T0,
+    value: 1,
+    threshold: 2,
+    summary: 's',
+    description: 'd',
+  }
   await store.record(stale, T0)
   const cap = new Capture()
   const e = engine(new FakeSource(), store, cap, { now: T0 + 5000 })
   await e.tick()
-  assert.deepEqual(cap.got.map((t) => [t.state, t.fingerprint, t.endsAtMs]), [['resolved', 'abc', T0 + 5000]])
+  assert.deepEqual(
+    cap.got.map((t) => [t.state, t.fingerprint, t.endsAtMs]),
+    [['resolved', 'abc', T0 + 5000]],
+  )
   await e.tick()
   assert.equal(cap.got.length, 1)
   assert.equal(e.stats.openIncidents, 0)

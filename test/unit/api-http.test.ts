@@ -22,7 +22,16 @@ const readModel = {
   timeline: async () => [],
 } as unknown as ReadModel
 const adHoc: AdHocQueries = {
-  run: async (sql) => ({ rows: [{ sql }], text: undefined, format: 'JSONEachRow', rowCount: 1, bytes: 10, truncated: false, limits: { maxRows: 10, maxBytes: 100 }, elapsedMs: 1 }),
+  run: async (sql) => ({
+    rows: [{ sql }],
+    text: undefined,
+    format: 'JSONEachRow',
+    rowCount: 1,
+    bytes: 10,
+    truncated: false,
+    limits: { maxRows: 10, maxBytes: 100 },
+    elapsedMs: 1,
+  }),
   close: async () => undefined,
 }
 
@@ -38,23 +47,38 @@ const shape = (body: string): { statusCode: number; code: string; message: strin
   return b
 }
 
-test('every error has { statusCode, code: BS_ERR_*, message }, fastify\'s own included', async () => {
+test("every error has { statusCode, code: BS_ERR_*, message }, fastify's own included", async () => {
   const a = app()
   const notFound = await a.inject({ method: 'GET', url: '/nope' })
   assert.equal(notFound.statusCode, 404)
   assert.equal(shape(notFound.body).code, 'BS_ERR_NOT_FOUND')
   const run = await a.inject({ method: 'GET', url: '/api/v1/runs/no-such/report' })
   assert.equal(shape(run.body).code, 'BS_ERR_NOT_FOUND')
-  const media = await a.inject({ method: 'POST', url: '/api/v1/query', headers: { 'content-type': 'application/xml' }, payload: '<sql/>' })
+  const media = await a.inject({
+    method: 'POST',
+    url: '/api/v1/query',
+    headers: { 'content-type': 'application/xml' },
+    payload: '<sql/>',
+  })
   assert.equal(media.statusCode, 415)
   assert.equal(shape(media.body).code, 'BS_ERR_BAD_REQUEST')
-  const text = await a.inject({ method: 'POST', url: '/api/v1/query', headers: { 'content-type': 'text/plain' }, payload: 'SELECT 1' })
+  const text = await a.inject({
+    method: 'POST',
+    url: '/api/v1/query',
+    headers: { 'content-type': 'text/plain' },
+    payload: 'SELECT 1',
+  })
   assert.equal(text.statusCode, 400)
   assert.match(shape(text.body).message, /invalid body: .*got "SELECT 1"; allowed: a value of type object/)
   const large = await a.inject({ method: 'POST', url: '/api/v1/query', payload: { sql: 'x'.repeat(2 * 1024 * 1024) } })
   assert.equal(large.statusCode, 413)
   assert.equal(shape(large.body).code, 'BS_ERR_TOO_LARGE')
-  const badJson = await a.inject({ method: 'POST', url: '/api/v1/query', headers: { 'content-type': 'application/json' }, payload: '{"sql":' })
+  const badJson = await a.inject({
+    method: 'POST',
+    url: '/api/v1/query',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"sql":',
+  })
   assert.equal(badJson.statusCode, 400)
   assert.equal(shape(badJson.body).code, 'BS_ERR_BAD_REQUEST')
 })
@@ -76,8 +100,15 @@ test('bodies are not coerced; parameters out of range are 400s that name the fie
   const limit = await a.inject({ method: 'GET', url: '/api/v1/runs?limit=abc' })
   assert.equal(limit.statusCode, 400)
   assert.match(shape(limit.body).message, /limit/)
-  assert.equal((await a.inject({ method: 'GET', url: '/api/v1/runs?limit=1' })).json<{ runs: unknown[] }>().runs.length, 1)
-  assert.equal((await a.inject({ method: 'GET', url: '/api/v1/runs' })).json<{ runs: unknown[] }>().runs.length, 2, 'the default limit applies')
+  assert.equal(
+    (await a.inject({ method: 'GET', url: '/api/v1/runs?limit=1' })).json<{ runs: unknown[] }>().runs.length,
+    1,
+  )
+  assert.equal(
+    (await a.inject({ method: 'GET', url: '/api/v1/runs' })).json<{ runs: unknown[] }>().runs.length,
+    2,
+    'the default limit applies',
+  )
   const runId = await a.inject({ method: 'GET', url: '/api/v1/runs/a%20b/report' })
   assert.equal(runId.statusCode, 400)
 })
@@ -91,10 +122,18 @@ test('on loopback the Host header must name this machine (DNS rebinding); no COR
     assert.equal((await a.inject({ method: 'GET', url: '/api/v1/runs', headers: { host } })).statusCode, 200, host)
   }
   const extra = app({ API_ALLOWED_HOSTS: 'bench.lab.internal' })
-  assert.equal((await extra.inject({ method: 'GET', url: '/api/v1/runs', headers: { host: 'bench.lab.internal:8080' } })).statusCode, 200)
+  assert.equal(
+    (await extra.inject({ method: 'GET', url: '/api/v1/runs', headers: { host: 'bench.lab.internal:8080' } }))
+      .statusCode,
+    200,
+  )
   const r = await a.inject({ method: 'GET', url: '/api/v1/runs', headers: { origin: 'http://attacker.example' } })
   assert.equal(r.headers['access-control-allow-origin'], undefined)
-  const pre = await a.inject({ method: 'OPTIONS', url: '/api/v1/query', headers: { origin: 'http://attacker.example', 'access-control-request-method': 'POST' } })
+  const pre = await a.inject({
+    method: 'OPTIONS',
+    url: '/api/v1/query',
+    headers: { origin: 'http://attacker.example', 'access-control-request-method': 'POST' },
+  })
   assert.equal(pre.statusCode, 404)
   assert.equal(pre.headers['access-control-allow-origin'], undefined)
 })
@@ -106,11 +145,28 @@ test('with API_TOKEN every endpoint but /healthz needs the bearer token; beyond 
   assert.equal(none.statusCode, 401)
   assert.equal(shape(none.body).code, 'BS_ERR_UNAUTHORIZED')
   assert.equal(none.headers['www-authenticate'], 'Bearer')
-  assert.equal((await a.inject({ method: 'GET', url: '/api/v1/runs', headers: { authorization: 'Bearer wrong-token-of-some-length' } })).statusCode, 401)
-  assert.equal((await a.inject({ method: 'GET', url: '/api/v1/runs', headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+  assert.equal(
+    (
+      await a.inject({
+        method: 'GET',
+        url: '/api/v1/runs',
+        headers: { authorization: 'Bearer wrong-token-of-some-length' },
+      })
+    ).statusCode,
+    401,
+  )
+  assert.equal(
+    (await a.inject({ method: 'GET', url: '/api/v1/runs', headers: { authorization: `Bearer ${token}` } })).statusCode,
+    200,
+  )
   assert.equal((await a.inject({ method: 'POST', url: '/api/v1/query', payload: { sql: 'SELECT 1' } })).statusCode, 401)
   assert.equal((await a.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
-  assert.throws(() => readApiConfig({ API_HOST: '0.0.0.0' }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_CONFIG') && /API_HOST="0.0.0.0" opens the API beyond this machine: set API_TOKEN/.test(e.message))
+  assert.throws(
+    () => readApiConfig({ API_HOST: '0.0.0.0' }),
+    (e: unknown) =>
+      isBenchstreamError(e, 'BS_ERR_CONFIG') &&
+      /API_HOST="0.0.0.0" opens the API beyond this machine: set API_TOKEN/.test(e.message),
+  )
   const open = readApiConfig({ API_HOST: '0.0.0.0', API_TOKEN: token })
   assert.equal(open.allowedHosts, undefined, 'beyond loopback the token, not the Host, protects the API')
 })
@@ -121,7 +177,9 @@ test('headers too large are answered 431 in the same JSON shape', async (t) => {
   t.after(() => a.close())
   const port = (a.server.address() as net.AddressInfo).port
   const answer = await new Promise<string>((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => s.write(`GET /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(32 * 1024)}\r\n\r\n`))
+    const s = net.connect(port, '127.0.0.1', () =>
+      s.write(`GET /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(32 * 1024)}\r\n\r\n`),
+    )
     let got = ''
     s.on('data', (d: Buffer) => (got += d.toString()))
     s.on('end', () => resolve(got))

@@ -11,10 +11,10 @@ import type { ReadModel, RunInfo, RunReport } from '../../services/core/ports/re
 function fake(endedAt: Record<string, string | null>): { rm: ReadModel; calls: Record<string, number> } {
   const calls: Record<string, number> = {}
   const count = (k: string): void => void (calls[k] = (calls[k] ?? 0) + 1)
-  const run = (id: string): RunInfo => ({ run_id: id, ended_at: endedAt[id] ?? null } as unknown as RunInfo)
+  const run = (id: string): RunInfo => ({ run_id: id, ended_at: endedAt[id] ?? null }) as unknown as RunInfo
   const rm = {
     getRun: async (id: string) => (count(`run:${id}`), run(id)),
-    runReport: async (id: string) => (count(`report:${id}`), ({ runId: id, run: run(id) } as unknown as RunReport)),
+    runReport: async (id: string) => (count(`report:${id}`), { runId: id, run: run(id) } as unknown as RunReport),
     timeline: async (id: string) => (count(`timeline:${id}`), []),
     listRuns: async () => (count('list'), []),
   } as unknown as ReadModel

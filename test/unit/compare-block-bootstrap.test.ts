@@ -16,25 +16,29 @@ test('block length is chosen from the data: short for independent windows, long 
   assert.equal(optimalBlockLength([1, 2]), 1)
 })
 
-test('on autocorrelated windows with no change, the block bootstrap keeps its false-positive rate; independent-sample tests do not', () => {
-  // 20 pairs of AR(1) series (phi 0.7, 5 % noise, 60 windows each) from the
-  // same process. At alpha 0.05 about 1 in 20 may be flagged by chance. The
-  // t-test and Mann-Whitney treat windows as independent and flag 6 and 5:
-  // that is the mistake the block bootstrap exists to avoid.
-  let bootstrap = 0
-  let welch = 0
-  let mw = 0
-  for (let s = 1; s <= 20; s++) {
-    const a = ar1(60, 1000, 0.05, 0.7, s * 2)
-    const b = ar1(60, 1000, 0.05, 0.7, s * 2 + 1)
-    if (blockBootstrapMeans([a], [b], { seed: s }).pValue < 0.05) bootstrap++
-    if (welchTTest(a, b).pValue < 0.05) welch++
-    if (mannWhitneyU(a, b).pValue < 0.05) mw++
-  }
-  assert.ok(bootstrap <= 2, `block bootstrap false positives: ${bootstrap} of 20`)
-  assert.ok(welch >= 5, `Welch on windows false positives: ${welch} of 20 (expected many)`)
-  assert.ok(mw >= 4, `Mann-Whitney on windows false positives: ${mw} of 20 (expected many)`)
-})
+test(
+  'on autocorrelated windows with no change, the block bootstrap keeps its false-positive rate; ' +
+    'independent-sample tests do not',
+  () => {
+    // 20 pairs of AR(1) series (phi 0.7, 5 % noise, 60 windows each) from the
+    // same process. At alpha 0.05 about 1 in 20 may be flagged by chance. The
+    // t-test and Mann-Whitney treat windows as independent and flag 6 and 5:
+    // that is the mistake the block bootstrap exists to avoid.
+    let bootstrap = 0
+    let welch = 0
+    let mw = 0
+    for (let s = 1; s <= 20; s++) {
+      const a = ar1(60, 1000, 0.05, 0.7, s * 2)
+      const b = ar1(60, 1000, 0.05, 0.7, s * 2 + 1)
+      if (blockBootstrapMeans([a], [b], { seed: s }).pValue < 0.05) bootstrap++
+      if (welchTTest(a, b).pValue < 0.05) welch++
+      if (mannWhitneyU(a, b).pValue < 0.05) mw++
+    }
+    assert.ok(bootstrap <= 2, `block bootstrap false positives: ${bootstrap} of 20`)
+    assert.ok(welch >= 5, `Welch on windows false positives: ${welch} of 20 (expected many)`)
+    assert.ok(mw >= 4, `Mann-Whitney on windows false positives: ${mw} of 20 (expected many)`)
+  },
+)
 
 test('finds a 5 % shift in autocorrelated windows most of the time', () => {
   let found = 0
@@ -60,7 +64,14 @@ test('is deterministic for a seed, and its interval contains the observed change
 
 test('runs of one side are resampled separately and pooled', () => {
   // Two baseline runs at different levels: the pooled mean is their window-weighted mean.
-  const r = blockBootstrapMeans([[10, 10, 10, 10], [20, 20, 20, 20, 20, 20]], [[16, 16, 16, 16, 16]], { replicates: 50, blockLength: 2 })
+  const r = blockBootstrapMeans(
+    [
+      [10, 10, 10, 10],
+      [20, 20, 20, 20, 20, 20],
+    ],
+    [[16, 16, 16, 16, 16]],
+    { replicates: 50, blockLength: 2 },
+  )
   assert.equal(r.difference, 0)
   assert.equal(r.blockLength, 2)
   // Every resample of a constant run has the same mean, so the null is never contradicted.

@@ -60,6 +60,12 @@ test('deterministic for a seed; options are validated', () => {
   assert.deepEqual(eDivisive(series, { seed: 5 }), eDivisive(series, { seed: 5 }))
   assert.deepEqual(eDivisive([1, 2, 3], {}), [])
   assert.deepEqual(eDivisive(series, { maxChangePoints: 0 }), [])
-  assert.throws(() => eDivisive(series, { minSegment: 1 }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'))
-  assert.throws(() => eDivisive(series, { exponent: 2 }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'))
+  assert.throws(
+    () => eDivisive(series, { minSegment: 1 }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'),
+  )
+  assert.throws(
+    () => eDivisive(series, { exponent: 2 }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'),
+  )
 })

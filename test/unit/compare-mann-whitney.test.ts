@@ -17,7 +17,8 @@ test("normal approximation reproduces ClickHouse's mannWhitneyUTest results", ()
   const r = mannWhitneyU(CH_X, CH_Y, { method: 'normal' })
   assert.equal(r.u, 223)
   close(r.pValue, 0.5426959774289482, 1e-12, 'two-sided p')
-  // ClickHouse's documentation example: mannWhitneyUTest('greater') on (10,11,12) vs (1,2,3) = (9, 0.04042779918503192).
+  // ClickHouse's documentation example: mannWhitneyUTest('greater') on (10,11,12) vs (1,2,3) = (9,
+  // 0.04042779918503192).
   const g = mannWhitneyU([10, 11, 12], [1, 2, 3], { alternative: 'greater', method: 'normal' })
   assert.equal(g.u, 9)
   close(g.pValue, 0.04042779918503192, 1e-9, "'greater' p")
@@ -29,7 +30,11 @@ test("normal approximation reproduces ClickHouse's mannWhitneyUTest results", ()
 
 test('continuity correction off changes the normal p-value as ClickHouse parameter 2 = 0 does', () => {
   // z = (9 - 4.5) / sqrt(9*7/12); 1 - Φ(z) from mpmath.
-  const r = mannWhitneyU([10, 11, 12], [1, 2, 3], { alternative: 'greater', method: 'normal', continuityCorrection: false })
+  const r = mannWhitneyU([10, 11, 12], [1, 2, 3], {
+    alternative: 'greater',
+    method: 'normal',
+    continuityCorrection: false,
+  })
   close(r.pValue, 0.02476730671781337, 1e-12, 'p without correction')
 })
 
@@ -73,10 +78,22 @@ function bruteForceP(x: number[], y: number[], alternative: Alternative): number
 
 test('exact distribution with ties equals brute-force enumeration of all splits', () => {
   const cases: Array<[number[], number[]]> = [
-    [[1, 2, 2, 3], [2, 3, 3, 4, 5]],
-    [[5, 5, 5], [5, 6, 7, 7]],
-    [[10, 12, 12, 15, 20, 20], [9, 12, 14, 20, 21]],
-    [[3, 1, 4, 1, 5], [9, 2, 6, 5, 3, 5]],
+    [
+      [1, 2, 2, 3],
+      [2, 3, 3, 4, 5],
+    ],
+    [
+      [5, 5, 5],
+      [5, 6, 7, 7],
+    ],
+    [
+      [10, 12, 12, 15, 20, 20],
+      [9, 12, 14, 20, 21],
+    ],
+    [
+      [3, 1, 4, 1, 5],
+      [9, 2, 6, 5, 3, 5],
+    ],
   ]
   for (const [x, y] of cases) {
     for (const alt of ['two-sided', 'less', 'greater'] as const) {
@@ -102,7 +119,10 @@ test('all values equal: p = 1 two-sided, 0.5 one-sided, as current ClickHouse', 
 })
 
 test('non-finite samples are rejected with BS_ERR_BAD_REQUEST', () => {
-  assert.throws(() => mannWhitneyU([1, Number.NaN], [2]), (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'))
+  assert.throws(
+    () => mannWhitneyU([1, Number.NaN], [2]),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'),
+  )
 })
 
 test("Welch's t-test reproduces ClickHouse's welchTTest documentation example", () => {

@@ -48,7 +48,13 @@ function parseXml(xml: string): Array<{ name: string; attrs: Record<string, stri
   return elements
 }
 
-const sweep = analyzeSweep([1, 2, 4, 8, 16, 32].map((x, i) => ({ x, throughput: [1000, 1950, 3800, 7000, 7200, 7100][i] ?? 0, p99Us: [200, 210, 230, 300, 800, 2000][i] ?? null })))
+const sweep = analyzeSweep(
+  [1, 2, 4, 8, 16, 32].map((x, i) => ({
+    x,
+    throughput: [1000, 1950, 3800, 7000, 7200, 7100][i] ?? 0,
+    p99Us: [200, 210, 230, 300, 800, 2000][i] ?? null,
+  })),
+)
 
 test('the sweep chart is well-formed SVG with one marker per point on each curve', () => {
   const svg = renderSweepChart(sweep, { title: 'workload A <redis & "postgres">', xLabel: 'threads' })
@@ -66,8 +72,21 @@ test('the sweep chart is well-formed SVG with one marker per point on each curve
 
 test('axes carry units and labels; saturation and knee are marked and in the legend', () => {
   const svg = renderSweepChart(sweep)
-  const texts = parseXml(svg).filter((e) => e.name === 'text').map((e) => e.text)
-  for (const t of ['throughput (ops/s)', 'p99 (µs)', 'threads', 'saturation at 8', 'knee at 16', 'throughput (left axis)', 'p99 (right axis)', 'saturation', 'latency knee']) assert.ok(texts.includes(t), `missing text ${t}`)
+  const texts = parseXml(svg)
+    .filter((e) => e.name === 'text')
+    .map((e) => e.text)
+  for (const t of [
+    'throughput (ops/s)',
+    'p99 (µs)',
+    'threads',
+    'saturation at 8',
+    'knee at 16',
+    'throughput (left axis)',
+    'p99 (right axis)',
+    'saturation',
+    'latency knee',
+  ])
+    assert.ok(texts.includes(t), `missing text ${t}`)
   // x labels: one per point.
   for (const x of ['1', '2', '4', '8', '16', '32']) assert.ok(texts.includes(x), `missing x label ${x}`)
   // Throughput ticks: 0 to a nice maximum above 7200 (8000 in steps of 1600).
@@ -82,12 +101,19 @@ test('axes carry units and labels; saturation and knee are marked and in the leg
 test('millisecond latencies switch the right axis to ms; no markers when the sweep still scales', () => {
   const a = analyzeSweep([1, 2, 4].map((x) => ({ x, throughput: 1000 * x, p99Us: 20_000 * x })))
   const svg = renderSweepChart(a, { xLabel: 'target (ops/s)' })
-  const texts = parseXml(svg).filter((e) => e.name === 'text').map((e) => e.text)
+  const texts = parseXml(svg)
+    .filter((e) => e.name === 'text')
+    .map((e) => e.text)
   assert.ok(texts.includes('p99 (ms)'))
   assert.ok(texts.includes('target (ops/s)'))
   assert.doesNotMatch(svg, /marker-saturation|marker-knee/)
   // A point without p99 is left out of the p99 curve only.
-  const gap = renderSweepChart(analyzeSweep([{ x: 1, throughput: 10, p99Us: 5 }, { x: 2, throughput: 20, p99Us: null }]))
+  const gap = renderSweepChart(
+    analyzeSweep([
+      { x: 1, throughput: 10, p99Us: 5 },
+      { x: 2, throughput: 20, p99Us: null },
+    ]),
+  )
   assert.equal(parseXml(gap).filter((e) => e.attrs.class === 'point-p99').length, 1)
   assert.equal(parseXml(gap).filter((e) => e.attrs.class === 'point-throughput').length, 2)
 })

@@ -6,7 +6,11 @@ import { isBenchstreamError } from '../../services/core/errors.js'
 import { ar1, noisy } from './compare-synthetic.js'
 
 test('5 + 5 repetitions, throughput 10 % lower: regression by exact Mann-Whitney, p = 2/252', () => {
-  const v = compareFigure({ runs: noisy(5, 10_000, 0.01, 1) }, { runs: noisy(5, 9_000, 0.01, 2) }, { direction: 'higher-is-better' })
+  const v = compareFigure(
+    { runs: noisy(5, 10_000, 0.01, 1) },
+    { runs: noisy(5, 9_000, 0.01, 2) },
+    { direction: 'higher-is-better' },
+  )
   assert.equal(v.verdict, 'regression')
   assert.equal(v.samples, 'repetitions')
   assert.equal(v.method, 'mann-whitney-u-exact')
@@ -22,14 +26,26 @@ test('5 + 5 repetitions, throughput 10 % lower: regression by exact Mann-Whitney
 })
 
 test('direction decides the label: the same change is an improvement when lower is better', () => {
-  const v = compareFigure({ runs: noisy(5, 10_000, 0.01, 1) }, { runs: noisy(5, 9_000, 0.01, 2) }, { direction: 'lower-is-better' })
+  const v = compareFigure(
+    { runs: noisy(5, 10_000, 0.01, 1) },
+    { runs: noisy(5, 9_000, 0.01, 2) },
+    { direction: 'lower-is-better' },
+  )
   assert.equal(v.verdict, 'improvement')
-  const p99 = compareFigure({ runs: noisy(6, 800, 0.02, 3) }, { runs: noisy(6, 1000, 0.02, 4) }, { direction: 'lower-is-better' })
+  const p99 = compareFigure(
+    { runs: noisy(6, 800, 0.02, 3) },
+    { runs: noisy(6, 1000, 0.02, 4) },
+    { direction: 'lower-is-better' },
+  )
   assert.equal(p99.verdict, 'regression')
 })
 
 test("3 + 3 repetitions: Welch's t-test, because Mann-Whitney's smallest p would be 0.1", () => {
-  const v = compareFigure({ runs: noisy(3, 10_000, 0.01, 1) }, { runs: noisy(3, 9_000, 0.01, 2) }, { direction: 'higher-is-better' })
+  const v = compareFigure(
+    { runs: noisy(3, 10_000, 0.01, 1) },
+    { runs: noisy(3, 9_000, 0.01, 2) },
+    { direction: 'higher-is-better' },
+  )
   assert.equal(v.method, 'welch-t')
   assert.equal(v.verdict, 'regression')
   assert.ok((v.pValue ?? 1) < 0.01, `p ${v.pValue}`)
@@ -39,7 +55,11 @@ test("3 + 3 repetitions: Welch's t-test, because Mann-Whitney's smallest p would
 })
 
 test('no change: no significant change, with p well above alpha', () => {
-  const v = compareFigure({ runs: noisy(5, 10_000, 0.01, 3) }, { runs: noisy(5, 10_000, 0.01, 4) }, { direction: 'higher-is-better' })
+  const v = compareFigure(
+    { runs: noisy(5, 10_000, 0.01, 3) },
+    { runs: noisy(5, 10_000, 0.01, 4) },
+    { direction: 'higher-is-better' },
+  )
   assert.equal(v.verdict, 'no significant change')
   assert.ok((v.pValue ?? 0) > 0.2, `p ${v.pValue}`)
   assert.equal(v.significant, false)
@@ -63,7 +83,11 @@ test('a significant change below the minimum effect is reported as no significan
 
 test('one run a side: per-window samples with the circular block bootstrap', () => {
   const base = { runs: [10_000], windows: [ar1(60, 10_000, 0.05, 0.7, 7)] }
-  const v = compareFigure(base, { runs: [9_000], windows: [ar1(60, 9_000, 0.05, 0.7, 8)] }, { direction: 'higher-is-better' })
+  const v = compareFigure(
+    base,
+    { runs: [9_000], windows: [ar1(60, 9_000, 0.05, 0.7, 8)] },
+    { direction: 'higher-is-better' },
+  )
   assert.equal(v.verdict, 'regression')
   assert.equal(v.samples, 'windows')
   assert.equal(v.method, 'circular-block-bootstrap')
@@ -72,10 +96,17 @@ test('one run a side: per-window samples with the circular block bootstrap', () 
   assert.ok((v.blockLength ?? 0) >= 3, `block length ${v.blockLength}`)
   assert.ok((v.pValue ?? 1) < 0.01)
   // Same process on both sides: no significant change.
-  const same = compareFigure(base, { runs: [10_000], windows: [ar1(60, 10_000, 0.05, 0.7, 8)] }, { direction: 'higher-is-better' })
+  const same = compareFigure(
+    base,
+    { runs: [10_000], windows: [ar1(60, 10_000, 0.05, 0.7, 8)] },
+    { direction: 'higher-is-better' },
+  )
   assert.equal(same.verdict, 'no significant change')
   // Deterministic for a seed.
-  assert.deepEqual(compareFigure(base, base, { direction: 'higher-is-better', seed: 3 }), compareFigure(base, base, { direction: 'higher-is-better', seed: 3 }))
+  assert.deepEqual(
+    compareFigure(base, base, { direction: 'higher-is-better', seed: 3 }),
+    compareFigure(base, base, { direction: 'higher-is-better', seed: 3 }),
+  )
 })
 
 test('too little data: insufficient data, never a guess', () => {
@@ -83,8 +114,15 @@ test('too little data: insufficient data, never a guess', () => {
   assert.equal(v.verdict, 'insufficient data')
   assert.equal(v.method, 'none')
   assert.equal(v.pValue, null)
-  assert.match(v.reason, /at least 3 runs on each side \(got 1 \+ 1\) or at least 10 windows on each side \(got 0 \+ 0\)/)
-  const fewWindows = compareFigure({ runs: [1], windows: [[1, 2, 3]] }, { runs: [1], windows: [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]] }, { direction: 'higher-is-better' })
+  assert.match(
+    v.reason,
+    /at least 3 runs on each side \(got 1 \+ 1\) or at least 10 windows on each side \(got 0 \+ 0\)/,
+  )
+  const fewWindows = compareFigure(
+    { runs: [1], windows: [[1, 2, 3]] },
+    { runs: [1], windows: [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]] },
+    { direction: 'higher-is-better' },
+  )
   assert.equal(fewWindows.verdict, 'insufficient data')
   // Zero variance on both sides: the t-test is undefined.
   const flat = compareFigure({ runs: [5, 5, 5] }, { runs: [6, 6, 6] }, { direction: 'higher-is-better' })
@@ -101,7 +139,16 @@ test('cross-check carries ClickHouse-comparable tests on the same samples', () =
 
 test('invalid options are rejected', () => {
   const ok = { runs: [1, 2, 3] }
-  assert.throws(() => compareFigure(ok, ok, { direction: 'higher-is-better', alpha: 0 }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'))
-  assert.throws(() => compareFigure(ok, ok, { direction: 'higher-is-better', minEffect: -0.1 }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'))
-  assert.throws(() => compareFigure({ runs: [1, Number.NaN, 3] }, ok, { direction: 'higher-is-better' }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'))
+  assert.throws(
+    () => compareFigure(ok, ok, { direction: 'higher-is-better', alpha: 0 }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'),
+  )
+  assert.throws(
+    () => compareFigure(ok, ok, { direction: 'higher-is-better', minEffect: -0.1 }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'),
+  )
+  assert.throws(
+    () => compareFigure({ runs: [1, Number.NaN, 3] }, ok, { direction: 'higher-is-better' }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_BAD_REQUEST'),
+  )
 })

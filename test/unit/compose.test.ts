@@ -35,10 +35,13 @@ const composeText = readFileSync(path.join(root, 'deploy/docker-compose.yml'), '
 // merge: true resolves the `<<: *benchstream-env` merge keys, as docker compose does.
 const compose = YAML.parse(composeText, { merge: true }) as Compose
 const service = (name: string): Service => compose.services[name] ?? assert.fail(`no service ${name}`)
-const env = (name: string): Record<string, string> => Object.fromEntries(Object.entries(service(name).environment ?? {}).map(([k, v]) => [k, String(v)]))
+const env = (name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(service(name).environment ?? {}).map(([k, v]) => [k, String(v)]))
 
 function validator() {
-  const schema = JSON.parse(readFileSync(path.join(root, 'test/fixtures/compose-spec/compose.schema.json'), 'utf8')) as Record<string, unknown>
+  const schema = JSON.parse(
+    readFileSync(path.join(root, 'test/fixtures/compose-spec/compose.schema.json'), 'utf8'),
+  ) as Record<string, unknown>
   // ajv 8 does not know the https draft-07 meta-schema URI; draft-07 is its default.
   delete schema.$schema
   return new Ajv({ allErrors: true, strict: false }).compile(schema)
@@ -53,8 +56,14 @@ test('the compose file validates against the Compose Specification schema; a bro
   broken.services.processor!.depends_on = { kafka: { condition: 'service_ready' } }
   assert.equal(validate(broken), false)
   const messages = (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`)
-  assert.ok(messages.some((m) => m.includes('/services/kafka') && m.includes('additional properties')), messages.join('; '))
-  assert.ok(messages.some((m) => m.includes('/services/processor/depends_on')), messages.join('; '))
+  assert.ok(
+    messages.some((m) => m.includes('/services/kafka') && m.includes('additional properties')),
+    messages.join('; '),
+  )
+  assert.ok(
+    messages.some((m) => m.includes('/services/processor/depends_on')),
+    messages.join('; '),
+  )
 })
 
 test('Grafana installs the ClickHouse plugin pinned, before it starts, and keeps its data', () => {
@@ -71,7 +80,9 @@ test('Kafka advertises kafka:9092 inside and localhost:29092 to the host, publis
   assert.deepEqual(advertised, ['PLAINTEXT://kafka:9092', 'EXTERNAL://localhost:29092'])
   assert.ok(listeners.includes('EXTERNAL://:29092') && listeners.includes('PLAINTEXT://:9092'), k.KAFKA_LISTENERS)
   // Every listener has a security protocol; brokers talk to each other inside.
-  const protocols = new Map(k.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP!.split(',').map((p) => p.split(':') as [string, string]))
+  const protocols = new Map(
+    k.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP!.split(',').map((p) => p.split(':') as [string, string]),
+  )
   for (const l of listeners) assert.ok(protocols.has(l.split(':')[0]!), `no protocol for ${l}`)
   assert.equal(k.KAFKA_INTER_BROKER_LISTENER_NAME, 'PLAINTEXT')
   assert.deepEqual(service('kafka').ports, ['29092:29092'])
@@ -79,23 +90,39 @@ test('Kafka advertises kafka:9092 inside and localhost:29092 to the host, publis
   assert.equal(env('processor').KAFKA_BROKERS, 'kafka:9092')
 })
 
-test('the driver service runs for its duration, not for workloada\'s 1,000 operations', () => {
+test("the driver service runs for its duration, not for workloada's 1,000 operations", () => {
   const [phase, ...args] = service('driver').command ?? assert.fail('driver has no command')
   assert.equal(phase, 'run')
-  const cfg = parseDriverArgs('run', args, {}, { bindings: BINDING_NAMES, readFile: (f) => readFileSync(path.join(root, f), 'utf8') })
+  const cfg = parseDriverArgs(
+    'run',
+    args,
+    {},
+    { bindings: BINDING_NAMES, readFile: (f) => readFileSync(path.join(root, f), 'utf8') },
+  )
   const workload = CoreWorkload.fromProperties(cfg.properties)
   assert.equal(workload.operationCount, 0, 'operationcount=0: no operation limit')
   assert.ok(workload.maxExecutionTimeS >= 60, `runs for --seconds (${workload.maxExecutionTimeS} s)`)
   // Without the override the file's own operationcount would end the run first.
-  const plain = parseDriverArgs('run', args.filter((a, i) => a !== 'operationcount=0' && args[i + 1] !== 'operationcount=0'), {}, { bindings: BINDING_NAMES, readFile: (f) => readFileSync(path.join(root, f), 'utf8') })
+  const plain = parseDriverArgs(
+    'run',
+    args.filter((a, i) => a !== 'operationcount=0' && args[i + 1] !== 'operationcount=0'),
+    {},
+    { bindings: BINDING_NAMES, readFile: (f) => readFileSync(path.join(root, f), 'utf8') },
+  )
   assert.equal(CoreWorkload.fromProperties(plain.properties).operationCount, 1000)
 })
 
 test('Kafka, ClickHouse and Grafana keep their data in named volumes', () => {
   const declared = Object.keys(compose.volumes ?? {})
-  const mounts: Record<string, string> = { kafka: '/var/lib/kafka/data', clickhouse: '/var/lib/clickhouse', grafana: '/var/lib/grafana' }
+  const mounts: Record<string, string> = {
+    kafka: '/var/lib/kafka/data',
+    clickhouse: '/var/lib/clickhouse',
+    grafana: '/var/lib/grafana',
+  }
   for (const [name, target] of Object.entries(mounts)) {
-    const named = (service(name).volumes ?? []).map((v) => v.split(':')).find(([src, dst]) => dst === target && !src!.startsWith('.'))
+    const named = (service(name).volumes ?? [])
+      .map((v) => v.split(':'))
+      .find(([src, dst]) => dst === target && !src!.startsWith('.'))
     assert.ok(named !== undefined, `${name} mounts no named volume at ${target}`)
     assert.ok(declared.includes(named[0]!), `volume ${named[0]} is not declared`)
   }
@@ -103,7 +130,17 @@ test('Kafka, ClickHouse and Grafana keep their data in named volumes', () => {
 })
 
 test('the provisioned datasources point at services and ports the compose file defines', () => {
-  const ds = YAML.parse(readFileSync(path.join(root, 'deploy/grafana/provisioning/datasources/clickhouse.yaml'), 'utf8')) as { datasources: Array<{ uid: string; type: string; isDefault?: boolean; jsonData: { host: string; port: number; protocol: string; path?: string; defaultDatabase: string }; secureJsonData: { password: string } }> }
+  const ds = YAML.parse(
+    readFileSync(path.join(root, 'deploy/grafana/provisioning/datasources/clickhouse.yaml'), 'utf8'),
+  ) as {
+    datasources: Array<{
+      uid: string
+      type: string
+      isDefault?: boolean
+      jsonData: { host: string; port: number; protocol: string; path?: string; defaultDatabase: string }
+      secureJsonData: { password: string }
+    }>
+  }
   const byUid = new Map(ds.datasources.map((d) => [d.uid, d]))
   for (const d of ds.datasources) {
     assert.equal(d.type, 'grafana-clickhouse-datasource')
@@ -113,10 +150,16 @@ test('the provisioned datasources point at services and ports the compose file d
     assert.ok(published.includes(d.jsonData.port), `${d.uid}: ${d.jsonData.host} does not listen on ${d.jsonData.port}`)
     // $NAME in secureJsonData is read from Grafana's environment.
     const variable = /^\$(\w+)$/.exec(d.secureJsonData.password)?.[1]
-    assert.ok(variable !== undefined && env('grafana')[variable] !== undefined, `${d.uid}: Grafana has no ${d.secureJsonData.password}`)
+    assert.ok(
+      variable !== undefined && env('grafana')[variable] !== undefined,
+      `${d.uid}: Grafana has no ${d.secureJsonData.password}`,
+    )
   }
   assert.equal(byUid.get('benchstream-clickhouse')?.isDefault, true)
-  assert.equal(env('processor').CLICKHOUSE_URL, `http://clickhouse:${byUid.get('benchstream-clickhouse')!.jsonData.port}`)
+  assert.equal(
+    env('processor').CLICKHOUSE_URL,
+    `http://clickhouse:${byUid.get('benchstream-clickhouse')!.jsonData.port}`,
+  )
   const api = byUid.get('benchstream-api') ?? assert.fail('no datasource for the API endpoint')
   assert.equal(api.jsonData.path, '/clickhouse')
   assert.equal(String(api.jsonData.port), env('processor').API_PORT)

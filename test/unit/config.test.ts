@@ -17,7 +17,10 @@ import { configTableMarkdown } from '../../services/cli/generate.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { ProcessorEnv, readProcessorConfig } from '../../services/processor/config.js'
 
-const configError = (pattern: RegExp) => (err: unknown): boolean => isBenchstreamError(err, 'BS_ERR_CONFIG') && pattern.test(err.message)
+const configError =
+  (pattern: RegExp) =>
+  (err: unknown): boolean =>
+    isBenchstreamError(err, 'BS_ERR_CONFIG') && pattern.test(err.message)
 
 test('defaults come from the schema; values are converted to their types', () => {
   const c = readProcessorConfig({})
@@ -34,15 +37,36 @@ test('defaults come from the schema; values are converted to their types', () =>
 })
 
 test('a value that is not allowed names the variable, what it got and what is allowed', () => {
-  assert.throws(() => readProcessorConfig({ WINDOW_MS: '5' }), configError(/^WINDOW_MS="5" is not allowed: expected an integer from 10 to 3600000$/))
-  assert.throws(() => readProcessorConfig({ WINDOW_MS: '1.5' }), configError(/WINDOW_MS="1\.5" is not allowed: expected an integer from 10/))
+  assert.throws(
+    () => readProcessorConfig({ WINDOW_MS: '5' }),
+    configError(/^WINDOW_MS="5" is not allowed: expected an integer from 10 to 3600000$/),
+  )
+  assert.throws(
+    () => readProcessorConfig({ WINDOW_MS: '1.5' }),
+    configError(/WINDOW_MS="1\.5" is not allowed: expected an integer from 10/),
+  )
   assert.throws(() => readProcessorConfig({ WINDOW_MS: 'abc' }), configError(/WINDOW_MS="abc"/))
-  assert.throws(() => readProcessorConfig({ BENCHSTREAM_STORE_RAW_EVENTS: 'maybe' }), configError(/BENCHSTREAM_STORE_RAW_EVENTS="maybe" is not allowed: expected true or false/))
-  assert.throws(() => readInfraConfig({ CLICKHOUSE_URL: 'ftp://x' }), configError(/CLICKHOUSE_URL="ftp:\/\/x" is not allowed: expected http:\/\/host:port/))
+  assert.throws(
+    () => readProcessorConfig({ BENCHSTREAM_STORE_RAW_EVENTS: 'maybe' }),
+    configError(/BENCHSTREAM_STORE_RAW_EVENTS="maybe" is not allowed: expected true or false/),
+  )
+  assert.throws(
+    () => readInfraConfig({ CLICKHOUSE_URL: 'ftp://x' }),
+    configError(/CLICKHOUSE_URL="ftp:\/\/x" is not allowed: expected http:\/\/host:port/),
+  )
   assert.throws(() => readInfraConfig({ CLICKHOUSE_DATABASE: 'a;DROP' }), configError(/CLICKHOUSE_DATABASE/))
-  assert.throws(() => readInfraConfig({ BENCHSTREAM_TOPIC_EVENTS: 'a b' }), configError(/BENCHSTREAM_TOPIC_EVENTS="a b" is not allowed: expected a Kafka topic name/))
-  assert.throws(() => readApiConfig({ API_PORT: '70000' }), configError(/API_PORT="70000" is not allowed: expected an integer from 0 to 65535/))
-  assert.throws(() => readAlertsConfig({ ALERTS_ENABLED: 'false', ALERTS_WEBHOOK_URL: 'not a url' }), configError(/ALERTS_WEBHOOK_URL="not a url" is not allowed: expected an http:\/\/ or https:\/\/ URL/))
+  assert.throws(
+    () => readInfraConfig({ BENCHSTREAM_TOPIC_EVENTS: 'a b' }),
+    configError(/BENCHSTREAM_TOPIC_EVENTS="a b" is not allowed: expected a Kafka topic name/),
+  )
+  assert.throws(
+    () => readApiConfig({ API_PORT: '70000' }),
+    configError(/API_PORT="70000" is not allowed: expected an integer from 0 to 65535/),
+  )
+  assert.throws(
+    () => readAlertsConfig({ ALERTS_ENABLED: 'false', ALERTS_WEBHOOK_URL: 'not a url' }),
+    configError(/ALERTS_WEBHOOK_URL="not a url" is not allowed: expected an http:\/\/ or https:\/\/ URL/),
+  )
 })
 
 test('a schema is read for its own variables only', () => {
@@ -55,5 +79,9 @@ test('the README configuration table is generated from the schemas (npm run gene
   const readme = readFileSync(path.join(repoRoot(), 'README.md'), 'utf8')
   const m = /<!-- config-table:begin[^>]*-->\n([\s\S]*?)<!-- config-table:end -->/.exec(readme)
   assert.ok(m !== null, 'README.md has the generated configuration table between its markers')
-  assert.equal(m[1], configTableMarkdown(), 'README.md configuration table differs from the schemas: run `npm run generate`')
+  assert.equal(
+    m[1],
+    configTableMarkdown(),
+    'README.md configuration table differs from the schemas: run `npm run generate`',
+  )
 })

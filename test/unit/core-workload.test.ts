@@ -10,11 +10,17 @@ import { repoRoot } from '../../services/common/repo-root.js'
 import { CoreWorkload, REQUEST_DISTRIBUTIONS } from '../../services/core/workload/core-workload.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { fnvhash64 } from '../../services/core/workload/generators.js'
-import { CORE_WORKLOAD_PROPERTIES, mergeProperties, parseProperties, type Properties } from '../../services/core/workload/properties.js'
+import {
+  CORE_WORKLOAD_PROPERTIES,
+  mergeProperties,
+  parseProperties,
+  type Properties,
+} from '../../services/core/workload/properties.js'
 import type { Operation, Transaction } from '../../services/core/workload/workload-types.js'
 
 const WORKLOADS_DIR = path.join(repoRoot(), 'workloads')
-const readWorkload = (name: string): Properties => parseProperties(readFileSync(path.join(WORKLOADS_DIR, name), 'utf8'), name)
+const readWorkload = (name: string): Properties =>
+  parseProperties(readFileSync(path.join(WORKLOADS_DIR, name), 'utf8'), name)
 
 function opShares(w: CoreWorkload, draws: number): Record<string, number> {
   const c: Record<string, number> = {}
@@ -82,7 +88,10 @@ test('operation mix of workloads A, B, D, E, F is within 1.5 points of their pro
       assert.ok(Math.abs((shares[op] ?? 0) - p) < 0.015, `${name} ${op}: ${shares[op]} vs ${p}`)
     }
   }
-  const withDeletes = CoreWorkload.fromProperties({ recordcount: '100', readproportion: '0.7', deleteproportion: '0.3', updateproportion: '0' }, { seed: 3 })
+  const withDeletes = CoreWorkload.fromProperties(
+    { recordcount: '100', readproportion: '0.7', deleteproportion: '0.3', updateproportion: '0' },
+    { seed: 3 },
+  )
   const shares = opShares(withDeletes, 100_000)
   assert.ok(Math.abs((shares['DELETE'] ?? 0) - 0.3) < 0.015)
 })
@@ -95,25 +104,55 @@ test('invalid proportions are rejected with their sum and the rule', () => {
     /updateproportion=0\.25/,
     /= 1\.2\b/,
   )
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', readproportion: '1.5', updateproportion: '-0.5' }), /readproportion must be a number in \[0, 1\]/)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', readproportion: 'lots' }), /readproportion/)
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', readproportion: '1.5', updateproportion: '-0.5' }),
+    /readproportion must be a number in \[0, 1\]/,
+  )
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', readproportion: 'lots' }),
+    /readproportion/,
+  )
   // A tiny rounding error is fine.
-  CoreWorkload.fromProperties({ recordcount: '10', readproportion: '0.1', updateproportion: '0.2', insertproportion: '0.7000000000001' })
+  CoreWorkload.fromProperties({
+    recordcount: '10',
+    readproportion: '0.1',
+    updateproportion: '0.2',
+    insertproportion: '0.7000000000001',
+  })
 })
 
 test('negative, non-integer or missing counts are rejected naming the property and its range', () => {
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '-5' }), /recordcount must be an integer in \[1, /, /'-5'/)
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '-5' }),
+    /recordcount must be an integer in \[1, /,
+    /'-5'/,
+  )
   assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10.5' }), /recordcount must be an integer/)
   assertWorkloadError(() => CoreWorkload.fromProperties({}), /recordcount must be an integer in \[1, /, /'0'/)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', operationcount: '-1' }), /operationcount must be an integer in \[0, /)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', fieldcount: '0' }), /fieldcount must be an integer in \[1, /)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', insertstart: '10' }), /insertstart must be an integer in \[0, 9\]/)
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', operationcount: '-1' }),
+    /operationcount must be an integer in \[0, /,
+  )
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', fieldcount: '0' }),
+    /fieldcount must be an integer in \[1, /,
+  )
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', insertstart: '10' }),
+    /insertstart must be an integer in \[0, 9\]/,
+  )
   assertWorkloadError(
     () => CoreWorkload.fromProperties({ recordcount: '1000', insertstart: '500', insertcount: '600' }),
     /insertstart \(500\) \+ insertcount \(600\) = 1100 must not exceed recordcount \(1000\)/,
   )
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', readallfields: 'yes' }), /readallfields must be true or false/)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', zipfianconstant: '1' }), /zipfianconstant must be a number in \(0, 1\)/)
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', readallfields: 'yes' }),
+    /readallfields must be true or false/,
+  )
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', zipfianconstant: '1' }),
+    /zipfianconstant must be a number in \(0, 1\)/,
+  )
 })
 
 test('unknown distribution names are rejected listing the valid ones', () => {
@@ -121,9 +160,18 @@ test('unknown distribution names are rejected listing the valid ones', () => {
     () => CoreWorkload.fromProperties({ recordcount: '10', requestdistribution: 'gaussian' }),
     /requestdistribution must be one of uniform, zipfian, latest, hotspot, sequential, exponential; got 'gaussian'/,
   )
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', fieldlengthdistribution: 'histogram' }), /fieldlengthdistribution must be one of constant, uniform, zipfian/)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', scanlengthdistribution: 'latest' }), /scanlengthdistribution must be one of uniform, zipfian/)
-  assertWorkloadError(() => CoreWorkload.fromProperties({ recordcount: '10', insertorder: 'random' }), /insertorder must be one of hashed, ordered/)
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', fieldlengthdistribution: 'histogram' }),
+    /fieldlengthdistribution must be one of constant, uniform, zipfian/,
+  )
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', scanlengthdistribution: 'latest' }),
+    /scanlengthdistribution must be one of uniform, zipfian/,
+  )
+  assertWorkloadError(
+    () => CoreWorkload.fromProperties({ recordcount: '10', insertorder: 'random' }),
+    /insertorder must be one of hashed, ordered/,
+  )
 })
 
 test('every property in CORE_WORKLOAD_PROPERTIES is read: a nonsense value is rejected by name', () => {
@@ -136,33 +184,46 @@ test('every property in CORE_WORKLOAD_PROPERTIES is read: a nonsense value is re
   }
 })
 
-test('load phase of one client: insertstart=500 insertcount=250 gives key numbers 500..749, distinct hashed keys', () => {
-  const w = CoreWorkload.fromProperties({ recordcount: '1000', insertstart: '500', insertcount: '250' }, { seed: 4 })
-  assert.equal(w.loadCount, 250)
-  const txs = loadAll(w)
-  assert.deepEqual(
-    txs.map((t) => t.keynum),
-    Array.from({ length: 250 }, (_, i) => 500 + i),
-  )
-  assert.equal(w.nextLoad(), undefined, 'stays done')
-  const keys = txs.map((t) => t.key)
-  assert.equal(new Set(keys).size, 250)
-  for (const t of txs) {
-    assert.equal(t.key, 'user' + fnvhash64(t.keynum), 'YCSB key name: user + fnvhash64(keynum)')
-    assert.equal(t.table, 'usertable')
-    assert.deepEqual(Object.keys(t.values), Array.from({ length: 10 }, (_, i) => `field${i}`))
-    for (const v of Object.values(t.values)) assert.equal(v.length, 100)
-  }
-  // Loading the load phase again on a fresh workload gives the same keys (key names do not depend on the seed).
-  const again = loadAll(CoreWorkload.fromProperties({ recordcount: '1000', insertstart: '500', insertcount: '250' }, { seed: 99 }))
-  assert.deepEqual(
-    again.map((t) => t.key),
-    keys,
-  )
-})
+test(
+  'load phase of one client: insertstart=500 insertcount=250 gives ' + 'key numbers 500..749, distinct hashed keys',
+  () => {
+    const w = CoreWorkload.fromProperties({ recordcount: '1000', insertstart: '500', insertcount: '250' }, { seed: 4 })
+    assert.equal(w.loadCount, 250)
+    const txs = loadAll(w)
+    assert.deepEqual(
+      txs.map((t) => t.keynum),
+      Array.from({ length: 250 }, (_, i) => 500 + i),
+    )
+    assert.equal(w.nextLoad(), undefined, 'stays done')
+    const keys = txs.map((t) => t.key)
+    assert.equal(new Set(keys).size, 250)
+    for (const t of txs) {
+      assert.equal(t.key, 'user' + fnvhash64(t.keynum), 'YCSB key name: user + fnvhash64(keynum)')
+      assert.equal(t.table, 'usertable')
+      assert.deepEqual(
+        Object.keys(t.values),
+        Array.from({ length: 10 }, (_, i) => `field${i}`),
+      )
+      for (const v of Object.values(t.values)) assert.equal(v.length, 100)
+    }
+    // Loading the load phase again on a fresh workload gives the same keys (key names do not depend on the seed).
+    const again = loadAll(
+      CoreWorkload.fromProperties({ recordcount: '1000', insertstart: '500', insertcount: '250' }, { seed: 99 }),
+    )
+    assert.deepEqual(
+      again.map((t) => t.key),
+      keys,
+    )
+  },
+)
 
 test('key names: ordered insertorder, zero padding and key prefix', () => {
-  const ordered = CoreWorkload.fromProperties({ recordcount: '20', insertorder: 'ordered', zeropadding: '5', keyprefix: 'k' })
+  const ordered = CoreWorkload.fromProperties({
+    recordcount: '20',
+    insertorder: 'ordered',
+    zeropadding: '5',
+    keyprefix: 'k',
+  })
   assert.deepEqual(
     loadAll(ordered)
       .slice(0, 3)
@@ -175,7 +236,15 @@ test('key names: ordered insertorder, zero padding and key prefix', () => {
 
 test('keys chosen by the run phase are always among the loaded keys, for every request distribution', () => {
   for (const dist of REQUEST_DISTRIBUTIONS) {
-    const props = { recordcount: '1000', operationcount: '10000', requestdistribution: dist, readproportion: '0.4', updateproportion: '0.2', scanproportion: '0.2', readmodifywriteproportion: '0.2' }
+    const props = {
+      recordcount: '1000',
+      operationcount: '10000',
+      requestdistribution: dist,
+      readproportion: '0.4',
+      updateproportion: '0.2',
+      scanproportion: '0.2',
+      readmodifywriteproportion: '0.2',
+    }
     const w = CoreWorkload.fromProperties(props, { seed: 5 })
     const loaded = new Set(loadAll(w).map((t) => t.key))
     assert.equal(loaded.size, 1000)
@@ -189,7 +258,17 @@ test('keys chosen by the run phase are always among the loaded keys, for every r
   }
   // One client's share: uniform and zipfian stay inside [insertstart, insertstart + insertcount).
   for (const dist of ['uniform', 'zipfian', 'hotspot', 'sequential']) {
-    const w = CoreWorkload.fromProperties({ recordcount: '1000', insertstart: '500', insertcount: '250', requestdistribution: dist, readproportion: '1', updateproportion: '0' }, { seed: 6 })
+    const w = CoreWorkload.fromProperties(
+      {
+        recordcount: '1000',
+        insertstart: '500',
+        insertcount: '250',
+        requestdistribution: dist,
+        readproportion: '1',
+        updateproportion: '0',
+      },
+      { seed: 6 },
+    )
     const loaded = new Set(loadAll(w).map((t) => t.key))
     for (let i = 0; i < 10_000; i++) assert.ok(loaded.has(keyOf(w.nextTransaction())), dist)
   }
@@ -198,7 +277,14 @@ test('keys chosen by the run phase are always among the loaded keys, for every r
 test('run-phase inserts continue at recordcount; only acknowledged inserts are read (latest and zipfian)', () => {
   for (const dist of ['latest', 'zipfian']) {
     const w = CoreWorkload.fromProperties(
-      { recordcount: '100', operationcount: '2000', requestdistribution: dist, readproportion: '0.5', updateproportion: '0', insertproportion: '0.5' },
+      {
+        recordcount: '100',
+        operationcount: '2000',
+        requestdistribution: dist,
+        readproportion: '0.5',
+        updateproportion: '0',
+        insertproportion: '0.5',
+      },
       { seed: 7 },
     )
     const known = new Set(loadAll(w).map((t) => t.key))
@@ -236,7 +322,16 @@ test('run-phase inserts continue at recordcount; only acknowledged inserts are r
 })
 
 test('latest: most reads go to the newest keys', () => {
-  const w = CoreWorkload.fromProperties({ recordcount: '1000', requestdistribution: 'latest', readproportion: '1', updateproportion: '0', insertorder: 'ordered' }, { seed: 8 })
+  const w = CoreWorkload.fromProperties(
+    {
+      recordcount: '1000',
+      requestdistribution: 'latest',
+      readproportion: '1',
+      updateproportion: '0',
+      insertorder: 'ordered',
+    },
+    { seed: 8 },
+  )
   let newest = 0
   const draws = 50_000
   for (let i = 0; i < draws; i++) {
@@ -247,8 +342,27 @@ test('latest: most reads go to the newest keys', () => {
 })
 
 test('fields: readallfields, writeallfields, readallfieldsbyname, field lengths and characters', () => {
-  const base = { recordcount: '100', fieldcount: '4', fieldnameprefix: 'f', readproportion: '0.25', updateproportion: '0.25', scanproportion: '0.25', readmodifywriteproportion: '0.25' }
-  const one = CoreWorkload.fromProperties({ ...base, readallfields: 'false', writeallfields: 'false', fieldlengthdistribution: 'uniform', minfieldlength: '5', fieldlength: '20', maxscanlength: '7' }, { seed: 9 })
+  const base = {
+    recordcount: '100',
+    fieldcount: '4',
+    fieldnameprefix: 'f',
+    readproportion: '0.25',
+    updateproportion: '0.25',
+    scanproportion: '0.25',
+    readmodifywriteproportion: '0.25',
+  }
+  const one = CoreWorkload.fromProperties(
+    {
+      ...base,
+      readallfields: 'false',
+      writeallfields: 'false',
+      fieldlengthdistribution: 'uniform',
+      minfieldlength: '5',
+      fieldlength: '20',
+      maxscanlength: '7',
+    },
+    { seed: 9 },
+  )
   const lengths = new Set<number>()
   for (let i = 0; i < 5000; i++) {
     const tx = one.nextTransaction()
@@ -280,14 +394,20 @@ test('fields: readallfields, writeallfields, readallfieldsbyname, field lengths 
     const tx = byName.nextTransaction()
     if (tx.op === 'READ') assert.deepEqual(tx.fields, ['f0', 'f1', 'f2', 'f3'])
   }
-  const zipfLengths = CoreWorkload.fromProperties({ recordcount: '10', fieldlengthdistribution: 'zipfian', fieldlength: '50' }, { seed: 1 })
+  const zipfLengths = CoreWorkload.fromProperties(
+    { recordcount: '10', fieldlengthdistribution: 'zipfian', fieldlength: '50' },
+    { seed: 1 },
+  )
   for (const tx of loadAll(zipfLengths)) {
     for (const v of Object.values(tx.values)) assert.ok(v.length >= 1 && v.length <= 50)
   }
 })
 
 test('the same seed and properties give the same transactions', () => {
-  const props = mergeProperties([readFileSync(path.join(WORKLOADS_DIR, 'workloada'), 'utf8')], [['recordcount', '5000']])
+  const props = mergeProperties(
+    [readFileSync(path.join(WORKLOADS_DIR, 'workloada'), 'utf8')],
+    [['recordcount', '5000']],
+  )
   const a = CoreWorkload.fromProperties(props, { seed: 123 })
   const b = CoreWorkload.fromProperties(props, { seed: 123 })
   const c = CoreWorkload.fromProperties(props, { seed: 124 })
@@ -298,7 +418,12 @@ test('the same seed and properties give the same transactions', () => {
 })
 
 test('maxexecutiontime, operationcount and table are exposed to the driver', () => {
-  const w = CoreWorkload.fromProperties({ recordcount: '10', operationcount: '77', maxexecutiontime: '30', table: 'bench' })
+  const w = CoreWorkload.fromProperties({
+    recordcount: '10',
+    operationcount: '77',
+    maxexecutiontime: '30',
+    table: 'bench',
+  })
   assert.equal(w.operationCount, 77)
   assert.equal(w.maxExecutionTimeS, 30)
   assert.equal(w.table, 'bench')

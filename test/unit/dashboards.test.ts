@@ -27,7 +27,9 @@ interface JsonPanel {
   type: string
   title?: string
   pluginVersion?: string
-  fieldConfig?: { defaults?: { unit?: string; thresholds?: { mode?: string; steps?: Array<{ color: string; value: number | null }> } } }
+  fieldConfig?: {
+    defaults?: { unit?: string; thresholds?: { mode?: string; steps?: Array<{ color: string; value: number | null }> } }
+  }
   datasource?: { type?: string; uid?: string }
   targets?: JsonTarget[]
   panels?: JsonPanel[]
@@ -36,7 +38,9 @@ interface JsonDashboard {
   uid: string
   title: string
   panels: JsonPanel[]
-  templating: { list: Array<{ name: string; type: string; query?: unknown; refresh?: number; datasource?: { uid?: string } }> }
+  templating: {
+    list: Array<{ name: string; type: string; query?: unknown; refresh?: number; datasource?: { uid?: string } }>
+  }
   time: { from: string; to: string }
 }
 
@@ -60,7 +64,9 @@ test('committed dashboards equal the generated ones byte for byte', () => {
     if (committed !== g.json) {
       const at = Array.from({ length: committed.length }, (_, i) => i).find((i) => committed[i] !== g.json[i]) ?? -1
       const line = committed.slice(0, at === -1 ? committed.length : at).split('\n').length
-      assert.fail(`${g.file} differs from what dashboards/*.ts generate (first difference at line ${line}): ${REGENERATE}`)
+      assert.fail(
+        `${g.file} differs from what dashboards/*.ts generate (first difference at line ${line}): ${REGENERATE}`,
+      )
     }
   }
   const extra = readdirSync(dir).filter((f) => f.endsWith('.json') && !generated.some((g) => g.file === f))
@@ -71,7 +77,10 @@ test('generation is deterministic and writes keys sorted', () => {
   const a = generateDashboards().map((g) => g.json)
   const b = generateDashboards().map((g) => g.json)
   assert.deepEqual(a, b)
-  assert.equal(renderJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: undefined } }), '{\n  "a": {\n    "d": [\n      3,\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n')
+  assert.equal(
+    renderJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: undefined } }),
+    '{\n  "a": {\n    "d": [\n      3,\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n',
+  )
 })
 
 test('uids are the stable, unique ones the provisioning and links rely on', () => {
@@ -87,7 +96,10 @@ test('every panel queries the ${datasource} variable with non-empty SQL; ids are
     const panels = allPanels(d.panels)
     const ids = panels.map((p) => p.id)
     assert.equal(new Set(ids).size, ids.length, `${g.uid}: panel ids repeat`)
-    assert.ok(ids.every((id) => typeof id === 'number' && id > 0), `${g.uid}: every panel needs a positive id`)
+    assert.ok(
+      ids.every((id) => typeof id === 'number' && id > 0),
+      `${g.uid}: every panel needs a positive id`,
+    )
     const dataPanels = panels.filter((p) => p.type !== 'row')
     assert.ok(dataPanels.length >= 3, `${g.uid}: expected panels, found ${dataPanels.length}`)
     for (const p of dataPanels) {
@@ -101,7 +113,10 @@ test('every panel queries the ${datasource} variable with non-empty SQL; ids are
         assert.equal(t.editorType, 'sql', `${where} ${t.refId}`)
         assert.ok(t.format === 0 || t.format === 1, `${where} ${t.refId}: format ${t.format}`)
         assert.equal(t.queryType, t.format === 0 ? 'timeseries' : 'table', `${where} ${t.refId}`)
-        assert.ok(typeof t.rawSql === 'string' && /^\s*(WITH|SELECT)\b/i.test(t.rawSql), `${where} ${t.refId}: rawSql must be a SELECT`)
+        assert.ok(
+          typeof t.rawSql === 'string' && /^\s*(WITH|SELECT)\b/i.test(t.rawSql),
+          `${where} ${t.refId}: rawSql must be a SELECT`,
+        )
         assert.ok(t.rawSql.includes('benchstream.'), `${where} ${t.refId}: rawSql reads no benchstream table`)
       }
     }
@@ -117,19 +132,31 @@ test('the configuration is validated and reaches every query', () => {
   for (const g of other) {
     assert.ok(!g.json.includes('benchstream.'), `${g.uid} still names the default database`)
     assert.ok(!g.json.includes('benchstream-clickhouse'), `${g.uid} still names the default datasource`)
-    const ds = (JSON.parse(g.json) as { templating: { list: Array<{ name: string; current?: { value?: string } }> } }).templating.list.find((v) => v.name === 'datasource')
+    const ds = (
+      JSON.parse(g.json) as { templating: { list: Array<{ name: string; current?: { value?: string } }> } }
+    ).templating.list.find((v) => v.name === 'datasource')
     assert.equal(ds?.current?.value, 'my-ch', `${g.uid}: the configured datasource is selected at first`)
   }
-  assert.throws(() => dashboardConfig({ database: 'bench; DROP' }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_CONFIG') && /database/.test(e.message))
-  assert.throws(() => dashboardConfig({ datasourceUid: '' }), (e: unknown) => isBenchstreamError(e, 'BS_ERR_CONFIG') && /uid/.test(e.message))
+  assert.throws(
+    () => dashboardConfig({ database: 'bench; DROP' }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_CONFIG') && /database/.test(e.message),
+  )
+  assert.throws(
+    () => dashboardConfig({ datasourceUid: '' }),
+    (e: unknown) => isBenchstreamError(e, 'BS_ERR_CONFIG') && /uid/.test(e.message),
+  )
 })
 
-test('a datasource variable, first, of the plugin\'s type, is the only datasource the dashboards name', () => {
+test("a datasource variable, first, of the plugin's type, is the only datasource the dashboards name", () => {
   for (const d of dashboards()) {
     const v = d.templating.list[0] as { name: string; type: string; query?: unknown; regex?: string }
     assert.deepEqual([v.name, v.type, v.query, v.regex], ['datasource', 'datasource', DATASOURCE_TYPE, ''], d.uid)
     // No fixed uid anywhere: only ${datasource} (the variable's default selection aside).
-    const uids = [...JSON.stringify({ ...d, templating: { list: d.templating.list.slice(1) } }).matchAll(/"uid":"([^"]*)"/g)].map((m) => m[1]).filter((u) => u !== d.uid)
+    const uids = [
+      ...JSON.stringify({ ...d, templating: { list: d.templating.list.slice(1) } }).matchAll(/"uid":"([^"]*)"/g),
+    ]
+      .map((m) => m[1])
+      .filter((u) => u !== d.uid)
     assert.ok(uids.length >= 5, d.uid)
     assert.deepEqual([...new Set(uids)], ['${datasource}'], `${d.uid}: datasource uids`)
   }
@@ -137,37 +164,52 @@ test('a datasource variable, first, of the plugin\'s type, is the only datasourc
 
 test('every variable refreshes on dashboard load (refresh: 1), so a new run appears in the picker', () => {
   for (const d of dashboards()) {
-    for (const v of d.templating.list.filter((x) => x.type === 'query' || x.type === 'datasource')) assert.equal(v.refresh, 1, `${d.uid}: $${v.name}`)
+    for (const v of d.templating.list.filter((x) => x.type === 'query' || x.type === 'datasource'))
+      assert.equal(v.refresh, 1, `${d.uid}: $${v.name}`)
   }
 })
 
-test('every query says pluginVersion 4.20.0, so the plugin does not migrate it (src/data/migration.ts:176-181 isV3CHQuery)', () => {
-  // The plugin's test for a query to migrate: no pluginVersion or one below 4.0.0, or a v3 queryType.
-  const atLeast = (v: string, min: string): boolean => {
-    const a = v.split('.').map(Number)
-    const b = min.split('.').map(Number)
-    for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0)
-    return true
-  }
-  const isV3 = (t: JsonTarget): boolean => t.pluginVersion === undefined || t.pluginVersion === '' || !atLeast(t.pluginVersion, '4.0.0') || t.queryType === 'sql' || t.queryType === 'builder'
-  assert.equal(isV3({ queryType: 'table' }), true, 'a query without pluginVersion is migrated')
-  assert.equal(PLUGIN_VERSION, '4.20.0')
-  for (const d of dashboards()) {
-    for (const p of dataPanels(d)) {
-      for (const t of p.targets ?? []) {
-        assert.equal(t.pluginVersion, '4.20.0', `${d.uid} / ${p.title ?? ''} ${t.refId ?? ''}`)
-        assert.equal(isV3(t), false)
-      }
-      assert.equal(p.pluginVersion, GRAFANA_VERSION, `${d.uid} / ${p.title ?? ''}: panel pluginVersion`)
+test(
+  'every query says pluginVersion 4.20.0, so the plugin does not ' +
+    'migrate it (src/data/migration.ts:176-181 isV3CHQuery)',
+  () => {
+    // The plugin's test for a query to migrate: no pluginVersion or one below 4.0.0, or a v3 queryType.
+    const atLeast = (v: string, min: string): boolean => {
+      const a = v.split('.').map(Number)
+      const b = min.split('.').map(Number)
+      for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0)
+      return true
     }
-  }
-  // The versions are the ones deploy/docker-compose.yml runs.
-  const compose = YAML.parse(readFileSync(path.join(repoRoot(), 'deploy/docker-compose.yml'), 'utf8'), { merge: true }) as { services: { grafana: { image: string; environment: Record<string, string> } } }
-  assert.equal(compose.services.grafana.image, `grafana/grafana:${GRAFANA_VERSION}`)
-  assert.equal(compose.services.grafana.environment.GF_PLUGINS_PREINSTALL_SYNC, `${DATASOURCE_TYPE}@${PLUGIN_VERSION}`)
-})
+    const isV3 = (t: JsonTarget): boolean =>
+      t.pluginVersion === undefined ||
+      t.pluginVersion === '' ||
+      !atLeast(t.pluginVersion, '4.0.0') ||
+      t.queryType === 'sql' ||
+      t.queryType === 'builder'
+    assert.equal(isV3({ queryType: 'table' }), true, 'a query without pluginVersion is migrated')
+    assert.equal(PLUGIN_VERSION, '4.20.0')
+    for (const d of dashboards()) {
+      for (const p of dataPanels(d)) {
+        for (const t of p.targets ?? []) {
+          assert.equal(t.pluginVersion, '4.20.0', `${d.uid} / ${p.title ?? ''} ${t.refId ?? ''}`)
+          assert.equal(isV3(t), false)
+        }
+        assert.equal(p.pluginVersion, GRAFANA_VERSION, `${d.uid} / ${p.title ?? ''}: panel pluginVersion`)
+      }
+    }
+    // The versions are the ones deploy/docker-compose.yml runs.
+    const compose = YAML.parse(readFileSync(path.join(repoRoot(), 'deploy/docker-compose.yml'), 'utf8'), {
+      merge: true,
+    }) as { services: { grafana: { image: string; environment: Record<string, string> } } }
+    assert.equal(compose.services.grafana.image, `grafana/grafana:${GRAFANA_VERSION}`)
+    assert.equal(
+      compose.services.grafana.environment.GF_PLUGINS_PREINSTALL_SYNC,
+      `${DATASOURCE_TYPE}@${PLUGIN_VERSION}`,
+    )
+  },
+)
 
-test('every panel has an explicit unit and thresholds; none keeps Grafana\'s default (red above 80)', () => {
+test("every panel has an explicit unit and thresholds; none keeps Grafana's default (red above 80)", () => {
   let n = 0
   for (const d of dashboards()) {
     for (const p of dataPanels(d)) {
@@ -189,8 +231,14 @@ test('error panels are not in ops/s; the error count turns red from the first er
   const errorPanels = dataPanels(live).filter((p) => /error/i.test(p.title ?? ''))
   assert.equal(errorPanels.length, 2)
   for (const p of errorPanels) assert.notEqual(p.fieldConfig?.defaults?.unit, 'ops', p.title)
-  assert.equal(errorPanels.find((p) => p.title === 'Errors per second by status')?.fieldConfig?.defaults?.unit, 'suffix: err/s')
-  assert.deepEqual(errorPanels.find((p) => p.title === 'Errors')?.fieldConfig?.defaults?.thresholds?.steps, [{ color: 'green', value: null }, { color: 'red', value: 1 }])
+  assert.equal(
+    errorPanels.find((p) => p.title === 'Errors per second by status')?.fieldConfig?.defaults?.unit,
+    'suffix: err/s',
+  )
+  assert.deepEqual(errorPanels.find((p) => p.title === 'Errors')?.fieldConfig?.defaults?.thresholds?.steps, [
+    { color: 'green', value: null },
+    { color: 'red', value: 1 },
+  ])
 })
 
 test('time ranges: the live run the last 15 minutes, compare, sweep and profiles the last day', () => {

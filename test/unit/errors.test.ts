@@ -10,11 +10,16 @@ import { repoRoot } from '../../services/common/repo-root.js'
 import { BenchstreamError, ERROR_CODES, isBenchstreamError } from '../../services/core/errors.js'
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []))
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  )
 }
 
 test('every error code is BS_ERR_*, has a summary, and is raised by some code', () => {
-  const code = [...sources(path.join(repoRoot(), 'services')), ...sources(path.join(repoRoot(), 'bench'))].filter((f) => !f.endsWith(path.join('core', 'errors.ts'))).map((f) => readFileSync(f, 'utf8')).join('\n')
+  const code = [...sources(path.join(repoRoot(), 'services')), ...sources(path.join(repoRoot(), 'bench'))]
+    .filter((f) => !f.endsWith(path.join('core', 'errors.ts')))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n')
   for (const [name, spec] of Object.entries(ERROR_CODES)) {
     assert.match(name, /^BS_ERR_[A-Z_]+$/)
     assert.ok(spec.summary.length > 0)

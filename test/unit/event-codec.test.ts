@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { MAX_LATENCY_US, RECORD_KIND } from '../../schemas/events.v1.js'
-import { decodeMessage, encodeIntervalHistogram, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp, type OpsVisitor, type RejectReason } from '../../services/core/codec/event-codec.js'
+import {
+  decodeMessage,
+  encodeIntervalHistogram,
+  encodeJsonRecord,
+  OpsBatchWriter,
+  opCodes,
+  type DecodedOp,
+  type OpsVisitor,
+  type RejectReason,
+} from '../../services/core/codec/event-codec.js'
 
 const NOW = 1_764_680_000_000_000
 const limits = { minStartUs: NOW - 86_400e6, maxStartUs: NOW + 600e6 }
@@ -16,8 +25,21 @@ test('OPS batches round-trip every field, including out-of-order start times', (
   const w = new OpsBatchWriter('run-1', 'client-a')
   const input: DecodedOp[] = []
   for (let i = 0; i < 1000; i++) {
-    const [opCode, statusIndex, cacheIndex] = opCodes(i % 3 === 0 ? 'UPDATE' : 'READ', i % 50 === 0 ? 'ERROR' : 'OK', i % 2 === 0 ? 'HIT' : 'MISS')
-    const e: DecodedOp = { thread: i % 17, opCode, statusIndex, cacheIndex, startUs: NOW + i * 37 - (i % 5) * 1000, latencyUs: (i * 7919) % 100_000, intendedUs: 0, bytes: i * 3 }
+    const [opCode, statusIndex, cacheIndex] = opCodes(
+      i % 3 === 0 ? 'UPDATE' : 'READ',
+      i % 50 === 0 ? 'ERROR' : 'OK',
+      i % 2 === 0 ? 'HIT' : 'MISS',
+    )
+    const e: DecodedOp = {
+      thread: i % 17,
+      opCode,
+      statusIndex,
+      cacheIndex,
+      startUs: NOW + i * 37 - (i % 5) * 1000,
+      latencyUs: (i * 7919) % 100_000,
+      intendedUs: 0,
+      bytes: i * 3,
+    }
     e.intendedUs = e.latencyUs + (i % 4) * 10
     input.push(e)
     w.add(e.thread, e.opCode, e.cacheIndex, e.statusIndex, e.startUs, e.latencyUs, e.intendedUs, e.bytes)
@@ -27,7 +49,14 @@ test('OPS batches round-trip every field, including out-of-order start times', (
   const c = collect()
   const r = decodeMessage(buf, limits, c.visitor)
   assert.equal(r.ok, true)
-  assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.runId === 'run-1' && r.clientId === 'client-a' && r.count === 1000 && r.rejected === 0)
+  assert.ok(
+    r.ok &&
+      r.kind === RECORD_KIND.OPS &&
+      r.runId === 'run-1' &&
+      r.clientId === 'client-a' &&
+      r.count === 1000 &&
+      r.rejected === 0,
+  )
   assert.deepEqual(c.events, input)
   // The writer is reusable after finish().
   w.add(1, 1, 0, 0, NOW, 5, 5, 0)
@@ -69,24 +98,59 @@ test('value problems reject only the bad event', () => {
   const r = decodeMessage(w.finish(), limits, c.visitor)
   assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.count === 6 && r.rejected === 4)
   assert.equal(c.events.length, 2)
-  assert.deepEqual(c.rejects, [['unknown_operation', 1], ['latency_out_of_range', 2], ['timestamp_out_of_range', 3], ['unknown_status', 4]])
+  assert.deepEqual(c.rejects, [
+    ['unknown_operation', 1],
+    ['latency_out_of_range', 2],
+    ['timestamp_out_of_range', 3],
+    ['unknown_status', 4],
+  ])
 })
 
 test('interval histograms and JSON records decode', () => {
-  const h = encodeIntervalHistogram({ runId: 'r', clientId: 'c', op: 'SCAN', status: 'OK', intervalStartUs: NOW, intervalLengthUs: 1_000_000, buckets: [[10, 5], [300, 2]] })
+  const h = encodeIntervalHistogram({
+    runId: 'r',
+    clientId: 'c',
+    op: 'SCAN',
+    status: 'OK',
+    intervalStartUs: NOW,
+    intervalLengthUs: 1_000_000,
+    buckets: [
+      [10, 5],
+      [300, 2],
+    ],
+  })
   const r = decodeMessage(h, limits, collect().visitor)
   assert.ok(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM)
-  assert.deepEqual(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM && r.record.buckets, [[10, 5], [300, 2]])
-  const l = encodeJsonRecord({ kind: RECORD_KIND.RUN_LIFECYCLE, phase: 'end', runId: 'r', clientId: 'c', atUs: NOW, labels: { v: '1' }, workload: 'w', binding: 'memory', threads: 2, target: 0, sent: { 'READ/OK': 5 } })
+  assert.deepEqual(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM && r.record.buckets, [
+    [10, 5],
+    [300, 2],
+  ])
+  const l = encodeJsonRecord({
+    kind: RECORD_KIND.RUN_LIFECYCLE,
+    phase: 'end',
+    runId: 'r',
+    clientId: 'c',
+    atUs: NOW,
+    labels: { v: '1' },
+    workload: 'w',
+    binding: 'memory',
+    threads: 2,
+    target: 0,
+    sent: { 'READ/OK': 5 },
+  })
   const lr = decodeMessage(l, limits, collect().visitor)
   assert.ok(lr.ok && lr.kind === RECORD_KIND.RUN_LIFECYCLE && lr.record.sent?.['READ/OK'] === 5)
-  const bad = decodeMessage(Buffer.concat([Buffer.from([0x42, 0x53, 1, 3]), Buffer.from('{nope')]), limits, collect().visitor)
+  const bad = decodeMessage(
+    Buffer.concat([Buffer.from([0x42, 0x53, 1, 3]), Buffer.from('{nope')]),
+    limits,
+    collect().visitor,
+  )
   assert.equal(!bad.ok && bad.reason, 'invalid_json')
 })
 
 test('random bytes never throw and never yield events silently', () => {
   let seed = 7
-  const rnd = (): number => ((seed = (seed * 48271) % 2147483647) / 2147483647)
+  const rnd = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647
   for (let i = 0; i < 20_000; i++) {
     const len = Math.floor(rnd() * 64)
     const buf = Buffer.alloc(len)
@@ -105,56 +169,159 @@ test('random bytes never throw and never yield events silently', () => {
 })
 
 test('every field of a JSON record is range-checked at decode time: poison records are rejected with a reason', () => {
-  const json = (kind: 3 | 4, body: unknown): Buffer => Buffer.concat([Buffer.from([0x42, 0x53, 1, kind]), Buffer.from(JSON.stringify(body))])
-  const good = { phase: 'start', runId: 'r', clientId: 'c', atUs: NOW, labels: { v: '1' }, workload: 'w', binding: 'memory', threads: 2, target: 0 }
+  const json = (kind: 3 | 4, body: unknown): Buffer =>
+    Buffer.concat([Buffer.from([0x42, 0x53, 1, kind]), Buffer.from(JSON.stringify(body))])
+  const good = {
+    phase: 'start',
+    runId: 'r',
+    clientId: 'c',
+    atUs: NOW,
+    labels: { v: '1' },
+    workload: 'w',
+    binding: 'memory',
+    threads: 2,
+    target: 0,
+  }
   const reason = (b: Buffer): string => {
     const r = decodeMessage(b, limits, collect().visitor)
     return r.ok ? 'ok' : `${r.reason}: ${r.detail}`
   }
   assert.equal(reason(json(3, good)), 'ok')
   // The poison record that once stopped ingestion: a finite atUs no DateTime64 can hold.
-  assert.match(reason(json(3, { ...good, atUs: 1e300 })), /^timestamp_out_of_range: atUs 1e\+300 is outside the accepted event-time range/)
+  assert.match(
+    reason(json(3, { ...good, atUs: 1e300 })),
+    /^timestamp_out_of_range: atUs 1e\+300 is outside the accepted event-time range/,
+  )
   assert.match(reason(json(3, { ...good, atUs: NOW - 2 * 86_400e6 })), /^timestamp_out_of_range/)
   assert.match(reason(json(3, { ...good, atUs: 'soon' })), /^invalid_record: atUs: got "soon"/)
-  assert.match(reason(json(3, { ...good, phase: 'middle' })), /^invalid_record: phase: got "middle"; allowed: start or end/)
+  assert.match(
+    reason(json(3, { ...good, phase: 'middle' })),
+    /^invalid_record: phase: got "middle"; allowed: start or end/,
+  )
   assert.match(reason(json(3, { ...good, runId: 'a b' })), /^invalid_record: runId: got "a b"/)
-  assert.match(reason(json(3, { ...good, workload: 'x'.repeat(1025) })), /^invalid_record: workload: got "x{10}.*allowed: workload name, at most 1024 characters/)
+  assert.match(
+    reason(json(3, { ...good, workload: 'x'.repeat(1025) })),
+    /^invalid_record: workload: got "x{10}.*allowed: workload name, at most 1024 characters/,
+  )
   assert.match(reason(json(3, { ...good, threads: -1 })), /^invalid_record: threads/)
-  assert.match(reason(json(3, { ...good, labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) })), /^invalid_record: labels/)
+  assert.match(
+    reason(json(3, { ...good, labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) })),
+    /^invalid_record: labels/,
+  )
   assert.match(reason(json(3, { ...good, sent: { 'READ/OK': -5 } })), /^invalid_record: sent\.READ\/OK/)
   assert.match(reason(json(3, { ...good, sent: { 'READ/OK': 1e300 } })), /^invalid_record: sent\.READ\/OK/)
-  assert.match(reason(json(4, { runId: 'r', clientId: 'c', atUs: NOW, source: 'redis', values: { hits: 'many' } })), /^invalid_record: values\.hits/)
-  assert.match(reason(json(4, { runId: 'r', clientId: 'c', atUs: NOW, source: 'redis', values: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`m${i}`, i])) })), /^invalid_record: values/)
+  assert.match(
+    reason(json(4, { runId: 'r', clientId: 'c', atUs: NOW, source: 'redis', values: { hits: 'many' } })),
+    /^invalid_record: values\.hits/,
+  )
+  assert.match(
+    reason(
+      json(4, {
+        runId: 'r',
+        clientId: 'c',
+        atUs: NOW,
+        source: 'redis',
+        values: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`m${i}`, i])),
+      }),
+    ),
+    /^invalid_record: values/,
+  )
   // A megabyte of text is refused before it is parsed.
-  assert.match(reason(json(3, { ...good, workload: 'x'.repeat(1024 * 1024) })), /^record_too_large: a run lifecycle record of \d+ bytes; at most 262144/)
+  assert.match(
+    reason(json(3, { ...good, workload: 'x'.repeat(1024 * 1024) })),
+    /^record_too_large: a run lifecycle record of \d+ bytes; at most 262144/,
+  )
 })
 
 test('interval histograms are bounded: interval length, bucket count and operations per interval', () => {
   const h = (o: Partial<{ intervalLengthUs: number; buckets: Array<[number, number]> }>): string => {
-    const r = decodeMessage(encodeIntervalHistogram({ runId: 'r', clientId: 'c', op: 'READ', status: 'OK', intervalStartUs: NOW, intervalLengthUs: 1e6, buckets: [[1, 1]], ...o }), limits, collect().visitor)
+    const r = decodeMessage(
+      encodeIntervalHistogram({
+        runId: 'r',
+        clientId: 'c',
+        op: 'READ',
+        status: 'OK',
+        intervalStartUs: NOW,
+        intervalLengthUs: 1e6,
+        buckets: [[1, 1]],
+        ...o,
+      }),
+      limits,
+      collect().visitor,
+    )
     return r.ok ? 'ok' : `${r.reason}: ${r.detail}`
   }
   assert.equal(h({}), 'ok')
   assert.match(h({ intervalLengthUs: 2 * 86_400e6 }), /^invalid_histogram: interval of 172800000000 µs; at most/)
-  assert.match(h({ buckets: [[5, 9e11], [6, 2e11]] }), /^invalid_histogram: more than 1000000000000 operations in one interval/)
+  assert.match(
+    h({
+      buckets: [
+        [5, 9e11],
+        [6, 2e11],
+      ],
+    }),
+    /^invalid_histogram: more than 1000000000000 operations in one interval/,
+  )
   assert.match(h({ buckets: [[4000, 1]] }), /^invalid_histogram: bucket index 4000/)
 })
 
 test('SUMMARY_REPORT records decode, and measurements that contradict themselves are dead-lettered', () => {
   const record = {
-    kind: RECORD_KIND.SUMMARY_REPORT, runId: 'old-run', clientId: 'node1', atUs: NOW, source: 'report.txt', format: 'text' as const, runtimeMs: 10_110, throughputOpsPerSec: 98.9,
+    kind: RECORD_KIND.SUMMARY_REPORT,
+    runId: 'old-run',
+    clientId: 'node1',
+    atUs: NOW,
+    source: 'report.txt',
+    format: 'text' as const,
+    runtimeMs: 10_110,
+    throughputOpsPerSec: 98.9,
     measurements: [
-      { name: 'READ', kind: 'operation' as const, op: 'READ', latency: 'measured' as const, status: 'OK' as const, operations: 500, averageUs: 420.5, minUs: 120, maxUs: 9000, percentiles: [{ percentile: 95, valueUs: 800, unit: 'us' as const }, { percentile: 99, valueUs: 2000, unit: 'ms' as const }], returns: { OK: 500 } },
-      { name: 'CLEANUP', kind: 'cleanup' as const, op: '', latency: 'measured' as const, status: 'OK' as const, operations: 1, percentiles: [], returns: {} },
+      {
+        name: 'READ',
+        kind: 'operation' as const,
+        op: 'READ',
+        latency: 'measured' as const,
+        status: 'OK' as const,
+        operations: 500,
+        averageUs: 420.5,
+        minUs: 120,
+        maxUs: 9000,
+        percentiles: [
+          { percentile: 95, valueUs: 800, unit: 'us' as const },
+          { percentile: 99, valueUs: 2000, unit: 'ms' as const },
+        ],
+        returns: { OK: 500 },
+      },
+      {
+        name: 'CLEANUP',
+        kind: 'cleanup' as const,
+        op: '',
+        latency: 'measured' as const,
+        status: 'OK' as const,
+        operations: 1,
+        percentiles: [],
+        returns: {},
+      },
     ],
   }
   const r = decodeMessage(encodeJsonRecord(record), limits, collect().visitor)
   assert.ok(r.ok && r.kind === RECORD_KIND.SUMMARY_REPORT, JSON.stringify(r))
   assert.deepEqual(r.record, record)
-  const wrongOp = decodeMessage(encodeJsonRecord({ ...record, measurements: [{ ...record.measurements[0]!, op: 'FLY' }] }), limits, collect().visitor)
-  assert.ok(!wrongOp.ok && wrongOp.reason === 'invalid_record' && wrongOp.detail.includes('FLY'), JSON.stringify(wrongOp))
+  const wrongOp = decodeMessage(
+    encodeJsonRecord({ ...record, measurements: [{ ...record.measurements[0]!, op: 'FLY' }] }),
+    limits,
+    collect().visitor,
+  )
+  assert.ok(
+    !wrongOp.ok && wrongOp.reason === 'invalid_record' && wrongOp.detail.includes('FLY'),
+    JSON.stringify(wrongOp),
+  )
   const old = decodeMessage(encodeJsonRecord({ ...record, atUs: NOW - 2 * 86_400e6 }), limits, collect().visitor)
   assert.ok(!old.ok && old.reason === 'timestamp_out_of_range')
-  const negative = decodeMessage(encodeJsonRecord({ ...record, measurements: [{ ...record.measurements[0]!, operations: -1 }] }), limits, collect().visitor)
+  const negative = decodeMessage(
+    encodeJsonRecord({ ...record, measurements: [{ ...record.measurements[0]!, operations: -1 }] }),
+    limits,
+    collect().visitor,
+  )
   assert.ok(!negative.ok && negative.reason === 'invalid_record')
 })

@@ -55,8 +55,14 @@ test('Rng: same seed, same sequence; values in range', () => {
   const b = new Rng(12345)
   const c = new Rng(12346)
   const sa = Array.from({ length: 100 }, () => a.next())
-  assert.deepEqual(sa, Array.from({ length: 100 }, () => b.next()))
-  assert.notDeepEqual(sa, Array.from({ length: 100 }, () => c.next()))
+  assert.deepEqual(
+    sa,
+    Array.from({ length: 100 }, () => b.next()),
+  )
+  assert.notDeepEqual(
+    sa,
+    Array.from({ length: 100 }, () => c.next()),
+  )
   // Seeds above 2^32 are not truncated to the same stream.
   assert.notEqual(new Rng(1).next(), new Rng(1 + 2 ** 32).next())
   const r = new Rng(1)
@@ -76,7 +82,8 @@ test('fnvhash64 matches YCSB (BigInt reference) and gives YCSB key user628478186
   for (const v of values) {
     const ref = referenceFnv(v)
     assert.equal(fnvhash64(v), ref.toString(), `fnvhash64(${v})`)
-    for (const n of [1, 7, 1000, 10_000_000_001, 2 ** 37]) assert.equal(fnvhash64Mod(v, n), Number(ref % BigInt(n)), `fnvhash64Mod(${v}, ${n})`)
+    for (const n of [1, 7, 1000, 10_000_000_001, 2 ** 37])
+      assert.equal(fnvhash64Mod(v, n), Number(ref % BigInt(n)), `fnvhash64Mod(${v}, ${n})`)
   }
   assert.throws(() => fnvhash64(-1), isWorkloadError)
   assert.throws(() => fnvhash64(1.5), isWorkloadError)
@@ -277,7 +284,10 @@ test('AcknowledgedCounterGenerator: the limit advances over the contiguous ackno
   g.nextValue() // 109
   g.nextValue() // 110
   g.nextValue() // 111
-  assert.throws(() => g.nextValue(), (err: unknown) => isWorkloadError(err) && /unacknowledged/.test((err as Error).message))
+  assert.throws(
+    () => g.nextValue(),
+    (err: unknown) => isWorkloadError(err) && /unacknowledged/.test((err as Error).message),
+  )
   for (let i = 104; i <= 111; i++) g.acknowledge(i)
   assert.equal(g.lastValue(), 111)
   // The ring reuses its slots correctly after wrapping many times.

@@ -7,8 +7,25 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { CACHE_OUTCOMES, OPERATIONS, RECORD_KIND, STATUSES, type CacheOutcome, type IntervalHistogram, type Operation, type RunLifecycle, type Status } from '../../schemas/events.v1.js'
-import { decodeMessage, encodeIntervalHistogram, encodeJsonRecord, OpsBatchWriter, opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
+import {
+  CACHE_OUTCOMES,
+  OPERATIONS,
+  RECORD_KIND,
+  STATUSES,
+  type CacheOutcome,
+  type IntervalHistogram,
+  type Operation,
+  type RunLifecycle,
+  type Status,
+} from '../../schemas/events.v1.js'
+import {
+  decodeMessage,
+  encodeIntervalHistogram,
+  encodeJsonRecord,
+  OpsBatchWriter,
+  opCodes,
+  type DecodedOp,
+} from '../../services/core/codec/event-codec.js'
 
 interface VectorEvent {
   thread: number
@@ -21,22 +38,43 @@ interface VectorEvent {
   bytes: number
 }
 interface Vectors {
-  ops: Array<{ name: string; runId: string; clientId: string; events: VectorEvent[]; decodedIntendedUs?: number[]; hex: string }>
+  ops: Array<{
+    name: string
+    runId: string
+    clientId: string
+    events: VectorEvent[]
+    decodedIntendedUs?: number[]
+    hex: string
+  }>
   lifecycle: Array<{ name: string; record: RunLifecycle; hex: string }>
   intervalHistogram: Array<{ name: string; record: Omit<IntervalHistogram, 'kind'>; hex: string }>
 }
 
 // dist/test/unit/ -> repository root
-const vectors = JSON.parse(readFileSync(new URL('../../../schemas/test-vectors/events.v1.json', import.meta.url), 'utf8')) as Vectors
+const vectors = JSON.parse(
+  readFileSync(new URL('../../../schemas/test-vectors/events.v1.json', import.meta.url), 'utf8'),
+) as Vectors
 // Wide enough for every vector (they are around 2025-12-02, ±1 h).
 const limits = { minStartUs: 0, maxStartUs: Number.MAX_SAFE_INTEGER }
 
 test('the vectors cover the edge cases they promise', () => {
   const events = vectors.ops.flatMap((c) => c.events)
-  assert.ok(events.some((e) => e.thread === 65_535), 'max thread')
-  assert.ok(events.some((e) => e.intendedUs > e.latencyUs), 'intended > latency')
-  assert.ok(events.some((e) => e.latencyUs >= 2 ** 28), 'five-byte varint')
-  assert.ok(vectors.ops.some((c) => c.events.some((e) => e.startUs < c.events[0]!.startUs)), 'negative start delta')
+  assert.ok(
+    events.some((e) => e.thread === 65_535),
+    'max thread',
+  )
+  assert.ok(
+    events.some((e) => e.intendedUs > e.latencyUs),
+    'intended > latency',
+  )
+  assert.ok(
+    events.some((e) => e.latencyUs >= 2 ** 28),
+    'five-byte varint',
+  )
+  assert.ok(
+    vectors.ops.some((c) => c.events.some((e) => e.startUs < c.events[0]!.startUs)),
+    'negative start delta',
+  )
   assert.deepEqual(new Set(events.map((e) => e.op)), new Set(OPERATIONS))
   assert.deepEqual(new Set(events.map((e) => e.status)), new Set(STATUSES))
   assert.deepEqual(new Set(events.map((e) => e.cache)), new Set(CACHE_OUTCOMES))
@@ -52,13 +90,31 @@ for (const c of vectors.ops) {
     assert.equal(w.finish().toString('hex'), c.hex)
 
     const seen: DecodedOp[] = []
-    const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, { event: (e) => seen.push({ ...e }), reject: (reason, i) => assert.fail(`event ${i} rejected: ${reason}`) })
-    assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.runId === c.runId && r.clientId === c.clientId && r.count === c.events.length)
+    const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, {
+      event: (e) => seen.push({ ...e }),
+      reject: (reason, i) => assert.fail(`event ${i} rejected: ${reason}`),
+    })
+    assert.ok(
+      r.ok &&
+        r.kind === RECORD_KIND.OPS &&
+        r.runId === c.runId &&
+        r.clientId === c.clientId &&
+        r.count === c.events.length,
+    )
     assert.deepEqual(
       seen,
       c.events.map((e, i) => {
         const [opCode, statusIndex, cacheIndex] = opCodes(e.op, e.status, e.cache)
-        return { thread: e.thread, opCode, statusIndex, cacheIndex, startUs: e.startUs, latencyUs: e.latencyUs, intendedUs: c.decodedIntendedUs?.[i] ?? e.intendedUs, bytes: e.bytes }
+        return {
+          thread: e.thread,
+          opCode,
+          statusIndex,
+          cacheIndex,
+          startUs: e.startUs,
+          latencyUs: e.latencyUs,
+          intendedUs: c.decodedIntendedUs?.[i] ?? e.intendedUs,
+          bytes: e.bytes,
+        }
       }),
     )
   })
@@ -67,24 +123,35 @@ for (const c of vectors.ops) {
 for (const c of vectors.lifecycle) {
   test(`lifecycle vector "${c.name}": encodeJsonRecord produces the golden bytes and reads them back`, () => {
     assert.equal(encodeJsonRecord(c.record).toString('hex'), c.hex)
-    const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, { event: () => assert.fail('no events'), reject: () => assert.fail('no events') })
+    const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, {
+      event: () => assert.fail('no events'),
+      reject: () => assert.fail('no events'),
+    })
     assert.ok(r.ok && r.kind === RECORD_KIND.RUN_LIFECYCLE)
     assert.deepEqual(r.ok && r.kind === RECORD_KIND.RUN_LIFECYCLE && r.record, c.record)
   })
 }
 
 for (const c of vectors.intervalHistogram) {
-  test(`interval histogram vector "${c.name}": encodeIntervalHistogram produces the golden bytes and reads them back`, () => {
-    assert.equal(encodeIntervalHistogram(c.record).toString('hex'), c.hex)
-    const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, { event: () => assert.fail('no events'), reject: () => assert.fail('no events') })
-    assert.ok(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM, JSON.stringify(r))
-    assert.deepEqual(r.record, { kind: RECORD_KIND.INTERVAL_HISTOGRAM, ...c.record })
-  })
+  test(
+    `interval histogram vector "${c.name}": encodeIntervalHistogram produces the golden bytes and ` + `reads them back`,
+    () => {
+      assert.equal(encodeIntervalHistogram(c.record).toString('hex'), c.hex)
+      const r = decodeMessage(Buffer.from(c.hex, 'hex'), limits, {
+        event: () => assert.fail('no events'),
+        reject: () => assert.fail('no events'),
+      })
+      assert.ok(r.ok && r.kind === RECORD_KIND.INTERVAL_HISTOGRAM, JSON.stringify(r))
+      assert.deepEqual(r.record, { kind: RECORD_KIND.INTERVAL_HISTOGRAM, ...c.record })
+    },
+  )
 }
 
 test('an interval histogram without the intended section is the same bytes as before the section existed', () => {
   const plain = vectors.intervalHistogram.find((c) => c.record.intended === undefined)!
-  const withSection = vectors.intervalHistogram.find((c) => c.record.intended !== undefined && c.record.intended.length > 0)!
+  const withSection = vectors.intervalHistogram.find(
+    (c) => c.record.intended !== undefined && c.record.intended.length > 0,
+  )!
   // The section is a suffix: tag 1, count, pairs. Cutting it leaves a valid measured-only record.
   const bytes = Buffer.from(withSection.hex, 'hex')
   const tagAt = bytes.length - (1 + 1 + withSection.record.intended!.length * 3)

@@ -38,12 +38,16 @@ test('a YCSB-style log decodes to exact counts per interval and percentiles with
     for (const [i, iv] of log.intervals.entries()) {
       const values = intervals[i]!
       assert.equal(iv.total, values.length, `${op} interval ${i} total`)
-      assert.equal(iv.buckets.reduce((n, [, c]) => n + c, 0), values.length)
+      assert.equal(
+        iv.buckets.reduce((n, [, c]) => n + c, 0),
+        values.length,
+      )
       // Timestamps were written relative to StartTime, as YCSB writes them.
       assert.equal(iv.startUs, START_MS * 1000 + i * 10_000_000)
       assert.equal(iv.lengthUs, 10_000_000)
       const sorted = [...values].sort((a, b) => a - b)
-      for (const q of QUANTILES) within1Percent(quantileFromEntries(iv.buckets, q), exactQuantile(sorted, q), `${op} interval ${i} p${q * 100}`)
+      for (const q of QUANTILES)
+        within1Percent(quantileFromEntries(iv.buckets, q), exactQuantile(sorted, q), `${op} interval ${i} p${q * 100}`)
       for (const [b, c] of iv.buckets) merged.recordBucket(b, c)
     }
     const all = intervals.flat().sort((a, b) => a - b)
@@ -53,7 +57,24 @@ test('a YCSB-style log decodes to exact counts per interval and percentiles with
 })
 
 test('every decoded HDR bucket range holds exactly the values recorded into it', () => {
-  const values = [1, 2, 2, 3, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 100_000, 1_000_003, 2 ** 31 + 7, 2 ** 33 + 12345, 9_000_000_000_000]
+  const values = [
+    1,
+    2,
+    2,
+    3,
+    1023,
+    1024,
+    2047,
+    2048,
+    2049,
+    4095,
+    4096,
+    100_000,
+    1_000_003,
+    2 ** 31 + 7,
+    2 ** 33 + 12345,
+    9_000_000_000_000,
+  ]
   const h = build({ numberOfSignificantValueDigits: 3 })
   for (const v of values) h.recordValue(v)
   const decoded = decodeHistogramBase64(encodeIntoCompressedBase64(h))
@@ -84,7 +105,10 @@ test('the uncompressed V2 encoding, Tag= prefixes and absolute timestamps are re
   assert.equal(iv!.startUs, 1_764_000_000_500_000)
   assert.equal(iv!.lengthUs, 2_000_000)
   assert.equal(iv!.total, 4)
-  assert.deepEqual(iv!.buckets.map(([, c]) => c), [1, 2, 1])
+  assert.deepEqual(
+    iv!.buckets.map(([, c]) => c),
+    [1, 2, 1],
+  )
 })
 
 test('malformed lines give BS_ERR_DECODE naming the line and the problem', () => {
@@ -99,27 +123,67 @@ test('malformed lines give BS_ERR_DECODE naming the line and the problem', () =>
     [`soon,1.000,5.0,${goodB64}`, /interval start "soon"/],
   ]
   for (const [line, why] of cases) {
-    assert.throws(() => parseHdrLog(`${good}\n${line}\n`, 'READ.hdr'), (err: unknown) => {
-      assert.ok(isBenchstreamError(err, 'BS_ERR_DECODE'), String(err))
-      assert.match(err.message, new RegExp(`^READ\\.hdr line ${goodLines + 1}: `))
-      assert.match(err.message, why)
-      return true
-    })
+    assert.throws(
+      () => parseHdrLog(`${good}\n${line}\n`, 'READ.hdr'),
+      (err: unknown) => {
+        assert.ok(isBenchstreamError(err, 'BS_ERR_DECODE'), String(err))
+        assert.match(err.message, new RegExp(`^READ\\.hdr line ${goodLines + 1}: `))
+        assert.match(err.message, why)
+        return true
+      },
+    )
   }
 })
 
-test('import-ycsb arguments: OP=FILE measurements case-insensitive (Intended- and CLEANUP too), plain files, bad ones named', () => {
-  const a = parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--label', 'db=hbase', 'read=a.hdr', 'Read-Modify-Write=b.hdr', 'intended-update=c.hlog', 'cleanup=d', 'report.txt'])
-  assert.deepEqual(a.files, [{ path: 'a.hdr', measurement: 'READ' }, { path: 'b.hdr', measurement: 'READ-MODIFY-WRITE' }, { path: 'c.hlog', measurement: 'Intended-UPDATE' }, { path: 'd', measurement: 'CLEANUP' }, { path: 'report.txt', measurement: undefined }])
-  assert.deepEqual(a.labels, { db: 'hbase' })
-  assert.equal(a.follow, undefined)
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', 'GET=a.hdr']), /measurement "GET" in "GET=a.hdr" is not allowed: expected \[Intended-\]OP or CLEANUP/)
-  assert.throws(() => parseImportYcsbArgs(['--client-id', 'c1', 'READ=a.hdr']), /--run-id is required/)
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1']), /at least one FILE is required/)
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--pid', '12', 'a.hdr']), /--pid goes with --follow/)
-  const f = parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', '--pid', '4242', '/tmp/run1-'])
-  assert.deepEqual(f.follow, { prefix: '/tmp/run1-', pid: 4242, idleTimeoutS: 0 })
-  assert.equal(parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', 'logs/']).follow?.idleTimeoutS, 60)
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', 'a-', 'b-']), /--follow takes one PREFIX/)
-  assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', '--idle-timeout', '0', 'a-']), /--idle-timeout "0" is not allowed: expected an integer from 1 to 86400/)
-})
+test(
+  'import-ycsb arguments: OP=FILE measurements case-insensitive (Intended- and CLEANUP too), plain ' +
+    'files, bad ones named',
+  () => {
+    const a = parseImportYcsbArgs([
+      '--run-id',
+      'r1',
+      '--client-id',
+      'c1',
+      '--label',
+      'db=hbase',
+      'read=a.hdr',
+      'Read-Modify-Write=b.hdr',
+      'intended-update=c.hlog',
+      'cleanup=d',
+      'report.txt',
+    ])
+    assert.deepEqual(a.files, [
+      { path: 'a.hdr', measurement: 'READ' },
+      { path: 'b.hdr', measurement: 'READ-MODIFY-WRITE' },
+      { path: 'c.hlog', measurement: 'Intended-UPDATE' },
+      { path: 'd', measurement: 'CLEANUP' },
+      { path: 'report.txt', measurement: undefined },
+    ])
+    assert.deepEqual(a.labels, { db: 'hbase' })
+    assert.equal(a.follow, undefined)
+    assert.throws(
+      () => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', 'GET=a.hdr']),
+      /measurement "GET" in "GET=a.hdr" is not allowed: expected \[Intended-\]OP or CLEANUP/,
+    )
+    assert.throws(() => parseImportYcsbArgs(['--client-id', 'c1', 'READ=a.hdr']), /--run-id is required/)
+    assert.throws(() => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1']), /at least one FILE is required/)
+    assert.throws(
+      () => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--pid', '12', 'a.hdr']),
+      /--pid goes with --follow/,
+    )
+    const f = parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', '--pid', '4242', '/tmp/run1-'])
+    assert.deepEqual(f.follow, { prefix: '/tmp/run1-', pid: 4242, idleTimeoutS: 0 })
+    assert.equal(
+      parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', 'logs/']).follow?.idleTimeoutS,
+      60,
+    )
+    assert.throws(
+      () => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', 'a-', 'b-']),
+      /--follow takes one PREFIX/,
+    )
+    assert.throws(
+      () => parseImportYcsbArgs(['--run-id', 'r1', '--client-id', 'c1', '--follow', '--idle-timeout', '0', 'a-']),
+      /--idle-timeout "0" is not allowed: expected an integer from 1 to 86400/,
+    )
+  },
+)

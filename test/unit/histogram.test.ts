@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BUCKET_COUNT, bucketIndex, bucketLow, bucketValue, bucketWidth, Histogram, MAX_TRACKABLE_US, quantileFromEntries, quantileRank } from '../../services/core/stats/histogram.js'
+import {
+  BUCKET_COUNT,
+  bucketIndex,
+  bucketLow,
+  bucketValue,
+  bucketWidth,
+  Histogram,
+  MAX_TRACKABLE_US,
+  quantileFromEntries,
+  quantileRank,
+} from '../../services/core/stats/histogram.js'
 
 test('bucket index is monotonic and every value lies inside its bucket', () => {
   let prev = -1
@@ -31,9 +41,9 @@ test('values below 256 µs are exact', () => {
   for (let v = 0; v < 256; v++) assert.equal(bucketValue(bucketIndex(v)), v)
 })
 
-test('quantile rank is HdrHistogram 2.1.4\'s: (long)(q*n + 0.5), at least 1', () => {
+test("quantile rank is HdrHistogram 2.1.4's: (long)(q*n + 0.5), at least 1", () => {
   // AbstractHistogram.getValueAtPercentile in HdrHistogram 2.1.4, the version YCSB 0.17.0 ships.
-  const hdr214 = (q: number, n: number): number => Math.max(1, Math.trunc((q * 100 / 100.0) * n + 0.5))
+  const hdr214 = (q: number, n: number): number => Math.max(1, Math.trunc(((q * 100) / 100.0) * n + 0.5))
   assert.equal(quantileRank(0.99, 100), 99)
   assert.equal(quantileRank(0.999, 1000), 999)
   assert.equal(quantileRank(0.9, 1006), 905) // 905.4 rounds down; ceil would give 906
@@ -42,7 +52,8 @@ test('quantile rank is HdrHistogram 2.1.4\'s: (long)(q*n + 0.5), at least 1', ()
   assert.equal(quantileRank(0.5, 1), 1)
   assert.equal(quantileRank(0, 10), 1)
   assert.equal(quantileRank(1, 10), 10)
-  for (const q of [0.5, 0.9, 0.95, 0.99, 0.999, 0.9999]) for (let n = 1; n <= 5000; n += 7) assert.equal(quantileRank(q, n), hdr214(q, n), `q=${q} n=${n}`)
+  for (const q of [0.5, 0.9, 0.95, 0.99, 0.999, 0.9999])
+    for (let n = 1; n <= 5000; n += 7) assert.equal(quantileRank(q, n), hdr214(q, n), `q=${q} n=${n}`)
 })
 
 test('reported percentiles are whole microseconds within [min, max]', () => {
@@ -57,7 +68,7 @@ test('reported percentiles are whole microseconds within [min, max]', () => {
 
 test('quantiles match exact order statistics within bucket resolution, and merging is exact', () => {
   let seed = 42
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const values: number[] = []
   const a = new Histogram()
   const b = new Histogram()
@@ -91,8 +102,12 @@ test('a histogram holds only the bucket range it has used, and counts as a dense
   assert.equal(one.countAt(BUCKET_COUNT - 1), 0)
 
   let seed = 7
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
-  const orders: Array<(vs: number[]) => number[]> = [(vs) => vs, (vs) => [...vs].sort((a, b) => a - b), (vs) => [...vs].sort((a, b) => b - a)]
+  const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+  const orders: Array<(vs: number[]) => number[]> = [
+    (vs) => vs,
+    (vs) => [...vs].sort((a, b) => a - b),
+    (vs) => [...vs].sort((a, b) => b - a),
+  ]
   for (const order of orders) {
     const values = Array.from({ length: 5000 }, () => Math.floor(Math.exp(rnd() * Math.log(MAX_TRACKABLE_US))))
     values.push(0, MAX_TRACKABLE_US)

@@ -23,11 +23,14 @@ import { Histogram } from '../../services/core/stats/histogram.js'
 const W = 1000
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0)
 
-/** Rows of a run: READ and UPDATE every window but a stall at window 4, a few errors, latencies spread over the histogram. */
+/**
+ * Rows of a run: READ and UPDATE every window but a stall at window 4, a few errors, latencies spread over the
+ * histogram.
+ */
 function rowsOf(windows: number): WindowOpStatusRow[] {
   const rows: WindowOpStatusRow[] = []
   let seed = 7
-  const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   for (let i = 0; i < windows; i++) {
     if (i === 4) continue
     for (const op of ['READ', 'UPDATE']) {
@@ -46,7 +49,19 @@ function rowsOf(windows: number): WindowOpStatusRow[] {
           min = Math.min(min, v)
           max = Math.max(max, v)
         }
-        rows.push({ startMs: T0 + i * W, op, status, count: n, sumUs: sum, minUs: min, maxUs: max, hist: h.entries(), intendedHist: ih.entries(), cacheHits: op === 'READ' ? Math.floor(n / 3) : 0, cacheMisses: op === 'READ' ? n - Math.floor(n / 3) : 0 })
+        rows.push({
+          startMs: T0 + i * W,
+          op,
+          status,
+          count: n,
+          sumUs: sum,
+          minUs: min,
+          maxUs: max,
+          hist: h.entries(),
+          intendedHist: ih.entries(),
+          cacheHits: op === 'READ' ? Math.floor(n / 3) : 0,
+          cacheMisses: op === 'READ' ? n - Math.floor(n / 3) : 0,
+        })
       }
     }
   }
@@ -63,27 +78,69 @@ function fakeRun() {
   const total = rows.reduce((a, r) => a + r.count, 0)
   const state = { watermarkMs: T0 + 8500, endedAt: null as string | null, reads: 0 }
   const run = (): RunInfo => ({
-    run_id: 'r1', started_at: utc(T0 + 200), ended_at: state.endedAt, clients: 1, clients_ended: state.endedAt === null ? 0 : 1, threads: 4, target: 1000,
-    labels: { v: '1' }, workload: 'workloada', binding: 'memory', sent: state.endedAt === null ? {} : { 'READ/OK': total }, undelivered: 0, runtime_ms: 0, window_ms: W,
-    group_id: '', repeat: 0, properties: {}, schedule_lag_max_ms: 0, behind_schedule_episodes: 0,
+    run_id: 'r1',
+    started_at: utc(T0 + 200),
+    ended_at: state.endedAt,
+    clients: 1,
+    clients_ended: state.endedAt === null ? 0 : 1,
+    threads: 4,
+    target: 1000,
+    labels: { v: '1' },
+    workload: 'workloada',
+    binding: 'memory',
+    sent: state.endedAt === null ? {} : { 'READ/OK': total },
+    undelivered: 0,
+    runtime_ms: 0,
+    window_ms: W,
+    group_id: '',
+    repeat: 0,
+    properties: {},
+    schedule_lag_max_ms: 0,
+    behind_schedule_episodes: 0,
   })
   const inRange = (from: number, to: number) => rows.filter((r) => r.startMs >= from && r.startMs < to)
   const rm = {
     listRuns: async () => [{ ...run(), operations: total }],
     getRun: async (id: string) => (state.reads++, id === 'r1' ? run() : undefined),
     runCounts: async () => (state.reads++, { byOpStatus: {}, total, clientsEnded: run().clients_ended }),
-    liveProgress: async (): Promise<RunProgress> => (state.reads++, { windowMs: W, firstWindowMs: T0, lastWindowMs: T0 + 9 * W, partitionMaxEndUs: [state.watermarkMs * 1000, (state.watermarkMs + 300) * 1000], lastDataMs: state.watermarkMs + 300 }),
+    liveProgress: async (): Promise<RunProgress> => (
+      state.reads++,
+      {
+        windowMs: W,
+        firstWindowMs: T0,
+        lastWindowMs: T0 + 9 * W,
+        partitionMaxEndUs: [state.watermarkMs * 1000, (state.watermarkMs + 300) * 1000],
+        lastDataMs: state.watermarkMs + 300,
+      }
+    ),
     liveWindows: async (_id: string, from: number, to: number) => (state.reads++, inRange(from, to)),
-    clientWindows: async (_id: string, from: number, to: number) => (state.reads++, inRange(from, to).map((r) => ({ startMs: r.startMs, clientId: 'c1', count: r.count }))),
-    serverCacheWindows: async (_id: string, from: number, to: number) => (state.reads++, inRange(from, to).filter((r) => r.op === 'READ').map((r) => ({ startMs: r.startMs, source: 'memory', hits: r.cacheHits, misses: r.cacheMisses }))),
+    clientWindows: async (_id: string, from: number, to: number) => (
+      state.reads++,
+      inRange(from, to).map((r) => ({ startMs: r.startMs, clientId: 'c1', count: r.count }))
+    ),
+    serverCacheWindows: async (_id: string, from: number, to: number) => (
+      state.reads++,
+      inRange(from, to)
+        .filter((r) => r.op === 'READ')
+        .map((r) => ({ startMs: r.startMs, source: 'memory', hits: r.cacheHits, misses: r.cacheMisses }))
+    ),
   } as unknown as ReadModel
   return { rm, rows, total, state }
 }
 
-const adHoc: AdHocQueries = { run: async () => { throw new Error('not used') }, close: async () => undefined }
+const adHoc: AdHocQueries = {
+  run: async () => {
+    throw new Error('not used')
+  },
+  close: async () => undefined,
+}
 
 async function serve(rm: ReadModel, env: Record<string, string> = {}) {
-  const app = build(readApiConfig({ API_PORT: '0', API_LIVE_INTERVAL_MS: '100', ...env }), { readModel: rm, adHoc, database: 'benchstream' })
+  const app = build(readApiConfig({ API_PORT: '0', API_LIVE_INTERVAL_MS: '100', ...env }), {
+    readModel: rm,
+    adHoc,
+    database: 'benchstream',
+  })
   await app.listen({ host: '127.0.0.1', port: 0 })
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` }
 }
@@ -134,7 +191,8 @@ class Events {
     for (;;) {
       const i = this.list.findIndex((e, k) => k >= after && e.event === event)
       if (i >= 0) return { data: this.list[i]!.data as T, index: i + 1 }
-      if (Date.now() > deadline) throw new Error(`no ${event} event within ${timeoutMs} ms; got ${this.list.map((e) => e.event).join(', ')}`)
+      if (Date.now() > deadline)
+        throw new Error(`no ${event} event within ${timeoutMs} ms; got ${this.list.map((e) => e.event).join(', ')}`)
       await new Promise((r) => setTimeout(r, 20))
     }
   }
@@ -144,96 +202,142 @@ class Events {
   }
 }
 
-test('only complete windows are sent; updates follow the watermark; the last window once the run is final', async (t) => {
-  const { rm, rows, total, state } = fakeRun()
-  const { app, base } = await serve(rm)
-  t.after(() => app.close())
-  const s = await Events.open(`${base}/api/v1/runs/r1/live`)
-  t.after(() => s.close())
-  assert.equal(s.status, 200)
-  assert.match(s.headers!.get('content-type') ?? '', /^text\/event-stream/)
-  const runs = await s.next<{ runs: Array<{ run_id: string }> }>('runs')
-  assert.deepEqual(runs.data.runs.map((r) => r.run_id), ['r1'])
+test(
+  'only complete windows are sent; updates follow the watermark; ' + 'the last window once the run is final',
+  async (t) => {
+    const { rm, rows, total, state } = fakeRun()
+    const { app, base } = await serve(rm)
+    t.after(() => app.close())
+    const s = await Events.open(`${base}/api/v1/runs/r1/live`)
+    t.after(() => s.close())
+    assert.equal(s.status, 200)
+    assert.match(s.headers!.get('content-type') ?? '', /^text\/event-stream/)
+    const runs = await s.next<{ runs: Array<{ run_id: string }> }>('runs')
+    assert.deepEqual(
+      runs.data.runs.map((r) => r.run_id),
+      ['r1'],
+    )
 
-  // Watermark T0+8.5 s, lateness 2 s: windows starting before T0+6 s are complete (their end + 2 s <= 8.5 s).
-  const snap = await s.next<LiveSnapshot>('snapshot')
-  assert.deepEqual(snap.data.windows.map((w) => (w.t - T0) / W), [0, 1, 2, 3, 4, 5])
-  assert.deepEqual(snap.data.frontier, { completeBeforeMs: T0 + 6 * W, newestWindowMs: T0 + 9 * W, final: false })
-  assert.equal(snap.data.windowMs, W)
-  assert.equal(snap.data.startMs, T0 + 200)
-  const stall = snap.data.windows[4]!
-  assert.deepEqual([stall.ops, stall.statuses, stall.clients], [{}, {}, {}], 'a window without calls is sent as a stall, not left out')
-  const w3 = snap.data.windows[3]!
-  assert.equal(w3.ops.UPDATE!.operations, rows.filter((r) => r.startMs === T0 + 3 * W && r.op === 'UPDATE').reduce((a, r) => a + r.count, 0))
-  assert.equal(w3.statuses.ERROR, 3)
-  assert.equal(w3.clients.c1, rows.filter((r) => r.startMs === T0 + 3 * W).reduce((a, r) => a + r.count, 0))
-  assert.ok(w3.serverCacheHit.memory! > 0 && w3.serverCacheHit.memory! < 1)
+    // Watermark T0+8.5 s, lateness 2 s: windows starting before T0+6 s are complete (their end + 2 s <= 8.5 s).
+    const snap = await s.next<LiveSnapshot>('snapshot')
+    assert.deepEqual(
+      snap.data.windows.map((w) => (w.t - T0) / W),
+      [0, 1, 2, 3, 4, 5],
+    )
+    assert.deepEqual(snap.data.frontier, { completeBeforeMs: T0 + 6 * W, newestWindowMs: T0 + 9 * W, final: false })
+    assert.equal(snap.data.windowMs, W)
+    assert.equal(snap.data.startMs, T0 + 200)
+    const stall = snap.data.windows[4]!
+    assert.deepEqual(
+      [stall.ops, stall.statuses, stall.clients],
+      [{}, {}, {}],
+      'a window without calls is sent as a stall, not left out',
+    )
+    const w3 = snap.data.windows[3]!
+    assert.equal(
+      w3.ops.UPDATE!.operations,
+      rows.filter((r) => r.startMs === T0 + 3 * W && r.op === 'UPDATE').reduce((a, r) => a + r.count, 0),
+    )
+    assert.equal(w3.statuses.ERROR, 3)
+    assert.equal(
+      w3.clients.c1,
+      rows.filter((r) => r.startMs === T0 + 3 * W).reduce((a, r) => a + r.count, 0),
+    )
+    assert.ok(w3.serverCacheHit.memory! > 0 && w3.serverCacheHit.memory! < 1)
 
-  // The watermark moves to T0+10.5 s: windows 6 and 7 (8 ends at 9 s, + 2 s > 10.5 s).
-  state.watermarkMs = T0 + 10_500
-  const up = await s.next<LiveUpdate>('update', snap.index)
-  assert.deepEqual(up.data.windows.map((w) => (w.t - T0) / W), [6, 7])
-  assert.equal(up.data.frontier.completeBeforeMs, T0 + 8 * W)
+    // The watermark moves to T0+10.5 s: windows 6 and 7 (8 ends at 9 s, + 2 s > 10.5 s).
+    state.watermarkMs = T0 + 10_500
+    const up = await s.next<LiveUpdate>('update', snap.index)
+    assert.deepEqual(
+      up.data.windows.map((w) => (w.t - T0) / W),
+      [6, 7],
+    )
+    assert.equal(up.data.frontier.completeBeforeMs, T0 + 8 * W)
 
-  // Ended (longer ago than the grace), and everything it sent is counted: the rest, the last window included.
-  state.endedAt = utc(Date.now() - 10_000)
-  const last = await s.next<LiveUpdate>('update', up.index)
-  assert.deepEqual(last.data.windows.map((w) => (w.t - T0) / W), [8, 9])
-  assert.equal(last.data.frontier.final, true)
-  assert.equal(last.data.summary.operations, total)
+    // Ended (longer ago than the grace), and everything it sent is counted: the rest, the last window included.
+    state.endedAt = utc(Date.now() - 10_000)
+    const last = await s.next<LiveUpdate>('update', up.index)
+    assert.deepEqual(
+      last.data.windows.map((w) => (w.t - T0) / W),
+      [8, 9],
+    )
+    assert.equal(last.data.frontier.final, true)
+    assert.equal(last.data.summary.operations, total)
 
-  // The totals are the report's, from the same rows by the same rule.
-  const report = buildReport(rows.map((r) => ({ op: r.op, status: r.status, count: r.count, sumUs: r.sumUs, minUs: r.minUs, maxUs: r.maxUs, hist: r.hist })), 10_000)
-  for (const op of ['READ', 'UPDATE']) {
-    const m = report.measurements.find((x) => x.name === op)!
-    const o = last.data.summary.byOp[op]!
-    assert.deepEqual([o.operations, o.p50, o.p95, o.p99, o.p999, o.maxUs, o.minUs], [m.operations, m.p50LatencyUs, m.p95LatencyUs, m.p99LatencyUs, m.p999LatencyUs, m.maxLatencyUs, m.minLatencyUs], op)
-    assert.equal(o.failed, report.measurements.find((x) => x.name === `${op}-FAILED`)?.operations ?? 0)
-  }
+    // The totals are the report's, from the same rows by the same rule.
+    const report = buildReport(
+      rows.map((r) => ({
+        op: r.op,
+        status: r.status,
+        count: r.count,
+        sumUs: r.sumUs,
+        minUs: r.minUs,
+        maxUs: r.maxUs,
+        hist: r.hist,
+      })),
+      10_000,
+    )
+    for (const op of ['READ', 'UPDATE']) {
+      const m = report.measurements.find((x) => x.name === op)!
+      const o = last.data.summary.byOp[op]!
+      assert.deepEqual(
+        [o.operations, o.p50, o.p95, o.p99, o.p999, o.maxUs, o.minUs],
+        [m.operations, m.p50LatencyUs, m.p95LatencyUs, m.p99LatencyUs, m.p999LatencyUs, m.maxLatencyUs, m.minLatencyUs],
+        op,
+      )
+      assert.equal(o.failed, report.measurements.find((x) => x.name === `${op}-FAILED`)?.operations ?? 0)
+    }
 
-  // A final run is read no more.
-  const reads = state.reads
-  await new Promise((r) => setTimeout(r, 400))
-  assert.equal(state.reads, reads)
-})
+    // A final run is read no more.
+    const reads = state.reads
+    await new Promise((r) => setTimeout(r, 400))
+    assert.equal(state.reads, reads)
+  },
+)
 
-test('streams are bounded: one more is 503 BS_ERR_LIVE_LIMIT; a closed one frees its place; no listener, no reads', async (t) => {
-  const { rm, state } = fakeRun()
-  const { app, base } = await serve(rm, { API_LIVE_MAX_STREAMS: '2' })
-  t.after(() => app.close())
-  // An unknown run is a 404 before any stream opens, and it takes no place.
-  const e = await Events.open(`${base}/api/v1/runs/nope/live`)
-  assert.equal(e.status, 404)
-  assert.equal((e.list[0]!.data as { code: string }).code, 'BS_ERR_NOT_FOUND')
-  const a = await Events.open(`${base}/api/v1/live`)
-  const b = await Events.open(`${base}/api/v1/runs/r1/live`)
-  t.after(() => a.close())
-  t.after(() => b.close())
-  await b.next('snapshot')
-  const c = await Events.open(`${base}/api/v1/runs/r1/live`)
-  assert.equal(c.status, 503)
-  assert.equal(c.headers!.get('retry-after'), '10')
-  const refused = c.list[0]!.data as { statusCode: number; code: string; message: string }
-  assert.equal(refused.code, 'BS_ERR_LIVE_LIMIT')
-  assert.match(refused.message, /2 live views are open.*API_LIVE_MAX_STREAMS/)
-  const health = async () => (await app.inject({ method: 'GET', url: '/healthz' })).json<{ live: { streamsOpen: number; streamsRefused: number; feeds: number } }>().live
-  assert.deepEqual(await health(), { streamsOpen: 2, streamsRefused: 1, streamsCutSlow: 0, feeds: 1 })
+test(
+  'streams are bounded: one more is 503 BS_ERR_LIVE_LIMIT; a closed ' + 'one frees its place; no listener, no reads',
+  async (t) => {
+    const { rm, state } = fakeRun()
+    const { app, base } = await serve(rm, { API_LIVE_MAX_STREAMS: '2' })
+    t.after(() => app.close())
+    // An unknown run is a 404 before any stream opens, and it takes no place.
+    const e = await Events.open(`${base}/api/v1/runs/nope/live`)
+    assert.equal(e.status, 404)
+    assert.equal((e.list[0]!.data as { code: string }).code, 'BS_ERR_NOT_FOUND')
+    const a = await Events.open(`${base}/api/v1/live`)
+    const b = await Events.open(`${base}/api/v1/runs/r1/live`)
+    t.after(() => a.close())
+    t.after(() => b.close())
+    await b.next('snapshot')
+    const c = await Events.open(`${base}/api/v1/runs/r1/live`)
+    assert.equal(c.status, 503)
+    assert.equal(c.headers!.get('retry-after'), '10')
+    const refused = c.list[0]!.data as { statusCode: number; code: string; message: string }
+    assert.equal(refused.code, 'BS_ERR_LIVE_LIMIT')
+    assert.match(refused.message, /2 live views are open.*API_LIVE_MAX_STREAMS/)
+    const health = async () =>
+      (await app.inject({ method: 'GET', url: '/healthz' })).json<{
+        live: { streamsOpen: number; streamsRefused: number; feeds: number }
+      }>().live
+    assert.deepEqual(await health(), { streamsOpen: 2, streamsRefused: 1, streamsCutSlow: 0, feeds: 1 })
 
-  // The page went away: its place is free, and the run's feed stops reading.
-  b.close()
-  for (let i = 0; i < 100 && (await health()).streamsOpen !== 1; i++) await new Promise((r) => setTimeout(r, 20))
-  assert.deepEqual(await health(), { streamsOpen: 1, streamsRefused: 1, streamsCutSlow: 0, feeds: 0 })
-  const reads = state.reads
-  await new Promise((r) => setTimeout(r, 500))
-  assert.equal(state.reads, reads, 'no page watches the run: its feed reads nothing')
-  const d = await Events.open(`${base}/api/v1/runs/r1/live`)
-  t.after(() => d.close())
-  assert.equal(d.status, 200)
-  await d.next('snapshot')
+    // The page went away: its place is free, and the run's feed stops reading.
+    b.close()
+    for (let i = 0; i < 100 && (await health()).streamsOpen !== 1; i++) await new Promise((r) => setTimeout(r, 20))
+    assert.deepEqual(await health(), { streamsOpen: 1, streamsRefused: 1, streamsCutSlow: 0, feeds: 0 })
+    const reads = state.reads
+    await new Promise((r) => setTimeout(r, 500))
+    assert.equal(state.reads, reads, 'no page watches the run: its feed reads nothing')
+    const d = await Events.open(`${base}/api/v1/runs/r1/live`)
+    t.after(() => d.close())
+    assert.equal(d.status, 200)
+    await d.next('snapshot')
 
-  // Closing the server ends the open streams instead of waiting for them.
-  await app.close()
-})
+    // Closing the server ends the open streams instead of waiting for them.
+    await app.close()
+  },
+)
 
 test('the page, its script and uPlot are served from this machine', async () => {
   const { rm } = fakeRun()
@@ -263,16 +367,36 @@ test('windows: percentiles of OK calls per window from its merged histogram; tot
   const w = ws[3]!.ops.UPDATE!
   assert.equal(w.ok, ok.count)
   assert.equal(w.operations, ok.count + 3)
-  const single = buildReport([{ op: 'UPDATE', status: 'OK', count: ok.count, sumUs: ok.sumUs, minUs: ok.minUs, maxUs: ok.maxUs, hist: ok.hist }], 1000).measurements[0]!
-  assert.deepEqual([w.p50, w.p95, w.p99, w.p999, w.max], [single.p50LatencyUs, single.p95LatencyUs, single.p99LatencyUs, single.p999LatencyUs, single.maxLatencyUs])
+  const single = buildReport(
+    [{ op: 'UPDATE', status: 'OK', count: ok.count, sumUs: ok.sumUs, minUs: ok.minUs, maxUs: ok.maxUs, hist: ok.hist }],
+    1000,
+  ).measurements[0]!
+  assert.deepEqual(
+    [w.p50, w.p95, w.p99, w.p999, w.max],
+    [single.p50LatencyUs, single.p95LatencyUs, single.p99LatencyUs, single.p999LatencyUs, single.maxLatencyUs],
+  )
   const totals = new LiveTotals()
   totals.add(rows.slice(0, 5), [])
   totals.add(rows.slice(5), [{ startMs: T0, source: 'redis', hits: 3, misses: 1 }])
   const s = totals.summary()
-  assert.equal(s.operations, rows.reduce((a, r) => a + r.count, 0))
+  assert.equal(
+    s.operations,
+    rows.reduce((a, r) => a + r.count, 0),
+  )
   assert.equal(s.serverCacheHit.redis, 0.75)
   assert.equal(s.byStatus.ERROR, 6)
-  const report = buildReport(rows.map((r) => ({ op: r.op, status: r.status, count: r.count, sumUs: r.sumUs, minUs: r.minUs, maxUs: r.maxUs, hist: r.hist })), 6000)
+  const report = buildReport(
+    rows.map((r) => ({
+      op: r.op,
+      status: r.status,
+      count: r.count,
+      sumUs: r.sumUs,
+      minUs: r.minUs,
+      maxUs: r.maxUs,
+      hist: r.hist,
+    })),
+    6000,
+  )
   assert.equal(s.byOp.READ!.p99, report.measurements.find((m) => m.name === 'READ')!.p99LatencyUs)
   assert.equal(s.byOp.READ!.averageUs, report.measurements.find((m) => m.name === 'READ')!.averageLatencyUs)
 })

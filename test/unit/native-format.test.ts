@@ -12,11 +12,24 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { MIN_REVISION_WITH_CUSTOM_SERIALIZATION, NativeFormatError, NativeReframer, typeSpec } from '../../services/adapters/clickhouse/native-format.js'
+import {
+  MIN_REVISION_WITH_CUSTOM_SERIALIZATION,
+  NativeFormatError,
+  NativeReframer,
+  typeSpec,
+} from '../../services/adapters/clickhouse/native-format.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 
-interface Case { name: string; sql: string; chunks: string[]; limit?: number; limitChunks?: string[] }
-const fixtures = JSON.parse(readFileSync(path.join(repoRoot(), 'test/fixtures/native/chdb.json'), 'utf8')) as { cases: Case[] }
+interface Case {
+  name: string
+  sql: string
+  chunks: string[]
+  limit?: number
+  limitChunks?: string[]
+}
+const fixtures = JSON.parse(readFileSync(path.join(repoRoot(), 'test/fixtures/native/chdb.json'), 'utf8')) as {
+  cases: Case[]
+}
 const NO_CAPS = { maxRows: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }
 const BLOCK_INFO = Buffer.from('010002ffffffff00', 'hex')
 const bytes = (hex: string[]): Buffer => Buffer.concat(hex.map((h) => Buffer.from(h, 'hex')))
@@ -48,12 +61,15 @@ test('revision 0 gives back exactly the bytes the engine wrote, however the stre
   }
 })
 
-test('SELECT 1 for clickhouse-go (revision 54460): BlockInfo, then the custom-serialization byte after the type', () => {
-  const { out, framer } = reframe([bytes(byName('select 1').chunks)], 54460)
-  // BlockInfo | 1 column, 1 row | "1" | "UInt8" | no custom serialization | value 1
-  assert.equal(out.toString('hex'), '010002ffffffff00' + '0101' + '0131' + '0555496e7438' + '00' + '01')
-  assert.equal(framer.rows, 1)
-})
+test(
+  'SELECT 1 for clickhouse-go (revision 54460): BlockInfo, then ' + 'the custom-serialization byte after the type',
+  () => {
+    const { out, framer } = reframe([bytes(byName('select 1').chunks)], 54460)
+    // BlockInfo | 1 column, 1 row | "1" | "UInt8" | no custom serialization | value 1
+    assert.equal(out.toString('hex'), '010002ffffffff00' + '0101' + '0131' + '0555496e7438' + '00' + '01')
+    assert.equal(framer.rows, 1)
+  },
+)
 
 test('a revision between 1 and 54453 gets BlockInfo in front of each block and nothing else', () => {
   for (const c of fixtures.cases) {
@@ -105,15 +121,28 @@ test('the byte cap cuts at a row boundary and never goes over', () => {
     assert.equal(framer.truncated, true)
     assert.ok(framer.rows > 0)
     // The same rows cut by the row cap give the same bytes.
-    assert.ok(reframe([whole], 54460, { maxRows: framer.rows, maxBytes: Number.MAX_SAFE_INTEGER }).out.equals(out), `bytes cap ${maxBytes}`)
+    assert.ok(
+      reframe([whole], 54460, { maxRows: framer.rows, maxBytes: Number.MAX_SAFE_INTEGER }).out.equals(out),
+      `bytes cap ${maxBytes}`,
+    )
   }
 })
 
 test('types it does not walk are refused by name, with what to do instead', () => {
-  for (const t of ['JSON', 'Dynamic', 'Variant(String, UInt64)', 'AggregateFunction(sum, UInt64)', 'Object(\'json\')']) {
-    assert.throws(() => typeSpec(t), (e: unknown) => e instanceof NativeFormatError && e.message.includes(t) && /cast them/.test(e.message), t)
+  for (const t of ['JSON', 'Dynamic', 'Variant(String, UInt64)', 'AggregateFunction(sum, UInt64)', "Object('json')"]) {
+    assert.throws(
+      () => typeSpec(t),
+      (e: unknown) => e instanceof NativeFormatError && e.message.includes(t) && /cast them/.test(e.message),
+      t,
+    )
   }
-  for (const t of ['Nullable(DateTime64(3, \'UTC\'))', 'Map(LowCardinality(String), Array(Nullable(Decimal(38, 4))))', 'Tuple(a UInt8, `b c` Enum8(\'x, y\' = 1))', 'SimpleAggregateFunction(max, UInt64)', 'MultiPolygon']) {
+  for (const t of [
+    "Nullable(DateTime64(3, 'UTC'))",
+    'Map(LowCardinality(String), Array(Nullable(Decimal(38, 4))))',
+    "Tuple(a UInt8, `b c` Enum8('x, y' = 1))",
+    'SimpleAggregateFunction(max, UInt64)',
+    'MultiPolygon',
+  ]) {
     assert.doesNotThrow(() => typeSpec(t), t)
   }
 })

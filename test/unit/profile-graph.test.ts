@@ -11,10 +11,19 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { compareBytes, parseFolded, type Folded } from '../../services/core/profiles/folded.js'
-import { diffFlameGraph, flameGraph, frameShareChanges, type FlameRow } from '../../services/core/profiles/flame-graph.js'
+import {
+  diffFlameGraph,
+  flameGraph,
+  frameShareChanges,
+  type FlameRow,
+} from '../../services/core/profiles/flame-graph.js'
 import { diffColor, flameGraphSvg } from '../../services/core/profiles/flame-svg.js'
 
-const fixture = (name: string): Folded => parseFolded(readFileSync(path.join(repoRoot(), 'test', 'fixtures', 'profiles', 'async-profiler-4.6', name), 'utf8'), name).stacks
+const fixture = (name: string): Folded =>
+  parseFolded(
+    readFileSync(path.join(repoRoot(), 'test', 'fixtures', 'profiles', 'async-profiler-4.6', name), 'utf8'),
+    name,
+  ).stacks
 
 /** The nested-set invariants every flame graph frame must meet. */
 function checkNestedSet(rows: readonly FlameRow[], total: number): void {
@@ -25,7 +34,11 @@ function checkNestedSet(rows: readonly FlameRow[], total: number): void {
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!
     selfSum += r.self
-    if (i > 0) assert.ok(r.level >= 1 && r.level <= rows[i - 1]!.level + 1, `row ${i}: level ${r.level} after ${rows[i - 1]!.level} (pre-order)`)
+    if (i > 0)
+      assert.ok(
+        r.level >= 1 && r.level <= rows[i - 1]!.level + 1,
+        `row ${i}: level ${r.level} after ${rows[i - 1]!.level} (pre-order)`,
+      )
     // Children: the following rows one level deeper, up to the next row at this level or above.
     let childSum = 0
     let x = r.x
@@ -49,7 +62,10 @@ test('flame graph of a real async-profiler capture: one root, pre-order, value =
     const stacks = fixture(name)
     const g = flameGraph(stacks)
     checkNestedSet(g.rows, g.total)
-    assert.equal(g.total, [...stacks.values()].reduce((a, b) => a + b, 0))
+    assert.equal(
+      g.total,
+      [...stacks.values()].reduce((a, b) => a + b, 0),
+    )
   }
   const g = flameGraph(fixture('kafka-broker-cpu-10ms.collapsed'))
   const handler = g.rows.find((r) => r.label === 'kafka/server/KafkaRequestHandler.run')
@@ -77,9 +93,22 @@ test('differential flame graph: widths from B, the doubled frame +10 pp and the 
   assert.equal(d.rows.find((r) => r.label === 'work')!.totalDelta, 0)
   assert.equal(diffColor(hot.selfDelta, d.maxSelfDelta), 'rgb(255,0,0)')
   assert.equal(diffColor(0, d.maxSelfDelta), 'rgb(255,255,255)')
-  assert.match(diffColor(d.rows.find((r) => r.label === 'other0')!.selfDelta, d.maxSelfDelta), /^rgb\(\d+,\d+,255\)$/, 'a smaller share is blue')
+  assert.match(
+    diffColor(d.rows.find((r) => r.label === 'other0')!.selfDelta, d.maxSelfDelta),
+    /^rgb\(\d+,\d+,255\)$/,
+    'a smaller share is blue',
+  )
   // A frame only the baseline has stays, with width 0; one only the candidate has has no baseline samples.
-  const gone = diffFlameGraph(new Map([['main;old', 5], ['main;kept', 5]]), new Map([['main;kept', 4], ['main;new', 4]]))
+  const gone = diffFlameGraph(
+    new Map([
+      ['main;old', 5],
+      ['main;kept', 5],
+    ]),
+    new Map([
+      ['main;kept', 4],
+      ['main;new', 4],
+    ]),
+  )
   const old = gone.rows.find((r) => r.label === 'old')!
   assert.deepEqual([old.value, old.baselineValue, old.totalDelta], [0, 5, -50])
   const fresh = gone.rows.find((r) => r.label === 'new')!
@@ -93,16 +122,28 @@ test('frames whose share changed most: the doubled frame first, +10 percentage p
   for (const kind of ['self', 'total'] as const) {
     const top = c[kind][0]!
     assert.equal(top.frame, 'hot', kind)
-    assert.ok(Math.abs(top.baseline - 10) < 1e-9 && Math.abs(top.candidate - 20) < 1e-9, `${kind}: ${top.baseline}% -> ${top.candidate}%`)
+    assert.ok(
+      Math.abs(top.baseline - 10) < 1e-9 && Math.abs(top.candidate - 20) < 1e-9,
+      `${kind}: ${top.baseline}% -> ${top.candidate}%`,
+    )
     assert.ok(Math.abs(top.change - 10) < 1e-9, `${kind}: +${top.change} pp`)
     assert.deepEqual([top.baselineSamples, top.candidateSamples], [10, 36])
     assert.equal(c[kind].length, 5, 'limit')
-    assert.ok(c[kind].slice(1).every((x) => Math.abs(x.change + 10 / 9) < 1e-9), 'the others lost 1.11 pp each')
+    assert.ok(
+      c[kind].slice(1).every((x) => Math.abs(x.change + 10 / 9) < 1e-9),
+      'the others lost 1.11 pp each',
+    )
   }
   // main and work are on every stack of both: unchanged, not listed.
   assert.ok(!c.total.some((x) => x.frame === 'main' || x.frame === 'work'))
   // Recursion counts a frame once per stack for the total share.
-  const rec = frameShareChanges(new Map([['a;b', 1]]), new Map([['a;b;a;b', 1], ['c', 1]]))
+  const rec = frameShareChanges(
+    new Map([['a;b', 1]]),
+    new Map([
+      ['a;b;a;b', 1],
+      ['c', 1],
+    ]),
+  )
   assert.equal(rec.total.find((x) => x.frame === 'a')!.candidate, 50)
 })
 
@@ -116,7 +157,13 @@ test('SVG export: one <rect> and <title> per visible frame, labels cut to fit, d
   assert.equal(svg.match(/<rect /g)?.length, visible + 1, 'plus the background')
   assert.ok(svg.includes('<title>all (170 samples, 100.00%)</title>'))
   assert.ok(svg.includes('<title>kafka/server/KafkaRequestHandler.run (108 samples, 63.53%)</title>'))
-  assert.ok(Array.from({ length: svg.length }, (_, i) => svg.charCodeAt(i)).every((c) => c >= 9), 'no control characters (not allowed in XML)')
+  assert.ok(
+    Array.from({ length: svg.length }, (_, i) => svg.charCodeAt(i)).every((c) => c >= 9),
+    'no control characters (not allowed in XML)',
+  )
   const diff = flameGraphSvg(diffFlameGraph(A, B), { title: 'diff' })
-  assert.match(diff, /<title>hot \(36 samples, 20\.00%\); self \+10\.00 pp, total \+10\.00 pp \(baseline 10 samples\)<\/title><rect [^>]*fill="rgb\(255,0,0\)"/)
+  assert.match(
+    diff,
+    /<title>hot \(36 samples, 20\.00%\); self \+10\.00 pp, total \+10\.00 pp \(baseline 10 samples\)<\/title><rect [^>]*fill="rgb\(255,0,0\)"/,
+  )
 })

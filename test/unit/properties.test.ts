@@ -63,14 +63,20 @@ test('parseProperties: "__proto__" is an ordinary key', () => {
 })
 
 test('mergeProperties: later files win, overrides win over files', () => {
-  const merged = mergeProperties(['recordcount=10\ntable=t1\nfieldcount=3', 'recordcount=20\n'], [
-    ['table', 't2'],
-    [' threadcount ', ' 8 '],
-    ['table', 't3'],
-  ])
+  const merged = mergeProperties(
+    ['recordcount=10\ntable=t1\nfieldcount=3', 'recordcount=20\n'],
+    [
+      ['table', 't2'],
+      [' threadcount ', ' 8 '],
+      ['table', 't3'],
+    ],
+  )
   assert.deepEqual(merged, { recordcount: '20', table: 't3', fieldcount: '3', threadcount: '8' })
   assert.deepEqual(mergeProperties([]), {})
-  assert.throws(() => mergeProperties([], [['  ', 'x']]), (err: unknown) => isBenchstreamError(err, 'BS_ERR_WORKLOAD'))
+  assert.throws(
+    () => mergeProperties([], [['  ', 'x']]),
+    (err: unknown) => isBenchstreamError(err, 'BS_ERR_WORKLOAD'),
+  )
 })
 
 test('every property used by the workload files is a known CoreWorkload or driver property', () => {
@@ -86,7 +92,10 @@ test('unknownProperties: core, driver and binding-prefixed names are accepted', 
   for (const k of [...CORE_WORKLOAD_PROPERTIES, ...DRIVER_PROPERTIES]) props[k] = '1'
   for (const p of BINDING_PROPERTY_PREFIXES) props[`${p}host`] = 'localhost'
   assert.deepEqual(unknownProperties(props), [])
-  assert.deepEqual(unknownProperties({ recordcont: '1', 'mongodb.url': 'x', readproportion: '1' }), ['mongodb.url', 'recordcont'])
+  assert.deepEqual(unknownProperties({ recordcont: '1', 'mongodb.url': 'x', readproportion: '1' }), [
+    'mongodb.url',
+    'recordcont',
+  ])
   assert.deepEqual(unknownProperties({ 'mongodb.url': 'x' }, ['mongodb.']), [])
   assert.equal(new Set(CORE_WORKLOAD_PROPERTIES).size, CORE_WORKLOAD_PROPERTIES.length, 'no duplicates')
 })

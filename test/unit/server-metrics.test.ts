@@ -37,12 +37,24 @@ class RecordingSink implements EventSink {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 test('--server-metrics hbase=URL: the info server root or its /jmx, anything else refused with what is allowed', () => {
-  assert.deepEqual(parseServerMetrics('hbase=http://127.0.0.1:16030'), { source: 'hbase', url: 'http://127.0.0.1:16030' })
-  assert.deepEqual(parseServerMetrics('hbase=http://127.0.0.1:16030/jmx'), { source: 'hbase', url: 'http://127.0.0.1:16030' })
+  assert.deepEqual(parseServerMetrics('hbase=http://127.0.0.1:16030'), {
+    source: 'hbase',
+    url: 'http://127.0.0.1:16030',
+  })
+  assert.deepEqual(parseServerMetrics('hbase=http://127.0.0.1:16030/jmx'), {
+    source: 'hbase',
+    url: 'http://127.0.0.1:16030',
+  })
   assert.deepEqual(parseServerMetrics('hbase=http://h:1/jmx/?qry=x'), { source: 'hbase', url: 'http://h:1' })
   assert.deepEqual(parseServerMetrics('hbase=https://h:1/proxy/rs/'), { source: 'hbase', url: 'https://h:1/proxy/rs' })
-  const usage = (re: RegExp) => (e: unknown): boolean => isBenchstreamError(e, 'BS_ERR_USAGE') && re.test(e.message)
-  assert.throws(() => parseServerMetrics('redis=http://h:1'), usage(/--server-metrics "redis=http:\/\/h:1" is not allowed: expected hbase=URL \(a region server's info server/))
+  const usage =
+    (re: RegExp) =>
+    (e: unknown): boolean =>
+      isBenchstreamError(e, 'BS_ERR_USAGE') && re.test(e.message)
+  assert.throws(
+    () => parseServerMetrics('redis=http://h:1'),
+    usage(/--server-metrics "redis=http:\/\/h:1" is not allowed: expected hbase=URL \(a region server's info server/),
+  )
   assert.throws(() => parseServerMetrics('http://h:1'), usage(/expected hbase=URL/))
   assert.throws(() => parseServerMetrics('hbase=127.0.0.1:16030'), usage(/is not a URL/))
   assert.throws(() => parseServerMetrics('hbase=ftp://h:1'), usage(/only http and https/))
@@ -51,68 +63,110 @@ test('--server-metrics hbase=URL: the info server root or its /jmx, anything els
   assert.deepEqual(parseYcsbCommand(['--', 'run']).serverMetrics, [])
 })
 
-test('the loop samples at once, every period and once more on stop; a failed sample is said and the loop goes on', async () => {
-  const sink = new RecordingSink()
-  let n = 0
-  const errors: string[] = []
-  const loop = startServerMetrics(async () => {
-    n++
-    if (n === 2) throw new Error('busy')
-    return { source: 's', values: { hits: n } }
-  }, sink, { runId: 'r1', clientId: 'c1', intervalMs: 20, onError: (e) => errors.push(e.message) })
-  await sleep(110)
-  const before = n
-  await loop.stop()
-  assert.equal(n, before + 1, 'one last sample on stop')
-  await loop.stop()
-  assert.equal(n, before + 1, 'stop is idempotent')
-  await sleep(50)
-  assert.equal(n, before + 1, 'no sample after stop')
-  assert.deepEqual(errors, ['busy'])
-  assert.ok(sink.records.length >= 4, `${sink.records.length} records`)
-  assert.equal(sink.records.length, n - 1)
-  assert.deepEqual(loop.counts(), { sent: n - 1, failed: 1 })
-  for (const r of sink.records) assert.deepEqual([r.kind, r.runId, r.clientId, r.source], [RECORD_KIND.SERVER_METRICS, 'r1', 'c1', 's'])
-  assert.equal(sink.records.at(-1)!.values.hits, n, 'the last sample is the one taken on stop')
-})
+test(
+  'the loop samples at once, every period and once more on stop; ' + 'a failed sample is said and the loop goes on',
+  async () => {
+    const sink = new RecordingSink()
+    let n = 0
+    const errors: string[] = []
+    const loop = startServerMetrics(
+      async () => {
+        n++
+        if (n === 2) throw new Error('busy')
+        return { source: 's', values: { hits: n } }
+      },
+      sink,
+      { runId: 'r1', clientId: 'c1', intervalMs: 20, onError: (e) => errors.push(e.message) },
+    )
+    await sleep(110)
+    const before = n
+    await loop.stop()
+    assert.equal(n, before + 1, 'one last sample on stop')
+    await loop.stop()
+    assert.equal(n, before + 1, 'stop is idempotent')
+    await sleep(50)
+    assert.equal(n, before + 1, 'no sample after stop')
+    assert.deepEqual(errors, ['busy'])
+    assert.ok(sink.records.length >= 4, `${sink.records.length} records`)
+    assert.equal(sink.records.length, n - 1)
+    assert.deepEqual(loop.counts(), { sent: n - 1, failed: 1 })
+    for (const r of sink.records)
+      assert.deepEqual([r.kind, r.runId, r.clientId, r.source], [RECORD_KIND.SERVER_METRICS, 'r1', 'c1', 's'])
+    assert.equal(sink.records.at(-1)!.values.hits, n, 'the last sample is the one taken on stop')
+  },
+)
 
 test('stop waits for a slow sample in flight', async () => {
   const sink = new RecordingSink()
   let calls = 0
-  const loop = startServerMetrics(async () => {
-    calls++
-    await sleep(calls === 1 ? 80 : 1)
-    return { source: 's', values: { v: calls } }
-  }, sink, { runId: 'r', clientId: 'c', intervalMs: 10_000, onError: () => undefined })
+  const loop = startServerMetrics(
+    async () => {
+      calls++
+      await sleep(calls === 1 ? 80 : 1)
+      return { source: 's', values: { v: calls } }
+    },
+    sink,
+    { runId: 'r', clientId: 'c', intervalMs: 10_000, onError: () => undefined },
+  )
   await loop.stop()
   assert.equal(sink.records.length, 2, 'the first (slow) sample and the last both sent before stop resolved')
 })
 
-test('benchstream ycsb --server-metrics wiring: a region server /jmx answer whose counters move, through the sampler and the loop, gives the report its ratio', async (t) => {
-  const body = JSON.parse(readFileSync(`${repoRoot()}/test/fixtures/hbase/jmx-regionserver-server-2.5.10-hadoop3.json`, 'utf8')) as { beans: Array<Record<string, unknown>> }
-  const bean = body.beans.find((b) => b.name === REGION_SERVER_BEAN)!
-  const hits0 = Number(bean.blockCacheHitCount)
-  const misses0 = Number(bean.blockCacheMissCount)
-  let served = 0
-  const server = createServer((req, res) => {
-    assert.equal(req.url, `/jmx?qry=${encodeURIComponent(REGION_SERVER_BEAN)}`)
-    // Each answer: 90 more hits and 10 more misses, as a region server busy with a workload.
-    bean.blockCacheHitCount = hits0 + 90 * served
-    bean.blockCacheMissCount = misses0 + 10 * served
-    served++
-    res.setHeader('content-type', 'application/json')
-    res.end(JSON.stringify(body))
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.after(() => server.close())
-  const cmd = parseYcsbCommand(['--run-id', 'hb', '--client-id', 'c1', '--server-metrics', `hbase=http://127.0.0.1:${(server.address() as AddressInfo).port}/jmx`, '--', 'run', '-db', 'hbase'])
-  const jmx = new HBaseJmxSampler(cmd.serverMetrics[0]!.url)
-  const sink = new RecordingSink()
-  const loop = startServerMetrics(() => jmx.sample(), sink, { runId: cmd.runId, clientId: cmd.clientId, intervalMs: 30, onError: (e) => assert.fail(e.message) })
-  await sleep(150)
-  await loop.stop()
-  assert.equal(sink.records.length, served)
-  const samples = sink.records.flatMap((r) => Object.entries(r.values).map(([name, value]) => ({ clientId: r.clientId, source: r.source, name, atUs: r.atUs, value })))
-  const [fig] = serverCacheFigures(samples)
-  assert.deepEqual(fig, { source: 'hbase', hits: 90 * (served - 1), misses: 10 * (served - 1), ratio: 0.9 })
-})
+test(
+  'benchstream ycsb --server-metrics wiring: a region server /jmx answer whose counters move, ' +
+    'through the sampler and the loop, gives the report its ratio',
+  async (t) => {
+    const body = JSON.parse(
+      readFileSync(`${repoRoot()}/test/fixtures/hbase/jmx-regionserver-server-2.5.10-hadoop3.json`, 'utf8'),
+    ) as { beans: Array<Record<string, unknown>> }
+    const bean = body.beans.find((b) => b.name === REGION_SERVER_BEAN)!
+    const hits0 = Number(bean.blockCacheHitCount)
+    const misses0 = Number(bean.blockCacheMissCount)
+    let served = 0
+    const server = createServer((req, res) => {
+      assert.equal(req.url, `/jmx?qry=${encodeURIComponent(REGION_SERVER_BEAN)}`)
+      // Each answer: 90 more hits and 10 more misses, as a region server busy with a workload.
+      bean.blockCacheHitCount = hits0 + 90 * served
+      bean.blockCacheMissCount = misses0 + 10 * served
+      served++
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify(body))
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    t.after(() => server.close())
+    const cmd = parseYcsbCommand([
+      '--run-id',
+      'hb',
+      '--client-id',
+      'c1',
+      '--server-metrics',
+      `hbase=http://127.0.0.1:${(server.address() as AddressInfo).port}/jmx`,
+      '--',
+      'run',
+      '-db',
+      'hbase',
+    ])
+    const jmx = new HBaseJmxSampler(cmd.serverMetrics[0]!.url)
+    const sink = new RecordingSink()
+    const loop = startServerMetrics(() => jmx.sample(), sink, {
+      runId: cmd.runId,
+      clientId: cmd.clientId,
+      intervalMs: 30,
+      onError: (e) => assert.fail(e.message),
+    })
+    await sleep(150)
+    await loop.stop()
+    assert.equal(sink.records.length, served)
+    const samples = sink.records.flatMap((r) =>
+      Object.entries(r.values).map(([name, value]) => ({
+        clientId: r.clientId,
+        source: r.source,
+        name,
+        atUs: r.atUs,
+        value,
+      })),
+    )
+    const [fig] = serverCacheFigures(samples)
+    assert.deepEqual(fig, { source: 'hbase', hits: 90 * (served - 1), misses: 10 * (served - 1), ratio: 0.9 })
+  },
+)

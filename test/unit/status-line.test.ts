@@ -27,30 +27,58 @@ function javaTwoDecimals(x: number): string {
 function interval(values: number[]): { count: number; sumUs: number; minUs: number; maxUs: number; hist: Histogram } {
   const hist = new Histogram()
   for (const v of values) hist.record(v)
-  return { count: values.length, sumUs: values.reduce((a, b) => a + b, 0), minUs: Math.min(...values), maxUs: Math.max(...values), hist }
+  return {
+    count: values.length,
+    sumUs: values.reduce((a, b) => a + b, 0),
+    minUs: Math.min(...values),
+    maxUs: Math.max(...values),
+    hist,
+  }
 }
 
 test('status line: YCSB layout and YCSB figures for the same latencies', () => {
   // 1006 reads: p90's rank is 905.4, where rounding (YCSB: 905) and rounding
   // up (906) differ; the 905th smallest read is at most 100, the 906th at least 150.
   let seed = 7
-  const rnd = (): number => ((seed = (seed * 48271) % 2147483647) / 2147483647)
-  const reads = [...Array.from({ length: 905 }, () => 1 + Math.floor(rnd() * 100)), ...Array.from({ length: 101 }, () => 150 + Math.floor(rnd() * 100))].sort(() => rnd() - 0.5)
+  const rnd = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647
+  const reads = [
+    ...Array.from({ length: 905 }, () => 1 + Math.floor(rnd() * 100)),
+    ...Array.from({ length: 101 }, () => 150 + Math.floor(rnd() * 100)),
+  ].sort(() => rnd() - 0.5)
   const updates = Array.from({ length: 333 }, (_, i) => 20 + (i % 200))
-  const snapshot = { elapsedMs: 10_999.6, operations: 123_456, currentOpsPerSec: 12_345.678, todoOperations: 6_544, intervals: new Map([['UPDATE', interval(updates)], ['READ', interval(reads)]]) }
+  const snapshot = {
+    elapsedMs: 10_999.6,
+    operations: 123_456,
+    currentOpsPerSec: 12_345.678,
+    todoOperations: 6_544,
+    intervals: new Map([
+      ['UPDATE', interval(updates)],
+      ['READ', interval(reads)],
+    ]),
+  }
   const line = formatStatus(snapshot, new Date(2026, 11, 2, 10, 0, 10, 7))
 
   const summary = (name: string, values: number[]): string => {
     const s = [...values].sort((a, b) => a - b)
     const p = (q: number): number => hdrPercentile(s, q)
-    return `[${name}: Count=${s.length}, Max=${s[s.length - 1]}, Min=${s[0]}, Avg=${javaTwoDecimals(values.reduce((a, b) => a + b, 0) / s.length)}, 90=${p(90)}, 99=${p(99)}, 99.9=${p(99.9)}, 99.99=${p(99.99)}] `
+    return (
+      `[${name}: Count=${s.length}, Max=${s[s.length - 1]}, Min=${s[0]}, ` +
+      `Avg=${javaTwoDecimals(values.reduce((a, b) => a + b, 0) / s.length)}, ` +
+      `90=${p(90)}, 99=${p(99)}, 99.9=${p(99.9)}, 99.99=${p(99.99)}] `
+    )
   }
   // 10999.6 ms is "10 sec" (integer division); 123456 ops in 10.9996 s leave 6544 for ceil(0.583) = 1 s.
-  const expected = `2026-12-02 10:00:10:007 10 sec: 123456 operations; 12345.68 current ops/sec; est completion in 1 seconds ${summary('READ', reads)}${summary('UPDATE', updates)}`
+  const expected =
+    `2026-12-02 10:00:10:007 10 sec: 123456 operations; 12345.68 current ops/sec; est completion ` +
+    `in 1 seconds ${summary('READ', reads)}${summary('UPDATE', updates)}`
   assert.equal(line, expected)
   // The rank rule matters here: rounding up would pick another read for p90.
   const sorted = [...reads].sort((a, b) => a - b)
-  assert.notEqual(sorted[Math.ceil(0.9 * sorted.length) - 1], hdrPercentile(sorted, 90), 'the data tells the two rank rules apart')
+  assert.notEqual(
+    sorted[Math.ceil(0.9 * sorted.length) - 1],
+    hdrPercentile(sorted, 90),
+    'the data tells the two rank rules apart',
+  )
 })
 
 test('YCSB number and time formats', () => {

@@ -10,7 +10,13 @@ import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { Histogram } from '../../services/core/stats/histogram.js'
 
 test('thresholds parse into base units: µs for latency, a fraction for error_rate', () => {
-  assert.deepEqual(parseThreshold('READ.p99<2ms'), { source: 'READ.p99<2ms', measurement: 'READ', metric: 'p99', operator: '<', value: 2000 })
+  assert.deepEqual(parseThreshold('READ.p99<2ms'), {
+    source: 'READ.p99<2ms',
+    measurement: 'READ',
+    metric: 'p99',
+    operator: '<',
+    value: 2000,
+  })
   assert.equal(parseThreshold('READ.p(99.9) <= 1.5s').value, 1_500_000)
   assert.equal(parseThreshold('READ.p(99.9) <= 1.5s').metric, 'p99.9')
   assert.equal(parseThreshold('Intended-UPDATE.max<250us').value, 250)
@@ -30,11 +36,15 @@ test('thresholds parse into base units: µs for latency, a fraction for error_ra
     ['', /expected <measurement>/],
   ]
   for (const [text, why] of refused) {
-    assert.throws(() => parseThreshold(text), (e: unknown) => isBenchstreamError(e, 'BS_ERR_USAGE') && why.test(e.message), text)
+    assert.throws(
+      () => parseThreshold(text),
+      (e: unknown) => isBenchstreamError(e, 'BS_ERR_USAGE') && why.test(e.message),
+      text,
+    )
   }
 })
 
-test('verdicts compare the report\'s own figures; a missing measurement fails', () => {
+test("verdicts compare the report's own figures; a missing measurement fails", () => {
   const h = new Histogram()
   for (let v = 1; v <= 1000; v++) h.record(v) // p99 = 990 µs, max 1000 µs
   const failed = new Histogram()
@@ -47,19 +57,36 @@ test('verdicts compare the report\'s own figures; a missing measurement fails', 
     ],
     2000,
   )
-  const results = evaluateThresholds(report, ['READ.p99<1ms', 'READ.p99<990us', 'READ.max<=1ms', 'OVERALL.throughput>999', 'OVERALL.throughput>1000', 'UPDATE.error_rate<=1%', 'UPDATE.errors==10', 'OVERALL.error_rate<=0.5%', 'SCAN.p99<1s', 'READ.throughput==500'].map(parseThreshold))
-  assert.deepEqual(results.map((r) => [r.threshold.source, r.passed, r.actual]), [
-    ['READ.p99<1ms', true, h.quantile(0.99)],
-    ['READ.p99<990us', false, h.quantile(0.99)],
-    ['READ.max<=1ms', true, 1000],
-    ['OVERALL.throughput>999', true, 1000],
-    ['OVERALL.throughput>1000', false, 1000],
-    ['UPDATE.error_rate<=1%', true, 0.01],
-    ['UPDATE.errors==10', true, 10],
-    ['OVERALL.error_rate<=0.5%', true, 10 / 2000],
-    ['SCAN.p99<1s', false, null],
-    ['READ.throughput==500', true, 500],
-  ])
+  const results = evaluateThresholds(
+    report,
+    [
+      'READ.p99<1ms',
+      'READ.p99<990us',
+      'READ.max<=1ms',
+      'OVERALL.throughput>999',
+      'OVERALL.throughput>1000',
+      'UPDATE.error_rate<=1%',
+      'UPDATE.errors==10',
+      'OVERALL.error_rate<=0.5%',
+      'SCAN.p99<1s',
+      'READ.throughput==500',
+    ].map(parseThreshold),
+  )
+  assert.deepEqual(
+    results.map((r) => [r.threshold.source, r.passed, r.actual]),
+    [
+      ['READ.p99<1ms', true, h.quantile(0.99)],
+      ['READ.p99<990us', false, h.quantile(0.99)],
+      ['READ.max<=1ms', true, 1000],
+      ['OVERALL.throughput>999', true, 1000],
+      ['OVERALL.throughput>1000', false, 1000],
+      ['UPDATE.error_rate<=1%', true, 0.01],
+      ['UPDATE.errors==10', true, 10],
+      ['OVERALL.error_rate<=0.5%', true, 10 / 2000],
+      ['SCAN.p99<1s', false, null],
+      ['READ.throughput==500', true, 500],
+    ],
+  )
   assert.equal(h.quantile(0.99), 990)
   const text = formatThresholdResults(results, 'run r1')
   assert.match(text, /^thresholds \(run r1\): 3 of 10 failed\n/)

@@ -3,7 +3,13 @@ import { test } from 'node:test'
 import { opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
 import { WindowAggregator } from '../../services/core/stats/windows.js'
 
-const ev = (startUs: number, latencyUs: number, op: 'READ' | 'UPDATE' = 'READ', status: 'OK' | 'ERROR' = 'OK', cache: 'HIT' | 'MISS' | 'UNKNOWN' = 'UNKNOWN'): DecodedOp => {
+const ev = (
+  startUs: number,
+  latencyUs: number,
+  op: 'READ' | 'UPDATE' = 'READ',
+  status: 'OK' | 'ERROR' = 'OK',
+  cache: 'HIT' | 'MISS' | 'UNKNOWN' = 'UNKNOWN',
+): DecodedOp => {
   const [opCode, statusIndex, cacheIndex] = opCodes(op, status, cache)
   return { thread: 0, opCode, statusIndex, cacheIndex, startUs, latencyUs, intendedUs: latencyUs + 5, bytes: 100 }
 }
@@ -42,7 +48,10 @@ test('late events are counted, marked, and still kept', () => {
   w.add(ev(96_500_000, 1)) // window [96,97) closed at 99 < watermark 100 -> late
   w.add(ev(97_500_000, 1)) // window [97,98) closes at 100: not late yet
   const rows = w.drain()
-  assert.equal(rows.reduce((a, r) => a + r.count, 0), 3)
+  assert.equal(
+    rows.reduce((a, r) => a + r.count, 0),
+    3,
+  )
   assert.equal(rows.find((r) => r.windowStartUs === 96_000_000)!.lateEvents, 1)
   assert.equal(rows.find((r) => r.windowStartUs === 97_000_000)!.lateEvents, 0)
   assert.equal(w.lateTotal, 1)
@@ -52,22 +61,34 @@ test('late events are counted, marked, and still kept', () => {
   assert.equal(w.drain()[0]!.lateEvents, 1)
 })
 
-test('an interval histogram with an intended histogram fills intended_hist from it, not from the measured buckets', async () => {
-  const { bucketValue, bucketIndex } = await import('../../services/core/stats/histogram.js')
-  const w = new WindowAggregator({ windowUs: 1_000_000, allowedLatenessUs: 2_000_000 })
-  const measured: Array<[number, number]> = [[bucketIndex(100), 3], [bucketIndex(5000), 1]]
-  const intended: Array<[number, number]> = [[bucketIndex(100), 1], [bucketIndex(90_000), 3]]
-  w.addHistogram('run', 'c', 'READ', 'OK', 10_000_000, measured, bucketValue, 1_000_000, intended)
-  w.addHistogram('run', 'c', 'UPDATE', 'OK', 10_000_000, measured, bucketValue, 1_000_000)
-  const rows = w.drain()
-  const read = rows.find((r) => r.op === 'READ')!
-  assert.equal(read.count, 4)
-  assert.deepEqual([...read.hist.entries()], measured)
-  assert.deepEqual([...read.intendedHist.entries()], intended)
-  assert.equal(read.intendedMaxUs, Math.ceil(bucketValue(bucketIndex(90_000))))
-  assert.equal(read.intendedSumUs, Math.round(bucketValue(bucketIndex(100))) + Math.round(bucketValue(bucketIndex(90_000)) * 3))
-  // Without one, intended is the measured histogram (an unthrottled client).
-  const update = rows.find((r) => r.op === 'UPDATE')!
-  assert.deepEqual([...update.intendedHist.entries()], measured)
-  assert.equal(update.intendedSumUs, update.sumUs)
-})
+test(
+  'an interval histogram with an intended histogram fills intended_hist from it, not from the ' + 'measured buckets',
+  async () => {
+    const { bucketValue, bucketIndex } = await import('../../services/core/stats/histogram.js')
+    const w = new WindowAggregator({ windowUs: 1_000_000, allowedLatenessUs: 2_000_000 })
+    const measured: Array<[number, number]> = [
+      [bucketIndex(100), 3],
+      [bucketIndex(5000), 1],
+    ]
+    const intended: Array<[number, number]> = [
+      [bucketIndex(100), 1],
+      [bucketIndex(90_000), 3],
+    ]
+    w.addHistogram('run', 'c', 'READ', 'OK', 10_000_000, measured, bucketValue, 1_000_000, intended)
+    w.addHistogram('run', 'c', 'UPDATE', 'OK', 10_000_000, measured, bucketValue, 1_000_000)
+    const rows = w.drain()
+    const read = rows.find((r) => r.op === 'READ')!
+    assert.equal(read.count, 4)
+    assert.deepEqual([...read.hist.entries()], measured)
+    assert.deepEqual([...read.intendedHist.entries()], intended)
+    assert.equal(read.intendedMaxUs, Math.ceil(bucketValue(bucketIndex(90_000))))
+    assert.equal(
+      read.intendedSumUs,
+      Math.round(bucketValue(bucketIndex(100))) + Math.round(bucketValue(bucketIndex(90_000)) * 3),
+    )
+    // Without one, intended is the measured histogram (an unthrottled client).
+    const update = rows.find((r) => r.op === 'UPDATE')!
+    assert.deepEqual([...update.intendedHist.entries()], measured)
+    assert.equal(update.intendedSumUs, update.sumUs)
+  },
+)

@@ -37,8 +37,25 @@
   const baselineId = params.get('baseline') || ''
 
   const $ = (id) => document.getElementById(id)
-  const emptySide = () => ({ run: null, windowMs: null, startMs: null, windows: [], dropped: 0, frontier: null, summary: null })
-  const live = { runId: '', es: null, main: emptySide(), base: emptySide(), runs: [], updates: 0, snapshots: 0, state: 'connecting' }
+  const emptySide = () => ({
+    run: null,
+    windowMs: null,
+    startMs: null,
+    windows: [],
+    dropped: 0,
+    frontier: null,
+    summary: null,
+  })
+  const live = {
+    runId: '',
+    es: null,
+    main: emptySide(),
+    base: emptySide(),
+    runs: [],
+    updates: 0,
+    snapshots: 0,
+    state: 'connecting',
+  }
   const charts = {}
   window.benchstreamLive = { live, charts }
 
@@ -96,7 +113,12 @@
 
   function streamUrl(runId) {
     if (!runId) return '/api/v1/live'
-    return '/api/v1/runs/' + encodeURIComponent(runId) + '/live' + (baselineId ? '?baseline=' + encodeURIComponent(baselineId) : '')
+    return (
+      '/api/v1/runs/' +
+      encodeURIComponent(runId) +
+      '/live' +
+      (baselineId ? '?baseline=' + encodeURIComponent(baselineId) : '')
+    )
   }
 
   function connect(runId) {
@@ -114,11 +136,12 @@
     const url = streamUrl(runId)
     const es = new EventSource(url)
     live.es = es
-    const on = (name, fn) => es.addEventListener(name, (e) => {
-      if (live.es !== es) return
-      fn(JSON.parse(e.data))
-      changed()
-    })
+    const on = (name, fn) =>
+      es.addEventListener(name, (e) => {
+        if (live.es !== es) return
+        fn(JSON.parse(e.data))
+        changed()
+      })
     on('runs', (d) => onRuns(d.runs))
     on('snapshot', (d) => {
       applySnapshot(live.main, d)
@@ -154,7 +177,14 @@
         const body = await res.json().catch(() => ({}))
         retryS = Number(res.headers.get('retry-after')) || (res.status === 404 ? 5 : 10)
         setState('refused')
-        showProblem((body.code || 'HTTP ' + res.status) + ': ' + (body.message || res.statusText) + ' (trying again in ' + retryS + ' s)')
+        showProblem(
+          (body.code || 'HTTP ' + res.status) +
+            ': ' +
+            (body.message || res.statusText) +
+            ' (trying again in ' +
+            retryS +
+            ' s)',
+        )
       }
     } catch (err) {
       if (!abort.signal.aborted) showProblem('the server cannot be reached: ' + err.message)
@@ -201,7 +231,18 @@
     live.state = s
     const el = $('state')
     el.dataset.state = s
-    el.textContent = s === 'live' ? 'live' : s === 'final' ? 'final' : s === 'refused' ? 'refused' : s === 'waiting' ? (live.runId ? 'waiting for data' : 'waiting for a run') : 'connecting'
+    el.textContent =
+      s === 'live'
+        ? 'live'
+        : s === 'final'
+          ? 'final'
+          : s === 'refused'
+            ? 'refused'
+            : s === 'waiting'
+              ? live.runId
+                ? 'waiting for data'
+                : 'waiting for a run'
+              : 'connecting'
   }
 
   function showProblem(message) {
@@ -221,7 +262,8 @@
 
   function keysOf(windows, field, skip) {
     const seen = new Set()
-    for (const w of windows) for (const [k, v] of Object.entries(w[field])) if (k !== skip && v != null && v !== 0) seen.add(k)
+    for (const w of windows)
+      for (const [k, v] of Object.entries(w[field])) if (k !== skip && v != null && v !== 0) seen.add(k)
     return [...seen].sort((a, b) => a.localeCompare(b))
   }
 
@@ -313,7 +355,8 @@
     }
     // On a log axis, labels, ticks and grid lines at powers of ten only.
     if (spec.log) {
-      const decades = (_u, splits) => splits.map((v) => (Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9 ? v : null))
+      const decades = (_u, splits) =>
+        splits.map((v) => (Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9 ? v : null))
       y.filter = decades
       y.grid.filter = decades
       y.ticks = { filter: decades }
@@ -325,7 +368,11 @@
       legend: { live: true },
       scales: {
         x: { time: true, range: xRange },
-        y: spec.log ? { distr: 3, log: 10 } : spec.range ? { range: spec.range } : { range: (_u, min, max) => [0, max > 0 ? max * 1.08 : 1] },
+        y: spec.log
+          ? { distr: 3, log: 10 }
+          : spec.range
+            ? { range: spec.range }
+            : { range: (_u, min, max) => [0, max > 0 ? max * 1.08 : 1] },
       },
       axes: [
         // Whole seconds at least: windows are a second or longer.
@@ -382,16 +429,27 @@
     // Throughput: total, per operation, the run's target, and a baseline's total.
     const thr = [
       { label: 'total', stroke: '#1d2430', width: 2.5, data: m.windows.map((w) => windowTotal(w) * perS) },
-      ...ops.map((op, i) => ({ label: op, stroke: COLORS[i % COLORS.length], data: m.windows.map((w) => (w.ops[op] ? w.ops[op].operations : 0) * perS) })),
+      ...ops.map((op, i) => ({
+        label: op,
+        stroke: COLORS[i % COLORS.length],
+        data: m.windows.map((w) => (w.ops[op] ? w.ops[op].operations : 0) * perS),
+      })),
     ]
-    if (target > 0) thr.push({ label: 'target', stroke: '#dc2626', width: 1, dash: [6, 4], data: m.windows.map(() => target) })
+    if (target > 0)
+      thr.push({ label: 'target', stroke: '#dc2626', width: 1, dash: [6, 4], data: m.windows.map(() => target) })
     let thrData = [xs, ...thr.map((s) => s.data)]
     if (shift != null) {
       const bPerS = 1000 / (b.windowMs || W)
       thr.push({ label: 'baseline total (' + baselineId + ')', stroke: BASELINE, width: 2, dash: [3, 3] })
       thrData = join(xs, thrData.slice(1), xOf(b, shift), [b.windows.map((w) => windowTotal(w) * bPerS)])
     }
-    plot('throughput', $('chart-throughput'), { yLabel: 'ops/s', fmt: fmtRate, height: 260, series: thr, data: thrData })
+    plot('throughput', $('chart-throughput'), {
+      yLabel: 'ops/s',
+      fmt: fmtRate,
+      height: 260,
+      series: thr,
+      data: thrData,
+    })
 
     // Latency per operation: percentiles of merged histograms, intended p99, a baseline's p99.
     const box = $('latency-charts')
@@ -408,8 +466,18 @@
       // A log axis has no 0: a sub-µs value is drawn at 1 µs (the table shows it as it is).
       const v = (x) => (x == null ? null : Math.max(1, x))
       const ser = [
-        ...PERCENTILES.map((p) => ({ label: p.label, stroke: p.stroke, data: m.windows.map((w) => v(w.ops[op] ? w.ops[op][p.key] : null)) })),
-        { label: 'intended p99', stroke: '#9333ea', dash: [5, 4], width: 1.5, data: m.windows.map((w) => v(w.ops[op] ? w.ops[op].intendedP99 : null)) },
+        ...PERCENTILES.map((p) => ({
+          label: p.label,
+          stroke: p.stroke,
+          data: m.windows.map((w) => v(w.ops[op] ? w.ops[op][p.key] : null)),
+        })),
+        {
+          label: 'intended p99',
+          stroke: '#9333ea',
+          dash: [5, 4],
+          width: 1.5,
+          data: m.windows.map((w) => v(w.ops[op] ? w.ops[op].intendedP99 : null)),
+        },
       ]
       let data = [xs, ...ser.map((s) => s.data)]
       if (shift != null) {
@@ -422,23 +490,63 @@
     // Errors per second by status (every status but OK).
     const statuses = keysOf(m.windows, 'statuses', 'OK')
     const errSeries = statuses.length
-      ? statuses.map((s, i) => ({ label: s, stroke: COLORS[(i + 1) % COLORS.length], data: m.windows.map((w) => (w.statuses[s] || 0) * perS) }))
+      ? statuses.map((s, i) => ({
+          label: s,
+          stroke: COLORS[(i + 1) % COLORS.length],
+          data: m.windows.map((w) => (w.statuses[s] || 0) * perS),
+        }))
       : [{ label: 'errors (none so far)', stroke: '#16a34a', data: m.windows.map(() => 0) }]
-    plot('errors', $('chart-errors'), { yLabel: 'errors/s', fmt: fmtRate, series: errSeries, data: [xs, ...errSeries.map((s) => s.data)] })
+    plot('errors', $('chart-errors'), {
+      yLabel: 'errors/s',
+      fmt: fmtRate,
+      series: errSeries,
+      data: [xs, ...errSeries.map((s) => s.data)],
+    })
 
     // Cache-hit ratio: client side per operation, server side per source.
-    const cacheOps = ops.filter((op) => m.windows.some((w) => w.ops[op] && w.ops[op].cacheHits + w.ops[op].cacheMisses > 0))
+    const cacheOps = ops.filter((op) =>
+      m.windows.some((w) => w.ops[op] && w.ops[op].cacheHits + w.ops[op].cacheMisses > 0),
+    )
     const sources = keysOf(m.windows, 'serverCacheHit')
     const cacheSeries = [
-      ...cacheOps.map((op) => ({ label: op + ' (client)', stroke: COLORS[ops.indexOf(op) % COLORS.length], data: m.windows.map((w) => { const o = w.ops[op]; return o && o.cacheHits + o.cacheMisses > 0 ? (100 * o.cacheHits) / (o.cacheHits + o.cacheMisses) : null }) })),
-      ...sources.map((s, i) => ({ label: s + ' (server)', stroke: COLORS[(ops.length + i) % COLORS.length], dash: [6, 3], width: 2, data: m.windows.map((w) => (w.serverCacheHit[s] == null ? null : 100 * w.serverCacheHit[s])) })),
+      ...cacheOps.map((op) => ({
+        label: op + ' (client)',
+        stroke: COLORS[ops.indexOf(op) % COLORS.length],
+        data: m.windows.map((w) => {
+          const o = w.ops[op]
+          return o && o.cacheHits + o.cacheMisses > 0 ? (100 * o.cacheHits) / (o.cacheHits + o.cacheMisses) : null
+        }),
+      })),
+      ...sources.map((s, i) => ({
+        label: s + ' (server)',
+        stroke: COLORS[(ops.length + i) % COLORS.length],
+        dash: [6, 3],
+        width: 2,
+        data: m.windows.map((w) => (w.serverCacheHit[s] == null ? null : 100 * w.serverCacheHit[s])),
+      })),
     ]
-    plot('cache', $('chart-cache'), { yLabel: 'hit ratio', fmt: (v) => v.toFixed(0) + '%', range: [0, 100], series: cacheSeries, data: [xs, ...cacheSeries.map((s) => s.data)], empty: 'no cache outcome reported by this binding' })
+    plot('cache', $('chart-cache'), {
+      yLabel: 'hit ratio',
+      fmt: (v) => v.toFixed(0) + '%',
+      range: [0, 100],
+      series: cacheSeries,
+      data: [xs, ...cacheSeries.map((s) => s.data)],
+      empty: 'no cache outcome reported by this binding',
+    })
 
     // Throughput per driver client.
     const clients = keysOf(m.windows, 'clients')
-    const clientSeries = clients.map((c, i) => ({ label: c, stroke: COLORS[i % COLORS.length], data: m.windows.map((w) => (w.clients[c] || 0) * perS) }))
-    plot('clients', $('chart-clients'), { yLabel: 'ops/s', fmt: fmtRate, series: clientSeries, data: [xs, ...clientSeries.map((s) => s.data)] })
+    const clientSeries = clients.map((c, i) => ({
+      label: c,
+      stroke: COLORS[i % COLORS.length],
+      data: m.windows.map((w) => (w.clients[c] || 0) * perS),
+    }))
+    plot('clients', $('chart-clients'), {
+      yLabel: 'ops/s',
+      fmt: fmtRate,
+      series: clientSeries,
+      data: [xs, ...clientSeries.map((s) => s.data)],
+    })
   }
 
   // ------------------------------------------------------------ text
@@ -467,7 +575,11 @@
     item('run', r.run_id, 'run')
     item('workload', r.workload || '–', 'workload')
     item('binding', r.binding || '–', 'binding')
-    item('clients', r.clients_ended > 0 ? r.clients_ended + ' of ' + r.clients + ' ended' : String(r.clients), 'clients')
+    item(
+      'clients',
+      r.clients_ended > 0 ? r.clients_ended + ' of ' + r.clients + ' ended' : String(r.clients),
+      'clients',
+    )
     item('threads', String(r.threads), 'threads')
     item('target', r.target > 0 ? fmtInt(r.target) + ' ops/s' : 'none', 'target')
     item('window', live.main.windowMs == null ? '–' : live.main.windowMs + ' ms', 'window')
@@ -497,7 +609,11 @@
     const rate = last ? (windowTotal(last) * 1000) / W : null
     setFigure('last-ops', rate, last ? fmtRate(rate) : '–', { t: last ? last.t : null })
     const target = m.run ? m.run.target : null
-    $('last-ops-sub').textContent = last ? 'ops/s in the window at ' + fmtTime(last.t) + (target > 0 ? ', ' + Math.round((100 * rate) / target) + '% of target' : '') : 'ops/s, last complete window'
+    $('last-ops-sub').textContent = last
+      ? 'ops/s in the window at ' +
+        fmtTime(last.t) +
+        (target > 0 ? ', ' + Math.round((100 * rate) / target) + '% of target' : '')
+      : 'ops/s, last complete window'
     setFigure('target', target, target == null ? '–' : target > 0 ? fmtInt(target) : 'none')
     const byStatus = (s && s.byStatus) || {}
     const errs = Object.entries(byStatus).filter(([k]) => k !== 'OK')
@@ -513,8 +629,14 @@
     const client = hits + misses > 0 ? hits / (hits + misses) : null
     setFigure('hit-client', client, fmtPct(client))
     const server = Object.entries((s && s.serverCacheHit) || {}).filter(([, r]) => r != null)
-    setFigure('hit-server', server.length === 1 ? server[0][1] : null, server.length ? server.map(([, r]) => fmtPct(r)).join(' / ') : '–')
-    $('hit-server-sub').textContent = server.length ? server.map(([k]) => k).join(' / ') + ' counters' : 'datastore counters'
+    setFigure(
+      'hit-server',
+      server.length === 1 ? server[0][1] : null,
+      server.length ? server.map(([, r]) => fmtPct(r)).join(' / ') : '–',
+    )
+    $('hit-server-sub').textContent = server.length
+      ? server.map(([k]) => k).join(' / ') + ' counters'
+      : 'datastore counters'
   }
 
   function renderTable() {
@@ -554,7 +676,11 @@
     if (m.run) setState(f && f.final ? 'final' : m.windows.length > 0 ? 'live' : 'waiting')
     let edge = ''
     if (f && f.final) edge = 'all ' + fmtInt(m.windows.length + m.dropped) + ' windows complete'
-    else if (f && f.completeBeforeMs != null) edge = 'complete up to ' + fmtTime(f.completeBeforeMs) + (f.newestWindowMs != null && m.windowMs != null ? ', filling to ' + fmtTime(f.newestWindowMs + m.windowMs) : '')
+    else if (f && f.completeBeforeMs != null)
+      edge =
+        'complete up to ' +
+        fmtTime(f.completeBeforeMs) +
+        (f.newestWindowMs != null && m.windowMs != null ? ', filling to ' + fmtTime(f.newestWindowMs + m.windowMs) : '')
     if (m.dropped > 0) edge += ' · the ' + fmtInt(m.dropped) + ' oldest windows are left out of the charts'
     $('edge').textContent = edge
     const box = $('charts')

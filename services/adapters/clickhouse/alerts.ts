@@ -4,7 +4,14 @@
  * and the `alerts` table (schemas/clickhouse/0002-alerts.sql). Every query
  * is bounded: by run, by a window-start range, or by a LIMIT.
  */
-import { ALERT_STATES, RULE_TYPES, SEVERITIES, type AlertState, type RuleType, type Severity } from '../../../schemas/alert-rules.v1.js'
+import {
+  ALERT_STATES,
+  RULE_TYPES,
+  SEVERITIES,
+  type AlertState,
+  type RuleType,
+  type Severity,
+} from '../../../schemas/alert-rules.v1.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
 import type { RunProgress } from '../../core/alerting/alert-windows.js'
 import type { BaselineWindowRow } from '../../core/alerting/baseline-profile.js'
@@ -26,14 +33,29 @@ export class ClickHouseAlertSource implements AlertWindowSource {
   constructor(private readonly ch: ClickHouse) {}
 
   async runs(sinceMs: number): Promise<AlertRunInfo[]> {
-    const rows = await this.query<{ run_id: string; started_ms: Num; ended_ms: Num | null; target: Num; baseline: string }>(`
+    const rows = await this.query<{
+      run_id: string
+      started_ms: Num
+      ended_ms: Num | null
+      target: Num
+      baseline: string
+    }>(
+      `
       SELECT run_id, toUnixTimestamp64Milli(started_at) AS started_ms,
              if(ended_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ended_at))) AS ended_ms, target, labels['baseline'] AS baseline
       FROM ${this.ch.database}.runs
       WHERE (ended_at IS NULL AND started_at >= fromUnixTimestamp64Milli({since:Int64})) OR ended_at >= fromUnixTimestamp64Milli({since:Int64})
       ORDER BY started_at DESC
-      LIMIT {limit:UInt32}`, { since: Math.max(0, Math.floor(sinceMs)), limit: MAX_ACTIVE_RUNS })
-    return rows.map((r) => ({ runId: r.run_id, startedAtMs: Number(r.started_ms), endedAtMs: r.ended_ms === null ? undefined : Number(r.ended_ms), targetOpsPerSec: Number(r.target), ...(r.baseline === '' ? {} : { baseline: r.baseline }) }))
+      LIMIT {limit:UInt32}`,
+      { since: Math.max(0, Math.floor(sinceMs)), limit: MAX_ACTIVE_RUNS },
+    )
+    return rows.map((r) => ({
+      runId: r.run_id,
+      startedAtMs: Number(r.started_ms),
+      endedAtMs: r.ended_ms === null ? undefined : Number(r.ended_ms),
+      targetOpsPerSec: Number(r.target),
+      ...(r.baseline === '' ? {} : { baseline: r.baseline }),
+    }))
   }
 
   progress(runId: string, sinceMs: number): Promise<RunProgress | undefined> {
@@ -41,32 +63,56 @@ export class ClickHouseAlertSource implements AlertWindowSource {
   }
 
   async windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]> {
-    // p99 as the report computes it: successful operations, merged histogram, clamped into [min, max] (view op_window_figures).
-    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num; p99: Num | null }>(`
+    // p99 as the report computes it: successful operations, merged histogram, clamped into [min, max] (view
+    // op_window_figures).
+    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num; p99: Num | null }>(
+      `
       SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS n, sum(errors) AS e,
              if(sumIf(count, status = 'OK') = 0, NULL, least(greatest(bs_quantile(0.99, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')), maxIf(max_us, status = 'OK'))) AS p99
       FROM ${this.ch.database}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
-      GROUP BY t, op ORDER BY t, op`, { runId, from: fromMs, to: toMs })
-    return rows.map((r) => ({ startMs: Number(r.t), op: r.op, count: Number(r.n), errors: Number(r.e), p99Us: r.p99 === null ? null : Number(r.p99) }))
+      GROUP BY t, op ORDER BY t, op`,
+      { runId, from: fromMs, to: toMs },
+    )
+    return rows.map((r) => ({
+      startMs: Number(r.t),
+      op: r.op,
+      count: Number(r.n),
+      errors: Number(r.e),
+      p99Us: r.p99 === null ? null : Number(r.p99),
+    }))
   }
 
   async baselineWindows(ref: string): Promise<BaselineWindowRow[]> {
     const group = ref.startsWith('group:') ? ref.slice('group:'.length) : ''
-    const rows = await this.query<{ run_id: string; t_s: Num; op: string; window_ms: Num; n: Num; p99: Num | null }>(`
+    const rows = await this.query<{ run_id: string; t_s: Num; op: string; window_ms: Num; n: Num; p99: Num | null }>(
+      `
       SELECT run_id, t_s, op, window_ms, operations + errors AS n, p99_us AS p99
       FROM ${this.ch.database}.op_window_figures
       WHERE run_id IN (SELECT DISTINCT run_id FROM ${this.ch.database}.run_clients WHERE if({group:String} = '', run_id = {ref:String}, group_id = {group:String}))
       ORDER BY run_id, t_s, op
-      LIMIT {limit:UInt32}`, { ref, group, limit: MAX_BASELINE_ROWS })
-    return rows.map((r) => ({ runId: r.run_id, offset: Math.round((Number(r.t_s) * 1000) / Number(r.window_ms)), op: r.op, windowMs: Number(r.window_ms), count: Number(r.n), p99Us: r.p99 === null ? null : Number(r.p99) }))
+      LIMIT {limit:UInt32}`,
+      { ref, group, limit: MAX_BASELINE_ROWS },
+    )
+    return rows.map((r) => ({
+      runId: r.run_id,
+      offset: Math.round((Number(r.t_s) * 1000) / Number(r.window_ms)),
+      op: r.op,
+      windowMs: Number(r.window_ms),
+      count: Number(r.n),
+      p99Us: r.p99 === null ? null : Number(r.p99),
+    }))
   }
 
   private async query<T>(sql: string, params: Record<string, unknown>): Promise<T[]> {
     try {
       return await queryRows<T>(this.ch, sql, params)
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: reading windows from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `alerts: reading windows from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
   }
 }
@@ -97,18 +143,24 @@ export class ClickHouseAlertStore implements AlertStore {
 
   async loadOpen(): Promise<AlertTransition[]> {
     const db = this.ch.database
-    return this.load(`
+    return this.load(
+      `
       SELECT ${ALERT_COLUMNS} FROM ${db}.alerts
       WHERE state = 'firing' AND fingerprint NOT IN (SELECT fingerprint FROM ${db}.alerts WHERE state = 'resolved')
-      ORDER BY fingerprint LIMIT 1 BY fingerprint LIMIT {limit:UInt32}`, { limit: MAX_LOADED_INCIDENTS })
+      ORDER BY fingerprint LIMIT 1 BY fingerprint LIMIT {limit:UInt32}`,
+      { limit: MAX_LOADED_INCIDENTS },
+    )
   }
 
   async loadRuns(runIds: readonly string[]): Promise<AlertTransition[]> {
     // resolved sorts after firing in the enum: DESC puts each incident's latest state first.
-    return this.load(`
+    return this.load(
+      `
       SELECT ${ALERT_COLUMNS} FROM ${this.ch.database}.alerts
       WHERE run_id IN {runIds:Array(String)}
-      ORDER BY fingerprint, state DESC LIMIT 1 BY fingerprint LIMIT {limit:UInt32}`, { runIds, limit: MAX_LOADED_INCIDENTS })
+      ORDER BY fingerprint, state DESC LIMIT 1 BY fingerprint LIMIT {limit:UInt32}`,
+      { runIds, limit: MAX_LOADED_INCIDENTS },
+    )
   }
 
   async record(t: AlertTransition, notifiedAtMs: number | undefined): Promise<void> {
@@ -116,17 +168,35 @@ export class ClickHouseAlertStore implements AlertStore {
       await this.ch.client.insert({
         table: `${this.ch.database}.alerts`,
         format: 'JSONEachRow',
-        values: [{
-          rule: t.rule, rule_type: t.ruleType, severity: t.severity, run_id: t.runId, op: t.op, state: t.state,
-          starts_at: msText(t.startsAtMs), ends_at: t.endsAtMs === undefined ? null : msText(t.endsAtMs), at_window: msText(t.atWindowMs),
-          value: finite(t.value), threshold: finite(t.threshold), summary: t.summary, description: t.description, fingerprint: t.fingerprint,
-          notified_at: notifiedAtMs === undefined ? null : msText(notifiedAtMs),
-        }],
+        values: [
+          {
+            rule: t.rule,
+            rule_type: t.ruleType,
+            severity: t.severity,
+            run_id: t.runId,
+            op: t.op,
+            state: t.state,
+            starts_at: msText(t.startsAtMs),
+            ends_at: t.endsAtMs === undefined ? null : msText(t.endsAtMs),
+            at_window: msText(t.atWindowMs),
+            value: finite(t.value),
+            threshold: finite(t.threshold),
+            summary: t.summary,
+            description: t.description,
+            fingerprint: t.fingerprint,
+            notified_at: notifiedAtMs === undefined ? null : msText(notifiedAtMs),
+          },
+        ],
         // The same state change recorded twice (a retry after a lost reply) is stored once.
         clickhouse_settings: { insert_deduplication_token: `alerts:${t.fingerprint}:${t.state}` },
       })
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: recording ${t.state} ${t.rule} (run ${t.runId}) in ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `alerts: recording ${t.state} ${t.rule} (run ${t.runId}) in ClickHouse (${this.ch.location}) ` +
+          `failed: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
   }
 
@@ -135,7 +205,11 @@ export class ClickHouseAlertStore implements AlertStore {
     try {
       rows = await queryRows<AlertRow>(this.ch, sql, params)
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `alerts: loading incidents from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `alerts: loading incidents from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
     return rows.map((r) => ({
       state: pick<AlertState>(ALERT_STATES, r.state, 'firing'),

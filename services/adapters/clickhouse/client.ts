@@ -10,7 +10,12 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client'
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseClientConfigOptions,
+} from '@clickhouse/client'
 import { createChdbConnection } from 'chdb/connection'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
@@ -35,19 +40,33 @@ export const QUIET = { level: ClickHouseLogLevel.OFF }
 /** The connection port of @clickhouse/client; chDB and HTTP both implement it. */
 export type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>
 
-export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (c: Connection) => Connection } = {}): ClickHouse {
+export function openClickHouse(
+  cfg: ClickHouseConfig,
+  opts: { wrapConnection?: (c: Connection) => Connection } = {},
+): ClickHouse {
   if (cfg.url === undefined) {
     ensureWritableDir(cfg.embeddedPath)
     assertNotLocked(cfg.embeddedPath)
     openedHere.add(path.resolve(cfg.embeddedPath))
     // chdb implements the Connection contract of @clickhouse/client-common; the
     // client bundles its own copy of those types, identical in shape.
-    const raw = retryReadsRacingMerges(explainLockedDirectory(createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection, cfg.embeddedPath))
+    const raw = retryReadsRacingMerges(
+      explainLockedDirectory(
+        createChdbConnection({ path: cfg.embeddedPath }) as unknown as Connection,
+        cfg.embeddedPath,
+      ),
+    )
     const connection = opts.wrapConnection === undefined ? raw : opts.wrapConnection(raw)
     const client = createClient({ connection, log: QUIET })
     return { client, database: cfg.database, mode: 'embedded', location: cfg.embeddedPath, close: () => client.close() }
   }
-  const client = createClient({ url: cfg.url, username: cfg.user, password: cfg.password, request_timeout: 60_000, log: QUIET })
+  const client = createClient({
+    url: cfg.url,
+    username: cfg.user,
+    password: cfg.password,
+    request_timeout: 60_000,
+    log: QUIET,
+  })
   return { client, database: cfg.database, mode: 'server', location: cfg.url, close: () => client.close() }
 }
 
@@ -58,7 +77,8 @@ export function openClickHouse(cfg: ClickHouseConfig, opts: { wrapConnection?: (
  * out, in our own error.
  */
 function explainLockedDirectory(raw: Connection, dir: string): Connection {
-  const translate = (err: unknown): unknown => ((err as Error | undefined)?.constructor.name === 'ChdbConnectionError' ? lockedError(dir, err) : err)
+  const translate = (err: unknown): unknown =>
+    (err as Error | undefined)?.constructor.name === 'ChdbConnectionError' ? lockedError(dir, err) : err
   return new Proxy(raw, {
     get(target, prop, receiver) {
       const v: unknown = Reflect.get(target, prop, receiver)
@@ -107,20 +127,32 @@ export function retryReadsRacingMerges(raw: Connection): Connection {
       }
     }
   }
-  return new Proxy(raw, { get: (target, prop, receiver) => (prop === 'query' ? wrapped : Reflect.get(target, prop, receiver) as unknown) })
+  return new Proxy(raw, {
+    get: (target, prop, receiver) => (prop === 'query' ? wrapped : (Reflect.get(target, prop, receiver) as unknown)),
+  })
 }
 
 function isMergeRace(err: unknown): boolean {
   const message = String((err as Error | undefined)?.message ?? '')
   const code = (err as { code?: unknown } | undefined)?.code
-  return /while reading from part/.test(message) && (code === '107' || /Cannot open file .*No such file or directory/s.test(message))
+  return (
+    /while reading from part/.test(message) &&
+    (code === '107' || /Cannot open file .*No such file or directory/s.test(message))
+  )
 }
 
 /** Embedded directories this process has opened. */
 const openedHere = new Set<string>()
 
 function lockedError(dir: string, cause?: unknown): BenchstreamError {
-  return new BenchstreamError('BS_ERR_CONFIG', `cannot open the embedded ClickHouse in ${dir}: another process holds it (a running benchstream server or demo on the same BENCHSTREAM_DATA_DIR?). Read commands reach a running server through its API by themselves; otherwise set BENCHSTREAM_API_URL, stop that process, or use another BENCHSTREAM_DATA_DIR`, cause === undefined ? undefined : { cause })
+  return new BenchstreamError(
+    'BS_ERR_CONFIG',
+    `cannot open the embedded ClickHouse in ${dir}: another process holds it (a running benchstream ` +
+      `server or demo on the same BENCHSTREAM_DATA_DIR?). Read commands reach a running server through ` +
+      `its API by themselves; otherwise set BENCHSTREAM_API_URL, stop that process, or use another ` +
+      `BENCHSTREAM_DATA_DIR`,
+    cause === undefined ? undefined : { cause },
+  )
 }
 
 /**
@@ -133,7 +165,10 @@ function assertNotLocked(dir: string): void {
   const status = path.join(dir, 'status')
   // chDB shares one engine per directory inside a process: our own lock is no obstacle.
   if (openedHere.has(path.resolve(dir)) || !existsSync(status)) return
-  const r = spawnSync('flock', ['--nonblock', '--conflict-exit-code', '75', status, 'true'], { stdio: 'ignore', timeout: 5000 })
+  const r = spawnSync('flock', ['--nonblock', '--conflict-exit-code', '75', status, 'true'], {
+    stdio: 'ignore',
+    timeout: 5000,
+  })
   if (r.status === 75) throw lockedError(dir)
 }
 
@@ -157,7 +192,13 @@ function ensureWritableDir(dir: string): void {
     writeFileSync(probe, '')
     rmSync(probe)
   } catch (err) {
-    throw new BenchstreamError('BS_ERR_CONFIG', `BENCHSTREAM_DATA_DIR: the embedded ClickHouse directory ${dir} cannot be created or written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); set BENCHSTREAM_DATA_DIR to a writable directory`, { cause: err })
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `BENCHSTREAM_DATA_DIR: the embedded ClickHouse directory ${dir} cannot be created or written ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); set BENCHSTREAM_DATA_DIR ` +
+        `to a writable directory`,
+      { cause: err },
+    )
   }
 }
 
@@ -181,7 +222,10 @@ export function loadMigrations(database: string, dir = path.join(repoRoot(), 'sc
       return {
         version: Number(file.slice(0, 4)),
         name: file.slice(5, -4),
-        statements: sql.split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter((s) => s !== ''),
+        statements: sql
+          .split(/;\s*(?:\n|$)/)
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
       }
     })
 }
@@ -197,26 +241,44 @@ export async function migrate(ch: ClickHouse, opts: { opsTtlDays: number }): Pro
   try {
     await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` })
     await ch.client.command({
-      query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version`,
+      query:
+        `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at ` +
+        `DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version`,
     })
-    const rs = await ch.client.query({ query: `SELECT DISTINCT version FROM ${db}.schema_migrations`, format: 'JSONEachRow' })
+    const rs = await ch.client.query({
+      query: `SELECT DISTINCT version FROM ${db}.schema_migrations`,
+      format: 'JSONEachRow',
+    })
     const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)))
     for (const m of loadMigrations(db)) {
       if (done.has(m.version)) continue
       for (const statement of m.statements) await ch.client.command({ query: statement })
-      await ch.client.insert({ table: `${db}.schema_migrations`, values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' })
+      await ch.client.insert({
+        table: `${db}.schema_migrations`,
+        values: [{ version: m.version, name: m.name }],
+        format: 'JSONEachRow',
+      })
       applied.push(m.version)
     }
     // TTL follows the configuration on every start: it can be changed or switched off later.
-    await ch.client.command({
-      query: opts.opsTtlDays > 0 ? `ALTER TABLE ${db}.ops MODIFY TTL toDateTime(start) + INTERVAL ${opts.opsTtlDays} DAY` : `ALTER TABLE ${db}.ops REMOVE TTL`,
-    }).catch((err: unknown) => {
-      // REMOVE TTL on a table that has none is an error in ClickHouse; that is the state we want.
-      if (opts.opsTtlDays > 0 || !String((err as Error).message).includes('TTL')) throw err
-    })
+    await ch.client
+      .command({
+        query:
+          opts.opsTtlDays > 0
+            ? `ALTER TABLE ${db}.ops MODIFY TTL toDateTime(start) + INTERVAL ${opts.opsTtlDays} DAY`
+            : `ALTER TABLE ${db}.ops REMOVE TTL`,
+      })
+      .catch((err: unknown) => {
+        // REMOVE TTL on a table that has none is an error in ClickHouse; that is the state we want.
+        if (opts.opsTtlDays > 0 || !String((err as Error).message).includes('TTL')) throw err
+      })
   } catch (err) {
     if (err instanceof BenchstreamError) throw err
-    throw new BenchstreamError('BS_ERR_MIGRATION', `applying the ClickHouse schema to database ${db} at ${ch.location} failed: ${(err as Error).message}`, { cause: err })
+    throw new BenchstreamError(
+      'BS_ERR_MIGRATION',
+      `applying the ClickHouse schema to database ${db} at ${ch.location} failed: ${(err as Error).message}`,
+      { cause: err },
+    )
   }
   return applied
 }

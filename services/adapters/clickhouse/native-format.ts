@@ -44,13 +44,49 @@ type Spec =
 
 /** Byte widths of the fixed-size types (IColumn of numbers, dates, IPs, UUIDs, decimals by name). */
 const FIXED: Record<string, number> = {
-  UInt8: 1, Int8: 1, Bool: 1, Nothing: 1, Enum8: 1,
-  UInt16: 2, Int16: 2, Date: 2, Enum16: 2, BFloat16: 2,
-  UInt32: 4, Int32: 4, Float32: 4, Date32: 4, DateTime: 4, IPv4: 4, Decimal32: 4, Time: 4,
-  UInt64: 8, Int64: 8, Float64: 8, DateTime64: 8, Decimal64: 8, Time64: 8,
-  UInt128: 16, Int128: 16, UUID: 16, IPv6: 16, Decimal128: 16,
-  UInt256: 32, Int256: 32, Decimal256: 32,
-  IntervalNanosecond: 8, IntervalMicrosecond: 8, IntervalMillisecond: 8, IntervalSecond: 8, IntervalMinute: 8, IntervalHour: 8, IntervalDay: 8, IntervalWeek: 8, IntervalMonth: 8, IntervalQuarter: 8, IntervalYear: 8,
+  UInt8: 1,
+  Int8: 1,
+  Bool: 1,
+  Nothing: 1,
+  Enum8: 1,
+  UInt16: 2,
+  Int16: 2,
+  Date: 2,
+  Enum16: 2,
+  BFloat16: 2,
+  UInt32: 4,
+  Int32: 4,
+  Float32: 4,
+  Date32: 4,
+  DateTime: 4,
+  IPv4: 4,
+  Decimal32: 4,
+  Time: 4,
+  UInt64: 8,
+  Int64: 8,
+  Float64: 8,
+  DateTime64: 8,
+  Decimal64: 8,
+  Time64: 8,
+  UInt128: 16,
+  Int128: 16,
+  UUID: 16,
+  IPv6: 16,
+  Decimal128: 16,
+  UInt256: 32,
+  Int256: 32,
+  Decimal256: 32,
+  IntervalNanosecond: 8,
+  IntervalMicrosecond: 8,
+  IntervalMillisecond: 8,
+  IntervalSecond: 8,
+  IntervalMinute: 8,
+  IntervalHour: 8,
+  IntervalDay: 8,
+  IntervalWeek: 8,
+  IntervalMonth: 8,
+  IntervalQuarter: 8,
+  IntervalYear: 8,
 }
 
 /** Geo types are aliases of tuples and arrays of Float64. */
@@ -108,7 +144,11 @@ function parseType(t: string, whole: string): Spec {
   if (m === null) throw new NativeFormatError(`cannot read the type ${JSON.stringify(whole)}`)
   const name = m[1]!
   const args = m[2] === undefined ? [] : splitTopLevel(m[2])
-  const arg = (i: number): string => args[i] ?? (() => { throw new NativeFormatError(`type ${whole}: ${name} needs an argument`) })()
+  const arg = (i: number): string =>
+    args[i] ??
+    (() => {
+      throw new NativeFormatError(`type ${whole}: ${name} needs an argument`)
+    })()
   const geo = GEO[name]
   if (geo !== undefined) return parseType(geo, whole)
   switch (name) {
@@ -144,12 +184,18 @@ function parseType(t: string, whole: string): Spec {
   }
   const size = FIXED[name]
   if (size !== undefined) return { kind: 'fixed', size }
-  throw new NativeFormatError(`columns of type ${whole} cannot be sent in the Native format by this endpoint; cast them (toString(...), CAST(... AS ...)) or ask for a text format`)
+  throw new NativeFormatError(
+    `columns of type ${whole} cannot be sent in the Native format by this endpoint; cast them (toString(...), ` +
+      `CAST(... AS ...)) or ask for a text format`,
+  )
 }
 
 /** Reads little-endian/varint values from a buffer, throwing Incomplete at its end. */
 class Cursor {
-  constructor(readonly buf: Buffer, public pos: number) {}
+  constructor(
+    readonly buf: Buffer,
+    public pos: number,
+  ) {}
   need(n: number): void {
     if (this.pos + n > this.buf.length) throw new Incomplete()
   }
@@ -243,8 +289,13 @@ function walk(spec: Spec, c: Cursor, n: number, k: number): Array<[number, numbe
       return spec.items.flatMap((item) => walk(item, c, n, k))
     case 'lowcardinality': {
       const flags = c.u64()
-      if ((flags & LC_NEED_GLOBAL_DICTIONARY) !== 0 || (flags & LC_HAS_ADDITIONAL_KEYS) === 0) throw new NativeFormatError('LowCardinality columns with a global dictionary are not supported')
-      const indexSize = LC_INDEX_SIZES[flags & 0xff] ?? (() => { throw new NativeFormatError(`LowCardinality index type ${flags & 0xff} is not known`) })()
+      if ((flags & LC_NEED_GLOBAL_DICTIONARY) !== 0 || (flags & LC_HAS_ADDITIONAL_KEYS) === 0)
+        throw new NativeFormatError('LowCardinality columns with a global dictionary are not supported')
+      const indexSize =
+        LC_INDEX_SIZES[flags & 0xff] ??
+        (() => {
+          throw new NativeFormatError(`LowCardinality index type ${flags & 0xff} is not known`)
+        })()
       const keys = c.u64()
       walk(spec.keys, c, keys, keys)
       const keysEnd = c.pos
@@ -278,7 +329,8 @@ function readBlock(buf: Buffer, pos: number): ParsedBlock {
   const c = new Cursor(buf, pos)
   const ncols = c.uvarint()
   const rows = c.uvarint()
-  if (ncols > 100_000 || rows > 1_000_000_000) throw new NativeFormatError(`a Native block with ${ncols} columns and ${rows} rows is not plausible`)
+  if (ncols > 100_000 || rows > 1_000_000_000)
+    throw new NativeFormatError(`a Native block with ${ncols} columns and ${rows} rows is not plausible`)
   const columns: ParsedColumn[] = []
   for (let i = 0; i < ncols; i++) {
     const name = c.str()
@@ -323,7 +375,8 @@ function frame(buf: Buffer, block: ParsedBlock, k: number, revision: number): Bu
     if (revision >= MIN_REVISION_WITH_CUSTOM_SERIALIZATION) parts.push(Buffer.from([0]))
     if (k === 0) continue
     parts.push(buf.subarray(col.prefix[0], col.prefix[1]))
-    for (const r of walk(col.spec, new Cursor(buf, col.dataStart), block.rows, k)) parts.push(Buffer.isBuffer(r) ? r : buf.subarray(r[0], r[1]))
+    for (const r of walk(col.spec, new Cursor(buf, col.dataStart), block.rows, k))
+      parts.push(Buffer.isBuffer(r) ? r : buf.subarray(r[0], r[1]))
   }
   return Buffer.concat(parts)
 }
@@ -344,7 +397,10 @@ export class NativeReframer {
   bytes = 0
   truncated = false
 
-  constructor(private readonly revision: number, private readonly caps: NativeCaps) {}
+  constructor(
+    private readonly revision: number,
+    private readonly caps: NativeCaps,
+  ) {}
 
   push(chunk: Uint8Array): Buffer[] {
     if (this.truncated) return []
@@ -368,7 +424,8 @@ export class NativeReframer {
 
   /** Throws when the stream ended inside a block. */
   end(): void {
-    if (!this.truncated && this.pending.length > 0) throw new NativeFormatError(`the Native stream ended inside a block (${this.pending.length} bytes left over)`)
+    if (!this.truncated && this.pending.length > 0)
+      throw new NativeFormatError(`the Native stream ended inside a block (${this.pending.length} bytes left over)`)
   }
 
   private take(block: ParsedBlock): Buffer[] {

@@ -40,7 +40,10 @@ export function nativeBlock(rows: number, columns: readonly NativeColumn[]): Uin
   return out
 }
 
-/** Values [from, to) of a typed array as little-endian bytes: a view on the array itself where the machine is little-endian. */
+/**
+ * Values [from, to) of a typed array as little-endian bytes: a view on the array itself where the machine is
+ * little-endian.
+ */
 export function fixedColumn(values: Fixed, from: number, to: number): Uint8Array[] {
   const width = values.BYTES_PER_ELEMENT
   const view = new Uint8Array(values.buffer, values.byteOffset + from * width, (to - from) * width)
@@ -79,7 +82,12 @@ export function int64Column(values: Float64Array, from: number, to: number): Uin
  * row: `index` values [from, to) must be < keys.length. The index array's
  * width sets the serialized index width (UInt8 up to 256 keys, UInt16, UInt32).
  */
-export function lowCardinalityColumn(keys: readonly string[], index: Uint8Array | Uint16Array | Uint32Array, from: number, to: number): Uint8Array[] {
+export function lowCardinalityColumn(
+  keys: readonly string[],
+  index: Uint8Array | Uint16Array | Uint32Array,
+  from: number,
+  to: number,
+): Uint8Array[] {
   const indexType = index.BYTES_PER_ELEMENT === 1 ? 0 : index.BYTES_PER_ELEMENT === 2 ? 1 : 2
   const head = Buffer.alloc(24)
   head.writeBigUInt64LE(BigInt(LC_KEYS_VERSION), 0)

@@ -11,7 +11,13 @@ import type { ProfileRecord } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import { stackFrames, totalSamples, type Folded } from '../../core/profiles/folded.js'
 import { recordStacks, stackId, type Profile, type ProfileMeta } from '../../core/profiles/profile.js'
-import type { ProfiledRun, ProfileInfo, ProfileSelection, ProfileStore, StoreResult } from '../../core/ports/profile-store.js'
+import type {
+  ProfiledRun,
+  ProfileInfo,
+  ProfileSelection,
+  ProfileStore,
+  StoreResult,
+} from '../../core/ports/profile-store.js'
 import { queryRows, type ClickHouse } from './client.js'
 
 export interface StackRow {
@@ -50,7 +56,13 @@ export interface ProfileRows {
 }
 
 /** The rows of one time slice of a profile. `src` is the Kafka message it came from (-1, -1 for none). */
-function sliceRows(meta: ProfileMeta, stacks: Folded, id: string, origin: string, src: { partition: number; offset: number }): ProfileRows {
+function sliceRows(
+  meta: ProfileMeta,
+  stacks: Folded,
+  id: string,
+  origin: string,
+  src: { partition: number; offset: number },
+): ProfileRows {
   const start = msText(meta.fromUs)
   const stackRows: StackRow[] = []
   const samples: SampleRow[] = []
@@ -93,7 +105,12 @@ export async function knownStacks(ch: ClickHouse, ids: readonly string[]): Promi
   const unique = [...new Set(ids)]
   // In chunks: the ids travel as one query parameter.
   for (let i = 0; i < unique.length; i += KNOWN_CHUNK) {
-    const rows = await queryRows<{ stack_id: string }>(ch, `SELECT DISTINCT toString(stack_id) AS stack_id FROM ${ch.database}.profile_stacks WHERE stack_id IN {ids:Array(UInt64)}`, { ids: unique.slice(i, i + KNOWN_CHUNK).map((id) => BigInt(id)) })
+    const rows = await queryRows<{ stack_id: string }>(
+      ch,
+      `SELECT DISTINCT toString(stack_id) AS stack_id FROM ${ch.database}.profile_stacks WHERE stack_id ` +
+        `IN {ids:Array(UInt64)}`,
+      { ids: unique.slice(i, i + KNOWN_CHUNK).map((id) => BigInt(id)) },
+    )
     for (const r of rows) known.add(r.stack_id)
   }
   return known
@@ -114,10 +131,18 @@ export class ClickHouseProfileStore implements ProfileStore {
     const db = this.ch.database
     const samples = totalSamples(profile.stacks)
     try {
-      const [seen] = await queryRows<{ n: string }>(this.ch, `SELECT count() AS n FROM ${db}.profile_slices WHERE profile_id = {id:String}`, { id })
-      if (Number(seen!.n) > 0) return { profileId: id, created: false, stacks: profile.stacks.size, newStacks: 0, samples }
+      const [seen] = await queryRows<{ n: string }>(
+        this.ch,
+        `SELECT count() AS n FROM ${db}.profile_slices WHERE profile_id = {id:String}`,
+        { id },
+      )
+      if (Number(seen!.n) > 0)
+        return { profileId: id, created: false, stacks: profile.stacks.size, newStacks: 0, samples }
       const rows = sliceRows(profile, profile.stacks, id, origin, { partition: -1, offset: -1 })
-      const known = await knownStacks(this.ch, rows.stacks.map((s) => s.stack_id))
+      const known = await knownStacks(
+        this.ch,
+        rows.stacks.map((s) => s.stack_id),
+      )
       const fresh = rows.stacks.filter((s) => !known.has(s.stack_id))
       // Tokens from the profile id: a retried attach writes each table once.
       if (fresh.length > 0) await this.insert(`${db}.profile_stacks`, `profile:${id}:stacks`, fresh)
@@ -125,19 +150,40 @@ export class ClickHouseProfileStore implements ProfileStore {
       await this.insert(`${db}.profile_slices`, `profile:${id}:slices`, [rows.slice])
       return { profileId: id, created: true, stacks: profile.stacks.size, newStacks: fresh.length, samples }
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `storing profile ${id} of run ${profile.runId} in ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err, retryable: true })
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `storing profile ${id} of run ${profile.runId} in ClickHouse (${this.ch.location}) ` +
+          `failed: ${(err as Error).message}`,
+        { cause: err, retryable: true },
+      )
     }
   }
 
   async list(sel: ProfileSelection): Promise<ProfileInfo[]> {
     const { where, params } = sliceFilter(this.ch.database, sel)
-    const rows = await queryRows<{ profile_id: string; run_id: string; labels: Record<string, string>; event: string; interval_ns: string; source: string; from_ms: string; to_ms: string; samples: string; slices: string; cpu_ms: number | null }>(this.ch, `
+    const rows = await queryRows<{
+      profile_id: string
+      run_id: string
+      labels: Record<string, string>
+      event: string
+      interval_ns: string
+      source: string
+      from_ms: string
+      to_ms: string
+      samples: string
+      slices: string
+      cpu_ms: number | null
+    }>(
+      this.ch,
+      `
       SELECT profile_id, any(run_id) AS run_id, any(labels) AS labels, any(event) AS event, any(interval_ns) AS interval_ns, any(source) AS source,
              toUnixTimestamp64Milli(min(window_start)) AS from_ms, max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms,
              sum(samples) AS samples, count() AS slices, sum(cpu_ms) AS cpu_ms
       FROM (SELECT * FROM ${this.ch.database}.profile_slices WHERE ${where})
       GROUP BY profile_id
-      ORDER BY from_ms, profile_id`, params)
+      ORDER BY from_ms, profile_id`,
+      params,
+    )
     return rows.map((r) => ({
       profileId: r.profile_id,
       runId: r.run_id,
@@ -154,14 +200,24 @@ export class ClickHouseProfileStore implements ProfileStore {
   }
 
   async runs(limit: number): Promise<ProfiledRun[]> {
-    const rows = await queryRows<{ run_id: string; profiles: string; samples: string; from_ms: string; to_ms: string }>(this.ch, `
+    const rows = await queryRows<{ run_id: string; profiles: string; samples: string; from_ms: string; to_ms: string }>(
+      this.ch,
+      `
       SELECT run_id, uniqExact(profile_id) AS profiles, sum(samples) AS samples,
              toUnixTimestamp64Milli(min(window_start)) AS from_ms, max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms
       FROM ${this.ch.database}.profile_slices
       GROUP BY run_id
       ORDER BY to_ms DESC, run_id
-      LIMIT {limit:UInt32}`, { limit })
-    return rows.map((r) => ({ runId: r.run_id, profiles: Number(r.profiles), samples: Number(r.samples), fromMs: Number(r.from_ms), toMs: Number(r.to_ms) }))
+      LIMIT {limit:UInt32}`,
+      { limit },
+    )
+    return rows.map((r) => ({
+      runId: r.run_id,
+      profiles: Number(r.profiles),
+      samples: Number(r.samples),
+      fromMs: Number(r.from_ms),
+      toMs: Number(r.to_ms),
+    }))
   }
 
   async stacks(sel: ProfileSelection, maxStacks: number): Promise<Folded> {
@@ -171,20 +227,33 @@ export class ClickHouseProfileStore implements ProfileStore {
     const samples = `
         SELECT stack_id, count FROM ${db}.profile_samples
         WHERE (profile_id, window_start) IN (SELECT profile_id, window_start FROM ${db}.profile_slices WHERE ${where})`
-    const rows = await queryRows<{ frames: string[]; n: string }>(this.ch, `
+    const rows = await queryRows<{ frames: string[]; n: string }>(
+      this.ch,
+      `
       SELECT s.frames AS frames, c.n AS n
       FROM (SELECT stack_id, sum(count) AS n FROM (${samples}) GROUP BY stack_id) AS c
       INNER JOIN (SELECT stack_id, any(frames) AS frames FROM ${db}.profile_stacks WHERE stack_id IN (SELECT stack_id FROM (${samples})) GROUP BY stack_id) AS s
       ON s.stack_id = c.stack_id
-      LIMIT {limit:UInt64}`, { ...params, limit: maxStacks + 1 })
-    if (rows.length > maxStacks) throw new BenchstreamError('BS_ERR_TOO_LARGE', `the selection has more than ${maxStacks} distinct stacks; narrow it (fewer runs, a time range, labels)`)
+      LIMIT {limit:UInt64}`,
+      { ...params, limit: maxStacks + 1 },
+    )
+    if (rows.length > maxStacks)
+      throw new BenchstreamError(
+        'BS_ERR_TOO_LARGE',
+        `the selection has more than ${maxStacks} distinct stacks; narrow it (fewer runs, a time range, labels)`,
+      )
     const out: Folded = new Map()
     for (const r of rows) out.set(r.frames.join(';'), Number(r.n))
     return out
   }
 
   private async insert(table: string, token: string, values: object[]): Promise<void> {
-    await this.ch.client.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } })
+    await this.ch.client.insert({
+      table,
+      values,
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplication_token: token },
+    })
   }
 }
 

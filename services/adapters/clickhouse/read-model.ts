@@ -5,7 +5,20 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { RunProgress } from '../../core/alerting/alert-windows.js'
-import type { ClientWindowRow, OpFigures, PercentileCheck, ReadModel, RunFigures, RunFilter, RunInfo, RunReport, ServerCacheRow, TimelinePoint, WindowFigures, WindowOpStatusRow } from '../../core/ports/read-model.js'
+import type {
+  ClientWindowRow,
+  OpFigures,
+  PercentileCheck,
+  ReadModel,
+  RunFigures,
+  RunFilter,
+  RunInfo,
+  RunReport,
+  ServerCacheRow,
+  TimelinePoint,
+  WindowFigures,
+  WindowOpStatusRow,
+} from '../../core/ports/read-model.js'
 import { SERVER_CACHE_COUNTERS, serverCacheFigures } from '../../core/reports/server-cache.js'
 import { buildReport } from '../../core/reports/ycsb-report.js'
 import { entriesFromMap, quantileFromEntries } from '../../core/stats/histogram.js'
@@ -14,7 +27,9 @@ import { queryRunProgress } from './run-progress.js'
 
 type Num = string | number
 
-/** Window rows read at most by one windowFigures call (one run of an hour at 1 s windows and 8 operations is 28,800). */
+/**
+ * Window rows read at most by one windowFigures call (one run of an hour at 1 s windows and 8 operations is 28,800).
+ */
 export const MAX_WINDOW_ROWS = 2_000_000
 
 /** A row of the figure views (run_op_figures, op_window_figures); absent columns are undefined. */
@@ -42,15 +57,30 @@ function num(v: Num | null | undefined): number | null {
 
 function opFigures(r: FigureRow): OpFigures {
   return {
-    op: r.op, operations: Number(r.operations), errors: Number(r.errors), opsPerSec: Number(r.ops_per_sec), errorRate: num(r.error_rate),
-    avgUs: num(r.avg_us), minUs: num(r.min_us), maxUs: num(r.max_us), p50Us: num(r.p50_us), p90Us: num(r.p90_us), p95Us: num(r.p95_us),
-    p99Us: num(r.p99_us), p999Us: num(r.p999_us), p9999Us: num(r.p9999_us), cacheHitRatio: num(r.cache_hit_ratio),
+    op: r.op,
+    operations: Number(r.operations),
+    errors: Number(r.errors),
+    opsPerSec: Number(r.ops_per_sec),
+    errorRate: num(r.error_rate),
+    avgUs: num(r.avg_us),
+    minUs: num(r.min_us),
+    maxUs: num(r.max_us),
+    p50Us: num(r.p50_us),
+    p90Us: num(r.p90_us),
+    p95Us: num(r.p95_us),
+    p99Us: num(r.p99_us),
+    p999Us: num(r.p999_us),
+    p9999Us: num(r.p9999_us),
+    cacheHitRatio: num(r.cache_hit_ratio),
   }
 }
 
 /** Every counter name that serverCacheFigures reads. */
 const COUNTER_NAMES = Object.values(SERVER_CACHE_COUNTERS).flatMap((c) => [c.hits, c.misses])
-/** How far before a range server samples are read, so the first sample in it has a predecessor to take its increase from (the drivers sample every second). */
+/**
+ * How far before a range server samples are read, so the first sample in it has a predecessor to take its increase from
+ * (the drivers sample every second).
+ */
 const SERVER_SAMPLE_LOOKBACK_MS = 60_000
 
 interface AggRow {
@@ -87,7 +117,9 @@ export class ClickHouseReadModel implements ReadModel {
     }
     const labels = Object.entries(filter.labels ?? {})
     if (labels.length > 0) {
-      where.push('arrayAll((k, v) -> mapContains(r.labels, k) AND r.labels[k] = v, {lk:Array(String)}, {lv:Array(String)})')
+      where.push(
+        'arrayAll((k, v) -> mapContains(r.labels, k) AND r.labels[k] = v, {lk:Array(String)}, {lv:Array(String)})',
+      )
       params.lk = labels.map(([k]) => k)
       params.lv = labels.map(([, v]) => v)
     }
@@ -95,25 +127,44 @@ export class ClickHouseReadModel implements ReadModel {
       where.push('mapContains(r.labels, {hasLabel:String})')
       params.hasLabel = filter.hasLabel
     }
-    return queryRows(this.ch, `
+    return queryRows(
+      this.ch,
+      `
       SELECT r.*, toUInt64(ifNull(w.operations, 0)) AS operations
       FROM ${this.db}.runs AS r
       LEFT JOIN (SELECT run_id, sum(count) AS operations FROM ${this.db}.op_windows GROUP BY run_id) AS w USING (run_id)
       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
       ORDER BY r.started_at DESC
-      LIMIT {limit:UInt32}`, params)
+      LIMIT {limit:UInt32}`,
+      params,
+    )
   }
 
   async runFigures(runIds: readonly string[]): Promise<RunFigures[]> {
     if (runIds.length === 0) return []
-    const rows = await queryRows<FigureRow & { run_id: string; runtime_ms: Num }>(this.ch, `
+    const rows = await queryRows<FigureRow & { run_id: string; runtime_ms: Num }>(
+      this.ch,
+      `
       SELECT run_id, runtime_ms, op, operations, errors, ops_per_sec, error_rate, avg_us, min_us, max_us,
              p50_us, p90_us, p95_us, p99_us, p999_us, p9999_us, cache_hit_ratio
       FROM ${this.db}.run_op_figures WHERE run_id IN {ids:Array(String)}
-      ORDER BY run_id, op`, { ids: runIds })
-    const samples = await queryRows<{ run_id: string; client_id: string; source: string; name: string; at_us: Num; value: Num }>(this.ch, `
+      ORDER BY run_id, op`,
+      { ids: runIds },
+    )
+    const samples = await queryRows<{
+      run_id: string
+      client_id: string
+      source: string
+      name: string
+      at_us: Num
+      value: Num
+    }>(
+      this.ch,
+      `
       SELECT run_id, client_id, source, name, toUnixTimestamp64Micro(at) AS at_us, value
-      FROM ${this.db}.server_metrics WHERE run_id IN {ids:Array(String)} AND name IN {names:Array(String)}`, { ids: runIds, names: COUNTER_NAMES })
+      FROM ${this.db}.server_metrics WHERE run_id IN {ids:Array(String)} AND name IN {names:Array(String)}`,
+      { ids: runIds, names: COUNTER_NAMES },
+    )
     const out = new Map<string, RunFigures>()
     for (const r of rows) {
       let f = out.get(r.run_id)
@@ -125,7 +176,15 @@ export class ClickHouseReadModel implements ReadModel {
     }
     for (const f of out.values()) {
       const mine = samples.filter((s) => s.run_id === f.runId)
-      f.serverCache = serverCacheFigures(mine.map((s) => ({ clientId: s.client_id, source: s.source, name: s.name, atUs: Number(s.at_us), value: Number(s.value) }))).map((c) => ({ source: c.source, ratio: c.ratio }))
+      f.serverCache = serverCacheFigures(
+        mine.map((s) => ({
+          clientId: s.client_id,
+          source: s.source,
+          name: s.name,
+          atUs: Number(s.at_us),
+          value: Number(s.value),
+        })),
+      ).map((c) => ({ source: c.source, ratio: c.ratio }))
     }
     // In the order asked for.
     return runIds.flatMap((id) => out.get(id) ?? [])
@@ -133,31 +192,59 @@ export class ClickHouseReadModel implements ReadModel {
 
   async windowFigures(runIds: readonly string[]): Promise<WindowFigures[]> {
     if (runIds.length === 0) return []
-    const rows = await queryRows<FigureRow & { run_id: string; t_s: Num; window_ms: Num }>(this.ch, `
+    const rows = await queryRows<FigureRow & { run_id: string; t_s: Num; window_ms: Num }>(
+      this.ch,
+      `
       SELECT run_id, t_s, op, window_ms, operations, errors, ops_per_sec, error_rate, avg_us, max_us, p50_us, p95_us, p99_us, p999_us, cache_hit_ratio
       FROM ${this.db}.op_window_figures WHERE run_id IN {ids:Array(String)}
       ORDER BY run_id, t_s, op
-      LIMIT {limit:UInt32}`, { ids: runIds, limit: MAX_WINDOW_ROWS })
+      LIMIT {limit:UInt32}`,
+      { ids: runIds, limit: MAX_WINDOW_ROWS },
+    )
     return rows.map((r) => ({
-      runId: r.run_id, tS: Number(r.t_s), op: r.op, windowMs: Number(r.window_ms), operations: Number(r.operations), errors: Number(r.errors), opsPerSec: Number(r.ops_per_sec),
-      errorRate: num(r.error_rate), avgUs: num(r.avg_us), maxUs: num(r.max_us), p50Us: num(r.p50_us), p95Us: num(r.p95_us), p99Us: num(r.p99_us), p999Us: num(r.p999_us), cacheHitRatio: num(r.cache_hit_ratio),
+      runId: r.run_id,
+      tS: Number(r.t_s),
+      op: r.op,
+      windowMs: Number(r.window_ms),
+      operations: Number(r.operations),
+      errors: Number(r.errors),
+      opsPerSec: Number(r.ops_per_sec),
+      errorRate: num(r.error_rate),
+      avgUs: num(r.avg_us),
+      maxUs: num(r.max_us),
+      p50Us: num(r.p50_us),
+      p95Us: num(r.p95_us),
+      p99Us: num(r.p99_us),
+      p999Us: num(r.p999_us),
+      cacheHitRatio: num(r.cache_hit_ratio),
     }))
   }
 
   async getRun(runId: string): Promise<RunInfo | undefined> {
-    const rows = await queryRows<RunInfo>(this.ch, `SELECT * FROM ${this.db}.runs WHERE run_id = {runId:String}`, { runId })
+    const rows = await queryRows<RunInfo>(this.ch, `SELECT * FROM ${this.db}.runs WHERE run_id = {runId:String}`, {
+      runId,
+    })
     return rows[0]
   }
 
   async runReport(runId: string): Promise<RunReport> {
-    const rows = await queryRows<AggRow>(this.ch, `
+    const rows = await queryRows<AggRow>(
+      this.ch,
+      `
       SELECT op, status, sum(count) AS count, sum(sum_us) AS sum_us, min(min_us) AS min_us, max(max_us) AS max_us,
              sumMap(hist) AS hist, sum(intended_sum_us) AS intended_sum_us, max(intended_max_us) AS intended_max_us, sumMap(intended_hist) AS intended_hist,
              sum(cache_hits) AS hits, sum(cache_misses) AS misses, sum(late_events) AS late,
              toUnixTimestamp64Micro(min(first_start)) AS first_start_us, toUnixTimestamp64Micro(max(last_end)) AS last_end_us
       FROM ${this.db}.op_windows WHERE run_id = {runId:String}
-      GROUP BY op, status`, { runId })
-    if (rows.length === 0) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(runId)} has no data in ClickHouse (${this.ch.location}); list runs with GET /api/v1/runs or benchstream runs`)
+      GROUP BY op, status`,
+      { runId },
+    )
+    if (rows.length === 0)
+      throw new BenchstreamError(
+        'BS_ERR_NOT_FOUND',
+        `run ${JSON.stringify(runId)} has no data in ClickHouse (${this.ch.location}); list runs with ` +
+          `GET /api/v1/runs or benchstream runs`,
+      )
     const run = await this.getRun(runId)
     const first = Math.min(...rows.map((r) => Number(r.first_start_us)))
     const last = Math.max(...rows.map((r) => Number(r.last_end_us)))
@@ -168,11 +255,22 @@ export class ClickHouseReadModel implements ReadModel {
         const intendedHist = entriesFromMap(r.intended_hist)
         const intendedMax = Number(r.intended_max_us)
         return {
-          op: r.op, status: r.status, count: Number(r.count), sumUs: Number(r.sum_us), minUs: Number(r.min_us), maxUs: Number(r.max_us), hist: entriesFromMap(r.hist),
+          op: r.op,
+          status: r.status,
+          count: Number(r.count),
+          sumUs: Number(r.sum_us),
+          minUs: Number(r.min_us),
+          maxUs: Number(r.max_us),
+          hist: entriesFromMap(r.hist),
           // Windows keep no intended minimum: the lowest bucket's value stands
           // for it (exact below 256 µs, within 0.4% above), never under the
           // measured minimum (intended latency includes the measured one).
-          intended: { sumUs: Number(r.intended_sum_us), maxUs: intendedMax, minUs: Math.min(intendedMax, Math.max(Number(r.min_us), quantileFromEntries(intendedHist, 0))), hist: intendedHist },
+          intended: {
+            sumUs: Number(r.intended_sum_us),
+            maxUs: intendedMax,
+            minUs: Math.min(intendedMax, Math.max(Number(r.min_us), quantileFromEntries(intendedHist, 0))),
+            hist: intendedHist,
+          },
         }
       }),
       runtimeMs,
@@ -188,60 +286,120 @@ export class ClickHouseReadModel implements ReadModel {
       hits.set(r.op, h)
       late += Number(r.late)
     }
-    const samples = await queryRows<{ client_id: string; source: string; name: string; at_us: Num; value: Num }>(this.ch, `
+    const samples = await queryRows<{ client_id: string; source: string; name: string; at_us: Num; value: Num }>(
+      this.ch,
+      `
       SELECT client_id, source, name, toUnixTimestamp64Micro(at) AS at_us, value
-      FROM ${this.db}.server_metrics WHERE run_id = {runId:String} AND name IN {names:Array(String)}`, { runId, names: COUNTER_NAMES })
-    const serverCache = serverCacheFigures(samples.map((r) => ({ clientId: r.client_id, source: r.source, name: r.name, atUs: Number(r.at_us), value: Number(r.value) })))
-    const sentTotal = run === undefined || run.clients_ended === 0 ? null : Object.values(run.sent).reduce((a, b) => a + Number(b), 0)
+      FROM ${this.db}.server_metrics WHERE run_id = {runId:String} AND name IN {names:Array(String)}`,
+      { runId, names: COUNTER_NAMES },
+    )
+    const serverCache = serverCacheFigures(
+      samples.map((r) => ({
+        clientId: r.client_id,
+        source: r.source,
+        name: r.name,
+        atUs: Number(r.at_us),
+        value: Number(r.value),
+      })),
+    )
+    const sentTotal =
+      run === undefined || run.clients_ended === 0 ? null : Object.values(run.sent).reduce((a, b) => a + Number(b), 0)
     return {
       ...report,
       runId,
       ...(run === undefined ? {} : { run }),
       cacheHitRatio: Object.fromEntries([...hits].map(([op, [h, m]]) => [op, h + m === 0 ? null : h / (h + m)])),
       serverCache,
-      completeness: { sent: sentTotal, counted: report.operations, undelivered: run === undefined ? 0 : Number(run.undelivered) },
+      completeness: {
+        sent: sentTotal,
+        counted: report.operations,
+        undelivered: run === undefined ? 0 : Number(run.undelivered),
+      },
       lateEvents: late,
     }
   }
 
   async timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]> {
-    const rows = await queryRows<{ t: Num; op: string; ops: Num; errors: Num; hist: Record<string, Num>; ihist: Record<string, Num>; hits: Num; misses: Num; window_ms: Num }>(this.ch, `
+    const rows = await queryRows<{
+      t: Num
+      op: string
+      ops: Num
+      errors: Num
+      hist: Record<string, Num>
+      ihist: Record<string, Num>
+      hits: Num
+      misses: Num
+      window_ms: Num
+    }>(
+      this.ch,
+      `
       SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS ops, sum(errors) AS errors, sumMap(hist) AS hist, sumMap(intended_hist) AS ihist,
              sum(cache_hits) AS hits, sum(cache_misses) AS misses,
              (SELECT any(window_ms) FROM ${this.db}.runs WHERE run_id = {runId:String}) AS window_ms
       FROM ${this.db}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({since:Int64})
-      GROUP BY t, op ORDER BY t, op`, { runId, since: sinceMs })
+      GROUP BY t, op ORDER BY t, op`,
+      { runId, since: sinceMs },
+    )
     return rows.map((r) => {
       const e = entriesFromMap(r.hist)
       const perSec = 1000 / Number(r.window_ms)
-      return { t: Number(r.t), op: r.op, ops: Number(r.ops) * perSec, errors: Number(r.errors) * perSec, p50: quantileFromEntries(e, 0.5), p99: quantileFromEntries(e, 0.99), intendedP99: quantileFromEntries(entriesFromMap(r.ihist), 0.99), hits: Number(r.hits), misses: Number(r.misses) }
+      return {
+        t: Number(r.t),
+        op: r.op,
+        ops: Number(r.ops) * perSec,
+        errors: Number(r.errors) * perSec,
+        p50: quantileFromEntries(e, 0.5),
+        p99: quantileFromEntries(e, 0.99),
+        intendedP99: quantileFromEntries(entriesFromMap(r.ihist), 0.99),
+        hits: Number(r.hits),
+        misses: Number(r.misses),
+      }
     })
   }
 
   async runCounts(runId: string): Promise<{ byOpStatus: Record<string, number>; total: number; clientsEnded: number }> {
-    const rows = await queryRows<{ key: string; n: Num }>(this.ch, `
-      SELECT concat(op, '/', status) AS key, sum(count) AS n FROM ${this.db}.op_windows WHERE run_id = {runId:String} GROUP BY key`, { runId })
-    const ended = await queryRows<{ n: Num }>(this.ch, `SELECT count() AS n FROM ${this.db}.run_clients WHERE run_id = {runId:String} AND phase = 'end'`, { runId })
+    const rows = await queryRows<{ key: string; n: Num }>(
+      this.ch,
+      `
+      SELECT concat(op, '/', status) AS key, sum(count) AS n FROM ${this.db}.op_windows WHERE run_id = {runId:String} GROUP BY key`,
+      { runId },
+    )
+    const ended = await queryRows<{ n: Num }>(
+      this.ch,
+      `SELECT count() AS n FROM ${this.db}.run_clients WHERE run_id = {runId:String} AND phase = 'end'`,
+      { runId },
+    )
     const byOpStatus = Object.fromEntries(rows.map((r) => [r.key, Number(r.n)]))
-    return { byOpStatus, total: Object.values(byOpStatus).reduce((a, b) => a + b, 0), clientsEnded: Number(ended[0]?.n ?? 0) }
+    return {
+      byOpStatus,
+      total: Object.values(byOpStatus).reduce((a, b) => a + b, 0),
+      clientsEnded: Number(ended[0]?.n ?? 0),
+    }
   }
 
   async percentileCheck(runId: string, quantiles: readonly number[]): Promise<PercentileCheck[]> {
     // Exact: the value at rank bs_rank(q, n) of the sorted raw latencies, the same rank rule as the windows.
-    const rows = await queryRows<{ op: string; q: Num; windows: Num; exact: Num }>(this.ch, `
+    const rows = await queryRows<{ op: string; q: Num; windows: Num; exact: Num }>(
+      this.ch,
+      `
       SELECT w.op AS op, q, bs_quantile(q, w.h) AS windows, e.exact AS exact FROM
         (SELECT op, sumMap(hist) AS h FROM ${this.db}.op_windows WHERE run_id = {runId:String} GROUP BY op) AS w
       ARRAY JOIN {qs:Array(Float64)} AS q
       JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s, q2 AS q, s[bs_rank(q2, length(s))] AS exact
             FROM ${this.db}.ops ARRAY JOIN {qs:Array(Float64)} AS q2 WHERE run_id = {runId:String} GROUP BY op, q2) AS e
         ON e.op = w.op AND e.q = q
-      ORDER BY op, q`, { runId, qs: quantiles })
+      ORDER BY op, q`,
+      { runId, qs: quantiles },
+    )
     return rows.map((r) => ({ op: r.op, q: Number(r.q), windows: Number(r.windows), exact: Number(r.exact) }))
   }
 
   async deadLetterCounts(): Promise<Record<string, number>> {
-    const rows = await queryRows<{ reason: string; n: Num }>(this.ch, `SELECT reason, count() AS n FROM ${this.db}.dead_letters GROUP BY reason`)
+    const rows = await queryRows<{ reason: string; n: Num }>(
+      this.ch,
+      `SELECT reason, count() AS n FROM ${this.db}.dead_letters GROUP BY reason`,
+    )
     return Object.fromEntries(rows.map((r) => [r.reason, Number(r.n)]))
   }
 
@@ -254,12 +412,28 @@ export class ClickHouseReadModel implements ReadModel {
   }
 
   async liveWindows(runId: string, fromMs: number, toMs: number): Promise<WindowOpStatusRow[]> {
-    const rows = await queryRows<{ t: Num; op: string; status: string; n: Num; sum_us: Num; min_us: Num; max_us: Num; hist: Record<string, Num>; ihist: Record<string, Num>; hits: Num; misses: Num }>(this.ch, `
+    const rows = await queryRows<{
+      t: Num
+      op: string
+      status: string
+      n: Num
+      sum_us: Num
+      min_us: Num
+      max_us: Num
+      hist: Record<string, Num>
+      ihist: Record<string, Num>
+      hits: Num
+      misses: Num
+    }>(
+      this.ch,
+      `
       SELECT toUnixTimestamp64Milli(window_start) AS t, op, status, sum(count) AS n, sum(sum_us) AS sum_us, min(min_us) AS min_us, max(max_us) AS max_us,
              sumMap(hist) AS hist, sumMap(intended_hist) AS ihist, sum(cache_hits) AS hits, sum(cache_misses) AS misses
       FROM ${this.db}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
-      GROUP BY t, op, status ORDER BY t, op, status`, { runId, from: fromMs, to: toMs })
+      GROUP BY t, op, status ORDER BY t, op, status`,
+      { runId, from: fromMs, to: toMs },
+    )
     return rows.map((r) => ({
       startMs: Number(r.t),
       op: r.op,
@@ -276,11 +450,15 @@ export class ClickHouseReadModel implements ReadModel {
   }
 
   async clientWindows(runId: string, fromMs: number, toMs: number): Promise<ClientWindowRow[]> {
-    const rows = await queryRows<{ t: Num; client_id: string; n: Num }>(this.ch, `
+    const rows = await queryRows<{ t: Num; client_id: string; n: Num }>(
+      this.ch,
+      `
       SELECT toUnixTimestamp64Milli(window_start) AS t, client_id, sum(count) AS n
       FROM ${this.db}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
-      GROUP BY t, client_id ORDER BY t, client_id`, { runId, from: fromMs, to: toMs })
+      GROUP BY t, client_id ORDER BY t, client_id`,
+      { runId, from: fromMs, to: toMs },
+    )
     return rows.map((r) => ({ startMs: Number(r.t), clientId: r.client_id, count: Number(r.n) }))
   }
 
@@ -292,7 +470,9 @@ export class ClickHouseReadModel implements ReadModel {
     // Counters are cumulative: each sample's increase over the previous one
     // of the same client and counter (a counter that went down, a restarted
     // server, counts from zero), summed per window of the sample's time.
-    const rows = await queryRows<{ t: Num; source: string; hits: Num; misses: Num }>(this.ch, `
+    const rows = await queryRows<{ t: Num; source: string; hits: Num; misses: Num }>(
+      this.ch,
+      `
       SELECT intDiv(toUnixTimestamp64Milli(at), {w:UInt32}) * {w:UInt32} AS t, source, sumIf(delta, is_hit) AS hits, sumIf(delta, NOT is_hit) AS misses
       FROM
       (
@@ -309,7 +489,18 @@ export class ClickHouseReadModel implements ReadModel {
           )
           WHERE n > 1 AND at >= fromUnixTimestamp64Milli({from:Int64})
       )
-      GROUP BY t, source ORDER BY t, source`, { runId, w: windowMs, sources, hitNames, missNames, from: fromMs, lookFrom: Math.max(0, fromMs - SERVER_SAMPLE_LOOKBACK_MS), to: toMs })
+      GROUP BY t, source ORDER BY t, source`,
+      {
+        runId,
+        w: windowMs,
+        sources,
+        hitNames,
+        missNames,
+        from: fromMs,
+        lookFrom: Math.max(0, fromMs - SERVER_SAMPLE_LOOKBACK_MS),
+        to: toMs,
+      },
+    )
     return rows.map((r) => ({ startMs: Number(r.t), source: r.source, hits: Number(r.hits), misses: Number(r.misses) }))
   }
 }

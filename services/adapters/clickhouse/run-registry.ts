@@ -10,7 +10,10 @@ import { queryRows, type ClickHouse } from './client.js'
 
 export class ClickHouseRunRegistry implements RunWindowRegistry {
   /** @param claimant who registers (processor instance id), the tie-breaker between claims at the same microsecond. */
-  constructor(private readonly ch: ClickHouse, private readonly claimant: string) {}
+  constructor(
+    private readonly ch: ClickHouse,
+    private readonly claimant: string,
+  ) {}
 
   async claim(runIds: readonly string[], windowMs: number): Promise<Map<string, number>> {
     if (runIds.length === 0) return new Map()
@@ -18,17 +21,30 @@ export class ClickHouseRunRegistry implements RunWindowRegistry {
       const known = await this.read(runIds)
       const missing = runIds.filter((r) => !known.has(r))
       if (missing.length === 0) return known
-      await this.ch.client.insert({ table: `${this.ch.database}.run_settings`, format: 'JSONEachRow', values: missing.map((run_id) => ({ run_id, window_ms: windowMs, claimed_by: this.claimant })) })
+      await this.ch.client.insert({
+        table: `${this.ch.database}.run_settings`,
+        format: 'JSONEachRow',
+        values: missing.map((run_id) => ({ run_id, window_ms: windowMs, claimed_by: this.claimant })),
+      })
       return await this.read(runIds)
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `registering the window length of ${runIds.length} run(s) in ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `registering the window length of ${runIds.length} run(s) in ClickHouse (${this.ch.location}) ` +
+          `failed: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
   }
 
   private async read(runIds: readonly string[]): Promise<Map<string, number>> {
-    const rows = await queryRows<{ run_id: string; window_ms: number | string }>(this.ch, `
+    const rows = await queryRows<{ run_id: string; window_ms: number | string }>(
+      this.ch,
+      `
       SELECT run_id, argMin(window_ms, (claimed_at, claimed_by)) AS window_ms
-      FROM ${this.ch.database}.run_settings WHERE run_id IN {runIds:Array(String)} GROUP BY run_id`, { runIds })
+      FROM ${this.ch.database}.run_settings WHERE run_id IN {runIds:Array(String)} GROUP BY run_id`,
+      { runIds },
+    )
     return new Map(rows.map((r) => [r.run_id, Number(r.window_ms)]))
   }
 }

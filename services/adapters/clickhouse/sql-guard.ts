@@ -58,15 +58,53 @@ export interface GuardOptions {
 }
 
 /** Table functions a user query may call: they read nothing but what they generate. */
-const ALLOWED_TABLE_FUNCTIONS = new Set(['numbers', 'numbers_mt', 'generate_series', 'generateseries', 'values', 'null', 'one'])
+const ALLOWED_TABLE_FUNCTIONS = new Set([
+  'numbers',
+  'numbers_mt',
+  'generate_series',
+  'generateseries',
+  'values',
+  'null',
+  'one',
+])
 /** Scalar functions that reach outside the query's tables (readonly=1 does not stop them). */
 const DENIED_FUNCTIONS = /^(file|dict\w*|joinget\w*|hascolumnintable|getserversetting|getmacro|filesystem\w*)$/i
 /** Output formats a query may name in a FORMAT clause (text formats only). */
-export const ALLOWED_FORMATS = ['TabSeparated', 'TSV', 'TabSeparatedWithNames', 'TSVWithNames', 'TabSeparatedWithNamesAndTypes', 'TSVWithNamesAndTypes', 'TabSeparatedRaw', 'TSVRaw', 'CSV', 'CSVWithNames', 'JSON', 'JSONCompact', 'JSONEachRow', 'JSONCompactEachRow', 'JSONStrings', 'Pretty', 'PrettyCompact', 'PrettyCompactMonoBlock', 'PrettySpace', 'PrettyNoEscapes', 'PrettyCompactNoEscapes', 'Markdown', 'Vertical', 'Values', 'XML'] as const
-/** The binary format a caller may allow (AdHocOptions.nativeRevision): ClickHouse's own, re-framed by native-format.ts. */
+export const ALLOWED_FORMATS = [
+  'TabSeparated',
+  'TSV',
+  'TabSeparatedWithNames',
+  'TSVWithNames',
+  'TabSeparatedWithNamesAndTypes',
+  'TSVWithNamesAndTypes',
+  'TabSeparatedRaw',
+  'TSVRaw',
+  'CSV',
+  'CSVWithNames',
+  'JSON',
+  'JSONCompact',
+  'JSONEachRow',
+  'JSONCompactEachRow',
+  'JSONStrings',
+  'Pretty',
+  'PrettyCompact',
+  'PrettyCompactMonoBlock',
+  'PrettySpace',
+  'PrettyNoEscapes',
+  'PrettyCompactNoEscapes',
+  'Markdown',
+  'Vertical',
+  'Values',
+  'XML',
+] as const
+/**
+ * The binary format a caller may allow (AdHocOptions.nativeRevision): ClickHouse's own, re-framed by native-format.ts.
+ */
 const NATIVE = 'Native'
 /** Engine errors whose message names only the user's own text (safe to return); others are returned by name only. */
-const MESSAGE_SAFE_CODES = new Set([47, 46, 62, 60, 81, 43, 42, 53, 386, 35, 36, 184, 215, 159, 158, 307, 241, 396, 160, 164, 168, 167])
+const MESSAGE_SAFE_CODES = new Set([
+  47, 46, 62, 60, 81, 43, 42, 53, 386, 35, 36, 184, 215, 159, 158, 307, 241, 396, 160, 164, 168, 167,
+])
 /** ClickHouse's READONLY error code. */
 const READONLY = 164
 /** Rows per block: with 1,000 the stream can be cut close to the caps. */
@@ -80,7 +118,10 @@ interface GuardConnection {
   text(sql: string, params?: Record<string, string>): Promise<string>
   /** A statement's result in chunks of text, cancelled when the iteration stops. */
   stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string>
-  /** A statement's result in the Native format (revision 0 framing), in chunks of bytes, cancelled when the iteration stops. */
+  /**
+   * A statement's result in the Native format (revision 0 framing), in chunks of bytes, cancelled when the iteration
+   * stops.
+   */
   native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array>
   close(): Promise<void>
 }
@@ -114,11 +155,18 @@ class ChdbGuardConnection implements GuardConnection {
     const session = new Session(path, { connectionArgs: wanted.map(([k, v]) => `--${k}=${v}`) })
     const c = new ChdbGuardConnection(session)
     // An unknown or misspelt connection argument is ignored silently: check each took effect.
-    const got = JSON.parse(await c.text(`SELECT ${wanted.map(([k]) => `toString(getSetting('${k}')) AS ${k}`).join(', ')} FORMAT JSONEachRow`)) as Record<string, string>
+    const got = JSON.parse(
+      await c.text(
+        `SELECT ${wanted.map(([k]) => `toString(getSetting('${k}')) AS ${k}`).join(', ')} FORMAT JSONEachRow`,
+      ),
+    ) as Record<string, string>
     for (const [k, v] of wanted) {
       if (got[k] !== String(v)) {
         session.close()
-        throw new BenchstreamError('BS_ERR_CLICKHOUSE', `the ad hoc query connection could not be made safe: setting ${k} is ${got[k]}, wanted ${v}`)
+        throw new BenchstreamError(
+          'BS_ERR_CLICKHOUSE',
+          `the ad hoc query connection could not be made safe: setting ${k} is ${got[k]}, wanted ${v}`,
+        )
       }
     }
     // Unqualified names resolve in Benchstream's database (USE lasts for the connection).
@@ -127,7 +175,10 @@ class ChdbGuardConnection implements GuardConnection {
   }
 
   async text(sql: string, params?: Record<string, string>): Promise<string> {
-    const r = params === undefined ? await this.session.queryAsync(sql, { format: 'TSVRaw' }) : await this.session.queryBindAsync(sql, params, { format: 'TSVRaw' })
+    const r =
+      params === undefined
+        ? await this.session.queryAsync(sql, { format: 'TSVRaw' })
+        : await this.session.queryBindAsync(sql, params, { format: 'TSVRaw' })
     return r.text()
   }
 
@@ -161,11 +212,25 @@ class HttpGuardConnection implements GuardConnection {
 
   static open(cfg: ClickHouseConfig & { url: string }, limits: GuardLimits): HttpGuardConnection {
     const clickhouse_settings = Object.fromEntries(settings(limits)) as Record<string, string | number>
-    return new HttpGuardConnection(createClient({ url: cfg.url, username: cfg.user, password: cfg.password, database: cfg.database, request_timeout: (limits.timeoutS + 5) * 1000, clickhouse_settings, log: QUIET }))
+    return new HttpGuardConnection(
+      createClient({
+        url: cfg.url,
+        username: cfg.user,
+        password: cfg.password,
+        database: cfg.database,
+        request_timeout: (limits.timeoutS + 5) * 1000,
+        clickhouse_settings,
+        log: QUIET,
+      }),
+    )
   }
 
   async text(sql: string, params?: Record<string, string>): Promise<string> {
-    const rs = await this.client.query({ query: sql, format: 'TabSeparatedRaw', ...(params === undefined ? {} : { query_params: params }) })
+    const rs = await this.client.query({
+      query: sql,
+      format: 'TabSeparatedRaw',
+      ...(params === undefined ? {} : { query_params: params }),
+    })
     return rs.text()
   }
 
@@ -199,7 +264,12 @@ export async function openSqlGuard(cfg: ClickHouseConfig, opts: GuardOptions): P
   const conns: GuardConnection[] = []
   try {
     const url = cfg.url
-    for (let i = 0; i < opts.concurrency; i++) conns.push(url === undefined ? await ChdbGuardConnection.open(cfg.embeddedPath, opts.database, opts.limits) : HttpGuardConnection.open({ ...cfg, url }, opts.limits))
+    for (let i = 0; i < opts.concurrency; i++)
+      conns.push(
+        url === undefined
+          ? await ChdbGuardConnection.open(cfg.embeddedPath, opts.database, opts.limits)
+          : HttpGuardConnection.open({ ...cfg, url }, opts.limits),
+      )
   } catch (err) {
     for (const c of conns) await c.close()
     throw err
@@ -213,20 +283,31 @@ export class SqlGuard implements AdHocQueries {
   /** Queries refused by the check, by rule (metrics, tests). */
   readonly refusedByRule: Record<string, number> = {}
 
-  constructor(private readonly conns: GuardConnection[], private readonly opts: GuardOptions) {
+  constructor(
+    private readonly conns: GuardConnection[],
+    private readonly opts: GuardOptions,
+  ) {
     this.idle = [...conns]
   }
 
   async run(sql: string, limits: AdHocOptions = {}): Promise<AdHocResult> {
-    const caps: AdHocLimits = { maxRows: Math.min(limits.maxRows ?? this.opts.limits.maxRows, this.opts.limits.maxRows), maxBytes: Math.min(limits.maxBytes ?? this.opts.limits.maxBytes, this.opts.limits.maxBytes) }
-    if (Buffer.byteLength(sql) > MAX_QUERY_BYTES) throw refused('size', `the query is ${Buffer.byteLength(sql)} bytes; at most ${MAX_QUERY_BYTES} are allowed`)
+    const caps: AdHocLimits = {
+      maxRows: Math.min(limits.maxRows ?? this.opts.limits.maxRows, this.opts.limits.maxRows),
+      maxBytes: Math.min(limits.maxBytes ?? this.opts.limits.maxBytes, this.opts.limits.maxBytes),
+    }
+    if (Buffer.byteLength(sql) > MAX_QUERY_BYTES)
+      throw refused('size', `the query is ${Buffer.byteLength(sql)} bytes; at most ${MAX_QUERY_BYTES} are allowed`)
     const conn = await this.acquire()
     try {
       const t0 = performance.now()
       const { query, format: clause } = await this.check(conn, sql)
       const format = clause ?? this.allowedFormat(limits.format, limits.nativeRevision !== undefined)
       if (format === NATIVE) {
-        if (limits.nativeRevision === undefined) throw this.refuse('format', `FORMAT ${NATIVE} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
+        if (limits.nativeRevision === undefined)
+          throw this.refuse(
+            'format',
+            `FORMAT ${NATIVE} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`,
+          )
         const result = await this.executeNative(conn, query, limits.nativeRevision, caps)
         return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
       }
@@ -237,7 +318,9 @@ export class SqlGuard implements AdHocQueries {
     }
   }
 
-  /** Refuses anything but one SELECT over the benchstream database; returns the statement to run and its output format. */
+  /**
+   * Refuses anything but one SELECT over the benchstream database; returns the statement to run and its output format.
+   */
   private async check(conn: GuardConnection, sql: string): Promise<{ query: string; format: string | undefined }> {
     let canonical: string
     try {
@@ -251,7 +334,8 @@ export class SqlGuard implements AdHocQueries {
     const f = /\sFORMAT\s+([A-Za-z][A-Za-z0-9_]*)$/.exec(canonical)
     if (f !== null) {
       format = [...ALLOWED_FORMATS, NATIVE].find((x) => x.toLowerCase() === f[1]!.toLowerCase())
-      if (format === undefined) throw this.refuse('format', `FORMAT ${f[1]} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
+      if (format === undefined)
+        throw this.refuse('format', `FORMAT ${f[1]} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
       query = canonical.slice(0, f.index)
     }
     const shown = this.introspection(query)
@@ -260,15 +344,23 @@ export class SqlGuard implements AdHocQueries {
     const ast = (await this.explain(conn, 'AST', query)).split('\n')
     if (ast[0] !== 'SelectWithUnionQuery (children 1)') {
       const what = ast[0]?.replace(/\s*\(children \d+\)$/, '').trim() ?? 'nothing'
-      throw this.refuse('select-only', what === 'SelectWithUnionQuery'
-        ? 'INTO OUTFILE is not allowed: results come back in the response'
-        : `only one SELECT (or WITH ... SELECT), SHOW TABLES, DESCRIBE, SHOW CREATE TABLE or EXISTS over the ${this.opts.database} database is allowed; this is a ${what}`)
+      throw this.refuse(
+        'select-only',
+        what === 'SelectWithUnionQuery'
+          ? 'INTO OUTFILE is not allowed: results come back in the response'
+          : `only one SELECT (or WITH ... SELECT), SHOW TABLES, DESCRIBE, SHOW CREATE TABLE or EXISTS over ` +
+              `the ${this.opts.database} database is allowed; this is a ${what}`,
+      )
     }
     const deniedTableFunctions = await this.readonlyTableFunctions(conn)
     for (const line of ast) {
       for (const m of line.matchAll(/\bFunction (\S+)/g)) {
         const name = m[1]!
-        if (DENIED_FUNCTIONS.test(name) || deniedTableFunctions.has(name.toLowerCase())) throw this.refuse('function', `function ${name} is not allowed in ad hoc queries (it reaches outside Benchstream's tables)`)
+        if (DENIED_FUNCTIONS.test(name) || deniedTableFunctions.has(name.toLowerCase()))
+          throw this.refuse(
+            'function',
+            `function ${name} is not allowed in ad hoc queries (it reaches outside Benchstream's tables)`,
+          )
       }
       for (const m of line.matchAll(/\bTableIdentifier (\S+)/g)) this.checkTable(m[1]!)
     }
@@ -276,10 +368,15 @@ export class SqlGuard implements AdHocQueries {
     const tree = await this.explain(conn, 'QUERY TREE', query)
     for (const m of tree.matchAll(/\btable_name: ([^,\s]+)/g)) this.checkTable(m[1]!)
     for (const m of tree.matchAll(/\btable_function_name: ([^,\s]+)/g)) {
-      if (!ALLOWED_TABLE_FUNCTIONS.has(m[1]!.toLowerCase())) throw this.refuse('function', `table function ${m[1]} is not allowed; allowed are ${[...ALLOWED_TABLE_FUNCTIONS].join(', ')}`)
+      if (!ALLOWED_TABLE_FUNCTIONS.has(m[1]!.toLowerCase()))
+        throw this.refuse(
+          'function',
+          `table function ${m[1]} is not allowed; allowed are ${[...ALLOWED_TABLE_FUNCTIONS].join(', ')}`,
+        )
     }
     for (const m of tree.matchAll(/\bfunction_name: ([^,\s]+)/g)) {
-      if (DENIED_FUNCTIONS.test(m[1]!)) throw this.refuse('function', `function ${m[1]} is not allowed in ad hoc queries`)
+      if (DENIED_FUNCTIONS.test(m[1]!))
+        throw this.refuse('function', `function ${m[1]} is not allowed in ad hoc queries`)
     }
     return { query, format }
   }
@@ -295,7 +392,11 @@ export class SqlGuard implements AdHocQueries {
     const db = this.opts.database
     const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
     const inDb = (name: string | undefined): void => {
-      if (name !== undefined && name !== db) throw this.refuse('database', `database ${name} is not readable here; ad hoc queries read Benchstream's tables only (${db}.*)`)
+      if (name !== undefined && name !== db)
+        throw this.refuse(
+          'database',
+          `database ${name} is not readable here; ad hoc queries read Benchstream's tables only (${db}.*)`,
+        )
     }
     const show = /^SHOW TABLES(?: FROM (\w+))?(?: (NOT )?(I?LIKE) ('(?:[^'\\]|\\.)*'))?$/.exec(canonical)
     if (show !== null) {
@@ -307,7 +408,11 @@ export class SqlGuard implements AdHocQueries {
     if (one === null) return undefined
     inDb(one[2])
     const where = `database = ${lit(db)} AND ${one[1] === 'DESCRIBE TABLE' ? 'table' : 'name'} = ${lit(one[3]!)}`
-    if (one[1] === 'DESCRIBE TABLE') return `SELECT name, type, default_kind AS default_type, default_expression, comment, compression_codec AS codec_expression FROM system.columns WHERE ${where} ORDER BY position`
+    if (one[1] === 'DESCRIBE TABLE')
+      return (
+        `SELECT name, type, default_kind AS default_type, default_expression, comment, compression_codec ` +
+        `AS codec_expression FROM system.columns WHERE ${where} ORDER BY position`
+      )
     if (one[1] === 'EXISTS TABLE') return `SELECT toUInt8(count() > 0) AS result FROM system.tables WHERE ${where}`
     return `SELECT create_table_query AS statement FROM system.tables WHERE ${where}`
   }
@@ -315,7 +420,8 @@ export class SqlGuard implements AdHocQueries {
   private allowedFormat(name: string | undefined, native: boolean): string | undefined {
     if (name === undefined) return undefined
     const format = [...ALLOWED_FORMATS, ...(native ? [NATIVE] : [])].find((x) => x.toLowerCase() === name.toLowerCase())
-    if (format === undefined) throw this.refuse('format', `format ${name} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
+    if (format === undefined)
+      throw this.refuse('format', `format ${name} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
     return format
   }
 
@@ -323,7 +429,11 @@ export class SqlGuard implements AdHocQueries {
     const db = this.opts.database
     const [first, second] = name.split('.')
     if (second === undefined) return // unqualified: resolved in the tree, inside the database
-    if (first !== db && name !== 'system.one') throw this.refuse('database', `table ${name} is outside the ${db} database; ad hoc queries read Benchstream's tables only (${db}.*)`)
+    if (first !== db && name !== 'system.one')
+      throw this.refuse(
+        'database',
+        `table ${name} is outside the ${db} database; ad hoc queries read Benchstream's tables only (${db}.*)`,
+      )
   }
 
   private tableFunctions: Set<string> | undefined
@@ -332,7 +442,9 @@ export class SqlGuard implements AdHocQueries {
   private async readonlyTableFunctions(conn: GuardConnection): Promise<Set<string>> {
     if (this.tableFunctions === undefined) {
       const names = (await conn.text('SELECT name FROM system.table_functions WHERE allow_readonly')).trim().split('\n')
-      this.tableFunctions = new Set(names.map((n) => n.toLowerCase()).filter((n) => n !== '' && !ALLOWED_TABLE_FUNCTIONS.has(n)))
+      this.tableFunctions = new Set(
+        names.map((n) => n.toLowerCase()).filter((n) => n !== '' && !ALLOWED_TABLE_FUNCTIONS.has(n)),
+      )
     }
     return this.tableFunctions
   }
@@ -345,7 +457,12 @@ export class SqlGuard implements AdHocQueries {
     }
   }
 
-  private async execute(conn: GuardConnection, query: string, format: string | undefined, caps: AdHocLimits): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
+  private async execute(
+    conn: GuardConnection,
+    query: string,
+    format: string | undefined,
+    caps: AdHocLimits,
+  ): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
     const ac = new AbortController()
     const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
     const rows: Array<Record<string, unknown>> = []
@@ -377,7 +494,11 @@ export class SqlGuard implements AdHocQueries {
         }
       }
     } catch (err) {
-      if (ac.signal.aborted) throw new BenchstreamError('BS_ERR_QUERY_FAILED', `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`)
+      if (ac.signal.aborted)
+        throw new BenchstreamError(
+          'BS_ERR_QUERY_FAILED',
+          `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`,
+        )
       throw failed(err, false)
     } finally {
       clearTimeout(timer)
@@ -388,7 +509,12 @@ export class SqlGuard implements AdHocQueries {
   }
 
   /** Runs a query in the Native format, re-framed for the client's revision, cut at the caps. */
-  private async executeNative(conn: GuardConnection, query: string, revision: number, caps: AdHocLimits): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
+  private async executeNative(
+    conn: GuardConnection,
+    query: string,
+    revision: number,
+    caps: AdHocLimits,
+  ): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
     const ac = new AbortController()
     const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
     const framer = new NativeReframer(revision, caps)
@@ -401,14 +527,27 @@ export class SqlGuard implements AdHocQueries {
       }
       framer.end()
     } catch (err) {
-      if (err instanceof NativeFormatError) throw new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
-      if (ac.signal.aborted) throw new BenchstreamError('BS_ERR_QUERY_FAILED', `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`)
+      if (err instanceof NativeFormatError)
+        throw new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
+      if (ac.signal.aborted)
+        throw new BenchstreamError(
+          'BS_ERR_QUERY_FAILED',
+          `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`,
+        )
       throw failed(err, false)
     } finally {
       clearTimeout(timer)
     }
     const data = Buffer.concat(parts)
-    return { rows: undefined, text: undefined, data, format: NATIVE, rowCount: framer.rows, bytes: data.length, truncated: framer.truncated }
+    return {
+      rows: undefined,
+      text: undefined,
+      data,
+      format: NATIVE,
+      rowCount: framer.rows,
+      bytes: data.length,
+      truncated: framer.truncated,
+    }
   }
 
   private refuse(rule: string, message: string): BenchstreamError {
@@ -452,7 +591,11 @@ function refused(rule: string, message: string): BenchstreamError {
 }
 
 function busy(opts: GuardOptions): BenchstreamError {
-  return new BenchstreamError('BS_ERR_BUSY', `${opts.concurrency} ad hoc quer${opts.concurrency === 1 ? 'y runs' : 'ies run'} and ${opts.queue} wait already; try again in a moment`)
+  return new BenchstreamError(
+    'BS_ERR_BUSY',
+    `${opts.concurrency} ad hoc quer${opts.concurrency === 1 ? 'y runs' : 'ies run'} and ${opts.queue} ` +
+      `wait already; try again in a moment`,
+  )
 }
 
 /**
@@ -464,13 +607,37 @@ function busy(opts: GuardOptions): BenchstreamError {
 function failed(err: unknown, parsing: boolean): BenchstreamError {
   const e = err as { message?: unknown; code?: unknown; clickhouseCode?: unknown; type?: unknown }
   const message = typeof e.message === 'string' ? e.message : String(err)
-  const code = typeof e.clickhouseCode === 'number' ? e.clickhouseCode : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : Number(/\bCode: (\d+)\b/.exec(message)?.[1] ?? NaN)
-  const name = typeof e.type === 'string' ? e.type : (/\(([A-Z_]{3,})\)\s*$/m.exec(message)?.[1] ?? (Number.isNaN(code) ? 'ERROR' : `code ${code}`))
-  const clean = message.replace(/^Code: \d+\. DB::Exception: /, '').replace(/ In scope SELECT formatQuerySingleLine[\s\S]*$/, '').replace(/\s+/g, ' ').trim()
+  const code =
+    typeof e.clickhouseCode === 'number'
+      ? e.clickhouseCode
+      : typeof e.code === 'string' && /^\d+$/.test(e.code)
+        ? Number(e.code)
+        : Number(/\bCode: (\d+)\b/.exec(message)?.[1] ?? NaN)
+  const name =
+    typeof e.type === 'string'
+      ? e.type
+      : (/\(([A-Z_]{3,})\)\s*$/m.exec(message)?.[1] ?? (Number.isNaN(code) ? 'ERROR' : `code ${code}`))
+  const clean = message
+    .replace(/^Code: \d+\. DB::Exception: /, '')
+    .replace(/ In scope SELECT formatQuerySingleLine[\s\S]*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim()
   // READONLY: the engine itself refused a write, a setting change or a table function.
-  if (code === READONLY) return new BenchstreamError('BS_ERR_QUERY_REFUSED', `not allowed: ad hoc queries are read-only and may not change settings or reach files, URLs or other servers (ClickHouse: ${clean.slice(0, 300)})`, { cause: err })
+  if (code === READONLY)
+    return new BenchstreamError(
+      'BS_ERR_QUERY_REFUSED',
+      `not allowed: ad hoc queries are read-only and may not change settings or reach files, URLs ` +
+        `or other servers (ClickHouse: ${clean.slice(0, 300)})`,
+      { cause: err },
+    )
   const safe = parsing || MESSAGE_SAFE_CODES.has(code)
-  return new BenchstreamError('BS_ERR_QUERY_FAILED', safe ? `query failed: ${clean.slice(0, 1000)}` : `query failed with ${name} (the engine's message is not shown: it may carry data the query read)`, { cause: err })
+  return new BenchstreamError(
+    'BS_ERR_QUERY_FAILED',
+    safe
+      ? `query failed: ${clean.slice(0, 1000)}`
+      : `query failed with ${name} (the engine's message is not shown: it may carry data the query read)`,
+    { cause: err },
+  )
 }
 
 /** At most `max` bytes of a string, without splitting a character. */

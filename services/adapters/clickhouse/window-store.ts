@@ -19,7 +19,14 @@ import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
 import type { MissingRows, RefusedRow, WindowStore, WriteOptions, WriteResult } from '../../core/ports/window-store.js'
 import { queryRows, type ClickHouse } from './client.js'
 import { knownStacks, profileRecordRows, type ProfileRows } from './profile-store.js'
-import { fixedColumn, indexArray, int64Column, lowCardinalityColumn, nativeBlock, type NativeColumn } from './native-insert.js'
+import {
+  fixedColumn,
+  indexArray,
+  int64Column,
+  lowCardinalityColumn,
+  nativeBlock,
+  type NativeColumn,
+} from './native-insert.js'
 
 /** `seconds.micros` text that DateTime64(6) parses exactly (no float rounding). */
 export function usToDateTime64(us: number): string {
@@ -132,25 +139,48 @@ export class ClickHouseWindowStore implements WindowStore {
       }
       const db = this.ch.database
       const letters = [
-        ...b.deadLetters.map((d) => ({ src_partition: b.partition, src_offset: d.offset, reason: d.reason, run_id: d.runId, events: d.events, detail: d.detail })),
-        ...refused.map((r) => ({ src_partition: b.partition, src_offset: Math.max(0, r.offset), reason: 'store_rejected', run_id: r.runId, events: 0, detail: `${r.table}: ${r.error}` })),
+        ...b.deadLetters.map((d) => ({
+          src_partition: b.partition,
+          src_offset: d.offset,
+          reason: d.reason,
+          run_id: d.runId,
+          events: d.events,
+          detail: d.detail,
+        })),
+        ...refused.map((r) => ({
+          src_partition: b.partition,
+          src_offset: Math.max(0, r.offset),
+          reason: 'store_rejected',
+          run_id: r.runId,
+          events: 0,
+          detail: `${r.table}: ${r.error}`,
+        })),
       ]
       if (letters.length > 0) {
         const table = `${db}.dead_letters`
-        const done = await this.writeStep(b, {
-          table,
-          write: async (prefix) => {
-            await this.insertRows(table, `${prefix}:${table}`, letters)
-            return { refused: [], stored: letters.length }
+        const done = await this.writeStep(
+          b,
+          {
+            table,
+            write: async (prefix) => {
+              await this.insertRows(table, `${prefix}:${table}`, letters)
+              return { refused: [], stored: letters.length }
+            },
+            ...this.bySourceOffset(b, null),
+            // A refused window row has no offset of its own (written as 0): only the others can be counted.
+            countable: letters.filter((l) => l.src_offset >= b.firstOffset && l.src_offset <= b.lastOffset).length,
           },
-          ...this.bySourceOffset(b, null),
-          // A refused window row has no offset of its own (written as 0): only the others can be counted.
-          countable: letters.filter((l) => l.src_offset >= b.firstOffset && l.src_offset <= b.lastOffset).length,
-        }, opts.verify === true)
+          opts.verify === true,
+        )
         if (done.missing !== undefined) missing.push(done.missing)
       }
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_CLICKHOUSE', `writing offsets ${b.firstOffset}-${b.lastOffset} of ${b.topic}[${b.partition}] to ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`, { cause: err, retryable: true })
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `writing offsets ${b.firstOffset}-${b.lastOffset} of ${b.topic}[${b.partition}] to ClickHouse ` +
+          `(${this.ch.location}) failed: ${(err as Error).message}`,
+        { cause: err, retryable: true },
+      )
     }
     return { refused, missing }
   }
@@ -163,54 +193,133 @@ export class ClickHouseWindowStore implements WindowStore {
   private async steps(b: FlushBatch): Promise<TableStep[]> {
     const db = this.ch.database
     const steps: TableStep[] = []
-    const rows = (table: string, units: Array<Unit<Record<string, unknown>>>, where: Pick<TableStep, 'where' | 'params'>): void => {
+    const rows = (
+      table: string,
+      units: Array<Unit<Record<string, unknown>>>,
+      where: Pick<TableStep, 'where' | 'params'>,
+    ): void => {
       if (units.length > 0) steps.push(this.rowsStep(table, units, where))
     }
     const runsOf = (ids: Iterable<string>): string[] => [...new Set(ids)]
     const ops = b.ops
     if (ops !== undefined && ops.length > 0) {
       const table = `${db}.ops`
-      steps.push({ table, write: (prefix) => this.isolateOps(table, prefix, ops, b.partition), ...this.bySourceOffset(b, ops.runIds) })
+      steps.push({
+        table,
+        write: (prefix) => this.isolateOps(table, prefix, ops, b.partition),
+        ...this.bySourceOffset(b, ops.runIds),
+      })
     }
-    rows(`${db}.run_clients`, b.lifecycle.map(({ offset, record: r }) => ({
-      offset,
-      runId: r.runId,
-      rows: [{
-        run_id: r.runId, client_id: r.clientId, phase: r.phase, at: usToDateTime64(Math.round(r.atUs)), labels: r.labels, workload: r.workload, binding: r.binding,
-        threads: r.threads, target: r.target, sent: r.sent ?? {}, undelivered: r.undelivered ?? 0, runtime_ms: Math.round(r.runtimeMs ?? 0), src_partition: b.partition, src_offset: offset,
-        group_id: r.group ?? '', repeat: r.repeat ?? 0, properties: r.properties ?? {},
-        schedule_lag_max_ms: r.scheduleLagMaxMs ?? 0, behind_schedule_episodes: r.behindScheduleEpisodes ?? 0,
-      }],
-    })), this.bySourceOffset(b, runsOf(b.lifecycle.map((l) => l.record.runId))))
-    rows(`${db}.server_metrics`, b.serverMetrics
-      .map(({ offset, record: r }) => ({
+    rows(
+      `${db}.run_clients`,
+      b.lifecycle.map(({ offset, record: r }) => ({
         offset,
         runId: r.runId,
-        rows: Object.entries(r.values).map(([name, value]) => ({ run_id: r.runId, client_id: r.clientId, at: usToDateTime64(Math.round(r.atUs)), source: r.source, name, value, src_partition: b.partition, src_offset: offset })),
-      }))
-      .filter((u) => u.rows.length > 0), this.bySourceOffset(b, runsOf(b.serverMetrics.map((m) => m.record.runId))))
+        rows: [
+          {
+            run_id: r.runId,
+            client_id: r.clientId,
+            phase: r.phase,
+            at: usToDateTime64(Math.round(r.atUs)),
+            labels: r.labels,
+            workload: r.workload,
+            binding: r.binding,
+            threads: r.threads,
+            target: r.target,
+            sent: r.sent ?? {},
+            undelivered: r.undelivered ?? 0,
+            runtime_ms: Math.round(r.runtimeMs ?? 0),
+            src_partition: b.partition,
+            src_offset: offset,
+            group_id: r.group ?? '',
+            repeat: r.repeat ?? 0,
+            properties: r.properties ?? {},
+            schedule_lag_max_ms: r.scheduleLagMaxMs ?? 0,
+            behind_schedule_episodes: r.behindScheduleEpisodes ?? 0,
+          },
+        ],
+      })),
+      this.bySourceOffset(b, runsOf(b.lifecycle.map((l) => l.record.runId))),
+    )
+    rows(
+      `${db}.server_metrics`,
+      b.serverMetrics
+        .map(({ offset, record: r }) => ({
+          offset,
+          runId: r.runId,
+          rows: Object.entries(r.values).map(([name, value]) => ({
+            run_id: r.runId,
+            client_id: r.clientId,
+            at: usToDateTime64(Math.round(r.atUs)),
+            source: r.source,
+            name,
+            value,
+            src_partition: b.partition,
+            src_offset: offset,
+          })),
+        }))
+        .filter((u) => u.rows.length > 0),
+      this.bySourceOffset(b, runsOf(b.serverMetrics.map((m) => m.record.runId))),
+    )
     if (b.profiles.length > 0) steps.push(...(await this.profileSteps(b)))
-    rows(`${db}.reported_measurements`, b.summaries.map(({ offset, record: r }) => ({ offset, runId: r.runId, rows: reportedRows(r, b.partition, offset) })).filter((u) => u.rows.length > 0), this.bySourceOffset(b, runsOf(b.summaries.map((x) => x.record.runId))))
-    rows(`${db}.op_windows`, b.windows.map((w) => ({
-      offset: -1,
-      runId: w.runId,
-      rows: [{
-        run_id: w.runId, client_id: w.clientId, op: w.op, status: w.status, window_start: msToDateTime64(w.windowStartUs), window_ms: Math.round(w.windowUs / 1000),
-        count: w.count, errors: w.errors, sum_us: w.sumUs, min_us: w.minUs, max_us: w.maxUs, intended_sum_us: w.intendedSumUs, intended_max_us: w.intendedMaxUs,
-        cache_hits: w.cacheHits, cache_misses: w.cacheMisses, bytes: w.bytes, hist: w.hist.toMap(), intended_hist: w.intendedHist.toMap(), late_events: w.lateEvents,
-        first_start: usToDateTime64(w.firstStartUs), last_end: usToDateTime64(w.lastEndUs), src_partition: b.partition, src_first_offset: b.firstOffset, src_last_offset: b.lastOffset,
-      }],
-    })), {
-      where: 'run_id IN {runs:Array(String)} AND src_partition = {p:UInt16} AND src_first_offset = {a:UInt64} AND src_last_offset = {b:UInt64}',
-      params: { runs: runsOf(b.windows.map((w) => w.runId)), p: b.partition, a: b.firstOffset, b: b.lastOffset },
-    })
+    rows(
+      `${db}.reported_measurements`,
+      b.summaries
+        .map(({ offset, record: r }) => ({ offset, runId: r.runId, rows: reportedRows(r, b.partition, offset) }))
+        .filter((u) => u.rows.length > 0),
+      this.bySourceOffset(b, runsOf(b.summaries.map((x) => x.record.runId))),
+    )
+    rows(
+      `${db}.op_windows`,
+      b.windows.map((w) => ({
+        offset: -1,
+        runId: w.runId,
+        rows: [
+          {
+            run_id: w.runId,
+            client_id: w.clientId,
+            op: w.op,
+            status: w.status,
+            window_start: msToDateTime64(w.windowStartUs),
+            window_ms: Math.round(w.windowUs / 1000),
+            count: w.count,
+            errors: w.errors,
+            sum_us: w.sumUs,
+            min_us: w.minUs,
+            max_us: w.maxUs,
+            intended_sum_us: w.intendedSumUs,
+            intended_max_us: w.intendedMaxUs,
+            cache_hits: w.cacheHits,
+            cache_misses: w.cacheMisses,
+            bytes: w.bytes,
+            hist: w.hist.toMap(),
+            intended_hist: w.intendedHist.toMap(),
+            late_events: w.lateEvents,
+            first_start: usToDateTime64(w.firstStartUs),
+            last_end: usToDateTime64(w.lastEndUs),
+            src_partition: b.partition,
+            src_first_offset: b.firstOffset,
+            src_last_offset: b.lastOffset,
+          },
+        ],
+      })),
+      {
+        where:
+          'run_id IN {runs:Array(String)} AND src_partition = {p:UInt16} AND src_first_offset = {a:UInt64} ' +
+          'AND src_last_offset = {b:UInt64}',
+        params: { runs: runsOf(b.windows.map((w) => w.runId)), p: b.partition, a: b.firstOffset, b: b.lastOffset },
+      },
+    )
     return steps
   }
 
   /** Rows keyed by the source partition and offset (and run, the tables' first sort key, when the table has it). */
   private bySourceOffset(b: FlushBatch, runs: string[] | null): Pick<TableStep, 'where' | 'params'> {
     const range = 'src_partition = {p:Int64} AND src_offset BETWEEN {a:Int64} AND {b:Int64}'
-    return { where: runs === null ? range : `run_id IN {runs:Array(String)} AND ${range}`, params: { runs: runs ?? [], p: b.partition, a: b.firstOffset, b: b.lastOffset } }
+    return {
+      where: runs === null ? range : `run_id IN {runs:Array(String)} AND ${range}`,
+      params: { runs: runs ?? [], p: b.partition, a: b.firstOffset, b: b.lastOffset },
+    }
   }
 
   /**
@@ -227,22 +336,35 @@ export class ClickHouseWindowStore implements WindowStore {
    * way. Some rows but not all (a refused-row split whose parts fared
    * differently) cannot be told apart safely: reported, not rewritten.
    */
-  private async writeStep(b: FlushBatch, step: TableStep, verify: boolean): Promise<{ refused: RefusedRow[]; missing?: MissingRows }> {
+  private async writeStep(
+    b: FlushBatch,
+    step: TableStep,
+    verify: boolean,
+  ): Promise<{ refused: RefusedRow[]; missing?: MissingRows }> {
     let done = await step.write(b.token)
     const expected = (): number => Math.min(step.countable ?? done.stored, done.stored)
     if (!verify || expected() === 0) return { refused: done.refused }
     const found = await this.countRows(step)
     if (found >= expected()) return { refused: done.refused }
-    if (found > 0) return { refused: done.refused, missing: { table: step.table, expected: expected(), found, restored: false } }
+    if (found > 0)
+      return { refused: done.refused, missing: { table: step.table, expected: expected(), found, restored: false } }
     for (let k = 1; k <= MAX_RECOVERIES; k++) {
       done = await step.write(`${b.token}#r${k}`)
-      if ((await this.countRows(step)) >= expected()) return { refused: done.refused, missing: { table: step.table, expected: expected(), found, restored: true } }
+      if ((await this.countRows(step)) >= expected())
+        return { refused: done.refused, missing: { table: step.table, expected: expected(), found, restored: true } }
     }
-    return { refused: done.refused, missing: { table: step.table, expected: expected(), found: await this.countRows(step), restored: false } }
+    return {
+      refused: done.refused,
+      missing: { table: step.table, expected: expected(), found: await this.countRows(step), restored: false },
+    }
   }
 
   private async countRows(step: TableStep): Promise<number> {
-    const [r] = await queryRows<{ n: string }>(this.ch, `SELECT count() AS n FROM ${step.table} WHERE ${step.where}`, step.params)
+    const [r] = await queryRows<{ n: string }>(
+      this.ch,
+      `SELECT count() AS n FROM ${step.table} WHERE ${step.where}`,
+      step.params,
+    )
     return Number(r?.n ?? 0)
   }
 
@@ -252,35 +374,71 @@ export class ClickHouseWindowStore implements WindowStore {
    */
   private async profileSteps(b: FlushBatch): Promise<TableStep[]> {
     const db = this.ch.database
-    const records = b.profiles.map(({ offset, record }) => ({ offset, runId: record.runId, rows: profileRecordRows(record, b.partition, offset) }))
-    const seen = await knownStacks(this.ch, records.flatMap((r) => r.rows.stacks.map((s) => s.stack_id)))
+    const records = b.profiles.map(({ offset, record }) => ({
+      offset,
+      runId: record.runId,
+      rows: profileRecordRows(record, b.partition, offset),
+    }))
+    const seen = await knownStacks(
+      this.ch,
+      records.flatMap((r) => r.rows.stacks.map((s) => s.stack_id)),
+    )
     const runs = [...new Set(records.map((r) => r.runId))]
-    const fresh = (r: ProfileRows): object[] => r.stacks.filter((s) => {
-      if (seen.has(s.stack_id)) return false
-      seen.add(s.stack_id)
-      return true
-    })
+    const fresh = (r: ProfileRows): object[] =>
+      r.stacks.filter((s) => {
+        if (seen.has(s.stack_id)) return false
+        seen.add(s.stack_id)
+        return true
+      })
     const slices = records.map((r) => r.rows.slice)
     const tables: Array<[string, (r: ProfileRows) => object[], Pick<TableStep, 'where' | 'params'>]> = [
-      // A stack new to the store is written with the first record that has it; stacks are shared, so any row of the id counts.
-      ['profile_stacks', fresh, { where: 'stack_id IN {ids:Array(UInt64)}', params: { ids: [...new Set(records.flatMap((r) => r.rows.stacks.map((s) => BigInt(s.stack_id))))] } }],
+      // A stack new to the store is written with the first record that has it; stacks are shared, so any row of the id
+      // counts.
+      [
+        'profile_stacks',
+        fresh,
+        {
+          where: 'stack_id IN {ids:Array(UInt64)}',
+          params: { ids: [...new Set(records.flatMap((r) => r.rows.stacks.map((s) => BigInt(s.stack_id))))] },
+        },
+      ],
       // Samples carry no source offset: a record's samples are those of its profile and slice.
-      ['profile_samples', (r) => r.samples, { where: 'run_id IN {runs:Array(String)} AND (profile_id, toUnixTimestamp64Milli(window_start)) IN {keys:Array(Tuple(String, Int64))}', params: { runs, keys: slices.map((x) => [x.profile_id, textToMs(x.window_start)]) } }],
+      [
+        'profile_samples',
+        (r) => r.samples,
+        {
+          where:
+            'run_id IN {runs:Array(String)} AND (profile_id, toUnixTimestamp64Milli(window_start)) ' +
+            'IN {keys:Array(Tuple(String, Int64))}',
+          params: { runs, keys: slices.map((x) => [x.profile_id, textToMs(x.window_start)]) },
+        },
+      ],
       ['profile_slices', (r) => [r.slice], this.bySourceOffset(b, runs)],
     ]
     const steps: TableStep[] = []
     for (const [name, rowsOf, where] of tables) {
       const table = `${db}.${name}`
       // Rows are taken once: the stack filter is stateful, and a rewrite must write the same rows.
-      const units = records.map((r) => ({ offset: r.offset, runId: r.runId, rows: rowsOf(r.rows) as Array<Record<string, unknown>> })).filter((u) => u.rows.length > 0)
+      const units = records
+        .map((r) => ({ offset: r.offset, runId: r.runId, rows: rowsOf(r.rows) as Array<Record<string, unknown>> }))
+        .filter((u) => u.rows.length > 0)
       if (units.length > 0) steps.push(this.rowsStep(table, units, where))
     }
     return steps
   }
 
   /** A step of JSON rows, isolated per unit when ClickHouse refuses some. */
-  private rowsStep(table: string, units: Array<Unit<Record<string, unknown>>>, where: Pick<TableStep, 'where' | 'params'>): TableStep {
-    return { table, write: (prefix) => this.isolate(table, prefix, units, (rows, token) => this.insertRows(table, token, rows), jsonPayload), ...where }
+  private rowsStep(
+    table: string,
+    units: Array<Unit<Record<string, unknown>>>,
+    where: Pick<TableStep, 'where' | 'params'>,
+  ): TableStep {
+    return {
+      table,
+      write: (prefix) =>
+        this.isolate(table, prefix, units, (rows, token) => this.insertRows(table, token, rows), jsonPayload),
+      ...where,
+    }
   }
 
   /**
@@ -291,13 +449,28 @@ export class ClickHouseWindowStore implements WindowStore {
    * repeats the same inserts and ClickHouse drops them. Retryable errors
    * propagate: the caller retries the whole batch.
    */
-  private async isolate<R>(table: string, batchToken: string, units: Array<Unit<R>>, insert: (rows: R[], token: string) => Promise<void>, payload: (rows: R[]) => Buffer): Promise<StepResult> {
+  private async isolate<R>(
+    table: string,
+    batchToken: string,
+    units: Array<Unit<R>>,
+    insert: (rows: R[], token: string) => Promise<void>,
+    payload: (rows: R[]) => Buffer,
+  ): Promise<StepResult> {
     let stored = units.reduce((n, u) => n + u.rows.length, 0)
-    const refused = await bisect(units.length, `${batchToken}:${table}`, (from, to, token) => insert(units.slice(from, to).flatMap((u) => u.rows), token), (i, err) => {
-      const u = units[i]!
-      stored -= u.rows.length
-      return { table, offset: u.offset, runId: u.runId, error: errorText(err), payload: payload(u.rows) }
-    })
+    const refused = await bisect(
+      units.length,
+      `${batchToken}:${table}`,
+      (from, to, token) =>
+        insert(
+          units.slice(from, to).flatMap((u) => u.rows),
+          token,
+        ),
+      (i, err) => {
+        const u = units[i]!
+        stored -= u.rows.length
+        return { table, offset: u.offset, runId: u.runId, error: errorText(err), payload: payload(u.rows) }
+      },
+    )
     return { refused, stored }
   }
 
@@ -314,15 +487,31 @@ export class ClickHouseWindowStore implements WindowStore {
     } catch (err) {
       if (!isDataError(err)) throw err
     }
-    const refused = await bisect(ops.length, `${token}/rows`, (from, to, t) => this.insertNative(table, OPS_COLUMNS, opsNative(ops, partition, from, to), t), (i, err) => {
-      const row = opsRow(ops, partition, i)
-      return { table, offset: ops.offset[i]!, runId: row.run_id, error: errorText(err), payload: Buffer.from(JSON.stringify(row)) }
-    })
+    const refused = await bisect(
+      ops.length,
+      `${token}/rows`,
+      (from, to, t) => this.insertNative(table, OPS_COLUMNS, opsNative(ops, partition, from, to), t),
+      (i, err) => {
+        const row = opsRow(ops, partition, i)
+        return {
+          table,
+          offset: ops.offset[i]!,
+          runId: row.run_id,
+          error: errorText(err),
+          payload: Buffer.from(JSON.stringify(row)),
+        }
+      },
+    )
     return { refused, stored: ops.length - refused.length }
   }
 
   private async insertRows(table: string, token: string, values: Array<Record<string, unknown>>): Promise<void> {
-    await this.ch.client.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } })
+    await this.ch.client.insert({
+      table,
+      values,
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplication_token: token },
+    })
   }
 
   /**
@@ -339,11 +528,19 @@ export class ClickHouseWindowStore implements WindowStore {
    * the process has open costs well under a millisecond. The token is part of
    * the statement: a SET on a shared session would outlive this insert.
    */
-  private async insertNative(table: string, columns: readonly string[], block: Uint8Array[], token: string): Promise<void> {
+  private async insertNative(
+    table: string,
+    columns: readonly string[],
+    block: Uint8Array[],
+    token: string,
+  ): Promise<void> {
     const head = `INSERT INTO ${table} (${columns.join(', ')})`
     const settings = `SETTINGS insert_deduplication_token = ${sqlString(token)}`
     if (this.ch.mode === 'server') {
-      const r = await this.ch.client.exec({ query: `${head} ${settings} FORMAT Native`, values: Readable.from(block, { objectMode: false }) })
+      const r = await this.ch.client.exec({
+        query: `${head} ${settings} FORMAT Native`,
+        values: Readable.from(block, { objectMode: false }),
+      })
       await finished(r.stream.resume())
       return
     }
@@ -383,7 +580,12 @@ export class ClickHouseWindowStore implements WindowStore {
  * single items, which are refused. Deterministic: the same refusals give the
  * same inserts with the same tokens.
  */
-async function bisect(n: number, token: string, insertRange: (from: number, to: number, token: string) => Promise<void>, refuse: (i: number, err: unknown) => RefusedRow): Promise<RefusedRow[]> {
+async function bisect(
+  n: number,
+  token: string,
+  insertRange: (from: number, to: number, token: string) => Promise<void>,
+  refuse: (i: number, err: unknown) => RefusedRow,
+): Promise<RefusedRow[]> {
   const refused: RefusedRow[] = []
   const attempt = async (from: number, to: number, t: string): Promise<void> => {
     if (from >= to) return
@@ -405,17 +607,37 @@ async function bisect(n: number, token: string, insertRange: (from: number, to: 
 }
 
 function errorText(err: unknown): string {
-  return String((err as Error).message ?? err).replace(/\s+/g, ' ').trim().slice(0, MAX_ERROR_CHARS)
+  return String((err as Error).message ?? err)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, MAX_ERROR_CHARS)
 }
 
 /** Rows of reported_measurements (schemas/clickhouse/0008-reported-summaries.sql) for one SUMMARY_REPORT record. */
 function reportedRows(r: SummaryReportRecord, partition: number, offset: number): Array<Record<string, unknown>> {
   return r.measurements.map((m) => ({
-    run_id: r.runId, client_id: r.clientId, measurement: m.name, kind: m.kind, op: m.op, latency: m.latency, status: m.status, origin: 'reported',
-    format: r.format, source: r.source, imported_at: usToDateTime64(Math.round(r.atUs)), runtime_ms: r.runtimeMs ?? null, throughput: r.throughputOpsPerSec ?? null,
-    operations: m.operations ?? null, average_us: m.averageUs ?? null, min_us: m.minUs ?? null, max_us: m.maxUs ?? null,
-    percentiles_us: Object.fromEntries(m.percentiles.map((p) => [String(p.percentile), p.valueUs])), percentiles_in_ms: m.percentiles.some((p) => p.unit === 'ms') ? 1 : 0,
-    returns: m.returns, src_partition: partition, src_offset: offset,
+    run_id: r.runId,
+    client_id: r.clientId,
+    measurement: m.name,
+    kind: m.kind,
+    op: m.op,
+    latency: m.latency,
+    status: m.status,
+    origin: 'reported',
+    format: r.format,
+    source: r.source,
+    imported_at: usToDateTime64(Math.round(r.atUs)),
+    runtime_ms: r.runtimeMs ?? null,
+    throughput: r.throughputOpsPerSec ?? null,
+    operations: m.operations ?? null,
+    average_us: m.averageUs ?? null,
+    min_us: m.minUs ?? null,
+    max_us: m.maxUs ?? null,
+    percentiles_us: Object.fromEntries(m.percentiles.map((p) => [String(p.percentile), p.valueUs])),
+    percentiles_in_ms: m.percentiles.some((p) => p.unit === 'ms') ? 1 : 0,
+    returns: m.returns,
+    src_partition: partition,
+    src_offset: offset,
   }))
 }
 
@@ -423,8 +645,24 @@ function jsonPayload(rows: Array<Record<string, unknown>>): Buffer {
   return Buffer.from(JSON.stringify(rows))
 }
 
-/** The columns of `ops` a raw-event insert writes (schemas/clickhouse/0007-ops-storage.sql); `intended_us` is latency_us + wait_us. */
-const OPS_COLUMNS = ['run_id', 'client_id', 'thread', 'op', 'start', 'latency_us', 'wait_us', 'status', 'cache', 'bytes', 'src_partition', 'src_offset'] as const
+/**
+ * The columns of `ops` a raw-event insert writes (schemas/clickhouse/0007-ops-storage.sql); `intended_us` is latency_us
+ * + wait_us.
+ */
+const OPS_COLUMNS = [
+  'run_id',
+  'client_id',
+  'thread',
+  'op',
+  'start',
+  'latency_us',
+  'wait_us',
+  'status',
+  'cache',
+  'bytes',
+  'src_partition',
+  'src_offset',
+] as const
 
 /**
  * Raw events [from, to) as one Native block in OPS_COLUMNS order, written
@@ -460,7 +698,11 @@ export function opsNative(ops: RawOps, partition: number, from: number, to: numb
   }
   const columns: NativeColumn[] = [
     { name: 'run_id', type: 'LowCardinality(String)', data: lowCardinalityColumn(runs.keys, runIndex, 0, rows) },
-    { name: 'client_id', type: 'LowCardinality(String)', data: lowCardinalityColumn(clients.keys, clientIndex, 0, rows) },
+    {
+      name: 'client_id',
+      type: 'LowCardinality(String)',
+      data: lowCardinalityColumn(clients.keys, clientIndex, 0, rows),
+    },
     { name: 'thread', type: 'UInt16', data: fixedColumn(ops.thread, from, to) },
     // opCode is 1-based: key 0 is never used.
     { name: 'op', type: 'LowCardinality(String)', data: lowCardinalityColumn(OP_KEYS, ops.opCode, from, to) },
@@ -484,9 +726,18 @@ const CACHE_ENUM = `Enum8(${CACHE_OUTCOMES.map((c, i) => `'${c}' = ${i}`).join('
 function opsRow(ops: RawOps, partition: number, i: number): Record<string, string | number> & { run_id: string } {
   const g = ops.group[i]!
   return {
-    run_id: ops.runIds[g]!, client_id: ops.clientIds[g]!, thread: ops.thread[i]!, op: OPERATIONS[ops.opCode[i]! - 1]!, start: usToDateTime64(ops.startUs[i]!),
-    latency_us: ops.latencyUs[i]!, intended_us: ops.intendedUs[i]!, status: STATUSES[ops.statusIndex[i]!]!, cache: CACHE_OUTCOMES[ops.cacheIndex[i]!]!, bytes: ops.bytes[i]!,
-    src_partition: partition, src_offset: ops.offset[i]!,
+    run_id: ops.runIds[g]!,
+    client_id: ops.clientIds[g]!,
+    thread: ops.thread[i]!,
+    op: OPERATIONS[ops.opCode[i]! - 1]!,
+    start: usToDateTime64(ops.startUs[i]!),
+    latency_us: ops.latencyUs[i]!,
+    intended_us: ops.intendedUs[i]!,
+    status: STATUSES[ops.statusIndex[i]!]!,
+    cache: CACHE_OUTCOMES[ops.cacheIndex[i]!]!,
+    bytes: ops.bytes[i]!,
+    src_partition: partition,
+    src_offset: ops.offset[i]!,
   }
 }
 

@@ -35,14 +35,25 @@ export interface ServerSample {
 /** Reads the counters out of a `/jmx` answer; BS_ERR_BINDING when the bean or a block cache counter is missing. */
 export function parseRegionServerJmx(body: unknown, where: string): ServerSample {
   const beans = (body as { beans?: unknown } | null)?.beans
-  const bean = Array.isArray(beans) ? (beans as Array<Record<string, unknown>>).find((b) => b?.name === REGION_SERVER_BEAN) : undefined
-  if (bean === undefined) throw new BenchstreamError('BS_ERR_BINDING', `${where} has no ${REGION_SERVER_BEAN} bean: is it a region server's info port (HBASE_RS_INFO_PORT), with HBase 2.x?`)
+  const bean = Array.isArray(beans)
+    ? (beans as Array<Record<string, unknown>>).find((b) => b?.name === REGION_SERVER_BEAN)
+    : undefined
+  if (bean === undefined)
+    throw new BenchstreamError(
+      'BS_ERR_BINDING',
+      `${where} has no ${REGION_SERVER_BEAN} bean: is it a region server's info port (HBASE_RS_INFO_PORT), ` +
+        `with HBase 2.x?`,
+    )
   const values: Record<string, number> = {}
   for (const name of HBASE_COUNTERS) {
     const v = bean[name]
     if (typeof v === 'number' && Number.isFinite(v)) values[name] = v
   }
-  if (values.blockCacheHitCount === undefined || values.blockCacheMissCount === undefined) throw new BenchstreamError('BS_ERR_BINDING', `${where}: the region server bean has no blockCacheHitCount/blockCacheMissCount`)
+  if (values.blockCacheHitCount === undefined || values.blockCacheMissCount === undefined)
+    throw new BenchstreamError(
+      'BS_ERR_BINDING',
+      `${where}: the region server bean has no blockCacheHitCount/blockCacheMissCount`,
+    )
   return { source: 'hbase', values }
 }
 
@@ -50,7 +61,10 @@ export class HBaseJmxSampler {
   private readonly url: string
 
   /** @param infoUrl the region server's info server, e.g. http://127.0.0.1:16030 */
-  constructor(infoUrl: string, private readonly timeoutMs = 2000) {
+  constructor(
+    infoUrl: string,
+    private readonly timeoutMs = 2000,
+  ) {
     this.url = `${infoUrl.replace(/\/+$/, '')}/jmx?qry=${encodeURIComponent(REGION_SERVER_BEAN)}`
   }
 
@@ -59,14 +73,24 @@ export class HBaseJmxSampler {
     try {
       res = await fetch(this.url, { signal: AbortSignal.timeout(this.timeoutMs) })
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_BINDING', `HBase metrics at ${this.url}: ${(err as Error).message}`, { cause: err, retryable: true })
+      throw new BenchstreamError('BS_ERR_BINDING', `HBase metrics at ${this.url}: ${(err as Error).message}`, {
+        cause: err,
+        retryable: true,
+      })
     }
-    if (!res.ok) throw new BenchstreamError('BS_ERR_BINDING', `HBase metrics at ${this.url}: HTTP ${res.status}`, { retryable: true })
+    if (!res.ok)
+      throw new BenchstreamError('BS_ERR_BINDING', `HBase metrics at ${this.url}: HTTP ${res.status}`, {
+        retryable: true,
+      })
     let body: unknown
     try {
       body = await res.json()
     } catch (err) {
-      throw new BenchstreamError('BS_ERR_BINDING', `HBase metrics at ${this.url}: not JSON (${(err as Error).message})`, { cause: err })
+      throw new BenchstreamError(
+        'BS_ERR_BINDING',
+        `HBase metrics at ${this.url}: not JSON (${(err as Error).message})`,
+        { cause: err },
+      )
     }
     return parseRegionServerJmx(body, this.url)
   }

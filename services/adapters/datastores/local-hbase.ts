@@ -45,7 +45,8 @@ function env(opts: LocalHBaseOptions): NodeJS.ProcessEnv {
     HBASE_RS_INFO_PORT: String(opts.ports.regionServerInfo),
   }
   // Set here or not at all: a caller's shell must not pick another release or cache size.
-  for (const k of ['HBASE_DATA_DIR', 'HBASE_VERSION', 'HBASE_BLOCKCACHE_SIZE', 'HBASE_HANDLERS', 'HBASE_HEAP']) delete e[k]
+  for (const k of ['HBASE_DATA_DIR', 'HBASE_VERSION', 'HBASE_BLOCKCACHE_SIZE', 'HBASE_HANDLERS', 'HBASE_HEAP'])
+    delete e[k]
   if (opts.dataDir !== undefined) e.HBASE_DATA_DIR = opts.dataDir
   if (opts.version !== undefined) e.HBASE_VERSION = opts.version
   if (opts.blockCacheSize !== undefined) e.HBASE_BLOCKCACHE_SIZE = opts.blockCacheSize
@@ -56,7 +57,10 @@ function env(opts: LocalHBaseOptions): NodeJS.ProcessEnv {
 
 function script(action: 'start' | 'stop' | 'flush', opts: LocalHBaseOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [path.join(repoRoot(), 'deploy', 'local', 'hbase.sh'), action], { env: env(opts), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', [path.join(repoRoot(), 'deploy', 'local', 'hbase.sh'), action], {
+      env: env(opts),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     const take = (d: Buffer): void => {
       out += d.toString()
@@ -66,7 +70,13 @@ function script(action: 'start' | 'stop' | 'flush', opts: LocalHBaseOptions): Pr
     child.on('error', reject)
     child.on('close', (code) => {
       for (const l of out.split('\n')) if (l.trim() !== '') opts.log?.(l)
-      if (code !== 0) reject(new BenchstreamError('BS_ERR_BINDING', `deploy/local/hbase.sh ${action} failed (exit ${code}):\n${out.slice(-4000)}`))
+      if (code !== 0)
+        reject(
+          new BenchstreamError(
+            'BS_ERR_BINDING',
+            `deploy/local/hbase.sh ${action} failed (exit ${code}):\n${out.slice(-4000)}`,
+          ),
+        )
       else resolve(out)
     })
   })
@@ -77,9 +87,15 @@ export async function startLocalHBase(opts: LocalHBaseOptions): Promise<LocalHBa
   const out = await script('start', opts)
   // hbase.sh prints "(pid N, data: DIR)" once ready, also when it was running already.
   const m = /\(pid (\d+), data: ([^)]+)\)/.exec(out)
-  const pid = m === null ? Number(readFileSync(path.join(opts.dataDir ?? '', 'hbase.pid'), 'utf8').trim()) : Number(m[1])
+  const pid =
+    m === null ? Number(readFileSync(path.join(opts.dataDir ?? '', 'hbase.pid'), 'utf8').trim()) : Number(m[1])
   return {
-    ycsbProperties: ['-p', 'hbase.zookeeper.quorum=127.0.0.1', '-p', `hbase.zookeeper.property.clientPort=${opts.ports.zk}`],
+    ycsbProperties: [
+      '-p',
+      'hbase.zookeeper.quorum=127.0.0.1',
+      '-p',
+      `hbase.zookeeper.property.clientPort=${opts.ports.zk}`,
+    ],
     infoUrl: `http://127.0.0.1:${opts.ports.regionServerInfo}`,
     pid,
   }

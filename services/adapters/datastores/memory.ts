@@ -159,7 +159,14 @@ export interface MemoryDelays {
   afterS: number
 }
 
-export const NO_DELAYS: Readonly<MemoryDelays> = Object.freeze({ read: 0, scan: 0, update: 0, insert: 0, delete: 0, afterS: 0 })
+export const NO_DELAYS: Readonly<MemoryDelays> = Object.freeze({
+  read: 0,
+  scan: 0,
+  update: 0,
+  insert: 0,
+  delete: 0,
+  afterS: 0,
+})
 /** Delays from this many µs on wait on a timer instead of spinning. */
 const TIMER_FROM_US = 1000
 
@@ -167,7 +174,10 @@ export class MemoryBinding implements Binding {
   readonly name = 'memory'
   /** performance.now() of the first operation; the delays count from there. */
   private firstOpMs: number | undefined
-  constructor(private readonly store: MemoryStore, private readonly delays: Readonly<MemoryDelays> = NO_DELAYS) {}
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly delays: Readonly<MemoryDelays> = NO_DELAYS,
+  ) {}
   async init(): Promise<void> {}
   async read(_t: string, key: string, fields: string[] | undefined): Promise<OpResult> {
     return this.slow(this.delays.read, this.store.read(key, fields))
@@ -199,7 +209,10 @@ export class MemoryBinding implements Binding {
     return r
   }
   async sampleServerMetrics(): Promise<{ source: string; values: Record<string, number> }> {
-    return { source: 'memory', values: { cache_hits: this.store.hits, cache_misses: this.store.misses, records: this.store.size } }
+    return {
+      source: 'memory',
+      values: { cache_hits: this.store.hits, cache_misses: this.store.misses, records: this.store.size },
+    }
   }
   async cleanup(): Promise<void> {}
 }

@@ -67,12 +67,21 @@ export class PostgresBinding implements Binding {
     pool.on('error', () => undefined)
     const columns = Array.from({ length: c.fieldCount }, (_, i) => `${ident(c.fieldNamePrefix + i)} TEXT`)
     try {
-      await pool.query(`CREATE TABLE IF NOT EXISTS ${ident(c.table)} (${KEY_COLUMN} VARCHAR(255) COLLATE "C" PRIMARY KEY, ${columns.join(', ')})`)
+      await pool.query(
+        `CREATE TABLE IF NOT EXISTS ${ident(c.table)} (${KEY_COLUMN} VARCHAR(255) COLLATE "C" PRIMARY ` +
+          `KEY, ${columns.join(', ')})`,
+      )
     } catch (err) {
       const code = (err as { code?: unknown }).code
       if (typeof code !== 'string' || !CREATE_RACE_CODES.has(code)) {
         await pool.end().catch(() => undefined)
-        throw new BenchstreamError('BS_ERR_BINDING', `postgres: cannot use ${redactUrl(c.url)} (table ${c.table}): ${(err as Error).message}; start a server or set postgres.url (or postgres.host, postgres.port, postgres.user, postgres.password, postgres.database)`, { cause: err, retryable: true })
+        throw new BenchstreamError(
+          'BS_ERR_BINDING',
+          `postgres: cannot use ${redactUrl(c.url)} (table ${c.table}): ${(err as Error).message}; start ` +
+            `a server or set postgres.url (or postgres.host, postgres.port, postgres.user, postgres.password, ` +
+            `postgres.database)`,
+          { cause: err, retryable: true },
+        )
       }
     }
     this.pool = pool
@@ -94,7 +103,10 @@ export class PostgresBinding implements Binding {
   }
 
   async read(table: string, key: string, fields: string[] | undefined): Promise<OpResult> {
-    const s = this.statement(`r\0${table}\0${fields?.join('\0') ?? '*'}`, () => `SELECT ${columnList(fields)} FROM ${ident(table)} WHERE ${KEY_COLUMN} = $1`)
+    const s = this.statement(
+      `r\0${table}\0${fields?.join('\0') ?? '*'}`,
+      () => `SELECT ${columnList(fields)} FROM ${ident(table)} WHERE ${KEY_COLUMN} = $1`,
+    )
     try {
       const res = await this.db.query<Record<string, unknown>>({ name: s.name, text: s.text, values: [key] })
       const row = res.rows[0]
@@ -105,9 +117,17 @@ export class PostgresBinding implements Binding {
   }
 
   async scan(table: string, startKey: string, count: number, fields: string[] | undefined): Promise<OpResult> {
-    const s = this.statement(`s\0${table}\0${fields?.join('\0') ?? '*'}`, () => `SELECT ${columnList(fields)} FROM ${ident(table)} WHERE ${KEY_COLUMN} >= $1 ORDER BY ${KEY_COLUMN} LIMIT $2`)
+    const s = this.statement(
+      `s\0${table}\0${fields?.join('\0') ?? '*'}`,
+      () =>
+        `SELECT ${columnList(fields)} FROM ${ident(table)} WHERE ${KEY_COLUMN} >= $1 ORDER BY ${KEY_COLUMN} LIMIT $2`,
+    )
     try {
-      const res = await this.db.query<Record<string, unknown>>({ name: s.name, text: s.text, values: [startKey, count] })
+      const res = await this.db.query<Record<string, unknown>>({
+        name: s.name,
+        text: s.text,
+        values: [startKey, count],
+      })
       let bytes = 0
       for (const row of res.rows) bytes += rowBytes(row)
       return ok(bytes)
@@ -118,7 +138,12 @@ export class PostgresBinding implements Binding {
 
   async update(table: string, key: string, values: FieldValues): Promise<OpResult> {
     const names = Object.keys(values)
-    const s = this.statement(`u\0${table}\0${names.join('\0')}`, () => `UPDATE ${ident(table)} SET ${names.map((f, i) => `${ident(f)} = $${i + 2}`).join(', ')} WHERE ${KEY_COLUMN} = $1`)
+    const s = this.statement(
+      `u\0${table}\0${names.join('\0')}`,
+      () =>
+        `UPDATE ${ident(table)} SET ${names.map((f, i) => `${ident(f)} = $${i + 2}`).join(', ')} WHERE ` +
+        `${KEY_COLUMN} = $1`,
+    )
     try {
       const res = await this.db.query({ name: s.name, text: s.text, values: [key, ...names.map((f) => values[f])] })
       return res.rowCount === 0 ? NOT_FOUND : ok(valuesBytes(values))
@@ -129,7 +154,12 @@ export class PostgresBinding implements Binding {
 
   async insert(table: string, key: string, values: FieldValues): Promise<OpResult> {
     const names = Object.keys(values)
-    const s = this.statement(`i\0${table}\0${names.join('\0')}`, () => `INSERT INTO ${ident(table)} (${[KEY_COLUMN, ...names.map(ident)].join(', ')}) VALUES (${[KEY_COLUMN, ...names].map((_, i) => `$${i + 1}`).join(', ')})`)
+    const s = this.statement(
+      `i\0${table}\0${names.join('\0')}`,
+      () =>
+        `INSERT INTO ${ident(table)} (${[KEY_COLUMN, ...names.map(ident)].join(', ')}) ` +
+        `VALUES (${[KEY_COLUMN, ...names].map((_, i) => `$${i + 1}`).join(', ')})`,
+    )
     try {
       await this.db.query({ name: s.name, text: s.text, values: [key, ...names.map((f) => values[f])] })
       return ok(valuesBytes(values))
@@ -155,7 +185,8 @@ export class PostgresBinding implements Binding {
       text: 'SELECT blks_hit, blks_read FROM pg_stat_database WHERE datname = current_database()',
     })
     const row = res.rows[0]
-    if (row === undefined) throw new BenchstreamError('BS_ERR_BINDING', 'postgres: pg_stat_database has no row for the current database')
+    if (row === undefined)
+      throw new BenchstreamError('BS_ERR_BINDING', 'postgres: pg_stat_database has no row for the current database')
     return { source: 'postgres', values: { blks_hit: Number(row.blks_hit), blks_read: Number(row.blks_read) } }
   }
 

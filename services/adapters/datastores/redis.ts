@@ -74,12 +74,23 @@ export class RedisBinding implements Binding {
 
   async init(): Promise<void> {
     const c = this.config
-    const conn = new RespConnection({ host: c.host, port: c.port, password: c.password, db: c.db, timeoutMs: c.timeoutMs })
+    const conn = new RespConnection({
+      host: c.host,
+      port: c.port,
+      password: c.password,
+      db: c.db,
+      timeoutMs: c.timeoutMs,
+    })
     try {
       await conn.connect()
     } catch (err) {
       await conn.close()
-      throw new BenchstreamError('BS_ERR_BINDING', `redis: cannot use the server at ${c.host}:${c.port} (db ${c.db}): ${(err as Error).message}; start one or set redis.host, redis.port, redis.password, redis.db`, { cause: err, retryable: true })
+      throw new BenchstreamError(
+        'BS_ERR_BINDING',
+        `redis: cannot use the server at ${c.host}:${c.port} (db ${c.db}): ${(err as Error).message}; ` +
+          `start one or set redis.host, redis.port, redis.password, redis.db`,
+        { cause: err, retryable: true },
+      )
     }
     this.conn = conn
   }
@@ -108,7 +119,15 @@ export class RedisBinding implements Binding {
   async scan(_table: string, startKey: string, count: number, fields: string[] | undefined): Promise<OpResult> {
     try {
       const redis = this.redis
-      const keys = (await redis.command(['ZRANGEBYLEX', REDIS_INDEX_KEY, `[${startKey}`, '+', 'LIMIT', '0', String(count)])) as string[]
+      const keys = (await redis.command([
+        'ZRANGEBYLEX',
+        REDIS_INDEX_KEY,
+        `[${startKey}`,
+        '+',
+        'LIMIT',
+        '0',
+        String(count),
+      ])) as string[]
       if (keys.length === 0) return ok(0)
       const replies = await redis.commands(
         keys.map((k) => (fields === undefined ? ['HGETALL', k] : ['HMGET', k, ...fields])),
@@ -147,7 +166,12 @@ export class RedisBinding implements Binding {
   async insert(_table: string, key: string, values: FieldValues): Promise<OpResult> {
     try {
       // MULTI: the record and its index entry appear together or not at all.
-      const replies = await this.redis.commands([['MULTI'], ['HSET', key, ...flatten(values)], ['ZADD', REDIS_INDEX_KEY, '0', key], ['EXEC']])
+      const replies = await this.redis.commands([
+        ['MULTI'],
+        ['HSET', key, ...flatten(values)],
+        ['ZADD', REDIS_INDEX_KEY, '0', key],
+        ['EXEC'],
+      ])
       const err = transactionError(replies)
       return err === undefined ? ok(valuesBytes(values)) : failed(err)
     } catch (err) {
@@ -179,7 +203,9 @@ export class RedisBinding implements Binding {
   }
 }
 
-/** The error of a MULTI ... EXEC batch: a command that could not be queued, an aborted EXEC, or a failed command inside. */
+/**
+ * The error of a MULTI ... EXEC batch: a command that could not be queued, an aborted EXEC, or a failed command inside.
+ */
 function transactionError(replies: readonly unknown[]): unknown {
   const exec = replies.at(-1)
   if (exec instanceof Error) return exec
@@ -204,7 +230,8 @@ export function parseInfo(info: string, names: readonly string[]): Record<string
     if (names.includes(name)) out[name] = Number(line.slice(colon + 1))
   }
   for (const n of names) {
-    if (out[n] === undefined || !Number.isFinite(out[n])) throw new BenchstreamError('BS_ERR_BINDING', `redis: INFO stats has no numeric ${n}`)
+    if (out[n] === undefined || !Number.isFinite(out[n]))
+      throw new BenchstreamError('BS_ERR_BINDING', `redis: INFO stats has no numeric ${n}`)
   }
   return out
 }

@@ -151,7 +151,10 @@ export class RespConnection {
     this.closed = true
     const s = this.socket
     if (s === undefined) return
-    await Promise.race([this.send(s, encode(['QUIT']), false).catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())])
+    await Promise.race([
+      this.send(s, encode(['QUIT']), false).catch(() => undefined),
+      new Promise((r) => setTimeout(r, 1000).unref()),
+    ])
     s.destroy()
   }
 
@@ -178,7 +181,9 @@ export class RespConnection {
     try {
       socket = await new Promise<net.Socket>((resolve, reject) => {
         const s = net.connect({ host: this.opts.host, port: this.opts.port, noDelay: true })
-        s.setTimeout(this.opts.timeoutMs, () => s.destroy(new Error(`connect to ${this.name} timed out after ${this.opts.timeoutMs} ms`)))
+        s.setTimeout(this.opts.timeoutMs, () =>
+          s.destroy(new Error(`connect to ${this.name} timed out after ${this.opts.timeoutMs} ms`)),
+        )
         s.once('error', reject)
         s.once('connect', () => {
           s.setTimeout(0)
@@ -190,7 +195,8 @@ export class RespConnection {
       // The connection is handed out only after the handshake, so that no
       // command can run before AUTH and SELECT.
       const handshake: Array<Promise<Reply>> = []
-      if (this.opts.password !== undefined) handshake.push(this.send(socket, encode(['AUTH', this.opts.password]), false))
+      if (this.opts.password !== undefined)
+        handshake.push(this.send(socket, encode(['AUTH', this.opts.password]), false))
       if (this.opts.db !== 0) handshake.push(this.send(socket, encode(['SELECT', String(this.opts.db)]), false))
       handshake.push(this.send(socket, encode(['PING']), false))
       const results = await Promise.allSettled(handshake)
@@ -224,14 +230,22 @@ export class RespConnection {
       if (this.watchdog !== undefined) clearInterval(this.watchdog)
       this.watchdog = undefined
       this.rest = undefined
-      const err = new Error(why?.message.includes('timed out') === true ? why.message : `connection to redis at ${this.name} lost${why === undefined ? '' : `: ${why.message}`}`)
+      const err = new Error(
+        why?.message.includes('timed out') === true
+          ? why.message
+          : `connection to redis at ${this.name} lost${why === undefined ? '' : `: ${why.message}`}`,
+      )
       for (const p of this.pending.splice(0)) p.reject(err)
     })
     const t = this.opts.timeoutMs
-    this.watchdog = setInterval(() => {
-      const head = this.pending[0]
-      if (head !== undefined && performance.now() - head.sentAt > t) socket.destroy(new Error(`Command timed out after ${t} ms (redis at ${this.name})`))
-    }, Math.max(10, Math.min(250, t / 4)))
+    this.watchdog = setInterval(
+      () => {
+        const head = this.pending[0]
+        if (head !== undefined && performance.now() - head.sentAt > t)
+          socket.destroy(new Error(`Command timed out after ${t} ms (redis at ${this.name})`))
+      },
+      Math.max(10, Math.min(250, t / 4)),
+    )
     this.watchdog.unref()
   }
 
@@ -344,7 +358,9 @@ export class RespConnection {
         return p
       }
       default:
-        throw new Error(`redis at ${this.name} sent a reply of unknown type ${JSON.stringify(String.fromCharCode(buf[pos]!))}`)
+        throw new Error(
+          `redis at ${this.name} sent a reply of unknown type ${JSON.stringify(String.fromCharCode(buf[pos]!))}`,
+        )
     }
   }
 }

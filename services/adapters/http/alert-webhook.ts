@@ -49,7 +49,12 @@ export class WebhookNotifier implements AlertNotifier {
 
   private async post(body: string): Promise<Attempt> {
     try {
-      const res = await fetch(this.o.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(this.o.timeoutMs) })
+      const res = await fetch(this.o.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(this.o.timeoutMs),
+      })
       // Read the body so the connection is released (and a reason can be shown).
       const text = (await res.text().catch(() => '')).slice(0, 200)
       if (res.ok) return { result: 'success' }
@@ -57,7 +62,13 @@ export class WebhookNotifier implements AlertNotifier {
       return { result: res.status === 408 || res.status === 429 || res.status >= 500 ? 'retryable' : 'failure', error }
     } catch (err) {
       const e = err as Error
-      return { result: 'retryable', error: e.name === 'TimeoutError' ? `no answer within ${this.o.timeoutMs} ms` : `${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ''}` }
+      return {
+        result: 'retryable',
+        error:
+          e.name === 'TimeoutError'
+            ? `no answer within ${this.o.timeoutMs} ms`
+            : `${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ''}`,
+      }
     }
   }
 }

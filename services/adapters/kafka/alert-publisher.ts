@@ -13,11 +13,19 @@ import { partitioner } from './client.js'
 export class KafkaAlertPublisher implements AlertNotifier {
   readonly channel = 'kafka'
 
-  private constructor(private readonly producer: Producer, private readonly topic: string) {}
+  private constructor(
+    private readonly producer: Producer,
+    private readonly topic: string,
+  ) {}
 
   static async open(kafka: Kafka, topic: string): Promise<KafkaAlertPublisher> {
     // Idempotent: kafkajs' own retries cannot publish one notice twice.
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: partitioner, allowAutoTopicCreation: false })
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: partitioner,
+      allowAutoTopicCreation: false,
+    })
     await producer.connect()
     return new KafkaAlertPublisher(producer, topic)
   }
@@ -27,7 +35,13 @@ export class KafkaAlertPublisher implements AlertNotifier {
       await this.producer.send({
         topic: this.topic,
         acks: -1,
-        messages: [{ key: t.fingerprint, value: JSON.stringify(alertNotice(t)), headers: { state: t.state, rule: t.rule, 'run-id': t.runId } }],
+        messages: [
+          {
+            key: t.fingerprint,
+            value: JSON.stringify(alertNotice(t)),
+            headers: { state: t.state, rule: t.rule, 'run-id': t.runId },
+          },
+        ],
       })
       return { ok: true }
     } catch (err) {

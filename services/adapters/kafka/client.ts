@@ -31,11 +31,20 @@ export async function ensureTopics(kafka: Kafka, cfg: KafkaConfig, topics: Topic
     if (wanted.length > 0) {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: wanted.map((topic) => ({ topic, numPartitions: topic === topics.events ? topics.partitions : 1, replicationFactor: 1 })),
+        topics: wanted.map((topic) => ({
+          topic,
+          numPartitions: topic === topics.events ? topics.partitions : 1,
+          replicationFactor: 1,
+        })),
       })
     }
   } catch (err) {
-    throw new BenchstreamError('BS_ERR_KAFKA', `cannot set up topics on Kafka at ${cfg.brokers.join(',')}: ${(err as Error).message}. Is the broker running? Start one with deploy/local/kafka.sh start, or set KAFKA_BROKERS.`, { cause: err })
+    throw new BenchstreamError(
+      'BS_ERR_KAFKA',
+      `cannot set up topics on Kafka at ${cfg.brokers.join(',')}: ${(err as Error).message}. Is the ` +
+        `broker running? Start one with deploy/local/kafka.sh start, or set KAFKA_BROKERS.`,
+      { cause: err },
+    )
   } finally {
     await admin.disconnect().catch(() => undefined)
   }

@@ -12,7 +12,10 @@ const DEAD_LETTERS_PER_REQUEST = 200
 const MAX_DETAIL_CHARS = 1000
 
 export class KafkaDeadLetterSink implements DeadLetterSink {
-  private constructor(private readonly producer: Producer, private readonly topic: string) {}
+  private constructor(
+    private readonly producer: Producer,
+    private readonly topic: string,
+  ) {}
 
   static async open(kafka: Kafka, topic: string): Promise<KafkaDeadLetterSink> {
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false })
@@ -29,7 +32,13 @@ export class KafkaDeadLetterSink implements DeadLetterSink {
         messages: records.slice(i, i + DEAD_LETTERS_PER_REQUEST).map((d) => ({
           key: `${d.sourceTopic}/${d.sourcePartition}/${d.sourceOffset}`,
           value: d.payload,
-          headers: { reason: d.reason, detail: d.detail.slice(0, MAX_DETAIL_CHARS), 'source-topic': d.sourceTopic, 'source-partition': String(d.sourcePartition), 'source-offset': String(d.sourceOffset) },
+          headers: {
+            reason: d.reason,
+            detail: d.detail.slice(0, MAX_DETAIL_CHARS),
+            'source-topic': d.sourceTopic,
+            'source-partition': String(d.sourcePartition),
+            'source-offset': String(d.sourceOffset),
+          },
         })),
       })
     }

@@ -55,7 +55,10 @@ export class KafkaEventSink implements EventSink {
   private lastError: Error | undefined
   private closed = false
 
-  private constructor(producer: Producer, private readonly opts: KafkaSinkOptions) {
+  private constructor(
+    producer: Producer,
+    private readonly opts: KafkaSinkOptions,
+  ) {
     this.producer = producer
     this.writer = new OpsBatchWriter(opts.runId, opts.clientId)
     this.maxBatchEvents = opts.maxBatchEvents ?? 4096
@@ -75,7 +78,12 @@ export class KafkaEventSink implements EventSink {
   static async open(kafka: Kafka, opts: KafkaSinkOptions): Promise<KafkaEventSink> {
     // Idempotent producer: a retried send cannot write a batch twice, so the
     // processor never counts an operation twice because of the driver.
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: partitioner, allowAutoTopicCreation: false })
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: partitioner,
+      allowAutoTopicCreation: false,
+    })
     const sink = new KafkaEventSink(producer, opts)
     await sink.ensureConnected()
     return sink
@@ -96,7 +104,16 @@ export class KafkaEventSink implements EventSink {
     return this.connected
   }
 
-  record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void {
+  record(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void {
     this.writer.add(thread, opCode, cacheIndex, statusIndex, startUs, latencyUs, intendedUs, bytes)
     this.counts[opCode * 16 + statusIndex]! += 1
     if (this.writer.count >= this.maxBatchEvents) {
@@ -111,7 +128,11 @@ export class KafkaEventSink implements EventSink {
     if (record.kind === RECORD_KIND.RUN_LIFECYCLE && record.phase === 'end') await this.flush(30_000)
     try {
       if (!(await this.ensureConnected())) throw this.lastError ?? new Error('not connected')
-      await this.producer.send({ topic: this.opts.topic, acks: -1, messages: [{ key: `${this.opts.runId}:${this.opts.clientId}:ctl`, value: encodeJsonRecord(record) }] })
+      await this.producer.send({
+        topic: this.opts.topic,
+        acks: -1,
+        messages: [{ key: `${this.opts.runId}:${this.opts.clientId}:ctl`, value: encodeJsonRecord(record) }],
+      })
     } catch (err) {
       // Never fail the benchmark for telemetry: count it, the report shows it.
       this.lastError = err as Error
@@ -145,7 +166,15 @@ export class KafkaEventSink implements EventSink {
       const c = this.sent[i]!
       if (c > 0) sent[`${OPERATIONS[(i >> 4) - 1]}/${STATUSES[i & 15]}`] = c
     }
-    return { sent, sentEvents: this.sentEvents, undelivered: this.undelivered, undeliveredRecords: this.undeliveredRecords, queuedBatches: this.queue.length, queuedEvents: this.queue.reduce((n, b) => n + b.events, 0) + this.writer.count, deliveredBatches: this.delivered }
+    return {
+      sent,
+      sentEvents: this.sentEvents,
+      undelivered: this.undelivered,
+      undeliveredRecords: this.undeliveredRecords,
+      queuedBatches: this.queue.length,
+      queuedEvents: this.queue.reduce((n, b) => n + b.events, 0) + this.writer.count,
+      deliveredBatches: this.delivered,
+    }
   }
 
   /** The last delivery error, if Kafka is failing now. */

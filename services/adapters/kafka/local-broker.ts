@@ -19,14 +19,18 @@ function script(action: 'start' | 'stop' | 'status', opts: LocalKafkaOptions): P
   const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_PORT: String(opts.port) }
   if (opts.dataDir !== undefined) env.KAFKA_DATA_DIR = opts.dataDir
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [path.join(repoRoot(), 'deploy', 'local', 'kafka.sh'), action], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', [path.join(repoRoot(), 'deploy', 'local', 'kafka.sh'), action], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
     child.on('error', reject)
     child.on('close', (code) => {
       for (const l of out.split('\n')) if (l.trim() !== '') opts.log?.(l)
-      if (code !== 0 && action !== 'status') reject(new BenchstreamError('BS_ERR_KAFKA', `deploy/local/kafka.sh ${action} failed (exit ${code}):\n${out}`))
+      if (code !== 0 && action !== 'status')
+        reject(new BenchstreamError('BS_ERR_KAFKA', `deploy/local/kafka.sh ${action} failed (exit ${code}):\n${out}`))
       else resolve(code ?? 1)
     })
   })

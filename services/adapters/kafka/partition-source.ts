@@ -25,7 +25,10 @@ export class KafkaPartitionSource implements PartitionSource {
   /** Partitions a seek was asked for during the batch in progress: their offsets must not be resolved past it. */
   private readonly seeked = new Set<number>()
 
-  constructor(kafka: Kafka, private readonly opts: KafkaPartitionSourceOptions) {
+  constructor(
+    kafka: Kafka,
+    private readonly opts: KafkaPartitionSourceOptions,
+  ) {
     this.consumer = kafka.consumer({
       groupId: opts.groupId,
       sessionTimeout: 30_000,
@@ -106,6 +109,9 @@ export class KafkaPartitionSource implements PartitionSource {
 
   async close(): Promise<void> {
     // Every client is closed even if another fails to.
-    await Promise.allSettled([this.consumer.disconnect(), this.adminConnected ? this.admin.disconnect() : Promise.resolve()])
+    await Promise.allSettled([
+      this.consumer.disconnect(),
+      this.adminConnected ? this.admin.disconnect() : Promise.resolve(),
+    ])
   }
 }

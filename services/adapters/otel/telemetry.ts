@@ -11,7 +11,13 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
 
 export interface Telemetry {
@@ -34,7 +40,9 @@ export interface TelemetryOptions {
 export function initTelemetry(opts: TelemetryOptions): Telemetry {
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: opts.serviceName })
   const prometheus = new PrometheusExporter(
-    opts.metricsServer === undefined ? { preventServerStart: true } : { port: opts.metricsServer.port, host: opts.metricsServer.host },
+    opts.metricsServer === undefined
+      ? { preventServerStart: true }
+      : { port: opts.metricsServer.port, host: opts.metricsServer.host },
   )
   const meterProvider = new MeterProvider({ resource, readers: [prometheus] })
   const processors: SpanProcessor[] = []

@@ -30,10 +30,15 @@ const END_GRACE_MS = 5000
 const PARTITION_IDLE_MS = 10_000
 /** After the end, how long to wait for every sent event to be counted before the windows are taken as they are. */
 const FINAL_WAIT_MS = 60_000
-/** Rebuilds from scratch (when windows already sent changed after being judged complete) before taking what is there. */
+/**
+ * Rebuilds from scratch (when windows already sent changed after being judged complete) before taking what is there.
+ */
 const MAX_REBUILDS = 3
 
-export type FeedEvent = { type: 'snapshot'; data: LiveSnapshot } | { type: 'update'; data: LiveUpdate } | { type: 'problem'; data: { message: string } }
+export type FeedEvent =
+  | { type: 'snapshot'; data: LiveSnapshot }
+  | { type: 'update'; data: LiveUpdate }
+  | { type: 'problem'; data: { message: string } }
 export type FeedListener = (e: FeedEvent) => void
 
 export interface FeedOptions {
@@ -61,7 +66,18 @@ interface FeedState {
 }
 
 function freshState(): FeedState {
-  return { run: undefined, windowMs: null, startMs: null, cursorMs: undefined, windows: [], dropped: 0, totals: new LiveTotals(), newestWindowMs: null, final: false, ready: false }
+  return {
+    run: undefined,
+    windowMs: null,
+    startMs: null,
+    cursorMs: undefined,
+    windows: [],
+    dropped: 0,
+    totals: new LiveTotals(),
+    newestWindowMs: null,
+    final: false,
+    ready: false,
+  }
 }
 
 /** ClickHouse's DateTime64 text (UTC) as ms since the epoch. */
@@ -82,11 +98,18 @@ export class RunFeed {
   /** Reads of the store (tests check that a feed without listeners stops reading). */
   reads = 0
 
-  constructor(readonly runId: string, private readonly rm: ReadModel, private readonly opts: FeedOptions) {
+  constructor(
+    readonly runId: string,
+    private readonly rm: ReadModel,
+    private readonly opts: FeedOptions,
+  ) {
     this.now = opts.now ?? Date.now
   }
 
-  /** Adds a listener: it gets the snapshot as soon as there is one, then every update. Returns the function that removes it. */
+  /**
+   * Adds a listener: it gets the snapshot as soon as there is one, then every update. Returns the function that removes
+   * it.
+   */
   subscribe(fn: FeedListener): () => void {
     this.listeners.add(fn)
     if (this.st.ready) fn({ type: 'snapshot', data: this.snapshot() })
@@ -123,7 +146,10 @@ export class RunFeed {
       this.publish(fresh)
     } catch (err) {
       this.opts.onError?.(err)
-      this.emit({ type: 'problem', data: { message: `reading the run's windows failed: ${(err as Error).message}; retrying` } })
+      this.emit({
+        type: 'problem',
+        data: { message: `reading the run's windows failed: ${(err as Error).message}; retrying` },
+      })
     } finally {
       this.ticking = false
     }
@@ -148,7 +174,12 @@ export class RunFeed {
     st.newestWindowMs = Math.max(st.newestWindowMs ?? 0, p.lastWindowMs)
     const now = this.now()
     const endedAtMs = epochMs(run.ended_at)
-    const opts = { nowMs: now, allowedLatenessMs: lateness, endGraceMs: END_GRACE_MS, partitionIdleMs: PARTITION_IDLE_MS }
+    const opts = {
+      nowMs: now,
+      allowedLatenessMs: lateness,
+      endGraceMs: END_GRACE_MS,
+      partitionIdleMs: PARTITION_IDLE_MS,
+    }
     const bound = completeBefore(p, { ...opts, endedAtMs })
     if (!bound.final || endedAtMs === undefined) return this.readUpTo(bound.beforeMs)
 
@@ -161,7 +192,8 @@ export class RunFeed {
     const fresh = await this.readUpTo(end)
     if (st.cursorMs < end) return fresh
     if (st.totals.operations !== counted && this.rebuilds < MAX_REBUILDS) {
-      // Windows sent earlier got more rows after they were judged complete (events later than the lateness): start again.
+      // Windows sent earlier got more rows after they were judged complete (events later than the lateness): start
+      // again.
       this.rebuilds++
       this.st = freshState()
       return []
@@ -216,12 +248,30 @@ export class RunFeed {
     const key = JSON.stringify([st.run, this.frontier()])
     if (fresh.length === 0 && key === this.lastSent) return
     this.lastSent = key
-    this.emit({ type: 'update', data: { run: st.run, windowMs: st.windowMs, startMs: st.startMs, windows: fresh.length > MAX_LIVE_WINDOWS ? fresh.slice(-MAX_LIVE_WINDOWS) : fresh, frontier: this.frontier(), summary: st.totals.summary() } })
+    this.emit({
+      type: 'update',
+      data: {
+        run: st.run,
+        windowMs: st.windowMs,
+        startMs: st.startMs,
+        windows: fresh.length > MAX_LIVE_WINDOWS ? fresh.slice(-MAX_LIVE_WINDOWS) : fresh,
+        frontier: this.frontier(),
+        summary: st.totals.summary(),
+      },
+    })
   }
 
   private snapshot(): LiveSnapshot {
     const st = this.st
-    return { run: st.run!, windowMs: st.windowMs, startMs: st.startMs, windows: st.windows, droppedWindows: st.dropped, frontier: this.frontier(), summary: st.totals.summary() }
+    return {
+      run: st.run!,
+      windowMs: st.windowMs,
+      startMs: st.startMs,
+      windows: st.windows,
+      droppedWindows: st.dropped,
+      frontier: this.frontier(),
+      summary: st.totals.summary(),
+    }
   }
 
   private emit(e: FeedEvent): void {

@@ -30,7 +30,9 @@ import { RunFeed, type FeedEvent } from './feed.js'
 
 /** A comment line this often keeps idle streams open through proxies. */
 const HEARTBEAT_MS = 15_000
-/** Bytes that may wait for a slow page before its stream is closed (a snapshot of MAX_LIVE_WINDOWS windows is a few MB). */
+/**
+ * Bytes that may wait for a slow page before its stream is closed (a snapshot of MAX_LIVE_WINDOWS windows is a few MB).
+ */
 const MAX_BUFFERED_BYTES = 32 * 1024 * 1024
 /** Runs in the page's picker. */
 const RUN_LIST_LIMIT = 200
@@ -70,10 +72,19 @@ function staticFiles(): Map<string, { type: string; body: Buffer }> {
   const uplot = path.dirname(require.resolve('uplot/package.json'))
   return new Map([
     ['/', { type: 'text/html; charset=utf-8', body: readFileSync(path.join(web, 'index.html')) }],
-    ['/live/live-view.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, 'live-view.js')) }],
+    [
+      '/live/live-view.js',
+      { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, 'live-view.js')) },
+    ],
     ['/live/live-view.css', { type: 'text/css; charset=utf-8', body: readFileSync(path.join(web, 'live-view.css')) }],
-    ['/live/uPlot.iife.min.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.iife.min.js')) }],
-    ['/live/uPlot.min.css', { type: 'text/css; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.min.css')) }],
+    [
+      '/live/uPlot.iife.min.js',
+      { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.iife.min.js')) },
+    ],
+    [
+      '/live/uPlot.min.css',
+      { type: 'text/css; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.min.css')) },
+    ],
   ])
 }
 
@@ -83,7 +94,10 @@ class Stream {
   private readonly timers: NodeJS.Timeout[] = []
   private closed = false
 
-  constructor(private readonly res: ServerResponse, private readonly onClose: (cutSlow: boolean) => void) {}
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly onClose: (cutSlow: boolean) => void,
+  ) {}
 
   open(): void {
     this.res.writeHead(200, {
@@ -143,7 +157,11 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
   const reserve = (): void => {
     if (reserved >= opts.maxStreams) {
       stats.streamsRefused++
-      throw new BenchstreamError('BS_ERR_LIVE_LIMIT', `${opts.maxStreams} live views are open, the most this server serves at once (API_LIVE_MAX_STREAMS); close one or raise the limit; retry after a few seconds`)
+      throw new BenchstreamError(
+        'BS_ERR_LIVE_LIMIT',
+        `${opts.maxStreams} live views are open, the most this server serves at once (API_LIVE_MAX_STREAMS); ` +
+          `close one or raise the limit; retry after a few seconds`,
+      )
     }
     reserved++
   }
@@ -151,7 +169,11 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
   const watch = (runId: string, fn: (e: FeedEvent) => void): (() => void) => {
     let feed = feeds.get(runId)
     if (feed === undefined) {
-      feed = new RunFeed(runId, rm, { intervalMs: opts.intervalMs, allowedLatenessMs: opts.allowedLatenessMs, ...(opts.onError === undefined ? {} : { onError: opts.onError }) })
+      feed = new RunFeed(runId, rm, {
+        intervalMs: opts.intervalMs,
+        allowedLatenessMs: opts.allowedLatenessMs,
+        ...(opts.onError === undefined ? {} : { onError: opts.onError }),
+      })
       feeds.set(runId, feed)
       stats.feeds = feeds.size
     }
@@ -172,7 +194,12 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
     let last = ''
     const push = async (): Promise<void> => {
       const runs = await rm.listRuns(RUN_LIST_LIMIT)
-      const items: LiveRunItem[] = runs.map((r) => ({ run_id: r.run_id, started_at: r.started_at, ended_at: r.ended_at, operations: Number(r.operations) }))
+      const items: LiveRunItem[] = runs.map((r) => ({
+        run_id: r.run_id,
+        started_at: r.started_at,
+        ended_at: r.ended_at,
+        operations: Number(r.operations),
+      }))
       const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at]))
       if (key === last) return
       last = key
@@ -207,8 +234,13 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
           .type(f.type)
           .header('cache-control', 'no-cache')
           .header('x-content-type-options', 'nosniff')
-          // Scripts and styles from this server only; uPlot sets element styles from script, which 'unsafe-inline' for styles allows.
-          .header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
+          // Scripts and styles from this server only; uPlot sets element styles from script, which 'unsafe-inline' for
+          // styles allows.
+          .header(
+            'content-security-policy',
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; " +
+              "frame-ancestors 'none'",
+          )
           .send(f.body),
       )
     }
@@ -219,24 +251,33 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
       return reply
     })
 
-    typed.get('/api/v1/runs/:runId/live', { schema: { params: RunIdParams, querystring: LiveQuery } }, async (req, reply) => {
-      const runId = req.params.runId
-      const baseline = req.query.baseline
-      reserve()
-      try {
-        for (const id of baseline === undefined ? [runId] : [runId, baseline]) {
-          if ((await rm.getRun(id)) === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${JSON.stringify(id)} is not known (yet): GET /api/v1/runs lists the runs`)
+    typed.get(
+      '/api/v1/runs/:runId/live',
+      { schema: { params: RunIdParams, querystring: LiveQuery } },
+      async (req, reply) => {
+        const runId = req.params.runId
+        const baseline = req.query.baseline
+        reserve()
+        try {
+          for (const id of baseline === undefined ? [runId] : [runId, baseline]) {
+            if ((await rm.getRun(id)) === undefined)
+              throw new BenchstreamError(
+                'BS_ERR_NOT_FOUND',
+                `run ${JSON.stringify(id)} is not known (yet): GET /api/v1/runs lists the runs`,
+              )
+          }
+        } catch (err) {
+          reserved--
+          throw err
         }
-      } catch (err) {
-        reserved--
-        throw err
-      }
-      const s = start(reply)
-      runList(s)
-      s.onEnd(watch(runId, (e) => s.send(e.type, e.data)))
-      if (baseline !== undefined) s.onEnd(watch(baseline, (e) => s.send(e.type === 'problem' ? 'problem' : `baseline-${e.type}`, e.data)))
-      return reply
-    })
+        const s = start(reply)
+        runList(s)
+        s.onEnd(watch(runId, (e) => s.send(e.type, e.data)))
+        if (baseline !== undefined)
+          s.onEnd(watch(baseline, (e) => s.send(e.type === 'problem' ? 'problem' : `baseline-${e.type}`, e.data)))
+        return reply
+      },
+    )
 
     // Streams never end by themselves: end them before the server closes, or close() would wait for them.
     app.addHook('preClose', async () => {

@@ -20,7 +20,14 @@ function ratio(hits: number, misses: number): number | null {
  * Every window start in [fromMs, toMs) in order, one LiveWindow each; a
  * window without rows is a stall and is sent with no calls, not left out.
  */
-export function assembleWindows(fromMs: number, toMs: number, windowMs: number, rows: readonly WindowOpStatusRow[], clients: readonly ClientWindowRow[], server: readonly ServerCacheRow[]): LiveWindow[] {
+export function assembleWindows(
+  fromMs: number,
+  toMs: number,
+  windowMs: number,
+  rows: readonly WindowOpStatusRow[],
+  clients: readonly ClientWindowRow[],
+  server: readonly ServerCacheRow[],
+): LiveWindow[] {
   const byStart = new Map<number, LiveWindow>()
   const out: LiveWindow[] = []
   for (let t = fromMs; t < toMs; t += windowMs) {
@@ -31,7 +38,20 @@ export function assembleWindows(fromMs: number, toMs: number, windowMs: number, 
   for (const r of rows) {
     const w = byStart.get(r.startMs)
     if (w === undefined) continue
-    const op: LiveOpWindow = w.ops[r.op] ?? (w.ops[r.op] = { operations: 0, ok: 0, p50: null, p95: null, p99: null, p999: null, max: null, intendedP99: null, cacheHits: 0, cacheMisses: 0 })
+    const op: LiveOpWindow =
+      w.ops[r.op] ??
+      (w.ops[r.op] = {
+        operations: 0,
+        ok: 0,
+        p50: null,
+        p95: null,
+        p99: null,
+        p999: null,
+        max: null,
+        intendedP99: null,
+        cacheHits: 0,
+        cacheMisses: 0,
+      })
     op.operations += r.count
     op.cacheHits += r.cacheHits
     op.cacheMisses += r.cacheMisses
@@ -82,7 +102,17 @@ export class LiveTotals {
     for (const r of rows) {
       let o = this.ops.get(r.op)
       if (o === undefined) {
-        o = { ok: new Histogram(), intended: new Histogram(), okCount: 0, failed: 0, sumUs: 0, minUs: Number.POSITIVE_INFINITY, maxUs: 0, hits: 0, misses: 0 }
+        o = {
+          ok: new Histogram(),
+          intended: new Histogram(),
+          okCount: 0,
+          failed: 0,
+          sumUs: 0,
+          minUs: Number.POSITIVE_INFINITY,
+          maxUs: 0,
+          hits: 0,
+          misses: 0,
+        }
         this.ops.set(r.op, o)
       }
       this.operations += r.count

@@ -14,7 +14,19 @@
  * windows fire it once, `resolveWindows` consecutive good ones resolve it.
  */
 import { createHash } from 'node:crypto'
-import { ALL_OPS, type AlertRule, type AlertState, type BaselineMethod, type BelowTargetRule, type DropVsBaselineRule, type ErrorRateRule, type NoDataRule, type RuleType, type Severity, type VsBaselineRule } from '../../../schemas/alert-rules.v1.js'
+import {
+  ALL_OPS,
+  type AlertRule,
+  type AlertState,
+  type BaselineMethod,
+  type BelowTargetRule,
+  type DropVsBaselineRule,
+  type ErrorRateRule,
+  type NoDataRule,
+  type RuleType,
+  type Severity,
+  type VsBaselineRule,
+} from '../../../schemas/alert-rules.v1.js'
 import { judgeWindow, worstJudgement, type BaselineJudgement, type BaselineProfile } from './baseline-profile.js'
 
 /** Merged counts of one operation in one window. */
@@ -26,7 +38,9 @@ export interface WindowOpCount {
   p99Us?: number | null
 }
 
-/** One complete window of a run. Operations without a row may be left out: they count as 0 once the run has seen them. */
+/**
+ * One complete window of a run. Operations without a row may be left out: they count as 0 once the run has seen them.
+ */
 export interface CompleteWindow {
   /** ms since epoch, a multiple of windowMs. */
   startMs: number
@@ -119,14 +133,23 @@ export class AlertEvaluator {
    */
   observeWindow(run: RunContext, w: CompleteWindow): AlertTransition[] {
     const st = this.state(run.runId)
-    if (w.startMs <= st.lastWindowMs) throw new Error(`window ${w.startMs} of run ${run.runId} is not after the previous one (${st.lastWindowMs}): windows must be fed in order, once`)
+    if (w.startMs <= st.lastWindowMs)
+      throw new Error(
+        `window ${w.startMs} of run ${run.runId} is not after the previous one (${st.lastWindowMs}): ` +
+          `windows must be fed in order, once`,
+      )
     st.lastWindowMs = w.startMs
     const counts = new Map<string, WindowOpCount>()
     for (const op of st.ops) counts.set(op, { op, count: 0, errors: 0 })
     for (const c of w.ops) {
       st.ops.add(c.op)
       const prev = counts.get(c.op)
-      counts.set(c.op, { op: c.op, count: (prev?.count ?? 0) + c.count, errors: (prev?.errors ?? 0) + c.errors, p99Us: c.p99Us ?? prev?.p99Us ?? null })
+      counts.set(c.op, {
+        op: c.op,
+        count: (prev?.count ?? 0) + c.count,
+        errors: (prev?.errors ?? 0) + c.errors,
+        p99Us: c.p99Us ?? prev?.p99Us ?? null,
+      })
     }
     const seconds = w.windowMs / 1000
     const out: AlertTransition[] = []
@@ -171,14 +194,32 @@ export class AlertEvaluator {
             const s = this.series(st, rule.name, c.op)
             s.seen++
             if (s.seen <= (rule.warmupWindows ?? RULE_DEFAULTS.warmupWindows)) continue
-            const judged = judgeWindow(b.profile, rule, c.op, offset, { count: c.count, windowMs: w.windowMs, p99Us: c.p99Us ?? null })
+            const judged = judgeWindow(b.profile, rule, c.op, offset, {
+              count: c.count,
+              windowMs: w.windowMs,
+              p99Us: c.p99Us ?? null,
+            })
             // Nothing to compare with at this offset (the baseline was shorter, or too quiet): neither good nor bad.
             if (judged.length === 0) continue
             // The worst figure speaks for the window: of the bad ones, the furthest beyond its bar
             // (slow scans also lower SCAN's throughput a little, but a p99 50x the baseline's is the
             // news); when none is bad, the first judged.
             const j = worstJudgement(judged)
-            this.push(out, this.step(rule, run, c.op, s, j.bad, w, j.value, j.threshold, j.expected, baselineText(rule, run, c.op, j, judged, b.profile.ref, w.windowMs)))
+            this.push(
+              out,
+              this.step(
+                rule,
+                run,
+                c.op,
+                s,
+                j.bad,
+                w,
+                j.value,
+                j.threshold,
+                j.expected,
+                baselineText(rule, run, c.op, j, judged, b.profile.ref, w.windowMs),
+              ),
+            )
           }
           break
         }
@@ -210,7 +251,16 @@ export class AlertEvaluator {
           nd.open = undefined
         }
       } else if (silentS >= rule.seconds) {
-        const t = this.fire(rule, run, ALL_OPS, lastDataMs + rule.seconds * 1000, nowMs, silentS, rule.seconds, noDataText(rule, run, lastDataMs))
+        const t = this.fire(
+          rule,
+          run,
+          ALL_OPS,
+          lastDataMs + rule.seconds * 1000,
+          nowMs,
+          silentS,
+          rule.seconds,
+          noDataText(rule, run, lastDataMs),
+        )
         nd.open = t
         nd.lastDataMs = lastDataMs
         out.push(t)
@@ -227,7 +277,15 @@ export class AlertEvaluator {
     const open = [...[...st.series.values()].map((s) => s.streak.open), ...[...st.noData.values()].map((n) => n.open)]
     for (const t of open) {
       if (t === undefined) continue
-      out.push(this.resolve(t, Math.max(endedAtMs, t.startsAtMs), Math.max(endedAtMs, t.atWindowMs), t.value, `${t.summary} (resolved: the run ended)`))
+      out.push(
+        this.resolve(
+          t,
+          Math.max(endedAtMs, t.startsAtMs),
+          Math.max(endedAtMs, t.atWindowMs),
+          t.value,
+          `${t.summary} (resolved: the run ended)`,
+        ),
+      )
     }
     this.runs.delete(runId)
     return out
@@ -243,7 +301,14 @@ export class AlertEvaluator {
     return out
   }
 
-  private dropStep(rule: DropVsBaselineRule, run: RunContext, st: RunState, c: WindowOpCount, w: CompleteWindow, seconds: number): AlertTransition | undefined {
+  private dropStep(
+    rule: DropVsBaselineRule,
+    run: RunContext,
+    st: RunState,
+    c: WindowOpCount,
+    w: CompleteWindow,
+    seconds: number,
+  ): AlertTransition | undefined {
     const s = this.series(st, rule.name, c.op)
     s.seen++
     if (s.seen <= (rule.warmupWindows ?? RULE_DEFAULTS.warmupWindows)) return undefined
@@ -264,14 +329,34 @@ export class AlertEvaluator {
     return this.step(rule, run, c.op, s, bad, w, value, threshold, base)
   }
 
-  private step(rule: WindowRule, run: RunContext, op: string, s: Series, bad: boolean, w: CompleteWindow, value: number, threshold: number, base?: number, text?: { summary: string; description: string }): AlertTransition | undefined {
+  private step(
+    rule: WindowRule,
+    run: RunContext,
+    op: string,
+    s: Series,
+    bad: boolean,
+    w: CompleteWindow,
+    value: number,
+    threshold: number,
+    base?: number,
+    text?: { summary: string; description: string },
+  ): AlertTransition | undefined {
     const k = s.streak
     if (bad) {
       if (k.bad === 0) k.badSinceMs = w.startMs
       k.bad++
       k.good = 0
       if (k.open === undefined && k.bad >= rule.windows) {
-        k.open = this.fire(rule, run, op, k.badSinceMs, w.startMs, value, threshold, text ?? windowText(rule, run, op, value, threshold, w.windowMs, base))
+        k.open = this.fire(
+          rule,
+          run,
+          op,
+          k.badSinceMs,
+          w.startMs,
+          value,
+          threshold,
+          text ?? windowText(rule, run, op, value, threshold, w.windowMs, base),
+        )
         return k.open
       }
       return undefined
@@ -287,7 +372,16 @@ export class AlertEvaluator {
     return undefined
   }
 
-  private fire(rule: AlertRule, run: RunContext, op: string, startsAtMs: number, atWindowMs: number, value: number, threshold: number, text: { summary: string; description: string }): AlertTransition {
+  private fire(
+    rule: AlertRule,
+    run: RunContext,
+    op: string,
+    startsAtMs: number,
+    atWindowMs: number,
+    value: number,
+    threshold: number,
+    text: { summary: string; description: string },
+  ): AlertTransition {
     return {
       state: 'firing',
       rule: rule.name,
@@ -306,7 +400,13 @@ export class AlertEvaluator {
     }
   }
 
-  private resolve(open: AlertTransition, endsAtMs: number, atWindowMs: number, value: number, summary: string): AlertTransition {
+  private resolve(
+    open: AlertTransition,
+    endsAtMs: number,
+    atWindowMs: number,
+    value: number,
+    summary: string,
+  ): AlertTransition {
     return { ...open, state: 'resolved', endsAtMs, atWindowMs, value, summary }
   }
 
@@ -350,19 +450,35 @@ export function baselineOf(values: readonly number[], method: BaselineMethod): n
 const rate = (v: number): string => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1))
 const pct = (f: number): string => `${(f * 100).toFixed(f < 0.01 ? 2 : 1)}%`
 
-function windowText(rule: WindowRule, run: RunContext, op: string, value: number, threshold: number, windowMs: number, base: number | undefined): { summary: string; description: string } {
+function windowText(
+  rule: WindowRule,
+  run: RunContext,
+  op: string,
+  value: number,
+  threshold: number,
+  windowMs: number,
+  base: number | undefined,
+): { summary: string; description: string } {
   const span = `${rule.windows} consecutive complete ${windowMs} ms window${rule.windows === 1 ? '' : 's'}`
   switch (rule.type) {
     case 'below_target':
       return {
-        summary: `Run ${run.runId} throughput ${rate(value)} ops/s is below ${pct(rule.fraction)} of its target ${rate(run.targetOpsPerSec)} ops/s`,
+        summary:
+          `Run ${run.runId} throughput ${rate(value)} ops/s is below ${pct(rule.fraction)} of its target ` +
+          `${rate(run.targetOpsPerSec)} ops/s`,
         description: `Total throughput over all operations stayed under ${rate(threshold)} ops/s for ${span}.`,
       }
     case 'drop_vs_baseline': {
       const b = base ?? 0
       return {
-        summary: `${op} throughput of run ${run.runId} dropped to ${rate(value)} ops/s, ${Math.round((1 - value / b) * 100)}% below its baseline of ${rate(b)} ops/s`,
-        description: `${op} stayed under ${rate(threshold)} ops/s (${rule.percent}% below the ${rule.baseline ?? RULE_DEFAULTS.baseline} of the previous ${rule.baselineWindows} good windows) for ${span}.`,
+        summary:
+          `${op} throughput of run ${run.runId} dropped to ${rate(value)} ` +
+          `ops/s, ${Math.round((1 - value / b) * 100)}% ` +
+          `below its baseline of ${rate(b)} ops/s`,
+        description:
+          `${op} stayed under ${rate(threshold)} ops/s (${rule.percent}% ` +
+          `below the ${rule.baseline ?? RULE_DEFAULTS.baseline} ` +
+          `of the previous ${rule.baselineWindows} good windows) for ${span}.`,
       }
     }
     case 'error_rate':
@@ -376,12 +492,32 @@ function windowText(rule: WindowRule, run: RunContext, op: string, value: number
 }
 
 /** What a vs_baseline window says: the figure that decided, and the others judged beside it. */
-function baselineText(rule: VsBaselineRule, run: RunContext, op: string, j: BaselineJudgement, all: readonly BaselineJudgement[], ref: string, windowMs: number): { summary: string; description: string } {
-  const fig = (x: BaselineJudgement): string => (x.figure === 'throughput' ? `throughput ${rate(x.value)} ops/s vs ${rate(x.expected)}` : `p99 ${Math.round(x.value)} µs vs ${Math.round(x.expected)} µs`)
-  const what = j.figure === 'throughput' ? `${Math.round((1 - j.value / j.expected) * 100)}% below` : `${(j.value / j.expected).toFixed(1)}x`
+function baselineText(
+  rule: VsBaselineRule,
+  run: RunContext,
+  op: string,
+  j: BaselineJudgement,
+  all: readonly BaselineJudgement[],
+  ref: string,
+  windowMs: number,
+): { summary: string; description: string } {
+  const fig = (x: BaselineJudgement): string =>
+    x.figure === 'throughput'
+      ? `throughput ${rate(x.value)} ops/s vs ${rate(x.expected)}`
+      : `p99 ${Math.round(x.value)} µs vs ${Math.round(x.expected)} µs`
+  const what =
+    j.figure === 'throughput'
+      ? `${Math.round((1 - j.value / j.expected) * 100)}% below`
+      : `${(j.value / j.expected).toFixed(1)}x`
   return {
-    summary: `${op} of run ${run.runId} is slower than baseline ${ref} at the same second: ${j.figure} ${what} the baseline's (${fig(j)})`,
-    description: `${all.map(fig).join('; ')} at the same offset from the start; beyond the baseline's window-to-window noise (sigma ${j.figure === 'throughput' ? `${rate(j.sigma)} ops/s` : `${Math.round(j.sigma)} µs`}, bar ${rule.sigmas ?? 4} sigma and ${rule.minPercent ?? 10}%) for ${rule.windows} consecutive complete ${windowMs} ms window${rule.windows === 1 ? '' : 's'}.`,
+    summary:
+      `${op} of run ${run.runId} is slower than baseline ${ref} at the same second: ${j.figure} ${what} ` +
+      `the baseline's (${fig(j)})`,
+    description:
+      `${all.map(fig).join('; ')} at the same offset from the start; beyond the baseline's window-to-window ` +
+      `noise (sigma ${j.figure === 'throughput' ? `${rate(j.sigma)} ops/s` : `${Math.round(j.sigma)} µs`}, ` +
+      `bar ${rule.sigmas ?? 4} sigma and ${rule.minPercent ?? 10}%) for ${rule.windows} consecutive ` +
+      `complete ${windowMs} ms window${rule.windows === 1 ? '' : 's'}.`,
   }
 }
 
@@ -390,7 +526,10 @@ function recoveredText(rule: WindowRule, run: RunContext, op: string, value: num
     case 'below_target':
       return `Run ${run.runId} throughput is back to ${rate(value)} ops/s (alert threshold ${rate(threshold)} ops/s)`
     case 'drop_vs_baseline':
-      return `${op} throughput of run ${run.runId} recovered to ${rate(value)} ops/s (alert threshold ${rate(threshold)} ops/s)`
+      return (
+        `${op} throughput of run ${run.runId} recovered to ${rate(value)} ` +
+        `ops/s (alert threshold ${rate(threshold)} ops/s)`
+      )
     case 'error_rate':
       return `${op} error rate of run ${run.runId} is back to ${pct(value)} (threshold ${pct(threshold)})`
     case 'vs_baseline':
@@ -401,6 +540,8 @@ function recoveredText(rule: WindowRule, run: RunContext, op: string, value: num
 function noDataText(rule: NoDataRule, run: RunContext, lastDataMs: number): { summary: string; description: string } {
   return {
     summary: `Run ${run.runId} has produced no operations for ${rule.seconds} s`,
-    description: `The run has started and not ended, but its newest operation ended at ${new Date(lastDataMs).toISOString()}.`,
+    description:
+      `The run has started and not ended, but its newest operation ended ` +
+      `at ${new Date(lastDataMs).toISOString()}.`,
   }
 }

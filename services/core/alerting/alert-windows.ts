@@ -55,7 +55,8 @@ export function runWatermarkUs(partitionMaxEndUs: readonly number[], partitionId
  */
 export function completeBefore(p: RunProgress, o: CompletenessOptions): { beforeMs: number; final: boolean } {
   const W = p.windowMs
-  if (o.endedAtMs !== undefined && o.nowMs >= o.endedAtMs + o.endGraceMs) return { beforeMs: p.lastWindowMs, final: true }
+  if (o.endedAtMs !== undefined && o.nowMs >= o.endedAtMs + o.endGraceMs)
+    return { beforeMs: p.lastWindowMs, final: true }
   const wmUs = runWatermarkUs(p.partitionMaxEndUs, o.partitionIdleMs * 1000)
   if (wmUs === undefined) return { beforeMs: p.firstWindowMs, final: false }
   const wmMs = Math.floor(wmUs / 1000)

@@ -64,14 +64,28 @@ export interface BaselineProfile {
 export const MIN_DIFFERENCES = 4
 /** 1 / Φ⁻¹(3/4): a median absolute deviation times this estimates a standard deviation (normal data). */
 const MAD_TO_SIGMA = 1.4826
-export const VS_BASELINE_DEFAULTS = { sigmas: 4, minPercent: 10, minOps: 20, figures: ['throughput', 'p99'] as BaselineFigure[] } as const
+export const VS_BASELINE_DEFAULTS = {
+  sigmas: 4,
+  minPercent: 10,
+  minOps: 20,
+  figures: ['throughput', 'p99'] as BaselineFigure[],
+} as const
 
-export function buildBaselineProfile(ref: string, rows: readonly BaselineWindowRow[], minOps: number = VS_BASELINE_DEFAULTS.minOps): BaselineProfile {
+export function buildBaselineProfile(
+  ref: string,
+  rows: readonly BaselineWindowRow[],
+  minOps: number = VS_BASELINE_DEFAULTS.minOps,
+): BaselineProfile {
   const windowMs = rows[0]?.windowMs
   const span = new Map<string, { first: number; last: number }>()
   for (const r of rows) {
     const s = span.get(r.runId)
-    span.set(r.runId, s === undefined ? { first: r.offset, last: r.offset } : { first: Math.min(s.first, r.offset), last: Math.max(s.last, r.offset) })
+    span.set(
+      r.runId,
+      s === undefined
+        ? { first: r.offset, last: r.offset }
+        : { first: Math.min(s.first, r.offset), last: Math.max(s.last, r.offset) },
+    )
   }
   // op -> figure -> run -> offset -> value
   const values = new Map<string, Record<BaselineFigure, Map<string, Map<number, number>>>>()
@@ -134,7 +148,13 @@ export interface BaselineJudgement {
  * baseline has that offset and a sigma, and enough operations for a p99).
  * Empty when nothing can be judged: the window is then neither good nor bad.
  */
-export function judgeWindow(profile: BaselineProfile, rule: VsBaselineRule, op: string, offset: number, candidate: { count: number; windowMs: number; p99Us: number | null }): BaselineJudgement[] {
+export function judgeWindow(
+  profile: BaselineProfile,
+  rule: VsBaselineRule,
+  op: string,
+  offset: number,
+  candidate: { count: number; windowMs: number; p99Us: number | null },
+): BaselineJudgement[] {
   const s = profile.ops.get(op)
   if (s === undefined || profile.windowMs !== candidate.windowMs) return []
   const sigmas = rule.sigmas ?? VS_BASELINE_DEFAULTS.sigmas
@@ -148,10 +168,24 @@ export function judgeWindow(profile: BaselineProfile, rule: VsBaselineRule, op: 
     const margin = Math.max(sigmas * series.sigma, (minPercent / 100) * Math.abs(expected))
     if (figure === 'throughput') {
       const value = (candidate.count * 1000) / candidate.windowMs
-      out.push({ figure, value, expected, sigma: series.sigma, threshold: expected - margin, bad: value < expected - margin })
+      out.push({
+        figure,
+        value,
+        expected,
+        sigma: series.sigma,
+        threshold: expected - margin,
+        bad: value < expected - margin,
+      })
     } else {
       if (candidate.p99Us === null || candidate.count < minOps) continue
-      out.push({ figure, value: candidate.p99Us, expected, sigma: series.sigma, threshold: expected + margin, bad: candidate.p99Us > expected + margin })
+      out.push({
+        figure,
+        value: candidate.p99Us,
+        expected,
+        sigma: series.sigma,
+        threshold: expected + margin,
+        bad: candidate.p99Us > expected + margin,
+      })
     }
   }
   return out
@@ -169,7 +203,10 @@ export function exceedance(j: BaselineJudgement): number {
   return beyond / margin
 }
 
-/** The figure that speaks for a window: the bad one furthest beyond its bar, else the first judged. `judged` is not empty. */
+/**
+ * The figure that speaks for a window: the bad one furthest beyond its bar, else the first judged. `judged` is not
+ * empty.
+ */
 export function worstJudgement(judged: readonly BaselineJudgement[]): BaselineJudgement {
   let worst: BaselineJudgement | undefined
   for (const j of judged) if (j.bad && (worst === undefined || exceedance(j) > exceedance(worst))) worst = j

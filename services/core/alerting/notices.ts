@@ -54,13 +54,18 @@ export interface AlertmanagerPayload {
 }
 
 /** One transition as one Alertmanager webhook message (a group of one alert, grouped by alertname, run_id, op). */
-export function alertmanagerPayload(t: AlertTransition, o: { receiver: string; externalUrl: string }): AlertmanagerPayload {
+export function alertmanagerPayload(
+  t: AlertTransition,
+  o: { receiver: string; externalUrl: string },
+): AlertmanagerPayload {
   const labels = { alertname: t.rule, run_id: t.runId, op: t.op, severity: t.severity }
   const annotations = { summary: t.summary, description: t.description }
   const groupLabels = { alertname: t.rule, op: t.op, run_id: t.runId }
   return {
     version: '4',
-    groupKey: `{}:{${Object.entries(groupLabels).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}}`,
+    groupKey: `{}:{${Object.entries(groupLabels)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(', ')}}`,
     truncatedAlerts: 0,
     status: t.state,
     receiver: o.receiver,
@@ -68,14 +73,16 @@ export function alertmanagerPayload(t: AlertTransition, o: { receiver: string; e
     commonLabels: labels,
     commonAnnotations: annotations,
     externalURL: o.externalUrl,
-    alerts: [{
-      status: t.state,
-      labels,
-      annotations,
-      startsAt: new Date(t.startsAtMs).toISOString(),
-      endsAt: t.endsAtMs === undefined ? ZERO_TIME : new Date(t.endsAtMs).toISOString(),
-      generatorURL: `${o.externalUrl}/?run=${encodeURIComponent(t.runId)}`,
-      fingerprint: t.fingerprint,
-    }],
+    alerts: [
+      {
+        status: t.state,
+        labels,
+        annotations,
+        startsAt: new Date(t.startsAtMs).toISOString(),
+        endsAt: t.endsAtMs === undefined ? ZERO_TIME : new Date(t.endsAtMs).toISOString(),
+        generatorURL: `${o.externalUrl}/?run=${encodeURIComponent(t.runId)}`,
+        fingerprint: t.fingerprint,
+      },
+    ],
   }
 }

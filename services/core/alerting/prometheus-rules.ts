@@ -16,7 +16,13 @@
  *   benchstream_run_target_ops_per_second{run_id}           sum of the run's clients' -target (running clients)
  *   benchstream_run_clients_active{run_id}                  clients that started and have not ended
  */
-import type { AlertRule, DropVsBaselineRule, ErrorRateRule, BelowTargetRule, NoDataRule } from '../../../schemas/alert-rules.v1.js'
+import type {
+  AlertRule,
+  DropVsBaselineRule,
+  ErrorRateRule,
+  BelowTargetRule,
+  NoDataRule,
+} from '../../../schemas/alert-rules.v1.js'
 import { RULE_DEFAULTS } from './alert-rules.js'
 
 export interface PrometheusRulesOptions {
@@ -36,9 +42,10 @@ export function prometheusRules(rules: readonly AlertRule[], opts: PrometheusRul
   const d = (windows: number): string => duration(windows * S)
   const lines: string[] = [
     `# GENERATED from ${opts.source} by \`npm run generate\`: do not edit; edit the rules file.`,
-    '# Prometheus alerting rules equal to Benchstream\'s built-in alert evaluator',
+    "# Prometheus alerting rules equal to Benchstream's built-in alert evaluator",
     `# (services/core/alerting/prometheus-rules.ts says how they map): one window`,
-    `# here is one evaluation interval of ${S} s. Test: promtool test rules deploy/prometheus/benchstream-rules.test.yml`,
+    `# here is one evaluation interval of ${S} s. Test: promtool test ` +
+      `rules deploy/prometheus/benchstream-rules.test.yml`,
     'groups:',
     '  - name: benchstream-recording',
     `    interval: ${duration(S)}`,
@@ -59,13 +66,23 @@ export function prometheusRules(rules: readonly AlertRule[], opts: PrometheusRul
   for (const rule of rules) {
     const alert = ruleLines(rule, S)
     if (alert === undefined) {
-      lines.push(`      # ${rule.name} (${rule.type}): compares a run with its baseline run, which Prometheus does not have; the built-in evaluator only.`)
+      lines.push(
+        `      # ${rule.name} (${rule.type}): compares a run with its baseline run, which Prometheus ` +
+          `does not have; the built-in evaluator only.`,
+      )
       continue
     }
     lines.push(`      - alert: ${rule.name}`, '        expr: |', ...alert.expr.map((l) => `          ${l}`))
     if (alert.for > 0) lines.push(`        for: ${duration(alert.for)}`)
     if (alert.keepFiringFor > 0) lines.push(`        keep_firing_for: ${duration(alert.keepFiringFor)}`)
-    lines.push('        labels:', `          severity: ${rule.severity}`, `          rule_type: ${rule.type}`, '        annotations:', `          summary: ${quote(alert.summary)}`, `          description: ${quote(rule.description ?? alert.description)}`)
+    lines.push(
+      '        labels:',
+      `          severity: ${rule.severity}`,
+      `          rule_type: ${rule.type}`,
+      '        annotations:',
+      `          summary: ${quote(alert.summary)}`,
+      `          description: ${quote(rule.description ?? alert.description)}`,
+    )
   }
   return lines.join('\n') + '\n'
 }
@@ -97,7 +114,11 @@ function ruleLines(rule: AlertRule, S: number): AlertLines | undefined {
 }
 
 /** `for` and `keep_firing_for` of a rule fired after `windows` and resolved after `resolveWindows` windows. */
-function timing(windows: number, resolveWindows: number | undefined, S: number): { for: number; keepFiringFor: number } {
+function timing(
+  windows: number,
+  resolveWindows: number | undefined,
+  S: number,
+): { for: number; keepFiringFor: number } {
   // The first breaching evaluation counts as one window, so `for` covers the others.
   return { for: (windows - 1) * S, keepFiringFor: ((resolveWindows ?? windows) - 1) * S }
 }
@@ -128,7 +149,9 @@ function drop(rule: DropVsBaselineRule, S: number): AlertLines {
     ],
     ...timing(rule.windows, rule.resolveWindows, S),
     summary: `{{ $labels.op }} throughput of run {{ $labels.run_id }} dropped to {{ $value | printf "%.0f" }} ops/s`,
-    description: `{{ $labels.op }} of run {{ $labels.run_id }} has run more than ${rule.percent}% below the ${method} of its ${rule.baselineWindows} previous windows for ${rule.windows} windows of ${S} s.`,
+    description:
+      `{{ $labels.op }} of run {{ $labels.run_id }} has run more than ${rule.percent}% below the ${method} ` +
+      `of its ${rule.baselineWindows} previous windows for ${rule.windows} windows of ${S} s.`,
   }
 }
 
@@ -144,7 +167,9 @@ function errorRate(rule: ErrorRateRule, S: number): AlertLines {
     ],
     ...timing(rule.windows, rule.resolveWindows, S),
     summary: `{{ $labels.op }} of run {{ $labels.run_id }} fails {{ $value | humanizePercentage }} of its operations`,
-    description: `More than ${round(rule.threshold * 100)}% of the {{ $labels.op }} operations of run {{ $labels.run_id }} failed for ${rule.windows} windows of ${S} s.`,
+    description:
+      `More than ${round(rule.threshold * 100)}% of the {{ $labels.op }} operations of run {{ $labels.run_id ` +
+      `}} failed for ${rule.windows} windows of ${S} s.`,
   }
 }
 
@@ -152,14 +177,12 @@ function belowTarget(rule: BelowTargetRule, S: number): AlertLines {
   const target = 'sum by (run_id) (benchstream_run_target_ops_per_second)'
   const warm = (rule.warmupWindows ?? RULE_DEFAULTS.warmupWindows) + rule.windows
   return {
-    expr: [
-      `${RUN_RATE} < ${rule.fraction} * ${target}`,
-      `and ${target} > 0`,
-      `and ${warmedUp(RUN_RATE, warm, S)}`,
-    ],
+    expr: [`${RUN_RATE} < ${rule.fraction} * ${target}`, `and ${target} > 0`, `and ${warmedUp(RUN_RATE, warm, S)}`],
     ...timing(rule.windows, rule.resolveWindows, S),
     summary: 'run {{ $labels.run_id }} runs below its target: {{ $value | printf "%.0f" }} ops/s',
-    description: `Run {{ $labels.run_id }} has stayed under ${round(rule.fraction * 100)}% of its target throughput for ${rule.windows} windows of ${S} s.`,
+    description:
+      `Run {{ $labels.run_id }} has stayed under ${round(rule.fraction * 100)}% of its target throughput ` +
+      `for ${rule.windows} windows of ${S} s.`,
   }
 }
 

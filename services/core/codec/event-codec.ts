@@ -192,7 +192,12 @@ export function encodeIntervalHistogram(h: Omit<IntervalHistogram, 'kind'>): Buf
       p = writeVarint(body, p, c)
     }
   }
-  return Buffer.concat([header(RECORD_KIND.INTERVAL_HISTOGRAM), idBytes(h.runId), idBytes(h.clientId), body.subarray(0, p)])
+  return Buffer.concat([
+    header(RECORD_KIND.INTERVAL_HISTOGRAM),
+    idBytes(h.runId),
+    idBytes(h.clientId),
+    body.subarray(0, p),
+  ])
 }
 
 export function encodeJsonRecord(record: RunLifecycle | ServerMetrics | SummaryReportRecord): Buffer {
@@ -207,7 +212,8 @@ export function encodeJsonRecord(record: RunLifecycle | ServerMetrics | SummaryR
  * not a well-formed Benchstream message (decodeMessage then says why).
  */
 export function peekRunId(buf: Buffer | null): string | undefined {
-  if (buf === null || buf.length < 6 || buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1 || buf[2] !== SCHEMA_VERSION) return undefined
+  if (buf === null || buf.length < 6 || buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1 || buf[2] !== SCHEMA_VERSION)
+    return undefined
   const kind = buf[3]
   if (kind === RECORD_KIND.OPS || kind === RECORD_KIND.INTERVAL_HISTOGRAM) {
     const len = buf[4]!
@@ -215,7 +221,12 @@ export function peekRunId(buf: Buffer | null): string | undefined {
     const id = buf.toString('utf8', 5, 5 + len)
     return ID_PATTERN.test(id) ? id : undefined
   }
-  if (kind === RECORD_KIND.RUN_LIFECYCLE || kind === RECORD_KIND.SERVER_METRICS || kind === RECORD_KIND.PROFILE || kind === RECORD_KIND.SUMMARY_REPORT) {
+  if (
+    kind === RECORD_KIND.RUN_LIFECYCLE ||
+    kind === RECORD_KIND.SERVER_METRICS ||
+    kind === RECORD_KIND.PROFILE ||
+    kind === RECORD_KIND.SUMMARY_REPORT
+  ) {
     try {
       const v = JSON.parse(buf.toString('utf8', 4)) as { runId?: unknown }
       return typeof v.runId === 'string' && ID_PATTERN.test(v.runId) ? v.runId : undefined
@@ -312,12 +323,21 @@ class Reader {
  */
 export function decodeMessage(buf: Buffer | null, limits: DecodeLimits, visitor: OpsVisitor): DecodeResult {
   if (buf === null || buf.length === 0) return { ok: false, reason: 'empty_message', detail: 'message has no value' }
-  if (buf.length < 4) return { ok: false, reason: 'truncated', detail: `message is ${buf.length} bytes; the header alone is 4` }
+  if (buf.length < 4)
+    return { ok: false, reason: 'truncated', detail: `message is ${buf.length} bytes; the header alone is 4` }
   if (buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1) {
-    return { ok: false, reason: 'bad_magic', detail: `first bytes are 0x${buf.subarray(0, 2).toString('hex')}; expected 0x4253 ("BS")` }
+    return {
+      ok: false,
+      reason: 'bad_magic',
+      detail: `first bytes are 0x${buf.subarray(0, 2).toString('hex')}; expected 0x4253 ("BS")`,
+    }
   }
   if (buf[2] !== SCHEMA_VERSION) {
-    return { ok: false, reason: 'unknown_schema_version', detail: `schema version ${buf[2]}; this processor reads version ${SCHEMA_VERSION}` }
+    return {
+      ok: false,
+      reason: 'unknown_schema_version',
+      detail: `schema version ${buf[2]}; this processor reads version ${SCHEMA_VERSION}`,
+    }
   }
   const kind = buf[3]!
   try {
@@ -334,33 +354,70 @@ export function decodeMessage(buf: Buffer | null, limits: DecodeLimits, visitor:
       case RECORD_KIND.SUMMARY_REPORT:
         return decodeSummaryReport(buf, limits)
       default:
-        return { ok: false, reason: 'unknown_record_kind', detail: `record kind ${kind}; known kinds are ${Object.entries(RECORD_KIND).map(([k, v]) => `${v} (${k})`).join(', ')}` }
+        return {
+          ok: false,
+          reason: 'unknown_record_kind',
+          detail: `record kind ${kind}; known kinds are ${Object.entries(RECORD_KIND)
+            .map(([k, v]) => `${v} (${k})`)
+            .join(', ')}`,
+        }
     }
   } catch (err) {
-    if (err instanceof Truncated) return { ok: false, reason: 'truncated', detail: `message of ${buf.length} bytes ends inside a field` }
+    if (err instanceof Truncated)
+      return { ok: false, reason: 'truncated', detail: `message of ${buf.length} bytes ends inside a field` }
     throw err
   }
 }
 
-const scratch: DecodedOp = { thread: 0, opCode: 0, statusIndex: 0, cacheIndex: 0, startUs: 0, latencyUs: 0, intendedUs: 0, bytes: 0 }
+const scratch: DecodedOp = {
+  thread: 0,
+  opCode: 0,
+  statusIndex: 0,
+  cacheIndex: 0,
+  startUs: 0,
+  latencyUs: 0,
+  intendedUs: 0,
+  bytes: 0,
+}
 
 function decodeOps(r: Reader, limits: DecodeLimits, visitor: OpsVisitor): DecodeResult {
   const runId = r.id()
   const clientId = r.id()
-  if (runId === undefined || clientId === undefined) return { ok: false, reason: 'invalid_id', detail: 'run id or client id is empty, too long or has characters outside A-Z a-z 0-9 . _ : -' }
+  if (runId === undefined || clientId === undefined)
+    return {
+      ok: false,
+      reason: 'invalid_id',
+      detail: 'run id or client id is empty, too long or has characters outside A-Z a-z 0-9 . _ : -',
+    }
   const base = r.f64()
   const count = r.varint()
-  if (!Number.isFinite(base)) return { ok: false, reason: 'timestamp_out_of_range', detail: 'batch base time is not a finite number' }
+  if (!Number.isFinite(base))
+    return { ok: false, reason: 'timestamp_out_of_range', detail: 'batch base time is not a finite number' }
   if (count * MIN_EVENT_BYTES > r.buf.length - r.pos) {
-    return { ok: false, reason: 'truncated', detail: `batch claims ${count} events but only ${r.buf.length - r.pos} bytes follow` }
+    return {
+      ok: false,
+      reason: 'truncated',
+      detail: `batch claims ${count} events but only ${r.buf.length - r.pos} bytes follow`,
+    }
   }
   // Structure first: a message that does not parse to the end is rejected
   // whole, before any of its events reach the visitor.
   const start = r.pos
   for (let i = 0; i < count; i++) {
-    r.varint(); r.u8(); r.u8(); r.varint(); r.varint(); r.varint(); r.varint()
+    r.varint()
+    r.u8()
+    r.u8()
+    r.varint()
+    r.varint()
+    r.varint()
+    r.varint()
   }
-  if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last of ${count} events` }
+  if (r.pos !== r.buf.length)
+    return {
+      ok: false,
+      reason: 'trailing_bytes',
+      detail: `${r.buf.length - r.pos} bytes after the last of ${count} events`,
+    }
   r.pos = start
   let rejected = 0
   const e = scratch
@@ -401,35 +458,97 @@ function checkEvent(e: DecodedOp, opByte: number, limits: DecodeLimits): RejectR
 function decodeHistogram(r: Reader, limits: DecodeLimits): DecodeResult {
   const runId = r.id()
   const clientId = r.id()
-  if (runId === undefined || clientId === undefined) return { ok: false, reason: 'invalid_id', detail: 'run id or client id is empty, too long or has characters outside A-Z a-z 0-9 . _ : -' }
+  if (runId === undefined || clientId === undefined)
+    return {
+      ok: false,
+      reason: 'invalid_id',
+      detail: 'run id or client id is empty, too long or has characters outside A-Z a-z 0-9 . _ : -',
+    }
   const opCode = r.u8()
   const statusIndex = r.u8()
   const intervalStartUs = r.f64()
   const intervalLengthUs = r.varint()
   const n = r.varint()
-  if (n * 2 > r.buf.length - r.pos) return { ok: false, reason: 'truncated', detail: `histogram claims ${n} buckets but only ${r.buf.length - r.pos} bytes follow` }
-  if (n > HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `histogram claims ${n} buckets; the layout has ${HISTOGRAM_BUCKETS}` }
-  if (intervalLengthUs > MAX_INTERVAL_US) return { ok: false, reason: 'invalid_histogram', detail: `interval of ${intervalLengthUs} µs; at most ${MAX_INTERVAL_US} µs (one day) is accepted` }
+  if (n * 2 > r.buf.length - r.pos)
+    return {
+      ok: false,
+      reason: 'truncated',
+      detail: `histogram claims ${n} buckets but only ${r.buf.length - r.pos} bytes follow`,
+    }
+  if (n > HISTOGRAM_BUCKETS)
+    return {
+      ok: false,
+      reason: 'invalid_histogram',
+      detail: `histogram claims ${n} buckets; the layout has ${HISTOGRAM_BUCKETS}`,
+    }
+  if (intervalLengthUs > MAX_INTERVAL_US)
+    return {
+      ok: false,
+      reason: 'invalid_histogram',
+      detail: `interval of ${intervalLengthUs} µs; at most ${MAX_INTERVAL_US} µs (one day) is accepted`,
+    }
   const buckets = readBuckets(r, n)
   if (typeof buckets === 'string') return { ok: false, reason: 'invalid_histogram', detail: buckets }
   let intended: Array<[number, number]> | undefined
   if (r.pos < r.buf.length) {
     const tag = r.u8()
-    if (tag !== INTERVAL_SECTION.INTENDED) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos + 1} bytes after the last bucket, starting with section tag ${tag}; the only section is ${INTERVAL_SECTION.INTENDED} (intended)` }
+    if (tag !== INTERVAL_SECTION.INTENDED)
+      return {
+        ok: false,
+        reason: 'trailing_bytes',
+        detail:
+          `${r.buf.length - r.pos + 1} bytes after the last bucket, starting with section tag ${tag}; ` +
+          `the only section is ${INTERVAL_SECTION.INTENDED} (intended)`,
+      }
     const m = r.varint()
-    if (m * 2 > r.buf.length - r.pos) return { ok: false, reason: 'truncated', detail: `intended histogram claims ${m} buckets but only ${r.buf.length - r.pos} bytes follow` }
-    if (m > HISTOGRAM_BUCKETS) return { ok: false, reason: 'invalid_histogram', detail: `intended histogram claims ${m} buckets; the layout has ${HISTOGRAM_BUCKETS}` }
+    if (m * 2 > r.buf.length - r.pos)
+      return {
+        ok: false,
+        reason: 'truncated',
+        detail: `intended histogram claims ${m} buckets but only ${r.buf.length - r.pos} bytes follow`,
+      }
+    if (m > HISTOGRAM_BUCKETS)
+      return {
+        ok: false,
+        reason: 'invalid_histogram',
+        detail: `intended histogram claims ${m} buckets; the layout has ${HISTOGRAM_BUCKETS}`,
+      }
     const ib = readBuckets(r, m)
     if (typeof ib === 'string') return { ok: false, reason: 'invalid_histogram', detail: `intended histogram: ${ib}` }
     intended = ib
   }
-  if (r.pos !== r.buf.length) return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last bucket` }
+  if (r.pos !== r.buf.length)
+    return { ok: false, reason: 'trailing_bytes', detail: `${r.buf.length - r.pos} bytes after the last bucket` }
   const op = OPERATIONS[opCode - 1]
   const status = STATUSES[statusIndex]
-  if (op === undefined) return { ok: false, reason: 'unknown_operation', detail: `operation code ${opCode}; valid codes are 1..${OPERATIONS.length}` }
-  if (status === undefined) return { ok: false, reason: 'unknown_status', detail: `status index ${statusIndex}; valid are 0..${STATUSES.length - 1}` }
-  if (!(intervalStartUs >= limits.minStartUs && intervalStartUs <= limits.maxStartUs)) return { ok: false, reason: 'timestamp_out_of_range', detail: `interval start ${intervalStartUs} µs is outside the accepted range` }
-  const record: IntervalHistogram = { kind: RECORD_KIND.INTERVAL_HISTOGRAM, runId, clientId, op, status, intervalStartUs, intervalLengthUs, buckets }
+  if (op === undefined)
+    return {
+      ok: false,
+      reason: 'unknown_operation',
+      detail: `operation code ${opCode}; valid codes are 1..${OPERATIONS.length}`,
+    }
+  if (status === undefined)
+    return {
+      ok: false,
+      reason: 'unknown_status',
+      detail: `status index ${statusIndex}; valid are 0..${STATUSES.length - 1}`,
+    }
+  if (!(intervalStartUs >= limits.minStartUs && intervalStartUs <= limits.maxStartUs))
+    return {
+      ok: false,
+      reason: 'timestamp_out_of_range',
+      detail: `interval start ${intervalStartUs} µs is outside the accepted range`,
+    }
+  const record: IntervalHistogram = {
+    kind: RECORD_KIND.INTERVAL_HISTOGRAM,
+    runId,
+    clientId,
+    op,
+    status,
+    intervalStartUs,
+    intervalLengthUs,
+    buckets,
+  }
   if (intended !== undefined) record.intended = intended
   return { ok: true, kind: RECORD_KIND.INTERVAL_HISTOGRAM, record }
 }
@@ -455,23 +574,52 @@ const serverMetricsBody = Compile(ServerMetricsBody)
 /** Problems named in one dead letter's detail. */
 const MAX_PROBLEMS_LISTED = 3
 
-function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof RECORD_KIND.SERVER_METRICS, limits: DecodeLimits): DecodeResult {
-  if (buf.length > MAX_JSON_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a ${kind === RECORD_KIND.RUN_LIFECYCLE ? 'run lifecycle' : 'server metrics'} record of ${buf.length} bytes; at most ${MAX_JSON_RECORD_BYTES} are accepted` }
+function decodeJson(
+  buf: Buffer,
+  kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof RECORD_KIND.SERVER_METRICS,
+  limits: DecodeLimits,
+): DecodeResult {
+  if (buf.length > MAX_JSON_RECORD_BYTES)
+    return {
+      ok: false,
+      reason: 'record_too_large',
+      detail:
+        `a ${kind === RECORD_KIND.RUN_LIFECYCLE ? 'run lifecycle' : 'server metrics'} record of ${buf.length} ` +
+        `bytes; at most ${MAX_JSON_RECORD_BYTES} are accepted`,
+    }
   let value: unknown
   try {
     value = JSON.parse(buf.toString('utf8', 4))
   } catch (err) {
     return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
   const schema = kind === RECORD_KIND.RUN_LIFECYCLE ? lifecycleBody : serverMetricsBody
   if (!schema.Check(value)) {
-    const problems = schemaProblems(kind === RECORD_KIND.RUN_LIFECYCLE ? RunLifecycleBody : ServerMetricsBody, value, '', 'the record')
-    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
+    const problems = schemaProblems(
+      kind === RECORD_KIND.RUN_LIFECYCLE ? RunLifecycleBody : ServerMetricsBody,
+      value,
+      '',
+      'the record',
+    )
+    return {
+      ok: false,
+      reason: 'invalid_record',
+      detail:
+        problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') +
+        (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : ''),
+    }
   }
   const v = value as { runId: string; clientId: string; atUs: number }
   if (!(v.atUs >= limits.minStartUs && v.atUs <= limits.maxStartUs)) {
-    return { ok: false, reason: 'timestamp_out_of_range', detail: `atUs ${v.atUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs (MAX_EVENT_AGE_S, MAX_EVENT_FUTURE_S)` }
+    return {
+      ok: false,
+      reason: 'timestamp_out_of_range',
+      detail:
+        `atUs ${v.atUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} ` +
+        `µs (MAX_EVENT_AGE_S, MAX_EVENT_FUTURE_S)`,
+    }
   }
   if (kind === RECORD_KIND.RUN_LIFECYCLE) {
     const l = value as Static<typeof RunLifecycleBody>
@@ -498,40 +646,82 @@ function decodeJson(buf: Buffer, kind: typeof RECORD_KIND.RUN_LIFECYCLE | typeof
     return { ok: true, kind, record }
   }
   const m = value as Static<typeof ServerMetricsBody>
-  return { ok: true, kind, record: { kind, runId: m.runId, clientId: m.clientId, atUs: m.atUs, source: m.source, values: m.values } }
+  return {
+    ok: true,
+    kind,
+    record: { kind, runId: m.runId, clientId: m.clientId, atUs: m.atUs, source: m.source, values: m.values },
+  }
 }
 
 const profileBody = Compile(ProfileRecordBody)
 const summaryReportBody = Compile(SummaryReportBody)
 
 function decodeSummaryReport(buf: Buffer, limits: DecodeLimits): DecodeResult {
-  if (buf.length > MAX_JSON_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a summary report record of ${buf.length} bytes; at most ${MAX_JSON_RECORD_BYTES} are accepted` }
+  if (buf.length > MAX_JSON_RECORD_BYTES)
+    return {
+      ok: false,
+      reason: 'record_too_large',
+      detail: `a summary report record of ${buf.length} bytes; at most ${MAX_JSON_RECORD_BYTES} are accepted`,
+    }
   let value: unknown
   try {
     value = JSON.parse(buf.toString('utf8', 4))
   } catch (err) {
     return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
   if (!summaryReportBody.Check(value)) {
     const problems = schemaProblems(SummaryReportBody, value, '', 'the record')
-    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
+    return {
+      ok: false,
+      reason: 'invalid_record',
+      detail:
+        problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') +
+        (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : ''),
+    }
   }
   const v = value
   if (!(v.atUs >= limits.minStartUs && v.atUs <= limits.maxStartUs)) {
-    return { ok: false, reason: 'timestamp_out_of_range', detail: `atUs ${v.atUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs` }
+    return {
+      ok: false,
+      reason: 'timestamp_out_of_range',
+      detail: `atUs ${v.atUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs`,
+    }
   }
   for (const m of v.measurements) {
-    if (m.kind === 'operation' ? !OPERATIONS.includes(m.op as Operation) : m.op !== '') return { ok: false, reason: 'invalid_record', detail: `measurement ${m.name}: op ${JSON.stringify(m.op)} does not fit kind ${m.kind} (an operation names one of ${OPERATIONS.join(', ')}; the others none)` }
+    if (m.kind === 'operation' ? !OPERATIONS.includes(m.op as Operation) : m.op !== '')
+      return {
+        ok: false,
+        reason: 'invalid_record',
+        detail:
+          `measurement ${m.name}: op ${JSON.stringify(m.op)} does not fit kind ${m.kind} (an operation ` +
+          `names one of ${OPERATIONS.join(', ')}; the others none)`,
+      }
   }
-  const record: SummaryReportRecord = { kind: RECORD_KIND.SUMMARY_REPORT, runId: v.runId, clientId: v.clientId, atUs: v.atUs, source: v.source, format: v.format, measurements: v.measurements }
+  const record: SummaryReportRecord = {
+    kind: RECORD_KIND.SUMMARY_REPORT,
+    runId: v.runId,
+    clientId: v.clientId,
+    atUs: v.atUs,
+    source: v.source,
+    format: v.format,
+    measurements: v.measurements,
+  }
   if (v.runtimeMs !== undefined) record.runtimeMs = v.runtimeMs
   if (v.throughputOpsPerSec !== undefined) record.throughputOpsPerSec = v.throughputOpsPerSec
   return { ok: true, kind: RECORD_KIND.SUMMARY_REPORT, record }
 }
 
 function decodeProfile(buf: Buffer, limits: DecodeLimits): DecodeResult {
-  if (buf.length > MAX_PROFILE_RECORD_BYTES) return { ok: false, reason: 'record_too_large', detail: `a profile record of ${buf.length} bytes; at most ${MAX_PROFILE_RECORD_BYTES} are accepted (send a large profile as several records with the same profileId)` }
+  if (buf.length > MAX_PROFILE_RECORD_BYTES)
+    return {
+      ok: false,
+      reason: 'record_too_large',
+      detail:
+        `a profile record of ${buf.length} bytes; at most ${MAX_PROFILE_RECORD_BYTES} are accepted (send ` +
+        `a large profile as several records with the same profileId)`,
+    }
   let value: unknown
   try {
     value = JSON.parse(buf.toString('utf8', 4))
@@ -539,7 +729,9 @@ function decodeProfile(buf: Buffer, limits: DecodeLimits): DecodeResult {
     return { ok: false, reason: 'invalid_json', detail: `body is not JSON: ${(err as Error).message}` }
   }
   const r = checkProfileBody(value, limits)
-  return r.ok ? { ok: true, kind: RECORD_KIND.PROFILE, record: r.record } : { ok: false, reason: r.reason, detail: r.detail }
+  return r.ok
+    ? { ok: true, kind: RECORD_KIND.PROFILE, record: r.record }
+    : { ok: false, reason: r.reason, detail: r.detail }
 }
 
 /**
@@ -548,29 +740,68 @@ function decodeProfile(buf: Buffer, limits: DecodeLimits): DecodeResult {
  * inside the frame table, at least one sample per stack, a time slice inside
  * `limits` and at most MAX_PROFILE_SPAN_US long.
  */
-export function checkProfileBody(value: unknown, limits: DecodeLimits): { ok: true; record: ProfileRecord } | { ok: false; reason: RejectReason; detail: string } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
+export function checkProfileBody(
+  value: unknown,
+  limits: DecodeLimits,
+): { ok: true; record: ProfileRecord } | { ok: false; reason: RejectReason; detail: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' }
   if (!profileBody.Check(value)) {
     const problems = schemaProblems(ProfileRecordBody, value, '', 'the record')
-    return { ok: false, reason: 'invalid_record', detail: problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') + (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : '') }
+    return {
+      ok: false,
+      reason: 'invalid_record',
+      detail:
+        problems.slice(0, MAX_PROBLEMS_LISTED).join('; ') +
+        (problems.length > MAX_PROBLEMS_LISTED ? `; and ${problems.length - MAX_PROBLEMS_LISTED} more` : ''),
+    }
   }
   const p = value
   if (!(p.fromUs >= limits.minStartUs && p.fromUs <= limits.maxStartUs)) {
-    return { ok: false, reason: 'timestamp_out_of_range', detail: `fromUs ${p.fromUs} is outside the accepted event-time range ${limits.minStartUs}..${limits.maxStartUs} µs` }
+    return {
+      ok: false,
+      reason: 'timestamp_out_of_range',
+      detail:
+        `fromUs ${p.fromUs} is outside the accepted ` +
+        `event-time range ${limits.minStartUs}..${limits.maxStartUs} µs`,
+    }
   }
   if (!(p.toUs >= p.fromUs && p.toUs - p.fromUs <= MAX_PROFILE_SPAN_US)) {
-    return { ok: false, reason: 'invalid_record', detail: `toUs ${p.toUs} must be at least fromUs ${p.fromUs} and at most ${MAX_PROFILE_SPAN_US} µs (one day) after it` }
+    return {
+      ok: false,
+      reason: 'invalid_record',
+      detail:
+        `toUs ${p.toUs} must be at least fromUs ${p.fromUs} and at most ` +
+        `${MAX_PROFILE_SPAN_US} µs (one day) after it`,
+    }
   }
   let total = 0
   for (let i = 0; i < p.stacks.length; i++) {
     const s = p.stacks[i]!
-    if (s[0]! < 1) return { ok: false, reason: 'invalid_record', detail: `stacks[${i}]: a count of ${s[0]} samples; each stack needs at least 1` }
+    if (s[0]! < 1)
+      return {
+        ok: false,
+        reason: 'invalid_record',
+        detail: `stacks[${i}]: a count of ${s[0]} samples; each stack needs at least 1`,
+      }
     total += s[0]!
     for (let j = 1; j < s.length; j++) {
-      if (s[j]! >= p.frames.length) return { ok: false, reason: 'invalid_record', detail: `stacks[${i}][${j}]: frame index ${s[j]}; the record has ${p.frames.length} frames (indexes 0..${p.frames.length - 1})` }
+      if (s[j]! >= p.frames.length)
+        return {
+          ok: false,
+          reason: 'invalid_record',
+          detail:
+            `stacks[${i}][${j}]: frame index ${s[j]}; the record has ${p.frames.length} frames (indexes ` +
+            `0..${p.frames.length - 1})`,
+        }
     }
   }
-  if (total > Number.MAX_SAFE_INTEGER) return { ok: false, reason: 'invalid_record', detail: `the record counts ${total} samples; at most ${Number.MAX_SAFE_INTEGER}` }
+  if (total > Number.MAX_SAFE_INTEGER)
+    return {
+      ok: false,
+      reason: 'invalid_record',
+      detail: `the record counts ${total} samples; at most ${Number.MAX_SAFE_INTEGER}`,
+    }
   const record: ProfileRecord = {
     kind: RECORD_KIND.PROFILE,
     profileId: p.profileId,
@@ -589,7 +820,10 @@ export function checkProfileBody(value: unknown, limits: DecodeLimits): { ok: tr
 }
 
 /** Writer for the per-event fields of OpEvent-shaped objects (tests, adapters). */
-export function opCodes(op: Operation, status: Status, cache: (typeof CACHE_OUTCOMES)[number]): [opCode: number, statusIndex: number, cacheIndex: number] {
+export function opCodes(
+  op: Operation,
+  status: Status,
+  cache: (typeof CACHE_OUTCOMES)[number],
+): [opCode: number, statusIndex: number, cacheIndex: number] {
   return [OPERATIONS.indexOf(op) + 1, STATUSES.indexOf(status), CACHE_OUTCOMES.indexOf(cache)]
 }
-

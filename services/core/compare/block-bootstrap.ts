@@ -83,7 +83,8 @@ export function optimalBlockLength(series: readonly number[]): number {
   let m: number | null = null
   for (let start = 1; start + INSIGNIFICANT_RUN - 1 <= mMax && m === null; start++) {
     let allSmall = true
-    for (let k = start; k < start + INSIGNIFICANT_RUN; k++) if (Math.abs((acv[k] ?? 0) / acv0) >= critical) allSmall = false
+    for (let k = start; k < start + INSIGNIFICANT_RUN; k++)
+      if (Math.abs((acv[k] ?? 0) / acv0) >= critical) allSmall = false
     if (allSmall) m = start - 1
   }
   const bandwidth = Math.min(mMax, m === null ? mMax : 2 * Math.max(m, 1))
@@ -145,7 +146,10 @@ export function blockBootstrapMeans(
     difference,
     relativeChange: rel,
     pValue: (1 + extreme) / (replicates + 1),
-    ci: rel === null || rels.length === 0 ? null : { level, low: quantileSorted(rels, (1 - level) / 2), high: quantileSorted(rels, (1 + level) / 2) },
+    ci:
+      rel === null || rels.length === 0
+        ? null
+        : { level, low: quantileSorted(rels, (1 - level) / 2), high: quantileSorted(rels, (1 + level) / 2) },
     blockLength,
     replicates,
   }
@@ -154,10 +158,11 @@ export function blockBootstrapMeans(
 function pooledMean(runs: ReadonlyArray<readonly number[]>): number {
   let sum = 0
   let n = 0
-  for (const s of runs) for (const v of s) {
-    sum += v
-    n++
-  }
+  for (const s of runs)
+    for (const v of s) {
+      sum += v
+      n++
+    }
   return n === 0 ? Number.NaN : sum / n
 }
 

@@ -113,7 +113,12 @@ export function eDivisive(series: readonly number[], options: ChangePointOptions
     const after = series.slice(c.index, sorted[i + 1]?.index ?? series.length)
     const meanBefore = mean(before)
     const meanAfter = mean(after)
-    return { ...c, meanBefore, meanAfter, relativeChange: meanBefore === 0 ? null : (meanAfter - meanBefore) / Math.abs(meanBefore) }
+    return {
+      ...c,
+      meanBefore,
+      meanAfter,
+      relativeChange: meanBefore === 0 ? null : (meanAfter - meanBefore) / Math.abs(meanBefore),
+    }
   })
 }
 
@@ -129,12 +134,18 @@ export function energyQ(z: readonly number[], tau: number, exponent = 1): number
   if (m < 2 || n < 2) return Number.NaN
   let cross = 0
   for (const xi of x) for (const yj of y) cross += Math.abs(xi - yj) ** exponent
-  return ((m * n) / (m + n)) * ((2 / (m * n)) * cross - withinSum(x, exponent) / ((m * (m - 1)) / 2) - withinSum(y, exponent) / ((n * (n - 1)) / 2))
+  return (
+    ((m * n) / (m + n)) *
+    ((2 / (m * n)) * cross -
+      withinSum(x, exponent) / ((m * (m - 1)) / 2) -
+      withinSum(y, exponent) / ((n * (n - 1)) / 2))
+  )
 }
 
 function withinSum(v: readonly number[], exponent: number): number {
   let s = 0
-  for (let i = 0; i < v.length; i++) for (let k = i + 1; k < v.length; k++) s += Math.abs((v[i] ?? 0) - (v[k] ?? 0)) ** exponent
+  for (let i = 0; i < v.length; i++)
+    for (let k = i + 1; k < v.length; k++) s += Math.abs((v[i] ?? 0) - (v[k] ?? 0)) ** exponent
   return s
 }
 
@@ -165,7 +176,8 @@ function bestSplit(z: readonly number[], minSegment: number, exponent: number): 
     const m = t + 1
     const k = n - m
     if (m < minSegment) continue
-    const q = ((m * k) / (m + k)) * ((2 / (m * k)) * cross - within / ((m * (m - 1)) / 2) - withinY / ((k * (k - 1)) / 2))
+    const q =
+      ((m * k) / (m + k)) * ((2 / (m * k)) * cross - within / ((m * (m - 1)) / 2) - withinY / ((k * (k - 1)) / 2))
     if (best === null || q > best.q) best = { tau: m, q }
   }
   return best

@@ -70,7 +70,9 @@ export const IGNORED_PREFIXES: readonly string[] = ['label.']
 export interface SetupDifference {
   /** `threads`, `target`, `recordCount`, `durationS`, `clients`, or `property <name>`. */
   name: string
-  /** Distinct values among the baseline's runs, sorted; `(unset)` for a property a run did not have, `(none)` for null. */
+  /**
+   * Distinct values among the baseline's runs, sorted; `(unset)` for a property a run did not have, `(none)` for null.
+   */
   baseline: string[]
   candidate: string[]
   /** Between the two sides, and/or among the runs of one side. */
@@ -100,7 +102,11 @@ const UNSET = '(unset)'
 const NONE = '(none)'
 
 /** Compares the setups of two sets of runs (see the file comment). */
-export function compareSetups(baseline: readonly RunSetup[], candidate: readonly RunSetup[], options: ComparableOptions = {}): Comparability {
+export function compareSetups(
+  baseline: readonly RunSetup[],
+  candidate: readonly RunSetup[],
+  options: ComparableOptions = {},
+): Comparability {
   const tolerance = options.durationTolerance ?? 0.05
   requireHalfOpenRange('durationTolerance', tolerance, 0, 1)
   const extra = options.ignore ?? []
@@ -108,15 +114,22 @@ export function compareSetups(baseline: readonly RunSetup[], candidate: readonly
     IGNORED_PROPERTIES.includes(key) ||
     IGNORED_PREFIXES.some((p) => key.startsWith(p)) ||
     key.toLowerCase().endsWith('password') ||
-    extra.some((e) => (e.endsWith('*') ? key.startsWith(e.slice(0, -1)) : e.endsWith('.') ? key.startsWith(e) : key === e))
+    extra.some((e) =>
+      e.endsWith('*') ? key.startsWith(e.slice(0, -1)) : e.endsWith('.') ? key.startsWith(e) : key === e,
+    )
 
   const differences: SetupDifference[] = []
-  const check = (name: string, value: (r: RunSetup) => string, same: (a: string, b: string) => boolean = (a, b) => a === b): void => {
+  const check = (
+    name: string,
+    value: (r: RunSetup) => string,
+    same: (a: string, b: string) => boolean = (a, b) => a === b,
+  ): void => {
     const a = distinct(baseline.map(value))
     const b = distinct(candidate.map(value))
     const where: SetupDifference['where'] = []
     if (!allSame([...a, ...b], same)) {
-      if (!a.every((x) => b.some((y) => same(x, y))) || !b.every((y) => a.some((x) => same(x, y)))) where.push('between sides')
+      if (!a.every((x) => b.some((y) => same(x, y))) || !b.every((y) => a.some((x) => same(x, y))))
+        where.push('between sides')
       if (!allSame(a, same)) where.push('within baseline')
       if (!allSame(b, same)) where.push('within candidate')
       differences.push({ name, baseline: a, candidate: b, where })
@@ -126,7 +139,11 @@ export function compareSetups(baseline: readonly RunSetup[], candidate: readonly
   check('threads', (r) => num(r.threads))
   check('target', (r) => num(r.target === 0 ? null : r.target))
   check('recordCount', (r) => num(r.recordCount))
-  check('durationS', (r) => num(r.durationS), (x, y) => x === y || withinTolerance(x, y, tolerance))
+  check(
+    'durationS',
+    (r) => num(r.durationS),
+    (x, y) => x === y || withinTolerance(x, y, tolerance),
+  )
   check('clients', (r) => num(r.clients))
 
   const all = [...baseline, ...candidate]
@@ -137,7 +154,9 @@ export function compareSetups(baseline: readonly RunSetup[], candidate: readonly
       ignored.push(key)
       continue
     }
-    check(`property ${key}`, (r) => (Object.hasOwn(r.properties, key) ? maskUrlPassword(r.properties[key] ?? '') : UNSET))
+    check(`property ${key}`, (r) =>
+      Object.hasOwn(r.properties, key) ? maskUrlPassword(r.properties[key] ?? '') : UNSET,
+    )
   }
   return { comparable: differences.length === 0, differences, ignored }
 }

@@ -42,7 +42,11 @@ export interface RowSide {
 /** The row for a statistical verdict. */
 export function rowFromVerdict(figure: string, v: Verdict): ComparisonRow {
   const basis = v.effect.basis
-  const side = (s: SideSummary): RowSide => ({ center: basis === 'median' ? s.median : s.mean, spreadPercent: s.spreadPercent, n: s.n })
+  const side = (s: SideSummary): RowSide => ({
+    center: basis === 'median' ? s.median : s.mean,
+    spreadPercent: s.spreadPercent,
+    n: s.n,
+  })
   const rel = v.effect.relativeChange
   return {
     figure,
@@ -58,10 +62,23 @@ export function rowFromVerdict(figure: string, v: Verdict): ComparisonRow {
 
 /** The row for a throughput verdict of throttled runs (throttled.ts). */
 export function rowFromThroughputVerdict(figure: string, t: ThroughputVerdict): ComparisonRow {
-  const row: ComparisonRow = t.statistics === null
-    ? { figure, baseline: null, candidate: null, changePercent: null, verdict: t.verdict, pValue: null, samples: null, note: null }
-    : { ...rowFromVerdict(figure, t.statistics), verdict: t.verdict }
-  if (t.verdict === 'below target') row.note = `${(t.candidate.shortfallPercent ?? 0).toFixed(1)}% short of target ${trimNumber(t.candidate.target ?? 0)} ops/s`
+  const row: ComparisonRow =
+    t.statistics === null
+      ? {
+          figure,
+          baseline: null,
+          candidate: null,
+          changePercent: null,
+          verdict: t.verdict,
+          pValue: null,
+          samples: null,
+          note: null,
+        }
+      : { ...rowFromVerdict(figure, t.statistics), verdict: t.verdict }
+  if (t.verdict === 'below target')
+    row.note =
+      `${(t.candidate.shortfallPercent ?? 0).toFixed(1)}% short of target ` +
+      `${trimNumber(t.candidate.target ?? 0)} ops/s`
   if (t.verdict === 'at target') row.note = null
   return row
 }
@@ -120,12 +137,16 @@ function changeCell(row: ComparisonRow): string {
 }
 
 function verdictCell(row: ComparisonRow): string {
-  const n = row.baseline !== null && row.candidate !== null ? `n=${row.baseline.n}+${row.candidate.n}${row.samples === 'windows' ? ' windows' : ''}` : null
+  const n =
+    row.baseline !== null && row.candidate !== null
+      ? `n=${row.baseline.n}+${row.candidate.n}${row.samples === 'windows' ? ' windows' : ''}`
+      : null
   const p = row.pValue === null ? null : `p=${row.pValue < 0.001 ? row.pValue.toExponential(1) : row.pValue.toFixed(3)}`
   const detail = [p, n].filter((x) => x !== null).join(' ')
   const head = row.verdict === 'no significant change' ? '~' : row.verdict
   const note = row.note === null ? '' : ` ${row.note}`
-  if (row.verdict === 'at target' || row.verdict === 'below target') return `${head}${row.note === null ? '' : `: ${row.note}`}`
+  if (row.verdict === 'at target' || row.verdict === 'below target')
+    return `${head}${row.note === null ? '' : `: ${row.note}`}`
   return `${head}${note}${detail === '' ? '' : ` (${detail})`}`
 }
 

@@ -61,10 +61,22 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
   const op = o.op ?? 'OVERALL'
   const figure = o.figure ?? 'throughput'
   const def = OP_FIGURES.find((f) => f.key === figure)
-  if (def === undefined) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `unknown figure ${JSON.stringify(figure)}; allowed: ${OP_FIGURES.map((f) => f.key).join(', ')}`)
-  let runs: RunInfo[] = await src.listRuns(MAX_HISTORY_RUNS, { hasLabel: o.label, ...(o.filter === undefined ? {} : { labels: o.filter }) })
+  if (def === undefined)
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `unknown figure ${JSON.stringify(figure)}; allowed: ${OP_FIGURES.map((f) => f.key).join(', ')}`,
+    )
+  let runs: RunInfo[] = await src.listRuns(MAX_HISTORY_RUNS, {
+    hasLabel: o.label,
+    ...(o.filter === undefined ? {} : { labels: o.filter }),
+  })
   if (o.workload !== undefined) runs = runs.filter((r) => workloadMatches(r.workload, o.workload!))
-  if (runs.length === 0) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no run has the label ${o.label}${o.workload === undefined ? '' : ` and workload ${o.workload}`}; label runs with --label ${o.label}=...`)
+  if (runs.length === 0)
+    throw new BenchstreamError(
+      'BS_ERR_NOT_FOUND',
+      `no run has the label ${o.label}${o.workload === undefined ? '' : ` and workload ${o.workload}`}; ` +
+        `label runs with --label ${o.label}=...`,
+    )
   const figures = new Map((await src.runFigures(runs.map((r) => r.run_id))).map((f) => [f.runId, f]))
   const byValue = new Map<string, RunInfo[]>()
   for (const r of runs) {
@@ -84,18 +96,36 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
     const center = present.length === 0 ? null : median(present)
     const prev = points.at(-1)?.center ?? null
     const rel = prev === null || center === null ? null : relativeChange(prev, center)
-    points.push({ value, runs: rs.map((r) => r.run_id), values: xs, center, changePercent: rel === null ? null : rel * 100 })
+    points.push({
+      value,
+      runs: rs.map((r) => r.run_id),
+      values: xs,
+      center,
+      changePercent: rel === null ? null : rel * 100,
+    })
   }
   // Points without the figure (no such operation in those runs) are left out of the series.
   const series = points.map((p, i) => ({ i, c: p.center })).filter((p): p is { i: number; c: number } => p.c !== null)
   let note: string | null = null
   let changePoints: ReleaseHistory['changePoints'] = []
   if (series.length < 2 * MIN_SEGMENT) {
-    note = `${series.length} point${series.length === 1 ? '' : 's'} with the figure: change points need at least ${2 * MIN_SEGMENT} (${MIN_SEGMENT} on each side of a change)`
+    note =
+      `${series.length} point${series.length === 1 ? '' : 's'} with the figure: change points need ` +
+      `at least ${2 * MIN_SEGMENT} (${MIN_SEGMENT} on each side of a change)`
   } else {
-    changePoints = eDivisive(series.map((p) => p.c), { minSegment: MIN_SEGMENT, significance: o.significance ?? 0.05 }).map((c) => {
+    changePoints = eDivisive(
+      series.map((p) => p.c),
+      { minSegment: MIN_SEGMENT, significance: o.significance ?? 0.05 },
+    ).map((c) => {
       const at = series[c.index]!.i
-      return { index: at, value: points[at]!.value, pValue: c.pValue, meanBefore: c.meanBefore, meanAfter: c.meanAfter, changePercent: c.relativeChange === null ? null : c.relativeChange * 100 }
+      return {
+        index: at,
+        value: points[at]!.value,
+        pValue: c.pValue,
+        meanBefore: c.meanBefore,
+        meanAfter: c.meanAfter,
+        changePercent: c.relativeChange === null ? null : c.relativeChange * 100,
+      }
     })
   }
   return { label: o.label, workload: o.workload ?? null, op, figure, points, changePoints, note }
@@ -103,7 +133,8 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
 
 /** The history as an aligned table (or Markdown), change points marked. */
 export function formatHistory(h: ReleaseHistory, markdown = false): string {
-  const unit = h.figure === 'throughput' ? 'ops/s' : h.figure === 'error_rate' || h.figure === 'cache_hit_ratio' ? '' : 'µs'
+  const unit =
+    h.figure === 'throughput' ? 'ops/s' : h.figure === 'error_rate' || h.figure === 'cache_hit_ratio' ? '' : 'µs'
   const header = [h.label, 'runs', `${h.op} ${h.figure}${unit === '' ? '' : ` (${unit})`}`, 'change', 'change point']
   const cells = h.points.map((p, i) => {
     const cp = h.changePoints.find((c) => c.index === i)
@@ -112,18 +143,35 @@ export function formatHistory(h: ReleaseHistory, markdown = false): string {
       String(p.runs.length),
       p.center === null ? '—' : fmt(p.center),
       p.changePercent === null ? '' : `${p.changePercent >= 0 ? '+' : ''}${p.changePercent.toFixed(1)}%`,
-      cp === undefined ? '' : `◆ ${cp.changePercent === null ? '' : `${cp.changePercent >= 0 ? '+' : ''}${cp.changePercent.toFixed(1)}% `}(mean ${fmt(cp.meanBefore)} → ${fmt(cp.meanAfter)}, p=${cp.pValue.toFixed(3)})`,
+      cp === undefined
+        ? ''
+        : `◆ ${cp.changePercent === null ? '' : `${cp.changePercent >= 0 ? '+' : ''}${cp.changePercent.toFixed(1)}% `}(mean ` +
+          `${fmt(cp.meanBefore)} → ${fmt(cp.meanAfter)}, p=${cp.pValue.toFixed(3)})`,
     ]
   })
   const lines: string[] = []
   if (markdown) {
-    lines.push(`| ${header.join(' | ')} |`, `| :--- | ---: | ---: | ---: | :--- |`, ...cells.map((c) => `| ${c.map((x) => x.replace(/\|/g, '\\|')).join(' | ')} |`))
+    lines.push(
+      `| ${header.join(' | ')} |`,
+      `| :--- | ---: | ---: | ---: | :--- |`,
+      ...cells.map((c) => `| ${c.map((x) => x.replace(/\|/g, '\\|')).join(' | ')} |`),
+    )
   } else {
     const widths = header.map((hd, i) => Math.max(hd.length, ...cells.map((c) => c[i]!.length)))
-    const line = (c: readonly string[]): string => c.map((x, i) => (i === 0 || i === c.length - 1 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ').trimEnd()
+    const line = (c: readonly string[]): string =>
+      c
+        .map((x, i) => (i === 0 || i === c.length - 1 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd()
     lines.push(line(header), ...cells.map(line))
   }
-  lines.push('', h.note ?? `${h.changePoints.length} change point${h.changePoints.length === 1 ? '' : 's'} (E-divisive means, permutation test at 0.05) over ${h.points.length} values of ${h.label}${h.workload === null ? '' : `, workload ${h.workload}`}`)
+  lines.push(
+    '',
+    h.note ??
+      `${h.changePoints.length} change point${h.changePoints.length === 1 ? '' : 's'} (E-divisive ` +
+        (`means, permutation test at 0.05) over ${h.points.length} values ` +
+          `of ${h.label}${h.workload === null ? '' : `, workload ${h.workload}`}`),
+  )
   return lines.join('\n') + '\n'
 }
 

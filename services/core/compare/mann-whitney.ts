@@ -65,7 +65,11 @@ export interface MannWhitneyResult {
 export const EXACT_LIMIT = 100
 
 /** Mann-Whitney U test of x against y (see the file comment for the definitions). */
-export function mannWhitneyU(x: readonly number[], y: readonly number[], options: MannWhitneyOptions = {}): MannWhitneyResult {
+export function mannWhitneyU(
+  x: readonly number[],
+  y: readonly number[],
+  options: MannWhitneyOptions = {},
+): MannWhitneyResult {
   requireFinite('x', x)
   requireFinite('y', y)
   const n1 = x.length
@@ -76,8 +80,12 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[], options
   let r1 = 0
   for (let i = 0; i < n1; i++) r1 += ranks[i] ?? 0
   const ux = r1 - (n1 * (n1 + 1)) / 2
-  const method = options.method === 'exact' || ((options.method ?? 'auto') === 'auto' && n1 + n2 <= EXACT_LIMIT) ? 'exact' : 'normal'
-  const pValue = method === 'exact' ? exactP(ranks, n1, r1, alternative) : normalP(ux, n1, n2, tieSum, alternative, options.continuityCorrection ?? true)
+  const method =
+    options.method === 'exact' || ((options.method ?? 'auto') === 'auto' && n1 + n2 <= EXACT_LIMIT) ? 'exact' : 'normal'
+  const pValue =
+    method === 'exact'
+      ? exactP(ranks, n1, r1, alternative)
+      : normalP(ux, n1, n2, tieSum, alternative, options.continuityCorrection ?? true)
   return { u: ux, pValue: Math.min(1, Math.max(0, pValue)), method, n1, n2 }
 }
 
@@ -100,7 +108,7 @@ function midranks(values: readonly number[]): { ranks: number[]; tieSum: number 
   const order = values.map((_, i) => i).sort((a, b) => (values[a] ?? 0) - (values[b] ?? 0))
   const ranks = Array.from({ length: values.length }, () => 0)
   let tieSum = 0
-  for (let left = 0; left < order.length; ) {
+  for (let left = 0; left < order.length;) {
     let right = left
     while (right < order.length && values[order[right] ?? 0] === values[order[left] ?? 0]) right++
     const t = right - left
@@ -137,7 +145,10 @@ function exactP(ranks: readonly number[], n1: number, r1: number, alternative: A
   const k = useX ? n1 : n - n1
   const total2 = n * (n + 1) // doubled sum of all ranks
   const observed2 = useX ? Math.round(2 * r1) : total2 - Math.round(2 * r1)
-  const maxSum = [...doubled].sort((a, b) => b - a).slice(0, k).reduce((a, b) => a + b, 0)
+  const maxSum = [...doubled]
+    .sort((a, b) => b - a)
+    .slice(0, k)
+    .reduce((a, b) => a + b, 0)
   // counts[j * (maxSum + 1) + s]: subsets of size j with doubled rank sum s.
   const width = maxSum + 1
   const counts = new Float64Array((k + 1) * width)

@@ -17,10 +17,16 @@ export const PROFILE_FRAMES = 10
 export function profileComparison(store: Pick<ProfileStore, 'stacks'>, limit = PROFILE_FRAMES): ProfileComparisonHook {
   return async (baselineRuns, candidateRuns): Promise<ProfileChanges | null> => {
     if (baselineRuns.length === 0 || candidateRuns.length === 0) return null
-    const [a, b] = await Promise.all([store.stacks({ runIds: [...baselineRuns] }, MAX_MERGED_STACKS), store.stacks({ runIds: [...candidateRuns] }, MAX_MERGED_STACKS)])
+    const [a, b] = await Promise.all([
+      store.stacks({ runIds: [...baselineRuns] }, MAX_MERGED_STACKS),
+      store.stacks({ runIds: [...candidateRuns] }, MAX_MERGED_STACKS),
+    ])
     // One side without samples: no comparison rather than "every frame grew".
     if (totalSamples(a) === 0 || totalSamples(b) === 0) return null
     const q = (runs: readonly string[]): string => encodeURIComponent(runs.join(','))
-    return { ...frameShareChanges(a, b, limit), diffFlameGraph: `/profiles?baseline=${q(baselineRuns)}&candidate=${q(candidateRuns)}` }
+    return {
+      ...frameShareChanges(a, b, limit),
+      diffFlameGraph: `/profiles?baseline=${q(baselineRuns)}&candidate=${q(candidateRuns)}`,
+    }
   }
 }

@@ -29,7 +29,15 @@
  *   listing the differences, unless forced; forced, the differences stay in
  *   the answer (comparable.ts).
  */
-import type { ComparedFigure, FigureKey, OpFigures, ReleaseComparison, RunFigures, RunInfo, WindowFigures } from '../../../schemas/api.v1.js'
+import type {
+  ComparedFigure,
+  FigureKey,
+  OpFigures,
+  ReleaseComparison,
+  RunFigures,
+  RunInfo,
+  WindowFigures,
+} from '../../../schemas/api.v1.js'
 import { ID_PATTERN, ID_RULE } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../errors.js'
 import type { ReadModel, RunFilter } from '../ports/read-model.js'
@@ -59,7 +67,11 @@ export type SideRef =
  * it is none of them.
  */
 export function parseSideRef(text: string): SideRef {
-  const bad = (why: string): BenchstreamError => new BenchstreamError('BS_ERR_BAD_REQUEST', `${JSON.stringify(text)} is not a run id, group:NAME or key=value[,key=value...] selector: ${why}`)
+  const bad = (why: string): BenchstreamError =>
+    new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `${JSON.stringify(text)} is not a run id, group:NAME or key=value[,key=value...] selector: ${why}`,
+    )
   if (text.startsWith('group:')) {
     const group = text.slice('group:'.length)
     if (!ID_PATTERN.test(group)) throw bad(`the group name must be ${ID_RULE}`)
@@ -85,7 +97,12 @@ export function parseSideRef(text: string): SideRef {
       labels[key] = value
     }
   }
-  return { kind: 'selector', labels, ...(workload === undefined ? {} : { workload }), ...(group === undefined ? {} : { group }) }
+  return {
+    kind: 'selector',
+    labels,
+    ...(workload === undefined ? {} : { workload }),
+    ...(group === undefined ? {} : { group }),
+  }
 }
 
 /** `e` names workloade; a full name names itself. */
@@ -101,18 +118,36 @@ export async function resolveSide(src: CompareSource, text: string): Promise<Run
     const run = await src.getRun(ref.runId)
     runs = run === undefined ? [] : [run]
   } else {
-    const filter: RunFilter = ref.kind === 'group' ? { group: ref.group } : { labels: ref.labels, ...(ref.group === undefined ? {} : { group: ref.group }) }
+    const filter: RunFilter =
+      ref.kind === 'group'
+        ? { group: ref.group }
+        : { labels: ref.labels, ...(ref.group === undefined ? {} : { group: ref.group }) }
     runs = await src.listRuns(MAX_RUNS_PER_SIDE + 1, filter)
-    if (ref.kind === 'selector' && ref.workload !== undefined) runs = runs.filter((r) => workloadMatches(r.workload, ref.workload!))
-    if (runs.length > MAX_RUNS_PER_SIDE) throw new BenchstreamError('BS_ERR_TOO_LARGE', `${text} matches more than ${MAX_RUNS_PER_SIDE} runs; narrow it (add a label, workload= or group=)`)
+    if (ref.kind === 'selector' && ref.workload !== undefined)
+      runs = runs.filter((r) => workloadMatches(r.workload, ref.workload!))
+    if (runs.length > MAX_RUNS_PER_SIDE)
+      throw new BenchstreamError(
+        'BS_ERR_TOO_LARGE',
+        `${text} matches more than ${MAX_RUNS_PER_SIDE} runs; narrow it (add a label, workload= or group=)`,
+      )
   }
-  if (runs.length === 0) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no run matches ${JSON.stringify(text)}; list runs with \`benchstream runs [--group G] [--label k=v]\``)
+  if (runs.length === 0)
+    throw new BenchstreamError(
+      'BS_ERR_NOT_FOUND',
+      `no run matches ${JSON.stringify(text)}; list runs with \`benchstream runs [--group G] [--label k=v]\``,
+    )
   // Oldest first: repetitions in the order they ran.
-  return [...runs].sort((a, b) => (a.started_at ?? '').localeCompare(b.started_at ?? '') || a.repeat - b.repeat || a.run_id.localeCompare(b.run_id))
+  return [...runs].sort(
+    (a, b) =>
+      (a.started_at ?? '').localeCompare(b.started_at ?? '') || a.repeat - b.repeat || a.run_id.localeCompare(b.run_id),
+  )
 }
 
 /** CPU profiles of both sides, when the profile store is wired in: the frames whose share changed most. */
-export type ProfileComparisonHook = (baselineRuns: readonly string[], candidateRuns: readonly string[]) => Promise<ReleaseComparison['profiles']>
+export type ProfileComparisonHook = (
+  baselineRuns: readonly string[],
+  candidateRuns: readonly string[],
+) => Promise<ReleaseComparison['profiles']>
 
 export interface CompareOptions {
   /** @default 0.05 */
@@ -128,7 +163,12 @@ export interface CompareOptions {
 }
 
 /** Resolves both sides, reads their figures (and windows where a side has fewer than 3 runs) and compares them. */
-export async function compareReleases(src: CompareSource, baselineRef: string, candidateRef: string, options: CompareOptions = {}): Promise<ReleaseComparison> {
+export async function compareReleases(
+  src: CompareSource,
+  baselineRef: string,
+  candidateRef: string,
+  options: CompareOptions = {},
+): Promise<ReleaseComparison> {
   const [a, b] = await Promise.all([resolveSide(src, baselineRef), resolveSide(src, candidateRef)])
   const ids = [...new Set([...a, ...b].map((r) => r.run_id))]
   const figures = await src.runFigures(ids)
@@ -137,7 +177,8 @@ export async function compareReleases(src: CompareSource, baselineRef: string, c
   const needWindows = pairs.some((p) => p.baseline.length < MIN_REPETITIONS || p.candidate.length < MIN_REPETITIONS)
   const windows = needWindows ? await src.windowFigures(ids) : []
   const out = compareRuns({ ref: baselineRef, runs: a }, { ref: candidateRef, runs: b }, figures, windows, options)
-  if (options.profileChanges !== undefined) out.profiles = await options.profileChanges(out.baseline.runs, out.candidate.runs)
+  if (options.profileChanges !== undefined)
+    out.profiles = await options.profileChanges(out.baseline.runs, out.candidate.runs)
   return out
 }
 
@@ -158,18 +199,41 @@ function pairWorkloads(a: readonly RunInfo[], b: readonly RunInfo[]): { pairs: W
   const names = (runs: readonly RunInfo[]): string[] => [...new Set(runs.map((r) => r.workload))].sort()
   const wa = names(a)
   const wb = names(b)
-  if (wa.length === 1 && wb.length === 1) return { pairs: [{ baselineName: wa[0]!, candidateName: wb[0]!, baseline: [...a], candidate: [...b] }], unpaired: [] }
-  const pairs = wa.filter((w) => wb.includes(w)).map((w) => ({ baselineName: w, candidateName: w, baseline: a.filter((r) => r.workload === w), candidate: b.filter((r) => r.workload === w) }))
-  const unpaired = [...wa.filter((w) => !wb.includes(w)).map((w) => `${w} (baseline only)`), ...wb.filter((w) => !wa.includes(w)).map((w) => `${w} (candidate only)`)]
+  if (wa.length === 1 && wb.length === 1)
+    return {
+      pairs: [{ baselineName: wa[0]!, candidateName: wb[0]!, baseline: [...a], candidate: [...b] }],
+      unpaired: [],
+    }
+  const pairs = wa
+    .filter((w) => wb.includes(w))
+    .map((w) => ({
+      baselineName: w,
+      candidateName: w,
+      baseline: a.filter((r) => r.workload === w),
+      candidate: b.filter((r) => r.workload === w),
+    }))
+  const unpaired = [
+    ...wa.filter((w) => !wb.includes(w)).map((w) => `${w} (baseline only)`),
+    ...wb.filter((w) => !wa.includes(w)).map((w) => `${w} (candidate only)`),
+  ]
   return { pairs, unpaired }
 }
 
 /** What a run was asked to do, for comparable.ts. */
 export function runSetup(r: RunInfo): RunSetup {
   const p = r.properties ?? {}
-  const n = (v: string | undefined): number | null => (v === undefined || v.trim() === '' || !Number.isFinite(Number(v)) ? null : Number(v))
+  const n = (v: string | undefined): number | null =>
+    v === undefined || v.trim() === '' || !Number.isFinite(Number(v)) ? null : Number(v)
   const duration = n(p.maxexecutiontime)
-  return { runId: r.run_id, properties: p, recordCount: n(p.recordcount), threads: r.threads, target: r.target === 0 ? null : r.target, durationS: duration === 0 ? null : duration, clients: r.clients }
+  return {
+    runId: r.run_id,
+    properties: p,
+    recordCount: n(p.recordcount),
+    threads: r.threads,
+    target: r.target === 0 ? null : r.target,
+    durationS: duration === 0 ? null : duration,
+    clients: r.clients,
+  }
 }
 
 interface FigureDef {
@@ -181,21 +245,74 @@ interface FigureDef {
   window: ((w: WindowFigures) => number | null) | null
 }
 
-const LATENCY = (key: FigureKey, label: string, run: (f: OpFigures) => number | null, window: (w: WindowFigures) => number | null): FigureDef => ({ key, label: `${label} (µs)`, direction: 'lower-is-better', run, window })
-const THROUGHPUT: FigureDef = { key: 'throughput', label: 'throughput (ops/s)', direction: 'higher-is-better', run: (f) => f.opsPerSec, window: (w) => w.opsPerSec }
-const ERROR_RATE: FigureDef = { key: 'error_rate', label: 'error rate', direction: 'lower-is-better', run: (f) => f.errorRate, window: (w) => w.errorRate }
+const LATENCY = (
+  key: FigureKey,
+  label: string,
+  run: (f: OpFigures) => number | null,
+  window: (w: WindowFigures) => number | null,
+): FigureDef => ({ key, label: `${label} (µs)`, direction: 'lower-is-better', run, window })
+const THROUGHPUT: FigureDef = {
+  key: 'throughput',
+  label: 'throughput (ops/s)',
+  direction: 'higher-is-better',
+  run: (f) => f.opsPerSec,
+  window: (w) => w.opsPerSec,
+}
+const ERROR_RATE: FigureDef = {
+  key: 'error_rate',
+  label: 'error rate',
+  direction: 'lower-is-better',
+  run: (f) => f.errorRate,
+  window: (w) => w.errorRate,
+}
 
 /** The figures of an operation, in the order they are shown. */
 export const OP_FIGURES: readonly FigureDef[] = [
   THROUGHPUT,
-  LATENCY('avg', 'avg', (f) => f.avgUs, (w) => w.avgUs),
-  LATENCY('p50', 'p50', (f) => f.p50Us, (w) => w.p50Us),
-  LATENCY('p95', 'p95', (f) => f.p95Us, (w) => w.p95Us),
-  LATENCY('p99', 'p99', (f) => f.p99Us, (w) => w.p99Us),
-  LATENCY('p99.9', 'p99.9', (f) => f.p999Us, (w) => w.p999Us),
-  LATENCY('max', 'max', (f) => f.maxUs, (w) => w.maxUs),
+  LATENCY(
+    'avg',
+    'avg',
+    (f) => f.avgUs,
+    (w) => w.avgUs,
+  ),
+  LATENCY(
+    'p50',
+    'p50',
+    (f) => f.p50Us,
+    (w) => w.p50Us,
+  ),
+  LATENCY(
+    'p95',
+    'p95',
+    (f) => f.p95Us,
+    (w) => w.p95Us,
+  ),
+  LATENCY(
+    'p99',
+    'p99',
+    (f) => f.p99Us,
+    (w) => w.p99Us,
+  ),
+  LATENCY(
+    'p99.9',
+    'p99.9',
+    (f) => f.p999Us,
+    (w) => w.p999Us,
+  ),
+  LATENCY(
+    'max',
+    'max',
+    (f) => f.maxUs,
+    (w) => w.maxUs,
+  ),
   ERROR_RATE,
-  { key: 'cache_hit_ratio', label: 'cache-hit ratio', direction: 'higher-is-better', run: (f) => f.cacheHitRatio, window: (w) => w.cacheHitRatio },
+  {
+    key: 'cache_hit_ratio',
+    label: 'cache-hit ratio',
+    direction: 'higher-is-better',
+    run: (f) => f.cacheHitRatio,
+    window: (w) => w.cacheHitRatio,
+  },
 ]
 /** OVERALL: what YCSB's [OVERALL] has, and the error rate; latencies are compared per operation. */
 const OVERALL_FIGURES: readonly FigureDef[] = [THROUGHPUT, ERROR_RATE]
@@ -207,24 +324,44 @@ const OP_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELE
  * The comparison from resolved runs and their figures (pure). `figures` and
  * `windows` may hold more runs than the sides; each side takes its own.
  */
-export function compareRuns(a: CompareSideInput, b: CompareSideInput, figures: readonly RunFigures[], windows: readonly WindowFigures[], options: CompareOptions = {}): ReleaseComparison {
+export function compareRuns(
+  a: CompareSideInput,
+  b: CompareSideInput,
+  figures: readonly RunFigures[],
+  windows: readonly WindowFigures[],
+  options: CompareOptions = {},
+): ReleaseComparison {
   const alpha = options.alpha ?? 0.05
   const minEffect = options.minEffect ?? 0.01
   const force = options.force ?? false
   const byRun = new Map(figures.map((f) => [f.runId, f]))
   const { pairs, unpaired } = pairWorkloads(a.runs, b.runs)
-  if (pairs.length === 0) throw new BenchstreamError('BS_ERR_NOT_COMPARABLE', `the sides ran no workload in common: ${unpaired.join(', ')}`)
+  if (pairs.length === 0)
+    throw new BenchstreamError('BS_ERR_NOT_COMPARABLE', `the sides ran no workload in common: ${unpaired.join(', ')}`)
 
   const differences: SetupDifference[] = []
   for (const p of pairs) {
     const prefix = pairs.length > 1 ? `${p.baselineName}: ` : ''
-    if (p.baselineName !== p.candidateName) differences.push({ name: 'workload', baseline: [p.baselineName], candidate: [p.candidateName], where: ['between sides'] })
-    for (const d of compareSetups(p.baseline.map(runSetup), p.candidate.map(runSetup)).differences) differences.push({ ...d, name: `${prefix}${d.name}` })
+    if (p.baselineName !== p.candidateName)
+      differences.push({
+        name: 'workload',
+        baseline: [p.baselineName],
+        candidate: [p.candidateName],
+        where: ['between sides'],
+      })
+    for (const d of compareSetups(p.baseline.map(runSetup), p.candidate.map(runSetup)).differences)
+      differences.push({ ...d, name: `${prefix}${d.name}` })
   }
   const comparable = differences.length === 0
   if (!comparable && !force) {
-    const list = differences.map((d) => `${d.name}: ${d.baseline.join(' | ')} vs ${d.candidate.join(' | ')} (${d.where.join(', ')})`).join('; ')
-    throw new BenchstreamError('BS_ERR_NOT_COMPARABLE', `the runs are not comparable: ${list}. Compare them anyway with --force (API: force=true); the differences are then listed with the result`)
+    const list = differences
+      .map((d) => `${d.name}: ${d.baseline.join(' | ')} vs ${d.candidate.join(' | ')} (${d.where.join(', ')})`)
+      .join('; ')
+    throw new BenchstreamError(
+      'BS_ERR_NOT_COMPARABLE',
+      `the runs are not comparable: ${list}. Compare them anyway with --force (API: force=true); the ` +
+        `differences are then listed with the result`,
+    )
   }
 
   const windowsByRun = groupWindows(windows)
@@ -235,18 +372,54 @@ export function compareRuns(a: CompareSideInput, b: CompareSideInput, figures: r
     const fa = p.baseline.map((r) => byRun.get(r.run_id))
     const fb = p.candidate.map((r) => byRun.get(r.run_id))
     const throttle = sideThrottles(p, fa, fb)
-    workloads.push({ baseline: p.baselineName, candidate: p.candidateName, baselineRuns: p.baseline.map((r) => r.run_id), candidateRuns: p.candidate.map((r) => r.run_id), throttle })
+    workloads.push({
+      baseline: p.baselineName,
+      candidate: p.candidateName,
+      baselineRuns: p.baseline.map((r) => r.run_id),
+      candidateRuns: p.candidate.map((r) => r.run_id),
+      throttle,
+    })
     const ops = orderOps([...new Set([...fa, ...fb].flatMap((f) => f?.ops.map((o) => o.op) ?? []))])
     for (const op of ops) {
       for (const def of op === OVERALL ? OVERALL_FIGURES : OP_FIGURES) {
-        const row = figureRow(workload, op, def, p, fa, fb, windowsByRun, { alpha, minEffect, seed: options.seed ?? 1 }, throttle)
+        const row = figureRow(
+          workload,
+          op,
+          def,
+          p,
+          fa,
+          fb,
+          windowsByRun,
+          { alpha, minEffect, seed: options.seed ?? 1 },
+          throttle,
+        )
         if (row !== undefined) rows.push(row)
       }
     }
-    for (const source of [...new Set([...fa, ...fb].flatMap((f) => f?.serverCache.map((c) => c.source) ?? []))].sort()) {
-      const def: FigureDef = { key: 'server_cache_hit_ratio', label: `server cache-hit ratio (${source})`, direction: 'higher-is-better', run: () => null, window: null }
-      const values = (side: ReadonlyArray<RunFigures | undefined>): Array<number | null> => side.map((f) => f?.serverCache.find((c) => c.source === source)?.ratio ?? null)
-      const row = figureRow(workload, OVERALL, def, p, fa, fb, windowsByRun, { alpha, minEffect, seed: options.seed ?? 1 }, null, { a: values(fa), b: values(fb) })
+    for (const source of [
+      ...new Set([...fa, ...fb].flatMap((f) => f?.serverCache.map((c) => c.source) ?? [])),
+    ].sort()) {
+      const def: FigureDef = {
+        key: 'server_cache_hit_ratio',
+        label: `server cache-hit ratio (${source})`,
+        direction: 'higher-is-better',
+        run: () => null,
+        window: null,
+      }
+      const values = (side: ReadonlyArray<RunFigures | undefined>): Array<number | null> =>
+        side.map((f) => f?.serverCache.find((c) => c.source === source)?.ratio ?? null)
+      const row = figureRow(
+        workload,
+        OVERALL,
+        def,
+        p,
+        fa,
+        fb,
+        windowsByRun,
+        { alpha, minEffect, seed: options.seed ?? 1 },
+        null,
+        { a: values(fa), b: values(fb) },
+      )
       if (row !== undefined) rows.push(row)
     }
   }
@@ -287,7 +460,8 @@ function side(s: CompareSideInput): ReleaseComparison['baseline'] {
 }
 
 function orderOps(ops: readonly string[]): string[] {
-  const rank = (op: string): number => (op === OVERALL ? -1 : OP_ORDER.includes(op) ? OP_ORDER.indexOf(op) : OP_ORDER.length)
+  const rank = (op: string): number =>
+    op === OVERALL ? -1 : OP_ORDER.includes(op) ? OP_ORDER.indexOf(op) : OP_ORDER.length
   return [...ops].sort((x, y) => rank(x) - rank(y) || x.localeCompare(y))
 }
 
@@ -296,7 +470,10 @@ function groupWindows(windows: readonly WindowFigures[]): Map<string, Map<string
   const span = new Map<string, { first: number; last: number }>()
   for (const w of windows) {
     const s = span.get(w.runId)
-    span.set(w.runId, s === undefined ? { first: w.tS, last: w.tS } : { first: Math.min(s.first, w.tS), last: Math.max(s.last, w.tS) })
+    span.set(
+      w.runId,
+      s === undefined ? { first: w.tS, last: w.tS } : { first: Math.min(s.first, w.tS), last: Math.max(s.last, w.tS) },
+    )
   }
   const out = new Map<string, Map<string, WindowFigures[]>>()
   for (const w of windows) {
@@ -314,7 +491,21 @@ function groupWindows(windows: readonly WindowFigures[]): Map<string, Map<string
     const all = new Map<number, WindowFigures>()
     for (const list of ops.values()) {
       for (const w of list) {
-        const o = all.get(w.tS) ?? { ...w, op: OVERALL, operations: 0, errors: 0, opsPerSec: 0, errorRate: null, avgUs: null, maxUs: null, p50Us: null, p95Us: null, p99Us: null, p999Us: null, cacheHitRatio: null }
+        const o = all.get(w.tS) ?? {
+          ...w,
+          op: OVERALL,
+          operations: 0,
+          errors: 0,
+          opsPerSec: 0,
+          errorRate: null,
+          avgUs: null,
+          maxUs: null,
+          p50Us: null,
+          p95Us: null,
+          p99Us: null,
+          p999Us: null,
+          cacheHitRatio: null,
+        }
         o.operations += w.operations
         o.errors += w.errors
         o.opsPerSec = ((o.operations + o.errors) * 1000) / o.windowMs
@@ -323,7 +514,10 @@ function groupWindows(windows: readonly WindowFigures[]): Map<string, Map<string
       }
     }
     for (const list of ops.values()) list.sort((x, y) => x.tS - y.tS)
-    ops.set(OVERALL, [...all.values()].sort((x, y) => x.tS - y.tS))
+    ops.set(
+      OVERALL,
+      [...all.values()].sort((x, y) => x.tS - y.tS),
+    )
   }
   return out
 }
@@ -337,7 +531,11 @@ function groupWindows(windows: readonly WindowFigures[]): Map<string, Map<string
  * windows hold clients that started a moment apart. Any other run (bounded
  * by operationcount, or stopped early) on its report's throughput.
  */
-function sideThrottles(p: WorkloadPair, fa: ReadonlyArray<RunFigures | undefined>, fb: ReadonlyArray<RunFigures | undefined>): { baseline: SideThrottle; candidate: SideThrottle } | null {
+function sideThrottles(
+  p: WorkloadPair,
+  fa: ReadonlyArray<RunFigures | undefined>,
+  fb: ReadonlyArray<RunFigures | undefined>,
+): { baseline: SideThrottle; candidate: SideThrottle } | null {
   const tp = (r: RunInfo, f: RunFigures | undefined): number => {
     const all = f?.ops.find((o) => o.op === OVERALL)
     if (all === undefined || f === undefined) return 0
@@ -374,11 +572,12 @@ function figureRow(
   throttle: { baseline: SideThrottle; candidate: SideThrottle } | null,
   given?: { a: Array<number | null>; b: Array<number | null> },
 ): ComparedFigure | undefined {
-  const runValues = (side: ReadonlyArray<RunFigures | undefined>): Array<number | null> => side.map((f) => {
-    const x = f?.ops.find((e) => e.op === op)
-    const v = x === undefined ? null : def.run(x)
-    return v === null || !Number.isFinite(v) ? null : v
-  })
+  const runValues = (side: ReadonlyArray<RunFigures | undefined>): Array<number | null> =>
+    side.map((f) => {
+      const x = f?.ops.find((e) => e.op === op)
+      const v = x === undefined ? null : def.run(x)
+      return v === null || !Number.isFinite(v) ? null : v
+    })
   const va = given?.a ?? runValues(fa)
   const vb = given?.b ?? runValues(fb)
   const ra = va.filter((v): v is number => v !== null)
@@ -387,11 +586,17 @@ function figureRow(
   const winValues = (runs: readonly RunInfo[]): number[][] => {
     const get = def.window
     if (get === null) return []
-    return runs.map((r) => (windowsByRun.get(r.run_id)?.get(op) ?? []).map(get).filter((v): v is number => v !== null && Number.isFinite(v)))
+    return runs.map((r) =>
+      (windowsByRun.get(r.run_id)?.get(op) ?? []).map(get).filter((v): v is number => v !== null && Number.isFinite(v)),
+    )
   }
   // Latencies and throughput change by factors: tested on logarithms (verdict.ts); rates and ratios as they are.
   const logScale = def.key !== 'error_rate' && def.key !== 'cache_hit_ratio' && def.key !== 'server_cache_hit_ratio'
-  const verdict = compareFigure({ runs: ra, windows: winValues(p.baseline) }, { runs: rb, windows: winValues(p.candidate) }, { direction: def.direction, alpha: o.alpha, minEffect: o.minEffect, seed: o.seed, logScale })
+  const verdict = compareFigure(
+    { runs: ra, windows: winValues(p.baseline) },
+    { runs: rb, windows: winValues(p.candidate) },
+    { direction: def.direction, alpha: o.alpha, minEffect: o.minEffect, seed: o.seed, logScale },
+  )
   const center = (xs: number[]): number | null => (xs.length === 0 ? null : median(xs))
   const ca = center(ra)
   const cb = center(rb)
@@ -402,8 +607,18 @@ function figureRow(
     figure: def.key,
     label: `${op} ${def.label}`,
     direction: def.direction,
-    baseline: { center: ca, spreadPercent: spread(ra), values: va, n: verdict.samples === 'none' ? ra.length : verdict.baseline.n },
-    candidate: { center: cb, spreadPercent: spread(rb), values: vb, n: verdict.samples === 'none' ? rb.length : verdict.candidate.n },
+    baseline: {
+      center: ca,
+      spreadPercent: spread(ra),
+      values: va,
+      n: verdict.samples === 'none' ? ra.length : verdict.baseline.n,
+    },
+    candidate: {
+      center: cb,
+      spreadPercent: spread(rb),
+      values: vb,
+      n: verdict.samples === 'none' ? rb.length : verdict.candidate.n,
+    },
     changePercent: rel === null ? null : rel * 100,
     verdict: verdict.verdict,
     samples: verdict.samples,
@@ -420,15 +635,24 @@ function figureRow(
     row.verdict = 'no significant change'
     row.reason = `every run of both sides has the same value (${ra[0]}): no change`
   }
-  if (def.key === 'throughput' && throttle !== null && (throttle.baseline.status !== 'unthrottled' || throttle.candidate.status !== 'unthrottled')) {
+  if (
+    def.key === 'throughput' &&
+    throttle !== null &&
+    (throttle.baseline.status !== 'unthrottled' || throttle.candidate.status !== 'unthrottled')
+  ) {
     if (op === OVERALL) {
       const t = throttledThroughputVerdict(throttle.baseline, throttle.candidate, verdict)
       row.verdict = t.verdict
       row.reason = t.reason
-      if (t.verdict === 'below target') row.note = `${(t.candidate.shortfallPercent ?? 0).toFixed(1)}% short of target ${trim(t.candidate.target ?? 0)} ops/s`
+      if (t.verdict === 'below target')
+        row.note =
+          `${(t.candidate.shortfallPercent ?? 0).toFixed(1)}% short of target ` +
+          `${trim(t.candidate.target ?? 0)} ops/s`
     } else if (throttle.candidate.status === 'at target') {
       row.verdict = 'at target'
-      row.reason = `the candidate met its target of ${throttle.candidate.target} ops/s, so ${op}'s share of it carries no throughput signal`
+      row.reason =
+        `the candidate met its target of ${throttle.candidate.target} ops/s, so ${op}'s share of it ` +
+        `carries no throughput signal`
     }
     if (row.verdict === 'at target') row.note = null
   }
@@ -452,13 +676,18 @@ function spread(xs: readonly number[]): number | null {
  * p-value is not below alpha becomes no significant change, and says so.
  */
 function adjust(rows: ComparedFigure[], alpha: number): void {
-  const tested = rows.filter((r) => r.pValue !== null && (r.verdict === 'regression' || r.verdict === 'improvement' || r.verdict === 'no significant change'))
+  const tested = rows.filter(
+    (r) =>
+      r.pValue !== null &&
+      (r.verdict === 'regression' || r.verdict === 'improvement' || r.verdict === 'no significant change'),
+  )
   const adjusted = benjaminiHochberg(tested.map((r) => r.pValue!))
   tested.forEach((r, i) => {
     const q = adjusted[i]!
     r.adjustedPValue = q
     if ((r.verdict === 'regression' || r.verdict === 'improvement') && !(q < alpha)) {
-      r.reason = `${r.reason}; not significant once adjusted for ${tested.length} figures (Benjamini-Hochberg p=${fmtP(q)})`
+      r.reason =
+        `${r.reason}; not significant once adjusted for ${tested.length} ` + `figures (Benjamini-Hochberg p=${fmtP(q)})`
       r.verdict = 'no significant change'
       r.note = `adjusted p=${fmtP(q)}`
     }

@@ -8,23 +8,30 @@ import type { SideSummary } from './types.js'
 /** Throws BS_ERR_BAD_REQUEST unless every value is a finite number. */
 export function requireFinite(name: string, values: readonly number[]): void {
   values.forEach((v, i) => {
-    if (!Number.isFinite(v)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name}[${i}] must be a finite number; got ${String(v)}`)
+    if (!Number.isFinite(v))
+      throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name}[${i}] must be a finite number; got ${String(v)}`)
   })
 }
 
 /** Throws BS_ERR_BAD_REQUEST unless `lo < value < hi` (an open interval, as for a significance level). */
 export function requireOpenRange(name: string, value: number, lo: number, hi: number): void {
-  if (!(value > lo && value < hi)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name} must be greater than ${lo} and less than ${hi}; got ${value}`)
+  if (!(value > lo && value < hi))
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `${name} must be greater than ${lo} and less than ${hi}; got ${value}`,
+    )
 }
 
 /** Throws BS_ERR_BAD_REQUEST unless `lo <= value < hi`. */
 export function requireHalfOpenRange(name: string, value: number, lo: number, hi: number): void {
-  if (!(value >= lo && value < hi)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name} must be at least ${lo} and less than ${hi}; got ${value}`)
+  if (!(value >= lo && value < hi))
+    throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name} must be at least ${lo} and less than ${hi}; got ${value}`)
 }
 
 /** Throws BS_ERR_BAD_REQUEST unless `value` is an integer in [lo, hi]. */
 export function requireInt(name: string, value: number, lo: number, hi: number): void {
-  if (!Number.isInteger(value) || value < lo || value > hi) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name} must be an integer from ${lo} to ${hi}; got ${value}`)
+  if (!Number.isInteger(value) || value < lo || value > hi)
+    throw new BenchstreamError('BS_ERR_BAD_REQUEST', `${name} must be an integer from ${lo} to ${hi}; got ${value}`)
 }
 
 export function mean(xs: readonly number[]): number {
@@ -58,10 +65,15 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
 }
 
 export function median(xs: readonly number[]): number {
-  return quantileSorted([...xs].sort((a, b) => a - b), 0.5)
+  return quantileSorted(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  )
 }
 
-/** Relative change of `candidate` against `baseline` (0.05 = +5 %); null when the baseline is 0 or either is not finite. */
+/**
+ * Relative change of `candidate` against `baseline` (0.05 = +5 %); null when the baseline is 0 or either is not finite.
+ */
 export function relativeChange(baseline: number, candidate: number): number | null {
   if (!Number.isFinite(baseline) || !Number.isFinite(candidate) || baseline === 0) return null
   return (candidate - baseline) / Math.abs(baseline)

@@ -72,10 +72,24 @@ export function analyzeSweep(points: readonly SweepPoint[], options: SaturationO
   const kneeFactor = options.kneeFactor ?? 2
   if (points.length === 0) throw new BenchstreamError('BS_ERR_BAD_REQUEST', 'a sweep needs at least one point')
   const tolerance = options.targetTolerance ?? DEFAULT_TARGET_TOLERANCE
-  if (!(minGrowth >= 0) || !(kneeFactor > 1) || !(tolerance > 0 && tolerance <= 1)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `minGrowth must be at least 0, kneeFactor greater than 1 and targetTolerance in (0, 1]; got ${minGrowth}, ${kneeFactor} and ${tolerance}`)
-  requireFinite('x', points.map((p) => p.x))
-  requireFinite('throughput', points.map((p) => p.throughput))
-  const sorted = points.map((p, i) => ({ p, i })).sort((a, b) => a.p.x - b.p.x || a.i - b.i).map((e) => ({ ...e.p }))
+  if (!(minGrowth >= 0) || !(kneeFactor > 1) || !(tolerance > 0 && tolerance <= 1))
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `minGrowth must be at least 0, kneeFactor greater than 1 and targetTolerance in (0, 1]; got ` +
+        `${minGrowth}, ${kneeFactor} and ${tolerance}`,
+    )
+  requireFinite(
+    'x',
+    points.map((p) => p.x),
+  )
+  requireFinite(
+    'throughput',
+    points.map((p) => p.throughput),
+  )
+  const sorted = points
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => a.p.x - b.p.x || a.i - b.i)
+    .map((e) => ({ ...e.p }))
 
   const saturation = options.x === 'target' ? targetSaturation(sorted, tolerance) : threadSaturation(sorted, minGrowth)
 
@@ -84,7 +98,8 @@ export function analyzeSweep(points: readonly SweepPoint[], options: SaturationO
     const prev = sorted[i - 1]?.p99Us
     const cur = sorted[i]?.p99Us
     if (prev === null || prev === undefined || cur === null || cur === undefined || !(prev > 0)) continue
-    if (cur > kneeFactor * prev) knee = { index: i, x: sorted[i]?.x ?? 0, p99Us: cur, previousP99Us: prev, factor: cur / prev }
+    if (cur > kneeFactor * prev)
+      knee = { index: i, x: sorted[i]?.x ?? 0, p99Us: cur, previousP99Us: prev, factor: cur / prev }
   }
 
   let peakIndex = 0
@@ -92,7 +107,12 @@ export function analyzeSweep(points: readonly SweepPoint[], options: SaturationO
     if (p.throughput > (sorted[peakIndex]?.throughput ?? Number.NEGATIVE_INFINITY)) peakIndex = i
   })
   const peak = sorted[peakIndex] ?? sorted[0]
-  return { points: sorted, saturation, knee, peak: { index: peakIndex, x: peak?.x ?? 0, throughput: peak?.throughput ?? 0 } }
+  return {
+    points: sorted,
+    saturation,
+    knee,
+    peak: { index: peakIndex, x: peak?.x ?? 0, throughput: peak?.throughput ?? 0 },
+  }
 }
 
 function growth(a: SweepPoint, b: SweepPoint): number {
@@ -119,5 +139,10 @@ function targetSaturation(sorted: readonly SweepPoint[], tolerance: number): Swe
   const a = sorted[i]
   const b = sorted[i + 1]
   if (a === undefined) return null
-  return { index: i, x: a.x, throughput: a.throughput, nextGrowth: missed === 0 || b === undefined ? null : growth(a, b) }
+  return {
+    index: i,
+    x: a.x,
+    throughput: a.throughput,
+    nextGrowth: missed === 0 || b === undefined ? null : growth(a, b),
+  }
 }

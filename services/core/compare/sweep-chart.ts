@@ -22,7 +22,14 @@ export interface SweepChartOptions {
   height?: number
 }
 
-const COLORS = { throughput: '#1f77b4', p99: '#d62728', saturation: '#2ca02c', knee: '#9467bd', axis: '#333333', grid: '#e5e5e5' }
+const COLORS = {
+  throughput: '#1f77b4',
+  p99: '#d62728',
+  saturation: '#2ca02c',
+  knee: '#9467bd',
+  axis: '#333333',
+  grid: '#e5e5e5',
+}
 const MARGIN = { left: 78, right: 78, top: 64, bottom: 64 }
 const TICKS = 5
 
@@ -49,7 +56,10 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
 
   const out: string[] = []
   const title = options.title ?? 'Sweep: throughput and p99'
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12" role="img" aria-label="${esc(title)}">`)
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ` +
+      `${height}" font-family="sans-serif" font-size="12" role="img" aria-label="${esc(title)}">`,
+  )
   out.push(`<title>${esc(title)}</title>`)
   out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`)
   out.push(`<text x="${width / 2}" y="20" text-anchor="middle" font-size="15" font-weight="bold">${esc(title)}</text>`)
@@ -60,18 +70,30 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
     const v = (tpAxis.max * k) / TICKS
     const y = n1(yTp(v))
     out.push(`<line x1="${MARGIN.left}" y1="${y}" x2="${right}" y2="${y}" stroke="${COLORS.grid}"/>`)
-    out.push(`<text x="${MARGIN.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" fill="${COLORS.throughput}">${esc(tickLabel(v))}</text>`)
+    out.push(
+      `<text x="${MARGIN.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" ` +
+        `fill="${COLORS.throughput}">${esc(tickLabel(v))}</text>`,
+    )
   }
   out.push(`<line x1="${MARGIN.left}" y1="${MARGIN.top}" x2="${MARGIN.left}" y2="${bottom}" stroke="${COLORS.axis}"/>`)
-  out.push(`<text transform="translate(18 ${n1(MARGIN.top + plotH / 2)}) rotate(-90)" text-anchor="middle" fill="${COLORS.throughput}">throughput (ops/s)</text>`)
+  out.push(
+    `<text transform="translate(18 ${n1(MARGIN.top + plotH / 2)}) rotate(-90)" text-anchor="middle" ` +
+      `fill="${COLORS.throughput}">throughput (ops/s)</text>`,
+  )
   out.push('</g>')
   out.push('<g class="axis-right">')
   for (let k = 0; k <= TICKS; k++) {
     const v = (p99Axis.max * k) / TICKS
-    out.push(`<text x="${right + 6}" y="${n1(bottom - (k / TICKS) * plotH)}" dominant-baseline="middle" fill="${COLORS.p99}">${esc(tickLabel(v))}</text>`)
+    out.push(
+      `<text x="${right + 6}" y="${n1(bottom - (k / TICKS) * plotH)}" ` +
+        `dominant-baseline="middle" fill="${COLORS.p99}">${esc(tickLabel(v))}</text>`,
+    )
   }
   out.push(`<line x1="${right}" y1="${MARGIN.top}" x2="${right}" y2="${bottom}" stroke="${COLORS.axis}"/>`)
-  out.push(`<text transform="translate(${width - 14} ${n1(MARGIN.top + plotH / 2)}) rotate(90)" text-anchor="middle" fill="${COLORS.p99}">p99 (${inMs ? 'ms' : 'µs'})</text>`)
+  out.push(
+    `<text transform="translate(${width - 14} ${n1(MARGIN.top + plotH / 2)}) rotate(90)" text-anchor="middle" ` +
+      `fill="${COLORS.p99}">p99 (${inMs ? 'ms' : 'µs'})</text>`,
+  )
   out.push('</g>')
 
   // x axis: one labelled position per point.
@@ -88,20 +110,50 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
   // Markers first, so the curves are drawn over them.
   const marker = (cls: string, i: number, color: string, label: string): void => {
     const x = n1(xAt(i))
-    out.push(`<g class="${cls}"><line x1="${x}" y1="${MARGIN.top}" x2="${x}" y2="${bottom}" stroke="${color}" stroke-width="1.5" stroke-dasharray="6 4"/>`)
+    out.push(
+      `<g class="${cls}"><line x1="${x}" y1="${MARGIN.top}" x2="${x}" y2="${bottom}" stroke="${color}" ` +
+        `stroke-width="1.5" stroke-dasharray="6 4"/>`,
+    )
     out.push(`<text x="${x}" y="${MARGIN.top - 6}" text-anchor="middle" fill="${color}">${esc(label)}</text></g>`)
   }
-  if (analysis.saturation !== null) marker('marker-saturation', analysis.saturation.index, COLORS.saturation, `saturation at ${tickLabel(analysis.saturation.x)}`)
-  if (analysis.knee !== null) marker('marker-knee', analysis.knee.index, COLORS.knee, `knee at ${tickLabel(analysis.knee.x)}`)
+  if (analysis.saturation !== null)
+    marker(
+      'marker-saturation',
+      analysis.saturation.index,
+      COLORS.saturation,
+      `saturation at ${tickLabel(analysis.saturation.x)}`,
+    )
+  if (analysis.knee !== null)
+    marker('marker-knee', analysis.knee.index, COLORS.knee, `knee at ${tickLabel(analysis.knee.x)}`)
 
   // Curves.
   const tpPath = pts.map((p, i) => `${n1(xAt(i))},${n1(yTp(p.throughput))}`).join(' ')
-  out.push(`<g class="series-throughput"><polyline points="${tpPath}" fill="none" stroke="${COLORS.throughput}" stroke-width="2"/>`)
-  pts.forEach((p, i) => out.push(`<circle class="point-throughput" cx="${n1(xAt(i))}" cy="${n1(yTp(p.throughput))}" r="4" fill="${COLORS.throughput}"><title>${esc(`${tickLabel(p.x)}: ${tickLabel(p.throughput)} ops/s`)}</title></circle>`))
+  out.push(
+    `<g class="series-throughput"><polyline points="${tpPath}" fill="none" stroke="${COLORS.throughput}" ` +
+      `stroke-width="2"/>`,
+  )
+  pts.forEach((p, i) =>
+    out.push(
+      `<circle class="point-throughput" cx="${n1(xAt(i))}" cy="${n1(yTp(p.throughput))}" ` +
+        `r="4" fill="${COLORS.throughput}"><title>${esc(`${tickLabel(p.x)}: ${tickLabel(p.throughput)} ops/s`)}</title></circle>`,
+    ),
+  )
   out.push('</g>')
-  const withP99 = pts.map((p, i) => ({ p, i })).filter((e): e is { p: typeof e.p & { p99Us: number }; i: number } => e.p.p99Us !== null && Number.isFinite(e.p.p99Us))
-  out.push(`<g class="series-p99"><polyline points="${withP99.map((e) => `${n1(xAt(e.i))},${n1(yP99(e.p.p99Us))}`).join(' ')}" fill="none" stroke="${COLORS.p99}" stroke-width="2" stroke-dasharray="5 3"/>`)
-  withP99.forEach((e) => out.push(`<rect class="point-p99" x="${n1(xAt(e.i) - 4)}" y="${n1(yP99(e.p.p99Us) - 4)}" width="8" height="8" fill="${COLORS.p99}"><title>${esc(`${tickLabel(e.p.x)}: p99 ${tickLabel(e.p.p99Us)} µs`)}</title></rect>`))
+  const withP99 = pts
+    .map((p, i) => ({ p, i }))
+    .filter(
+      (e): e is { p: typeof e.p & { p99Us: number }; i: number } => e.p.p99Us !== null && Number.isFinite(e.p.p99Us),
+    )
+  out.push(
+    `<g class="series-p99"><polyline points="${withP99.map((e) => `${n1(xAt(e.i))},${n1(yP99(e.p.p99Us))}`).join(' ')}" ` +
+      `fill="none" stroke="${COLORS.p99}" stroke-width="2" stroke-dasharray="5 3"/>`,
+  )
+  withP99.forEach((e) =>
+    out.push(
+      `<rect class="point-p99" x="${n1(xAt(e.i) - 4)}" y="${n1(yP99(e.p.p99Us) - 4)}" width="8" height="8" ` +
+        `fill="${COLORS.p99}"><title>${esc(`${tickLabel(e.p.x)}: p99 ${tickLabel(e.p.p99Us)} µs`)}</title></rect>`,
+    ),
+  )
   out.push('</g>')
 
   // Legend, top left, one row.
@@ -151,5 +203,10 @@ function n1(v: number): string {
 
 /** Escapes text for element content and double-quoted attribute values. */
 function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
 }

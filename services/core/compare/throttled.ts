@@ -53,13 +53,34 @@ export interface SideThrottle {
  * throws BS_ERR_BAD_REQUEST otherwise.
  */
 export function assessThrottle(runs: readonly RunThroughput[], tolerance = DEFAULT_TARGET_TOLERANCE): SideThrottle {
-  if (!(tolerance > 0 && tolerance <= 1)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `tolerance must be greater than 0 and at most 1; got ${tolerance}`)
-  requireFinite('throughput', runs.map((r) => r.throughput))
+  if (!(tolerance > 0 && tolerance <= 1))
+    throw new BenchstreamError('BS_ERR_BAD_REQUEST', `tolerance must be greater than 0 and at most 1; got ${tolerance}`)
+  requireFinite(
+    'throughput',
+    runs.map((r) => r.throughput),
+  )
   const targets = new Set(runs.map((r) => (r.target === null || r.target === 0 ? null : r.target)))
-  if (targets.size > 1) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `the runs of one side must share one target; got ${[...targets].map((t) => (t === null ? 'none' : String(t))).join(', ')}`)
+  if (targets.size > 1)
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `the runs of one side must share one target; ` +
+        `got ${[...targets].map((t) => (t === null ? 'none' : String(t))).join(', ')}`,
+    )
   const target = [...targets][0] ?? null
-  if (target === null) return { status: 'unthrottled', target: null, runs: runs.length, runsBelow: 0, medianRatio: null, shortfallPercent: null }
-  if (!(target > 0) || !Number.isFinite(target)) throw new BenchstreamError('BS_ERR_BAD_REQUEST', `a target must be a positive number of ops/s or null; got ${target}`)
+  if (target === null)
+    return {
+      status: 'unthrottled',
+      target: null,
+      runs: runs.length,
+      runsBelow: 0,
+      medianRatio: null,
+      shortfallPercent: null,
+    }
+  if (!(target > 0) || !Number.isFinite(target))
+    throw new BenchstreamError(
+      'BS_ERR_BAD_REQUEST',
+      `a target must be a positive number of ops/s or null; got ${target}`,
+    )
   const ratios = runs.map((r) => r.throughput / target)
   const runsBelow = ratios.filter((q) => q < tolerance).length
   const worst = Math.min(...ratios)
@@ -92,23 +113,43 @@ export interface ThroughputVerdict {
  *   reason notes when the baseline had missed the same target;
  * - candidate unthrottled: the statistical verdict (`insufficient data` when none).
  */
-export function throttledThroughputVerdict(baseline: SideThrottle, candidate: SideThrottle, statistics: Verdict | null): ThroughputVerdict {
+export function throttledThroughputVerdict(
+  baseline: SideThrottle,
+  candidate: SideThrottle,
+  statistics: Verdict | null,
+): ThroughputVerdict {
   const base = { statistics, baseline, candidate }
   if (candidate.status === 'below target') {
     const ratio = ((candidate.medianRatio ?? 0) * 100).toFixed(1)
     return {
       ...base,
       verdict: 'below target',
-      reason: `candidate fell short of its target of ${candidate.target} ops/s in ${candidate.runsBelow} of ${candidate.runs} runs (median ${ratio}% of target, worst ${(candidate.shortfallPercent ?? 0).toFixed(1)}% short)`,
+      reason:
+        `candidate fell short of its target of ${candidate.target} ops/s in ${candidate.runsBelow} of ` +
+        (`${candidate.runs} runs (median ${ratio}% ` +
+          `of target, worst ${(candidate.shortfallPercent ?? 0).toFixed(1)}% short)`),
     }
   }
   if (candidate.status === 'at target') {
-    const also = baseline.status === 'below target' && baseline.target === candidate.target
-      ? `; the baseline missed the same target by up to ${(baseline.shortfallPercent ?? 0).toFixed(1)}%`
-      : baseline.status === 'at target' ? '; so did the baseline' : ''
-    return { ...base, verdict: 'at target', reason: `candidate met its target of ${candidate.target} ops/s in every run, so its throughput carries no signal${also}` }
+    const also =
+      baseline.status === 'below target' && baseline.target === candidate.target
+        ? `; the baseline missed the same target by up to ${(baseline.shortfallPercent ?? 0).toFixed(1)}%`
+        : baseline.status === 'at target'
+          ? '; so did the baseline'
+          : ''
+    return {
+      ...base,
+      verdict: 'at target',
+      reason:
+        `candidate met its target of ${candidate.target} ops/s in every run, so its throughput carries ` +
+        `no signal${also}`,
+    }
   }
-  if (statistics === null) return { ...base, verdict: 'insufficient data', reason: 'no statistical comparison was given' }
-  const note = baseline.status === 'unthrottled' ? '' : ` (the baseline was throttled to ${baseline.target} ops/s: the runs are not comparable)`
+  if (statistics === null)
+    return { ...base, verdict: 'insufficient data', reason: 'no statistical comparison was given' }
+  const note =
+    baseline.status === 'unthrottled'
+      ? ''
+      : ` (the baseline was throttled to ${baseline.target} ops/s: the runs are not comparable)`
   return { ...base, verdict: statistics.verdict, reason: `${statistics.reason}${note}` }
 }

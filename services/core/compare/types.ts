@@ -29,7 +29,12 @@ export type VerdictKind = 'regression' | 'improvement' | 'no significant change'
  *   side, resampled in blocks so that their autocorrelation is kept.
  * - `none`: nothing was tested (insufficient data).
  */
-export type TestMethod = 'mann-whitney-u-exact' | 'mann-whitney-u-normal' | 'welch-t' | 'circular-block-bootstrap' | 'none'
+export type TestMethod =
+  | 'mann-whitney-u-exact'
+  | 'mann-whitney-u-normal'
+  | 'welch-t'
+  | 'circular-block-bootstrap'
+  | 'none'
 
 /** Center and spread of one side, over the samples the test used. */
 export interface SideSummary {

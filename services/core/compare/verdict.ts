@@ -55,7 +55,17 @@
 import { Rng } from '../workload/random.js'
 import { blockBootstrapMeans } from './block-bootstrap.js'
 import { mannWhitneyU, minimumTwoSidedP, type MannWhitneyResult } from './mann-whitney.js'
-import { mean, median, quantileSorted, relativeChange, requireFinite, requireHalfOpenRange, requireInt, requireOpenRange, summarize } from './sample-stats.js'
+import {
+  mean,
+  median,
+  quantileSorted,
+  relativeChange,
+  requireFinite,
+  requireHalfOpenRange,
+  requireInt,
+  requireOpenRange,
+  summarize,
+} from './sample-stats.js'
 import type { Direction, SideSummary, TestMethod, VerdictKind } from './types.js'
 import { welchTTest, type WelchResult } from './welch-t-test.js'
 
@@ -98,9 +108,14 @@ export interface Verdict {
   significant: boolean
   baseline: SideSummary
   candidate: SideSummary
-  /** (candidate - baseline) / |baseline| of the medians and of the means of the samples; null when the baseline's is 0. */
+  /**
+   * (candidate - baseline) / |baseline| of the medians and of the means of the samples; null when the baseline's is 0.
+   */
   relativeChange: { median: number | null; mean: number | null }
-  /** The change the verdict is about: medians for Mann-Whitney, means for the t-test and the bootstrap, geometric means for the t-test on logarithms. */
+  /**
+   * The change the verdict is about: medians for Mann-Whitney, means for the t-test and the bootstrap, geometric means
+   * for the t-test on logarithms.
+   */
   effect: { basis: 'median' | 'mean' | 'geometric mean'; relativeChange: number | null }
   /** Interval of effect.relativeChange. */
   ci: { level: number; low: number; high: number } | null
@@ -116,7 +131,15 @@ export interface Verdict {
 }
 
 const MIN_REPETITIONS = 3
-const DEFAULTS = { alpha: 0.05, minEffect: 0.01, confidenceLevel: 0.95, minWindows: 10, replicates: 2000, seed: 1, logScale: false }
+const DEFAULTS = {
+  alpha: 0.05,
+  minEffect: 0.01,
+  confidenceLevel: 0.95,
+  minWindows: 10,
+  replicates: 2000,
+  seed: 1,
+  logScale: false,
+}
 
 /** Compares one figure of the candidate with the baseline's (see the file comment for the method). */
 export function compareFigure(baseline: FigureSamples, candidate: FigureSamples, options: VerdictOptions): Verdict {
@@ -139,7 +162,8 @@ export function compareFigure(baseline: FigureSamples, candidate: FigureSamples,
   requireFinite('baseline.runs', baseline.runs)
   requireFinite('candidate.runs', candidate.runs)
 
-  if (baseline.runs.length >= MIN_REPETITIONS && candidate.runs.length >= MIN_REPETITIONS) return byRepetitions(baseline.runs, candidate.runs, o)
+  if (baseline.runs.length >= MIN_REPETITIONS && candidate.runs.length >= MIN_REPETITIONS)
+    return byRepetitions(baseline.runs, candidate.runs, o)
   const wa = (baseline.windows ?? []).filter((s) => s.length > 0)
   const wb = (candidate.windows ?? []).filter((s) => s.length > 0)
   const na = wa.reduce((n, s) => n + s.length, 0)
@@ -159,7 +183,9 @@ export function compareFigure(baseline: FigureSamples, candidate: FigureSamples,
     belowMinEffect: false,
     blockLength: null,
     crossCheck: null,
-    reason: `needs at least ${MIN_REPETITIONS} runs on each side (got ${baseline.runs.length} + ${candidate.runs.length}) or at least ${o.minWindows} windows on each side (got ${na} + ${nb})`,
+    reason:
+      `needs at least ${MIN_REPETITIONS} runs on each side (got ${baseline.runs.length} + ${candidate.runs.length}) ` +
+      `or at least ${o.minWindows} windows on each side (got ${na} + ${nb})`,
   }
 }
 
@@ -175,7 +201,10 @@ function frame(a: readonly number[], b: readonly number[], runsA: number, runsB:
     minEffect: o.minEffect,
     baseline,
     candidate,
-    relativeChange: { median: relativeChange(baseline.median, candidate.median), mean: relativeChange(baseline.mean, candidate.mean) },
+    relativeChange: {
+      median: relativeChange(baseline.median, candidate.median),
+      mean: relativeChange(baseline.mean, candidate.mean),
+    },
   }
 }
 
@@ -189,45 +218,59 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
   if (useMannWhitney) {
     const mw = mannWhitneyU(a, b)
     const effect = base.relativeChange.median
-    return decide({
-      ...base,
-      samples: 'repetitions',
-      method: mw.method === 'exact' ? 'mann-whitney-u-exact' : 'mann-whitney-u-normal',
-      pValue: mw.pValue,
-      effect: { basis: 'median', relativeChange: effect },
-      ci: medianRatioInterval(a, b, o),
-      blockLength: null,
-      crossCheck: crossCheck(a, b),
-    }, `Mann-Whitney U on ${a.length} + ${b.length} runs`)
+    return decide(
+      {
+        ...base,
+        samples: 'repetitions',
+        method: mw.method === 'exact' ? 'mann-whitney-u-exact' : 'mann-whitney-u-normal',
+        pValue: mw.pValue,
+        effect: { basis: 'median', relativeChange: effect },
+        ci: medianRatioInterval(a, b, o),
+        blockLength: null,
+        crossCheck: crossCheck(a, b),
+      },
+      `Mann-Whitney U on ${a.length} + ${b.length} runs`,
+    )
   }
-  const why = `Mann-Whitney cannot reach p < ${o.alpha} with so few; its minimum is ${minimumTwoSidedP(a.length, b.length).toFixed(3)}`
+  const why =
+    `Mann-Whitney cannot reach p < ${o.alpha} with so few; its minimum ` +
+    `is ${minimumTwoSidedP(a.length, b.length).toFixed(3)}`
   if (o.logScale && [...a, ...b].every((x) => x > 0)) {
     // On logarithms: the difference of mean logs is the log of the ratio of geometric means.
     const w = welchTTest(b.map(Math.log), a.map(Math.log), o.confidenceLevel)
-    return decide({
+    return decide(
+      {
+        ...base,
+        samples: 'repetitions',
+        method: 'welch-t',
+        pValue: Number.isNaN(w.pValue) ? null : w.pValue,
+        effect: { basis: 'geometric mean', relativeChange: Math.expm1(w.difference) },
+        ci: w.ci === null ? null : { level: w.ci.level, low: Math.expm1(w.ci.low), high: Math.expm1(w.ci.high) },
+        blockLength: null,
+        crossCheck: crossCheck(a, b),
+      },
+      `Welch's t-test on the logarithms of ${a.length} + ${b.length} runs (${why})`,
+    )
+  }
+  const w = welchTTest(b, a, o.confidenceLevel)
+  const ma = mean(a)
+  const ci =
+    w.ci === null || ma === 0
+      ? null
+      : { level: w.ci.level, low: w.ci.low / Math.abs(ma), high: w.ci.high / Math.abs(ma) }
+  return decide(
+    {
       ...base,
       samples: 'repetitions',
       method: 'welch-t',
       pValue: Number.isNaN(w.pValue) ? null : w.pValue,
-      effect: { basis: 'geometric mean', relativeChange: Math.expm1(w.difference) },
-      ci: w.ci === null ? null : { level: w.ci.level, low: Math.expm1(w.ci.low), high: Math.expm1(w.ci.high) },
+      effect: { basis: 'mean', relativeChange: base.relativeChange.mean },
+      ci,
       blockLength: null,
       crossCheck: crossCheck(a, b),
-    }, `Welch's t-test on the logarithms of ${a.length} + ${b.length} runs (${why})`)
-  }
-  const w = welchTTest(b, a, o.confidenceLevel)
-  const ma = mean(a)
-  const ci = w.ci === null || ma === 0 ? null : { level: w.ci.level, low: w.ci.low / Math.abs(ma), high: w.ci.high / Math.abs(ma) }
-  return decide({
-    ...base,
-    samples: 'repetitions',
-    method: 'welch-t',
-    pValue: Number.isNaN(w.pValue) ? null : w.pValue,
-    effect: { basis: 'mean', relativeChange: base.relativeChange.mean },
-    ci,
-    blockLength: null,
-    crossCheck: crossCheck(a, b),
-  }, `Welch's t-test on ${a.length} + ${b.length} runs (${why})`)
+    },
+    `Welch's t-test on ${a.length} + ${b.length} runs (${why})`,
+  )
 }
 
 function byWindows(a: ReadonlyArray<readonly number[]>, b: ReadonlyArray<readonly number[]>, o: Resolved): Verdict {
@@ -235,16 +278,20 @@ function byWindows(a: ReadonlyArray<readonly number[]>, b: ReadonlyArray<readonl
   const fb = b.flat()
   const base = frame(fa, fb, a.length, b.length, o)
   const bs = blockBootstrapMeans(a, b, { replicates: o.replicates, seed: o.seed, confidenceLevel: o.confidenceLevel })
-  return decide({
-    ...base,
-    samples: 'windows',
-    method: 'circular-block-bootstrap',
-    pValue: bs.pValue,
-    effect: { basis: 'mean', relativeChange: base.relativeChange.mean },
-    ci: bs.ci,
-    blockLength: bs.blockLength,
-    crossCheck: crossCheck(fa, fb),
-  }, `circular block bootstrap of the difference in means over ${fa.length} + ${fb.length} windows of ${a.length} + ${b.length} runs (block length ${bs.blockLength}, ${bs.replicates} replicates)`)
+  return decide(
+    {
+      ...base,
+      samples: 'windows',
+      method: 'circular-block-bootstrap',
+      pValue: bs.pValue,
+      effect: { basis: 'mean', relativeChange: base.relativeChange.mean },
+      ci: bs.ci,
+      blockLength: bs.blockLength,
+      crossCheck: crossCheck(fa, fb),
+    },
+    `circular block bootstrap of the difference in means over ${fa.length} + ${fb.length} windows ` +
+      `of ${a.length} + ${b.length} runs (block length ${bs.blockLength}, ${bs.replicates} replicates)`,
+  )
 }
 
 type Undecided = Omit<Verdict, 'verdict' | 'significant' | 'belowMinEffect' | 'reason'>
@@ -255,17 +302,41 @@ function decide(v: Undecided, how: string): Verdict {
   const rel = v.effect.relativeChange
   const basis = v.effect.basis === 'median' ? 'medians' : v.effect.basis === 'mean' ? 'means' : 'geometric means'
   if (p === null || rel === null) {
-    const why = p === null ? 'the test is undefined (both sides have zero variance)' : `the baseline's ${v.effect.basis} is 0, so no relative change exists`
+    const why =
+      p === null
+        ? 'the test is undefined (both sides have zero variance)'
+        : `the baseline's ${v.effect.basis} is 0, so no relative change exists`
     return { ...v, verdict: 'insufficient data', significant: false, belowMinEffect: false, reason: `${how}: ${why}` }
   }
   const significant = p < v.alpha
   const pct = `${rel >= 0 ? '+' : ''}${(rel * 100).toFixed(2)}%`
-  if (!significant) return { ...v, verdict: 'no significant change', significant, belowMinEffect: false, reason: `${how}: p=${fmtP(p)} is not below ${v.alpha} (change of ${basis} ${pct})` }
+  if (!significant)
+    return {
+      ...v,
+      verdict: 'no significant change',
+      significant,
+      belowMinEffect: false,
+      reason: `${how}: p=${fmtP(p)} is not below ${v.alpha} (change of ${basis} ${pct})`,
+    }
   if (Math.abs(rel) < v.minEffect) {
-    return { ...v, verdict: 'no significant change', significant, belowMinEffect: true, reason: `${how}: p=${fmtP(p)} is below ${v.alpha} but the change of ${basis} ${pct} is smaller than the minimum effect of ${(v.minEffect * 100).toFixed(2)}%` }
+    return {
+      ...v,
+      verdict: 'no significant change',
+      significant,
+      belowMinEffect: true,
+      reason:
+        `${how}: p=${fmtP(p)} is below ${v.alpha} but the change of ${basis} ${pct} is smaller than ` +
+        `the minimum effect of ${(v.minEffect * 100).toFixed(2)}%`,
+    }
   }
   const better = v.direction === 'higher-is-better' ? rel > 0 : rel < 0
-  return { ...v, verdict: better ? 'improvement' : 'regression', significant, belowMinEffect: false, reason: `${how}: p=${fmtP(p)} < ${v.alpha}, change of ${basis} ${pct}` }
+  return {
+    ...v,
+    verdict: better ? 'improvement' : 'regression',
+    significant,
+    belowMinEffect: false,
+    reason: `${how}: p=${fmtP(p)} < ${v.alpha}, change of ${basis} ${pct}`,
+  }
 }
 
 function fmtP(p: number): string {
@@ -290,5 +361,9 @@ function medianRatioInterval(a: readonly number[], b: readonly number[], o: Reso
   }
   if (rels.length === 0) return null
   rels.sort((x, y) => x - y)
-  return { level: o.confidenceLevel, low: quantileSorted(rels, (1 - o.confidenceLevel) / 2), high: quantileSorted(rels, (1 + o.confidenceLevel) / 2) }
+  return {
+    level: o.confidenceLevel,
+    low: quantileSorted(rels, (1 - o.confidenceLevel) / 2),
+    high: quantileSorted(rels, (1 + o.confidenceLevel) / 2),
+  }
 }

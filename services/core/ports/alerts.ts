@@ -36,7 +36,10 @@ export interface AlertWindowSource {
   progress(runId: string, sinceMs: number): Promise<RunProgress | undefined>
   /** Counts merged over clients, statuses and partitions, for window starts in [fromMs, toMs). */
   windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]>
-  /** Every window of the baseline a run names (a run id or group:NAME), per operation, offsets from each run's first window. */
+  /**
+   * Every window of the baseline a run names (a run id or group:NAME), per operation, offsets from each run's first
+   * window.
+   */
   baselineWindows(ref: string): Promise<BaselineWindowRow[]>
 }
 
@@ -57,4 +60,3 @@ export interface AlertNotifier {
   readonly channel: string
   notify(t: AlertTransition): Promise<DeliveryResult>
 }
-

@@ -46,6 +46,7 @@ export function valuesBytes(values: FieldValues): number {
 export function statusOf(err: unknown): Status {
   const msg = String((err as { message?: unknown })?.message ?? err).toLowerCase()
   if (msg.includes('timeout') || msg.includes('timed out')) return 'TIMEOUT'
-  if (msg.includes('econnrefused') || msg.includes('connection') || msg.includes('unavailable')) return 'SERVICE_UNAVAILABLE'
+  if (msg.includes('econnrefused') || msg.includes('connection') || msg.includes('unavailable'))
+    return 'SERVICE_UNAVAILABLE'
   return 'ERROR'
 }

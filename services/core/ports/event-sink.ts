@@ -22,7 +22,16 @@ export interface SinkStats {
 
 export interface EventSink {
   /** Appends one measured operation. Never blocks, never throws. Codes as in schemas/events.v1.ts. */
-  record(thread: number, opCode: number, cacheIndex: number, statusIndex: number, startUs: number, latencyUs: number, intendedUs: number, bytes: number): void
+  record(
+    thread: number,
+    opCode: number,
+    cacheIndex: number,
+    statusIndex: number,
+    startUs: number,
+    latencyUs: number,
+    intendedUs: number,
+    bytes: number,
+  ): void
   /** Sends a control record (run lifecycle, server metrics) after everything recorded before it. */
   sendRecord(record: RunLifecycle | ServerMetrics): Promise<void>
   /** Delivers what is buffered, waiting at most timeoutMs. */
@@ -40,7 +49,15 @@ export class NullSink implements EventSink {
   async sendRecord(): Promise<void> {}
   async flush(): Promise<void> {}
   stats(): SinkStats {
-    return { sent: {}, sentEvents: 0, undelivered: 0, undeliveredRecords: 0, queuedBatches: 0, queuedEvents: 0, deliveredBatches: 0 }
+    return {
+      sent: {},
+      sentEvents: 0,
+      undelivered: 0,
+      undeliveredRecords: 0,
+      queuedBatches: 0,
+      queuedEvents: 0,
+      deliveredBatches: 0,
+    }
   }
   async close(): Promise<void> {}
 }

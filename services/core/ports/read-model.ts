@@ -3,7 +3,14 @@
  * windows. services/adapters/clickhouse/read-model.ts answers it from
  * ClickHouse; reports are always computed from merged histograms.
  */
-import type { OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures } from '../../../schemas/api.v1.js'
+import type {
+  OpFigures,
+  RunFigures,
+  RunInfo,
+  RunReport,
+  TimelinePoint,
+  WindowFigures,
+} from '../../../schemas/api.v1.js'
 import type { RunProgress } from '../alerting/alert-windows.js'
 
 export type { OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures }
@@ -16,7 +23,10 @@ export interface PercentileCheck {
   exact: number
 }
 
-/** One (window, operation, status) of a run, merged over clients and partitions (sums, min, max, sumMap of the histograms). */
+/**
+ * One (window, operation, status) of a run, merged over clients and partitions (sums, min, max, sumMap of the
+ * histograms).
+ */
 export interface WindowOpStatusRow {
   /** Window start, ms since the epoch. */
   startMs: number
@@ -75,7 +85,9 @@ export interface ReadModel {
    * ratio. Runs without data are left out.
    */
   runFigures(runIds: readonly string[]): Promise<RunFigures[]>
-  /** Per run, window and operation (OVERALL excluded), merged over clients, in window order (view op_window_figures). */
+  /**
+   * Per run, window and operation (OVERALL excluded), merged over clients, in window order (view op_window_figures).
+   */
   windowFigures(runIds: readonly string[]): Promise<WindowFigures[]>
   /** Per window and operation, merged over clients, for windows starting at or after sinceMs. */
   timeline(runId: string, sinceMs: number): Promise<TimelinePoint[]>
@@ -87,7 +99,10 @@ export interface ReadModel {
   deadLetterCounts(): Promise<Record<string, number>>
   /** Resolves when the store answers a trivial query; rejects otherwise. */
   ping(): Promise<void>
-  /** Where the run's data stands (per partition), looking only at windows starting at or after sinceMs; undefined when there are none. The live view judges completeness from it, as the alerts do. */
+  /**
+   * Where the run's data stands (per partition), looking only at windows starting at or after sinceMs; undefined when
+   * there are none. The live view judges completeness from it, as the alerts do.
+   */
   liveProgress(runId: string, sinceMs: number): Promise<RunProgress | undefined>
   /** Per window, operation and status, merged over clients and partitions, for window starts in [fromMs, toMs). */
   liveWindows(runId: string, fromMs: number, toMs: number): Promise<WindowOpStatusRow[]>

@@ -41,7 +41,10 @@ export interface MissingRows {
   expected: number
   /** Rows found before anything was written again. */
   found: number
-  /** True when the rows were written again and are there now; false when they could not be restored (then `found` is what is there). */
+  /**
+   * True when the rows were written again and are there now; false when they could not be restored (then `found` is
+   * what is there).
+   */
   restored: boolean
 }
 

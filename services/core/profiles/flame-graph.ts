@@ -120,7 +120,17 @@ export function diffFlameGraph(baseline: Folded, candidate: Folded): DiffFlameGr
     const selfDelta = share(n.self[1], tb) - share(n.self[0], ta)
     maxSelfDelta = Math.max(maxSelfDelta, Math.abs(selfDelta))
     maxTotalDelta = Math.max(maxTotalDelta, Math.abs(totalDelta))
-    rows.push({ level, label: n.name, value: n.value[1], self: n.self[1], x, baselineValue: n.value[0], baselineSelf: n.self[0], totalDelta, selfDelta })
+    rows.push({
+      level,
+      label: n.name,
+      value: n.value[1],
+      self: n.self[1],
+      x,
+      baselineValue: n.value[0],
+      baselineSelf: n.self[0],
+      totalDelta,
+      selfDelta,
+    })
   })
   return { total: tb, baselineTotal: ta, rows, maxSelfDelta, maxTotalDelta }
 }
@@ -141,7 +151,9 @@ export interface ShareChanges {
   candidateSamples: number
   /** Frames by the change of their self share (samples where the frame was the leaf), largest |change| first. */
   self: FrameChange[]
-  /** Frames by the change of their total share (samples with the frame anywhere on the stack, counted once per stack). */
+  /**
+   * Frames by the change of their total share (samples with the frame anywhere on the stack, counted once per stack).
+   */
   total: FrameChange[]
 }
 

@@ -64,10 +64,20 @@ export function flameGraphSvg(g: FlameGraph | DiffFlameGraph, opts: SvgOptions):
   const height = TOP + (depth + 1) * FRAME_H + BOTTOM
   const out: string[] = []
   out.push(`<?xml version="1.0" standalone="no"?>`)
-  out.push(`<svg version="1.1" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">`)
+  out.push(
+    `<svg version="1.1" width="${width}" height="${height}" viewBox="0 ` +
+      `0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">`,
+  )
   out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#f8f8f8"/>`)
-  out.push(`<text x="${width / 2}" y="24" font-family="Verdana,sans-serif" font-size="17" text-anchor="middle">${esc(opts.title)}</text>`)
-  if (opts.subtitle !== undefined) out.push(`<text x="${width / 2}" y="42" font-family="Verdana,sans-serif" font-size="12" text-anchor="middle" fill="#555">${esc(opts.subtitle)}</text>`)
+  out.push(
+    `<text x="${width / 2}" y="24" font-family="Verdana,sans-serif" ` +
+      `font-size="17" text-anchor="middle">${esc(opts.title)}</text>`,
+  )
+  if (opts.subtitle !== undefined)
+    out.push(
+      `<text x="${width / 2}" y="42" font-family="Verdana,sans-serif" font-size="12" text-anchor="middle" ` +
+        `fill="#555">${esc(opts.subtitle)}</text>`,
+    )
   out.push(`<g font-family="Verdana,sans-serif" font-size="${FONT}">`)
   for (const r of rows) {
     const x = PAD + r.x * scale
@@ -78,16 +88,27 @@ export function flameGraphSvg(g: FlameGraph | DiffFlameGraph, opts: SvgOptions):
     let fill = frameColor(r.label)
     if (diff) {
       const d = r as DiffRow
-      info += `; self ${signed(d.selfDelta)} pp, total ${signed(d.totalDelta)} pp (baseline ${d.baselineValue.toLocaleString('en-US')} samples)`
+      info +=
+        `; self ${signed(d.selfDelta)} pp, total ${signed(d.totalDelta)} ` +
+        `pp (baseline ${d.baselineValue.toLocaleString('en-US')} samples)`
       fill = diffColor(d.selfDelta, g.maxSelfDelta)
     }
     const chars = Math.floor(w / (FONT * CHAR_W))
     const text = chars < 3 ? '' : r.label.length <= chars ? r.label : `${r.label.slice(0, chars - 2)}..`
-    out.push(`<g><title>${esc(info)}</title><rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${FRAME_H - 1}" fill="${fill}" rx="2" ry="2"/>${text === '' ? '' : `<text x="${(x + 3).toFixed(2)}" y="${y + FRAME_H - 4}">${esc(text)}</text>`}</g>`)
+    out.push(
+      `<g><title>${esc(info)}</title><rect x="${x.toFixed(2)}" y="${y}" ` +
+        `width="${w.toFixed(2)}" height="${FRAME_H - 1}" ` +
+        `fill="${fill}" rx="2" ry="2"/>${text === '' ? '' : `<text x="${(x + 3).toFixed(2)}" y="${y + FRAME_H - 4}">${esc(text)}</text>`}</g>`,
+    )
   }
   out.push('</g>')
-  const legend = diff ? 'width: candidate samples; colour: change of the frame\'s self share from the baseline (red more, blue less)' : 'width: samples; frames grow upwards from the root'
-  out.push(`<text x="${PAD}" y="${height - 10}" font-family="Verdana,sans-serif" font-size="11" fill="#555">${esc(legend)}</text>`)
+  const legend = diff
+    ? "width: candidate samples; colour: change of the frame's self share from the baseline (red more, blue less)"
+    : 'width: samples; frames grow upwards from the root'
+  out.push(
+    `<text x="${PAD}" y="${height - 10}" font-family="Verdana,sans-serif" ` +
+      `font-size="11" fill="#555">${esc(legend)}</text>`,
+  )
   out.push('</svg>\n')
   return out.join('\n')
 }
@@ -100,8 +121,12 @@ function signed(n: number): string {
   return `${n > 0 ? '+' : ''}${n.toFixed(2)}`
 }
 
+// oxlint-disable-next-line no-control-regex
+const XML_FORBIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g
+
 function esc(s: string): string {
   // Control characters are not allowed in XML 1.0 at all, escaped or not.
-  // oxlint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '?').replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'))
+  return s
+    .replace(XML_FORBIDDEN, '?')
+    .replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'))
 }

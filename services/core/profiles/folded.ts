@@ -25,7 +25,9 @@ export function decodeError(file: string, line: number, what: string): Benchstre
   return new BenchstreamError('BS_ERR_DECODE', `${file}:${line}: ${what}`)
 }
 
-const COLLAPSED_EXPECTED = 'expected a folded stack line "frame;frame;...;frame COUNT" (root first, a whole number of samples after the last space), as async-profiler\'s collapsed output and the stackcollapse scripts write'
+const COLLAPSED_EXPECTED =
+  'expected a folded stack line "frame;frame;...;frame COUNT" (root first, a whole number of samples ' +
+  "after the last space), as async-profiler's collapsed output and the stackcollapse scripts write"
 
 /**
  * Parses folded stacks. Empty lines are skipped; anything else that is not
@@ -44,13 +46,19 @@ export function parseFolded(text: string, file: string): { stacks: Folded; lines
     const sp = line.lastIndexOf(' ')
     if (sp <= 0) throw decodeError(file, lineNo, `${show(line)} has no count; ${COLLAPSED_EXPECTED}`)
     const countText = line.slice(sp + 1)
-    if (!/^\d{1,16}$/.test(countText)) throw decodeError(file, lineNo, `the count ${show(countText)} is not a whole number of samples; ${COLLAPSED_EXPECTED}`)
+    if (!/^\d{1,16}$/.test(countText))
+      throw decodeError(
+        file,
+        lineNo,
+        `the count ${show(countText)} is not a whole number of samples; ${COLLAPSED_EXPECTED}`,
+      )
     const count = Number(countText)
     const key = line.slice(0, sp)
     checkStack(key, file, lineNo)
     if (count === 0) continue
     samples += count
-    if (samples > MAX_PROFILE_SAMPLES) throw decodeError(file, lineNo, `more than ${MAX_PROFILE_SAMPLES} samples in one profile`)
+    if (samples > MAX_PROFILE_SAMPLES)
+      throw decodeError(file, lineNo, `more than ${MAX_PROFILE_SAMPLES} samples in one profile`)
     stacks.set(key, (stacks.get(key) ?? 0) + count)
     lines++
   }
@@ -59,21 +67,31 @@ export function parseFolded(text: string, file: string): { stacks: Folded; lines
 
 /** The bounds every stored stack meets (schemas/events.v1.ts), checked where it is read. */
 function checkStack(key: string, file: string, lineNo: number): void {
-  if (key.includes('\0')) throw decodeError(file, lineNo, 'the line has a NUL byte: this is not a text file of folded stacks')
+  if (key.includes('\0'))
+    throw decodeError(file, lineNo, 'the line has a NUL byte: this is not a text file of folded stacks')
   let depth = 1
   let start = 0
   for (let i = 0; i <= key.length; i++) {
     if (i < key.length && key.charCodeAt(i) !== 59) continue
-    if (i - start > MAX_FRAME_CHARS) throw decodeError(file, lineNo, `frame ${depth} is ${i - start} characters long; at most ${MAX_FRAME_CHARS} are accepted`)
+    if (i - start > MAX_FRAME_CHARS)
+      throw decodeError(
+        file,
+        lineNo,
+        `frame ${depth} is ${i - start} characters long; at most ${MAX_FRAME_CHARS} are accepted`,
+      )
     if (i < key.length) depth++
     start = i + 1
   }
-  if (depth > MAX_STACK_DEPTH) throw decodeError(file, lineNo, `the stack has ${depth} frames; at most ${MAX_STACK_DEPTH} are accepted`)
+  if (depth > MAX_STACK_DEPTH)
+    throw decodeError(file, lineNo, `the stack has ${depth} frames; at most ${MAX_STACK_DEPTH} are accepted`)
 }
 
 /** Folded text: one `stack count` line per stack, sorted by byte order (what stackcollapse-perf.pl prints). */
 export function formatFolded(stacks: Folded): string {
-  return [...stacks].sort((a, b) => compareBytes(a[0], b[0])).map(([k, v]) => `${k} ${v}\n`).join('')
+  return [...stacks]
+    .sort((a, b) => compareBytes(a[0], b[0]))
+    .map(([k, v]) => `${k} ${v}\n`)
+    .join('')
 }
 
 /**

@@ -73,7 +73,9 @@ const HEADER = /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/
 const PERIOD_EVENT = /:\s*(\d+)*\s+(\S+):\s*$/
 const FRAME = /^\s*(\w+)\s*(.+) \((.*)\)/
 
-const EXPECTED = 'expected a sample header ("comm [pid/]tid [cpu] time: [period] event:"), a frame line ("address symbol (module)"), a # comment or a blank line, as `perf script` writes them'
+const EXPECTED =
+  'expected a sample header ("comm [pid/]tid [cpu] time: [period] event:"), a frame line ("address ' +
+  'symbol (module)"), a # comment or a blank line, as `perf script` writes them'
 
 export function collapsePerfScript(text: string, file: string, opts: PerfCollapseOptions = {}): PerfCollapseResult {
   const stacks: Folded = new Map()
@@ -95,12 +97,18 @@ export function collapsePerfScript(text: string, file: string, opts: PerfCollaps
     if (line === '') {
       if (pname !== undefined) {
         stack.unshift(pname)
-        if (stack.length > MAX_STACK_DEPTH) throw decodeError(file, lineNo, `the sample ending here has ${stack.length} frames; at most ${MAX_STACK_DEPTH} are accepted`)
+        if (stack.length > MAX_STACK_DEPTH)
+          throw decodeError(
+            file,
+            lineNo,
+            `the sample ending here has ${stack.length} frames; at most ${MAX_STACK_DEPTH} are accepted`,
+          )
         const key = stack.join(';')
         stacks.set(key, (stacks.get(key) ?? 0) + period)
         samples++
         total += period
-        if (total > MAX_PROFILE_SAMPLES) throw decodeError(file, lineNo, `the periods add up to more than ${MAX_PROFILE_SAMPLES}`)
+        if (total > MAX_PROFILE_SAMPLES)
+          throw decodeError(file, lineNo, `the periods add up to more than ${MAX_PROFILE_SAMPLES}`)
       }
       stack = []
       pname = undefined
@@ -136,7 +144,12 @@ export function collapsePerfScript(text: string, file: string, opts: PerfCollaps
       continue
     }
     const f = FRAME.exec(line)
-    if (f === null) throw decodeError(file, lineNo, `${JSON.stringify(line.length > 80 ? line.slice(0, 80) + '...' : line)} is not a perf script line; ${EXPECTED}`)
+    if (f === null)
+      throw decodeError(
+        file,
+        lineNo,
+        `${JSON.stringify(line.length > 80 ? line.slice(0, 80) + '...' : line)} is not a perf script line; ${EXPECTED}`,
+      )
     if (pname === undefined) continue // a frame of a skipped sample
     const pc = f[1]!
     const mod = f[3]!
@@ -160,12 +173,23 @@ export function collapsePerfScript(text: string, file: string, opts: PerfCollaps
       } else if (opts.jit && /\/tmp\/perf-\d+\.map/.test(mod)) {
         if (!func.includes('_[j]')) func += '_[j]'
       }
-      if (func.length > MAX_FRAME_CHARS) throw decodeError(file, lineNo, `the frame is ${func.length} characters long; at most ${MAX_FRAME_CHARS} are accepted`)
+      if (func.length > MAX_FRAME_CHARS)
+        throw decodeError(
+          file,
+          lineNo,
+          `the frame is ${func.length} characters long; at most ${MAX_FRAME_CHARS} are accepted`,
+        )
       inline.push(func)
     }
     stack.unshift(...inline)
   }
-  return { stacks, event: eventFilter === '' ? undefined : eventFilter, samples, skippedOtherEvents: skipped, droppedUnterminated: pending }
+  return {
+    stacks,
+    event: eventFilter === '' ? undefined : eventFilter,
+    samples,
+    skippedOtherEvents: skipped,
+    droppedUnterminated: pending,
+  }
 }
 
 /**

@@ -7,7 +7,14 @@
  * the frame list).
  */
 import { createHash } from 'node:crypto'
-import { MAGIC_0, MAGIC_1, MAX_PROFILE_RECORD_BYTES, RECORD_KIND, SCHEMA_VERSION, type ProfileRecord } from '../../../schemas/events.v1.js'
+import {
+  MAGIC_0,
+  MAGIC_1,
+  MAX_PROFILE_RECORD_BYTES,
+  RECORD_KIND,
+  SCHEMA_VERSION,
+  type ProfileRecord,
+} from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../errors.js'
 import { decodeError, parseFolded, stackFrames, totalSamples, type Folded } from './folded.js'
 import { collapsePerfScript, looksLikePerfScript, type PerfCollapseOptions } from './perf-script.js'
@@ -21,7 +28,10 @@ import { collapsePerfScript, looksLikePerfScript, type PerfCollapseOptions } fro
  * unknown; cpuMs is the profiled process's CPU time over the slice, when
  * measured.
  */
-export type ProfileMeta = Pick<ProfileRecord, 'runId' | 'labels' | 'fromUs' | 'toUs' | 'event' | 'intervalNs' | 'source' | 'cpuMs'>
+export type ProfileMeta = Pick<
+  ProfileRecord,
+  'runId' | 'labels' | 'fromUs' | 'toUs' | 'event' | 'intervalNs' | 'source' | 'cpuMs'
+>
 
 export interface Profile extends ProfileMeta {
   stacks: Folded
@@ -48,14 +58,31 @@ export const MAX_PROFILE_FILE_BYTES = 512 * 1024 * 1024
  * neither, or breaks a bound, is a BS_ERR_DECODE naming file and line.
  */
 export function parseProfileFile(text: string, file: string, perf: PerfCollapseOptions = {}): ParsedFile {
-  if (text.trim() === '') throw decodeError(file, 1, 'the file is empty; expected folded stacks or `perf script` output')
+  if (text.trim() === '')
+    throw decodeError(file, 1, 'the file is empty; expected folded stacks or `perf script` output')
   if (looksLikePerfScript(text)) {
     const r = collapsePerfScript(text, file, perf)
     const notes: string[] = []
-    if (r.skippedOtherEvents > 0) notes.push(`${r.skippedOtherEvents} samples of events other than ${r.event ?? '?'} skipped (as stackcollapse-perf.pl does; pick one with an event filter)`)
-    if (r.droppedUnterminated) notes.push('the last sample had no blank line after it and was not counted (as stackcollapse-perf.pl does)')
-    if (r.stacks.size === 0) throw decodeError(file, 1, 'no complete sample in this perf script output (a sample is a header line, its frame lines and a blank line)')
-    return { format: 'perf-script', stacks: r.stacks, samples: totalSamples(r.stacks), ...(r.event === undefined ? {} : { event: r.event }), notes }
+    if (r.skippedOtherEvents > 0)
+      notes.push(
+        `${r.skippedOtherEvents} samples of events other than ${r.event ?? '?'} skipped (as stackcollapse-perf.pl ` +
+          `does; pick one with an event filter)`,
+      )
+    if (r.droppedUnterminated)
+      notes.push('the last sample had no blank line after it and was not counted (as stackcollapse-perf.pl does)')
+    if (r.stacks.size === 0)
+      throw decodeError(
+        file,
+        1,
+        'no complete sample in this perf script output (a sample is a header line, its frame lines and a blank line)',
+      )
+    return {
+      format: 'perf-script',
+      stacks: r.stacks,
+      samples: totalSamples(r.stacks),
+      ...(r.event === undefined ? {} : { event: r.event }),
+      notes,
+    }
   }
   const r = parseFolded(text, file)
   if (r.stacks.size === 0) throw decodeError(file, 1, 'no stack with a sample in this file')
@@ -69,7 +96,9 @@ export function parseProfileFile(text: string, file: string, perf: PerfCollapseO
  */
 export function profileId(p: Profile): string {
   const h = createHash('sha256')
-  const labels = Object.keys(p.labels).sort().map((k) => [k, p.labels[k]])
+  const labels = Object.keys(p.labels)
+    .sort()
+    .map((k) => [k, p.labels[k]])
   h.update(JSON.stringify([p.runId, labels, p.fromUs, p.toUs, p.event, p.intervalNs]))
   for (const k of [...p.stacks.keys()].sort()) h.update(`\n${k} ${p.stacks.get(k)}`)
   return `p-${h.digest('hex').slice(0, 24)}`
@@ -124,7 +153,11 @@ export function profileBodies(p: Profile, id: string, maxBytes: number): Profile
     // Worst case for this stack: every frame new to the body.
     let need = String(count).length + 3
     for (const f of names) need += (index.has(f) ? 0 : Buffer.byteLength(JSON.stringify(f)) + 1) + 8
-    if (base + need > maxBytes) throw new BenchstreamError('BS_ERR_DECODE', `a stack of ${names.length} frames needs ${base + need} bytes, more than one record may hold (${maxBytes})`)
+    if (base + need > maxBytes)
+      throw new BenchstreamError(
+        'BS_ERR_DECODE',
+        `a stack of ${names.length} frames needs ${base + need} bytes, more than one record may hold (${maxBytes})`,
+      )
     if (size + need > maxBytes) flush()
     const row = [count]
     for (const f of names) {

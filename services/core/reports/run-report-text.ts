@@ -10,10 +10,17 @@ export function formatRunReport(r: RunReport): string {
   const lines = [`[BENCHSTREAM], RunId, ${r.runId}`]
   if (r.run !== undefined) {
     lines.push(`[BENCHSTREAM], Clients, ${r.run.clients}`)
-    if (r.run.target > 0) lines.push(`[BENCHSTREAM], Target(ops/sec), ${r.run.target}`, `[BENCHSTREAM], MaxScheduleLag(ms), ${r.run.schedule_lag_max_ms}`, `[BENCHSTREAM], BehindScheduleEpisodes, ${r.run.behind_schedule_episodes}`)
+    if (r.run.target > 0)
+      lines.push(
+        `[BENCHSTREAM], Target(ops/sec), ${r.run.target}`,
+        `[BENCHSTREAM], MaxScheduleLag(ms), ${r.run.schedule_lag_max_ms}`,
+        `[BENCHSTREAM], BehindScheduleEpisodes, ${r.run.behind_schedule_episodes}`,
+      )
   }
-  for (const [op, ratio] of Object.entries(r.cacheHitRatio)) if (ratio !== null) lines.push(`[BENCHSTREAM], CacheHitRatio(${op}), ${round4(ratio)}`)
-  for (const s of r.serverCache) if (s.ratio !== null) lines.push(`[BENCHSTREAM], ServerCacheHitRatio(${s.source}), ${round4(s.ratio)}`)
+  for (const [op, ratio] of Object.entries(r.cacheHitRatio))
+    if (ratio !== null) lines.push(`[BENCHSTREAM], CacheHitRatio(${op}), ${round4(ratio)}`)
+  for (const s of r.serverCache)
+    if (s.ratio !== null) lines.push(`[BENCHSTREAM], ServerCacheHitRatio(${s.source}), ${round4(s.ratio)}`)
   lines.push(`[BENCHSTREAM], EventsCounted, ${r.completeness.counted}`)
   if (r.completeness.sent !== null) lines.push(`[BENCHSTREAM], EventsSent, ${r.completeness.sent}`)
   if (r.completeness.undelivered > 0) lines.push(`[BENCHSTREAM], EventsUndelivered, ${r.completeness.undelivered}`)

@@ -61,5 +61,12 @@ export function serverCacheFigures(samples: readonly CounterSample[]): ServerCac
     else t.misses += g
     growth.set(source, t)
   }
-  return [...growth].sort(([a], [b]) => a.localeCompare(b)).map(([source, { hits, misses }]) => ({ source, hits, misses, ratio: hits + misses === 0 ? null : hits / (hits + misses) }))
+  return [...growth]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([source, { hits, misses }]) => ({
+      source,
+      hits,
+      misses,
+      ratio: hits + misses === 0 ? null : hits / (hits + misses),
+    }))
 }

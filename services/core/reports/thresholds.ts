@@ -19,7 +19,17 @@ import type { Report } from '../../../schemas/api.v1.js'
 import { BenchstreamError } from '../errors.js'
 import { closest } from '../suggest.js'
 
-const LATENCY = { avg: 'averageLatencyUs', min: 'minLatencyUs', max: 'maxLatencyUs', p50: 'p50LatencyUs', p90: 'p90LatencyUs', p95: 'p95LatencyUs', p99: 'p99LatencyUs', 'p99.9': 'p999LatencyUs', 'p99.99': 'p9999LatencyUs' } as const
+const LATENCY = {
+  avg: 'averageLatencyUs',
+  min: 'minLatencyUs',
+  max: 'maxLatencyUs',
+  p50: 'p50LatencyUs',
+  p90: 'p90LatencyUs',
+  p95: 'p95LatencyUs',
+  p99: 'p99LatencyUs',
+  'p99.9': 'p999LatencyUs',
+  'p99.99': 'p9999LatencyUs',
+} as const
 type LatencyMetric = keyof typeof LATENCY
 const COUNTS = ['throughput', 'operations', 'errors', 'error_rate'] as const
 type CountMetric = (typeof COUNTS)[number]
@@ -50,7 +60,9 @@ export interface ThresholdResult {
   shown: string
 }
 
-const RULE = "expected <measurement>.<metric><operator><value>[unit], e.g. READ.p99<2ms, OVERALL.throughput>9000, UPDATE.error_rate<1%"
+const RULE =
+  'expected <measurement>.<metric><operator><value>[unit], e.g. READ.p99<2ms, OVERALL.throughput>9000, ' +
+  'UPDATE.error_rate<1%'
 
 /** Known measurement names: OVERALL, the operations, their -FAILED and Intended- forms. */
 export function thresholdMeasurements(): string[] {
@@ -58,36 +70,57 @@ export function thresholdMeasurements(): string[] {
 }
 
 export function parseThreshold(text: string): Threshold {
-  const bad = (why: string): BenchstreamError => new BenchstreamError('BS_ERR_USAGE', `threshold ${JSON.stringify(text)}: ${why}`)
+  const bad = (why: string): BenchstreamError =>
+    new BenchstreamError('BS_ERR_USAGE', `threshold ${JSON.stringify(text)}: ${why}`)
   const src = text.trim()
-  const m = /^([A-Za-z][A-Za-z-]*)\.([A-Za-z_]+[0-9.]*|p\([0-9.]+\))\s*(<=|>=|==|!=|<|>)\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([A-Za-zµ%/]*)$/.exec(src)
+  const m =
+    /^([A-Za-z][A-Za-z-]*)\.([A-Za-z_]+[0-9.]*|p\([0-9.]+\))\s*(<=|>=|==|!=|<|>)\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([A-Za-zµ%/]*)$/.exec(
+      src,
+    )
   if (m === null) throw bad(RULE)
-  const [, measurement, rawMetric, operator, rawValue, rawUnit] = m as unknown as [string, string, string, Operator, string, string]
+  const [, measurement, rawMetric, operator, rawValue, rawUnit] = m as unknown as [
+    string,
+    string,
+    string,
+    Operator,
+    string,
+    string,
+  ]
   const known = thresholdMeasurements()
   if (!known.includes(measurement)) {
     const c = closest(measurement, known)
-    throw bad(`unknown measurement ${measurement}${c === undefined ? '' : ` (did you mean ${c}?)`}; allowed: OVERALL, ${OPERATIONS.join(', ')}, with -FAILED or Intended- forms`)
+    throw bad(
+      `unknown measurement ${measurement}${c === undefined ? '' : ` (did you mean ${c}?)`}; allowed: ` +
+        `OVERALL, ${OPERATIONS.join(', ')}, with -FAILED or Intended- forms`,
+    )
   }
   // k6 writes p(99); YCSB users write p99.
   const metric = rawMetric.replace(/^p\(([0-9.]+)\)$/, 'p$1')
   if (!METRICS.includes(metric)) {
     const c = closest(metric, METRICS)
-    throw bad(`unknown metric ${rawMetric}${c === undefined ? '' : ` (did you mean ${c}?)`}; allowed: ${METRICS.join(', ')}`)
+    throw bad(
+      `unknown metric ${rawMetric}${c === undefined ? '' : ` (did you mean ${c}?)`}; allowed: ${METRICS.join(', ')}`,
+    )
   }
   const value = Number(rawValue)
   const unit = rawUnit.toLowerCase()
   if (metric in LATENCY) {
-    if (measurement === 'OVERALL') throw bad(`OVERALL has no latency (YCSB reports latency per operation); name an operation, e.g. READ.${metric}`)
+    if (measurement === 'OVERALL')
+      throw bad(`OVERALL has no latency (YCSB reports latency per operation); name an operation, e.g. READ.${metric}`)
     const scale = UNIT_US[unit]
-    if (scale === undefined) throw bad(`latency needs a unit: us, ms or s (got ${rawUnit === '' ? 'none' : JSON.stringify(rawUnit)})`)
+    if (scale === undefined)
+      throw bad(`latency needs a unit: us, ms or s (got ${rawUnit === '' ? 'none' : JSON.stringify(rawUnit)})`)
     return { source: src, measurement, metric: metric as LatencyMetric, operator, value: value * scale }
   }
   if (metric === 'error_rate') {
-    if (unit !== '' && unit !== '%') throw bad(`error_rate is a fraction (0.01) or a percentage (1%), not ${JSON.stringify(rawUnit)}`)
+    if (unit !== '' && unit !== '%')
+      throw bad(`error_rate is a fraction (0.01) or a percentage (1%), not ${JSON.stringify(rawUnit)}`)
     return { source: src, measurement, metric, operator, value: unit === '%' ? value / 100 : value }
   }
-  if (metric === 'throughput' && unit !== '' && unit !== 'ops/s') throw bad(`throughput is in ops/s, not ${JSON.stringify(rawUnit)}`)
-  if ((metric === 'operations' || metric === 'errors') && unit !== '') throw bad(`${metric} is a count and takes no unit`)
+  if (metric === 'throughput' && unit !== '' && unit !== 'ops/s')
+    throw bad(`throughput is in ops/s, not ${JSON.stringify(rawUnit)}`)
+  if ((metric === 'operations' || metric === 'errors') && unit !== '')
+    throw bad(`${metric} is a count and takes no unit`)
   return { source: src, measurement, metric: metric as CountMetric, operator, value }
 }
 
@@ -95,7 +128,8 @@ export function parseThreshold(text: string): Threshold {
 export function evaluateThresholds(report: Report, thresholds: readonly Threshold[]): ThresholdResult[] {
   return thresholds.map((t) => {
     const actual = figure(report, t)
-    if (actual === null) return { threshold: t, actual, passed: false, shown: `no ${t.measurement} operations in the run` }
+    if (actual === null)
+      return { threshold: t, actual, passed: false, shown: `no ${t.measurement} operations in the run` }
     return { threshold: t, actual, passed: compare(actual, t.operator, t.value), shown: show(t.metric, actual) }
   })
 }
@@ -112,7 +146,9 @@ export function formatThresholdResults(results: readonly ThresholdResult[], scop
 function figure(report: Report, t: Threshold): number | null {
   const base = t.measurement.replace(/^Intended-/, '').replace(/-FAILED$/, '')
   if (t.measurement === 'OVERALL') {
-    const failed = report.measurements.filter((m) => m.name.endsWith('-FAILED') && !m.name.startsWith('Intended-')).reduce((a, m) => a + m.operations, 0)
+    const failed = report.measurements
+      .filter((m) => m.name.endsWith('-FAILED') && !m.name.startsWith('Intended-'))
+      .reduce((a, m) => a + m.operations, 0)
     switch (t.metric) {
       case 'throughput':
         return report.throughputOpsPerSec
@@ -157,7 +193,8 @@ function compare(a: number, op: Operator, b: number): boolean {
 }
 
 function show(metric: ThresholdMetric, v: number): string {
-  if (metric in LATENCY) return v >= 1_000_000 ? `${round(v / 1_000_000)} s` : v >= 1000 ? `${round(v / 1000)} ms` : `${round(v)} µs`
+  if (metric in LATENCY)
+    return v >= 1_000_000 ? `${round(v / 1_000_000)} s` : v >= 1000 ? `${round(v / 1000)} ms` : `${round(v)} µs`
   if (metric === 'throughput') return `${round(v)} ops/s`
   if (metric === 'error_rate') return `${round(v * 100)}%`
   return String(v)

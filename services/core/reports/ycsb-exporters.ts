@@ -50,11 +50,21 @@ export interface YcsbOutputShape {
 /** YCSB's ordinal naming of a percentile: 95 -> 95th, 1 -> 1st, 99.9 -> 99.9 (OneMeasurementHdrHistogram.ordinal). */
 export function percentileLabel(p: number): string {
   if (!Number.isInteger(p)) return `${p}PercentileLatency(us)`
-  const suffix = p % 100 >= 11 && p % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd', 'th', 'th', 'th', 'th', 'th', 'th'][p % 10] ?? 'th')
+  const suffix =
+    p % 100 >= 11 && p % 100 <= 13
+      ? 'th'
+      : (['th', 'st', 'nd', 'rd', 'th', 'th', 'th', 'th', 'th', 'th'][p % 10] ?? 'th')
   return `${p}${suffix}PercentileLatency(us)`
 }
 
-const PERCENTILE_FIELD: Record<(typeof REPORT_PERCENTILES)[number], keyof Measurement> = { 50: 'p50LatencyUs', 90: 'p90LatencyUs', 95: 'p95LatencyUs', 99: 'p99LatencyUs', 99.9: 'p999LatencyUs', 99.99: 'p9999LatencyUs' }
+const PERCENTILE_FIELD: Record<(typeof REPORT_PERCENTILES)[number], keyof Measurement> = {
+  50: 'p50LatencyUs',
+  90: 'p90LatencyUs',
+  95: 'p95LatencyUs',
+  99: 'p99LatencyUs',
+  99.9: 'p999LatencyUs',
+  99.99: 'p9999LatencyUs',
+}
 
 /** The report's records in YCSB's order, shaped by the output properties. */
 export function ycsbRecords(report: Report, shape: YcsbOutputShape = {}): YcsbRecord[] {
@@ -83,11 +93,13 @@ export function ycsbRecords(report: Report, shape: YcsbOutputShape = {}): YcsbRe
         )
         for (const p of percentiles) {
           const field = PERCENTILE_FIELD[p as keyof typeof PERCENTILE_FIELD]
-          if (field !== undefined) out.push({ metric: n, measurement: percentileLabel(p), value: m[field] as number, double: false })
+          if (field !== undefined)
+            out.push({ metric: n, measurement: percentileLabel(p), value: m[field] as number, double: false })
         }
       }
     }
-    for (const [status, c] of Object.entries(m.returns).sort(([a], [b]) => a.localeCompare(b))) out.push({ metric: n, measurement: `Return=${status}`, value: c, double: false })
+    for (const [status, c] of Object.entries(m.returns).sort(([a], [b]) => a.localeCompare(b)))
+      out.push({ metric: n, measurement: `Return=${status}`, value: c, double: false })
   }
   return out
 }
@@ -95,7 +107,11 @@ export function ycsbRecords(report: Report, shape: YcsbOutputShape = {}): YcsbRe
 /** Records as one of YCSB's exporters writes them. */
 export function renderRecords(records: readonly YcsbRecord[], exporter: YcsbExporter): string {
   if (exporter === 'text') return records.map((r) => `[${r.metric}], ${r.measurement}, ${r.value}`).join('\n') + '\n'
-  const objects = records.map((r) => `{\n  "metric" : ${JSON.stringify(r.metric)},\n  "measurement" : ${JSON.stringify(r.measurement)},\n  "value" : ${javaNumber(r.value, r.double)}\n}`)
+  const objects = records.map(
+    (r) =>
+      `{\n  "metric" : ${JSON.stringify(r.metric)},\n  "measurement" : ${JSON.stringify(r.measurement)},\n ` +
+      ` "value" : ${javaNumber(r.value, r.double)}\n}`,
+  )
   return exporter === 'json-array' ? `[ ${objects.join(', ')} ]` : objects.join(' ')
 }
 

@@ -48,5 +48,8 @@ export function remainingText(totalSeconds: number): string {
 /** SimpleDateFormat("yyyy-MM-dd HH:mm:ss:SSS") in local time. */
 export function statusTimestamp(d: Date): string {
   const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}:${pad(d.getMilliseconds(), 3)}`
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}:${pad(d.getMilliseconds(), 3)}`
+  )
 }

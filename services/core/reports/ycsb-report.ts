@@ -38,7 +38,11 @@ const ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE'
  * measured ones, as YCSB prints them with measurement.interval=both; the
  * twins carry no Return= lines (YCSB counts returns on the measured side).
  */
-export function buildReport(aggregates: readonly OpStatusAggregate[], runtimeMs: number, opts: { intended?: boolean } = {}): Report {
+export function buildReport(
+  aggregates: readonly OpStatusAggregate[],
+  runtimeMs: number,
+  opts: { intended?: boolean } = {},
+): Report {
   const byName = new Map<string, OpStatusAggregate[]>()
   const returns = new Map<string, Record<string, number>>()
   let total = 0
@@ -54,7 +58,11 @@ export function buildReport(aggregates: readonly OpStatusAggregate[], runtimeMs:
   const names = [...byName.keys()].sort((x, y) => rank(x) - rank(y) || x.localeCompare(y))
   const measurements = names.map((name) => {
     const parts = byName.get(name)!
-    return measurement(name, parts.map((p) => ({ count: p.count, latency: p })), name.endsWith('-FAILED') ? {} : (returns.get(name) ?? {}))
+    return measurement(
+      name,
+      parts.map((p) => ({ count: p.count, latency: p })),
+      name.endsWith('-FAILED') ? {} : (returns.get(name) ?? {}),
+    )
   })
   // An operation whose every call failed still gets its Return= lines.
   for (const [op, r] of returns) {
@@ -64,14 +72,29 @@ export function buildReport(aggregates: readonly OpStatusAggregate[], runtimeMs:
   if (opts.intended === true) {
     for (const name of names) {
       const parts = byName.get(name)!
-      measurements.push(measurement(`Intended-${name}`, parts.map((p) => ({ count: p.count, latency: p.intended ?? p })), {}))
+      measurements.push(
+        measurement(
+          `Intended-${name}`,
+          parts.map((p) => ({ count: p.count, latency: p.intended ?? p })),
+          {},
+        ),
+      )
     }
   }
-  return { runtimeMs, operations: total, throughputOpsPerSec: runtimeMs > 0 ? (total * 1000) / runtimeMs : 0, measurements }
+  return {
+    runtimeMs,
+    operations: total,
+    throughputOpsPerSec: runtimeMs > 0 ? (total * 1000) / runtimeMs : 0,
+    measurements,
+  }
 }
 
 /** One measurement from the latency aggregates of its parts, merged exactly. */
-function measurement(name: string, parts: ReadonlyArray<{ count: number; latency: LatencyAggregate }>, returns: Record<string, number>): Measurement {
+function measurement(
+  name: string,
+  parts: ReadonlyArray<{ count: number; latency: LatencyAggregate }>,
+  returns: Record<string, number>,
+): Measurement {
   const merged = new Map<number, number>()
   let count = 0
   let sum = 0
@@ -115,7 +138,10 @@ function rank(name: string): number {
 
 /** YCSB's text layout (`[OVERALL], RunTime(ms), 10110`). */
 export function formatYcsb(report: Report): string {
-  const lines = [`[OVERALL], RunTime(ms), ${Math.round(report.runtimeMs)}`, `[OVERALL], Throughput(ops/sec), ${report.throughputOpsPerSec}`]
+  const lines = [
+    `[OVERALL], RunTime(ms), ${Math.round(report.runtimeMs)}`,
+    `[OVERALL], Throughput(ops/sec), ${report.throughputOpsPerSec}`,
+  ]
   for (const m of report.measurements) {
     const n = `[${m.name}]`
     lines.push(`${n}, Operations, ${m.operations}`)
@@ -132,7 +158,8 @@ export function formatYcsb(report: Report): string {
         `${n}, 99.99PercentileLatency(us), ${m.p9999LatencyUs}`,
       )
     }
-    for (const [status, c] of Object.entries(m.returns).sort(([a], [b]) => a.localeCompare(b))) lines.push(`${n}, Return=${status}, ${c}`)
+    for (const [status, c] of Object.entries(m.returns).sort(([a], [b]) => a.localeCompare(b)))
+      lines.push(`${n}, Return=${status}, ${c}`)
   }
   return lines.join('\n') + '\n'
 }

@@ -21,7 +21,8 @@ const EXACT_LIMIT = SUB * 2 // 256
 export const MAX_TRACKABLE_US = 0xffff_ffff
 /** One past the largest bucket index: the schema's HISTOGRAM_BUCKETS, which the wire format checks against. */
 export const BUCKET_COUNT = (32 - SUB_BUCKET_BITS + 1) * SUB // 3,328: index of 2^32 - 1 is 3,327
-if (BUCKET_COUNT !== HISTOGRAM_BUCKETS) throw new Error(`histogram layout has ${BUCKET_COUNT} buckets; schemas/events.v1.ts says ${HISTOGRAM_BUCKETS}`)
+if (BUCKET_COUNT !== HISTOGRAM_BUCKETS)
+  throw new Error(`histogram layout has ${BUCKET_COUNT} buckets; schemas/events.v1.ts says ${HISTOGRAM_BUCKETS}`)
 
 /** Bucket index of a value in µs; values are clamped to [0, MAX_TRACKABLE_US]. */
 export function bucketIndex(valueUs: number): number {
@@ -193,7 +194,12 @@ export class Histogram {
  * value (whole µs) of the bucket holding rank quantileRank(q, n), clamped
  * into [minUs, maxUs] when the exact extremes are known; 0 when empty.
  */
-export function quantileFromEntries(entries: ReadonlyArray<readonly [number, number]>, q: number, minUs = 0, maxUs = Number.POSITIVE_INFINITY): number {
+export function quantileFromEntries(
+  entries: ReadonlyArray<readonly [number, number]>,
+  q: number,
+  minUs = 0,
+  maxUs = Number.POSITIVE_INFINITY,
+): number {
   let n = 0
   for (const [, c] of entries) n += c
   if (n === 0) return 0

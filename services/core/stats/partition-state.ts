@@ -5,8 +5,22 @@
  * what makes a repeated flush (after a crash) carry the same deduplication
  * token and the same rows.
  */
-import { OPERATIONS, RECORD_KIND, STATUSES, type ProfileRecord, type RunLifecycle, type ServerMetrics, type SummaryReportRecord } from '../../../schemas/events.v1.js'
-import { decodeMessage, type DecodedOp, type DecodeLimits, type OpsVisitor, type RejectReason } from '../codec/event-codec.js'
+import {
+  OPERATIONS,
+  RECORD_KIND,
+  STATUSES,
+  type ProfileRecord,
+  type RunLifecycle,
+  type ServerMetrics,
+  type SummaryReportRecord,
+} from '../../../schemas/events.v1.js'
+import {
+  decodeMessage,
+  type DecodedOp,
+  type DecodeLimits,
+  type OpsVisitor,
+  type RejectReason,
+} from '../codec/event-codec.js'
 import { bucketValue } from './histogram.js'
 import { WindowAggregator, type WindowOptions, type WindowRow } from './windows.js'
 
@@ -170,7 +184,10 @@ export class PartitionState {
     if (this.messages === 0) this.firstAddedAt = performance.now()
     this.messages++
     this.lastOffset = offset
-    const limits: DecodeLimits = { minStartUs: nowUs - this.opts.maxEventAgeUs, maxStartUs: nowUs + this.opts.maxEventFutureUs }
+    const limits: DecodeLimits = {
+      minStartUs: nowUs - this.opts.maxEventAgeUs,
+      maxStartUs: nowUs + this.opts.maxEventFutureUs,
+    }
     // Rejected events: counted by reason, and the first few kept as a sample
     // for the dead letter (a message may reject thousands).
     const rejectedByReason = new Map<RejectReason, number>()
@@ -211,17 +228,42 @@ export class PartitionState {
         if (r.rejected > 0) {
           const detail = [...rejectedByReason].map(([k, v]) => `${v} ${k}`).join(', ')
           const described = sample.map((x) => ({ index: x.index, reason: x.reason, ...describe(x.event) }))
-          const payload = Buffer.from(JSON.stringify({ runId: r.runId, clientId: r.clientId, rejected: r.rejected, of: r.count, sample: described }))
+          const payload = Buffer.from(
+            JSON.stringify({
+              runId: r.runId,
+              clientId: r.clientId,
+              rejected: r.rejected,
+              of: r.count,
+              sample: described,
+            }),
+          )
           // One dead letter per message, under its most frequent reason; the detail lists all.
           const main = [...rejectedByReason].sort((a, b) => b[1] - a[1])[0]![0]
-          this.reject(offset, main, r.runId, r.rejected, `${r.rejected} of ${r.count} events rejected: ${detail}`, payload)
+          this.reject(
+            offset,
+            main,
+            r.runId,
+            r.rejected,
+            `${r.rejected} of ${r.count} events rejected: ${detail}`,
+            payload,
+          )
         }
         return
       case RECORD_KIND.INTERVAL_HISTOGRAM: {
         const h = r.record
         let n = 0
         for (const [, c] of h.buckets) n += c
-        this.windows.addHistogram(h.runId, h.clientId, h.op, h.status, h.intervalStartUs, h.buckets, bucketValue, h.intervalLengthUs, h.intended)
+        this.windows.addHistogram(
+          h.runId,
+          h.clientId,
+          h.op,
+          h.status,
+          h.intervalStartUs,
+          h.buckets,
+          bucketValue,
+          h.intervalLengthUs,
+          h.intended,
+        )
         this.events += n
         return
       }
@@ -301,7 +343,14 @@ export class PartitionState {
     return this.raw.runIds.length - 1
   }
 
-  private reject(offset: number, reason: RejectReason, runId: string, events: number, detail: string, payload: Buffer): void {
+  private reject(
+    offset: number,
+    reason: RejectReason,
+    runId: string,
+    events: number,
+    detail: string,
+    payload: Buffer,
+  ): void {
     this.deadLetters.push({ offset, reason, runId, events, detail, payload })
     this.rejectedByReason.set(reason, (this.rejectedByReason.get(reason) ?? 0) + 1)
   }

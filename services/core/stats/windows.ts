@@ -175,7 +175,17 @@ export class WindowAggregator {
    * `intended` is the same interval's intended-latency histogram (YCSB's
    * Intended- log); without it intended latency equals measured.
    */
-  addHistogram(runId: string, clientId: string, op: Operation, status: Status, intervalStartUs: number, buckets: ReadonlyArray<readonly [number, number]>, bucketValue: (i: number) => number, intervalLengthUs = 0, intended?: ReadonlyArray<readonly [number, number]>): void {
+  addHistogram(
+    runId: string,
+    clientId: string,
+    op: Operation,
+    status: Status,
+    intervalStartUs: number,
+    buckets: ReadonlyArray<readonly [number, number]>,
+    bucketValue: (i: number) => number,
+    intervalLengthUs = 0,
+    intended?: ReadonlyArray<readonly [number, number]>,
+  ): void {
     this.begin(runId, clientId)
     const g = this.current!
     const opCode = OPERATIONS.indexOf(op) + 1

@@ -33,7 +33,12 @@ import {
 } from './generators.js'
 import type { Properties } from './properties.js'
 import { Rng } from './random.js'
-import { createSharedWorkloadState, SharedAcknowledgedCounterGenerator, SharedCounterGenerator, SharedSequentialGenerator } from './shared-state.js'
+import {
+  createSharedWorkloadState,
+  SharedAcknowledgedCounterGenerator,
+  SharedCounterGenerator,
+  SharedSequentialGenerator,
+} from './shared-state.js'
 import type { FieldValues, Operation, Transaction, Workload } from './workload-types.js'
 
 export const REQUEST_DISTRIBUTIONS = ['uniform', 'zipfian', 'latest', 'hotspot', 'sequential', 'exponential'] as const
@@ -183,7 +188,8 @@ export function parseCoreWorkloadConfig(props: Properties): Readonly<CoreWorkloa
   const insertCount = intProp(props, 'insertcount', recordCount - insertStart, 1, MAX_RECORD_COUNT)
   if (insertStart + insertCount > recordCount) {
     throw invalid(
-      `insertstart (${insertStart}) + insertcount (${insertCount}) = ${insertStart + insertCount} must not exceed recordcount (${recordCount}): ` +
+      `insertstart (${insertStart}) + insertcount (${insertCount}) = ${insertStart + insertCount} ` +
+        `must not exceed recordcount (${recordCount}): ` +
         'each client loads the key numbers [insertstart, insertstart + insertcount) out of [0, recordcount)',
     )
   }
@@ -265,7 +271,14 @@ const OP_INSERT = 2
 const OP_SCAN = 3
 const OP_RMW = 4
 const OP_DELETE = 5
-const OP_INDEX: Record<Operation, number> = { READ: OP_READ, UPDATE: OP_UPDATE, INSERT: OP_INSERT, SCAN: OP_SCAN, 'READ-MODIFY-WRITE': OP_RMW, DELETE: OP_DELETE }
+const OP_INDEX: Record<Operation, number> = {
+  READ: OP_READ,
+  UPDATE: OP_UPDATE,
+  INSERT: OP_INSERT,
+  SCAN: OP_SCAN,
+  'READ-MODIFY-WRITE': OP_RMW,
+  DELETE: OP_DELETE,
+}
 
 export interface CoreWorkloadOptions {
   /** Seed for every random choice; default: random. The same seed and properties give the same transactions. */
@@ -357,7 +370,10 @@ export class CoreWorkload implements Workload {
     this.loadSequence = shared === undefined ? new CounterGenerator(c.insertStart) : new SharedCounterGenerator(shared)
     this.loadEnd = c.insertStart + c.insertCount
     // Run-phase inserts continue after the loaded records, as YCSB's transactioninsertkeysequence.
-    this.insertSequence = shared === undefined ? new AcknowledgedCounterGenerator(c.recordCount) : new SharedAcknowledgedCounterGenerator(shared)
+    this.insertSequence =
+      shared === undefined
+        ? new AcknowledgedCounterGenerator(c.recordCount)
+        : new SharedAcknowledgedCounterGenerator(shared)
 
     const lb = c.insertStart
     const ub = c.insertStart + c.insertCount - 1
@@ -368,7 +384,8 @@ export class CoreWorkload implements Workload {
         this.keyChooser = new UniformLongGenerator(rng, lb, ub)
         break
       case 'sequential':
-        this.keyChooser = shared === undefined ? new SequentialGenerator(lb, ub) : new SharedSequentialGenerator(shared, lb, ub)
+        this.keyChooser =
+          shared === undefined ? new SequentialGenerator(lb, ub) : new SharedSequentialGenerator(shared, lb, ub)
         break
       case 'hotspot':
         this.keyChooser = new HotspotIntegerGenerator(rng, lb, ub, c.hotspotDataFraction, c.hotspotOpnFraction)
@@ -430,7 +447,12 @@ export class CoreWorkload implements Workload {
       case OP_READ:
         return { op: 'READ', table: this.table, key: this.buildKeyName(this.nextKeynum()), fields: this.readFields() }
       case OP_UPDATE:
-        return { op: 'UPDATE', table: this.table, key: this.buildKeyName(this.nextKeynum()), values: this.writeValues() }
+        return {
+          op: 'UPDATE',
+          table: this.table,
+          key: this.buildKeyName(this.nextKeynum()),
+          values: this.writeValues(),
+        }
       case OP_INSERT: {
         const keynum = this.insertSequence.nextValue()
         return { op: 'INSERT', table: this.table, key: this.buildKeyName(keynum), values: this.buildValues(), keynum }
@@ -446,7 +468,13 @@ export class CoreWorkload implements Workload {
       case OP_RMW: {
         const key = this.buildKeyName(this.nextKeynum())
         // Read and write fields are drawn independently, as in YCSB.
-        return { op: 'READ-MODIFY-WRITE', table: this.table, key, fields: this.readFields(), values: this.writeValues() }
+        return {
+          op: 'READ-MODIFY-WRITE',
+          table: this.table,
+          key,
+          fields: this.readFields(),
+          values: this.writeValues(),
+        }
       }
       default:
         return { op: 'DELETE', table: this.table, key: this.buildKeyName(this.nextKeynum()) }

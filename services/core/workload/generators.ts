@@ -154,7 +154,8 @@ export function zeta(n: number, theta: number): number {
   const d3 = (x: number): number => t3 * Math.pow(x, -theta - 3)
   const d5 = (x: number): number => t5 * Math.pow(x, -theta - 5)
   // n^(1-theta) - m^(1-theta), written with expm1 so theta near 1 keeps its digits.
-  const integral = theta === 1 ? Math.log(n / m) : (Math.pow(m, 1 - theta) * Math.expm1((1 - theta) * Math.log(n / m))) / (1 - theta)
+  const integral =
+    theta === 1 ? Math.log(n / m) : (Math.pow(m, 1 - theta) * Math.expm1((1 - theta) * Math.log(n / m))) / (1 - theta)
   // Bernoulli terms B2/2!, B4/4!, B6/6! = 1/12, -1/720, 1/30240 applied to f', f''', f^(5).
   const corrections = -(d1(n) - d1(m)) / 12 + (d3(n) - d3(m)) / 720 - (d5(n) - d5(m)) / 30240
   return head + integral + (f(m) + f(n)) / 2 + corrections
@@ -255,7 +256,12 @@ export class AcknowledgedCounterGenerator extends CounterGenerator {
 
   constructor(start: number, windowSize = ACK_WINDOW_DEFAULT) {
     super(start)
-    if (!Number.isSafeInteger(windowSize) || windowSize < 1 || (windowSize & (windowSize - 1)) !== 0 || windowSize > 2 ** 30) {
+    if (
+      !Number.isSafeInteger(windowSize) ||
+      windowSize < 1 ||
+      (windowSize & (windowSize - 1)) !== 0 ||
+      windowSize > 2 ** 30
+    ) {
       throw invalid(`acknowledgement window must be a power of two in [1, 2^30]; got ${windowSize}`)
     }
     this.window = new Uint8Array(windowSize)
@@ -389,7 +395,10 @@ export class ZipfianGenerator implements NumberGenerator {
     // Growing or shrinking by a few items (one insert acknowledged) is a few
     // terms; a big jump costs at most O(ZETA_EXACT_LIMIT) through zeta().
     if (Math.abs(delta) < ZETA_EM_HEAD) {
-      this.zetan = delta > 0 ? zetaRange(old, itemCount, this.theta, this.zetan) : this.zetan - zetaRange(itemCount, old, this.theta, 0)
+      this.zetan =
+        delta > 0
+          ? zetaRange(old, itemCount, this.theta, this.zetan)
+          : this.zetan - zetaRange(itemCount, old, this.theta, 0)
     } else {
       this.zetan = zeta(itemCount, this.theta)
     }
@@ -428,8 +437,10 @@ export class ScrambledZipfianGenerator implements NumberGenerator {
   ) {
     requireRange('scrambled zipfian min', min, 'scrambled zipfian max', max)
     this.itemCount = max - min + 1
-    if (this.itemCount > FNV_MOD_LIMIT) throw invalid(`scrambled zipfian range must hold at most 2^37 items; got ${this.itemCount}`)
-    const known = zipfianConstant === ScrambledZipfianGenerator.USED_ZIPFIAN_CONSTANT ? ScrambledZipfianGenerator.ZETAN : undefined
+    if (this.itemCount > FNV_MOD_LIMIT)
+      throw invalid(`scrambled zipfian range must hold at most 2^37 items; got ${this.itemCount}`)
+    const known =
+      zipfianConstant === ScrambledZipfianGenerator.USED_ZIPFIAN_CONSTANT ? ScrambledZipfianGenerator.ZETAN : undefined
     // [0, ITEM_COUNT] inclusive, as YCSB builds it; other constants get zeta from the Euler-Maclaurin path.
     this.gen = new ZipfianGenerator(rng, 0, ScrambledZipfianGenerator.ITEM_COUNT, zipfianConstant, known)
     this.last = min
@@ -499,8 +510,10 @@ export class HotspotIntegerGenerator implements NumberGenerator {
     private readonly hotOpnFraction: number,
   ) {
     requireRange('hotspot lower bound', lb, 'hotspot upper bound', ub)
-    if (!(hotsetFraction >= 0 && hotsetFraction <= 1)) throw invalid(`hotspotdatafraction must be in [0, 1]; got ${hotsetFraction}`)
-    if (!(hotOpnFraction >= 0 && hotOpnFraction <= 1)) throw invalid(`hotspotopnfraction must be in [0, 1]; got ${hotOpnFraction}`)
+    if (!(hotsetFraction >= 0 && hotsetFraction <= 1))
+      throw invalid(`hotspotdatafraction must be in [0, 1]; got ${hotsetFraction}`)
+    if (!(hotOpnFraction >= 0 && hotOpnFraction <= 1))
+      throw invalid(`hotspotopnfraction must be in [0, 1]; got ${hotOpnFraction}`)
     const interval = ub - lb + 1
     this.hotInterval = Math.floor(interval * hotsetFraction)
     this.coldInterval = interval - this.hotInterval
@@ -510,7 +523,9 @@ export class HotspotIntegerGenerator implements NumberGenerator {
   nextValue(): number {
     // An empty set gets no draws (YCSB would divide by zero).
     const hot = this.coldInterval === 0 || (this.hotInterval > 0 && this.rng.next() < this.hotOpnFraction)
-    this.last = hot ? this.lb + this.rng.int(this.hotInterval) : this.lb + this.hotInterval + this.rng.int(this.coldInterval)
+    this.last = hot
+      ? this.lb + this.rng.int(this.hotInterval)
+      : this.lb + this.hotInterval + this.rng.int(this.coldInterval)
     return this.last
   }
 
@@ -534,8 +549,10 @@ export class ExponentialGenerator implements NumberGenerator {
     percentile: number,
     range: number,
   ) {
-    if (!(percentile > 0 && percentile < 100)) throw invalid(`exponential.percentile must be in (0, 100), exclusive; got ${percentile}`)
-    if (!(range > 0 && Number.isFinite(range))) throw invalid(`exponential range (recordcount * exponential.frac) must be > 0; got ${range}`)
+    if (!(percentile > 0 && percentile < 100))
+      throw invalid(`exponential.percentile must be in (0, 100), exclusive; got ${percentile}`)
+    if (!(range > 0 && Number.isFinite(range)))
+      throw invalid(`exponential range (recordcount * exponential.frac) must be > 0; got ${range}`)
     this.gamma = -Math.log(1 - percentile / 100) / range
   }
 
@@ -572,7 +589,8 @@ export class DiscreteGenerator<T> {
     choices: ReadonlyArray<WeightedChoice<T>>,
   ) {
     const kept = choices.filter((c) => {
-      if (!(c.weight >= 0 && Number.isFinite(c.weight))) throw invalid(`weights must be finite and >= 0; got ${c.weight} for ${String(c.value)}`)
+      if (!(c.weight >= 0 && Number.isFinite(c.weight)))
+        throw invalid(`weights must be finite and >= 0; got ${c.weight} for ${String(c.value)}`)
       return c.weight > 0
     })
     const first = kept[0]

@@ -16,7 +16,8 @@ export type Properties = Record<string, string>
 
 // A plain-object write that stays a data property even for "__proto__".
 function put(target: Properties, key: string, value: string): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
   else target[key] = value
 }
 
@@ -49,7 +50,10 @@ export function parseProperties(text: string, source = 'properties'): Properties
       value = ws >= 0 ? line.slice(ws).trim() : ''
     }
     if (key === '') {
-      throw new BenchstreamError('BS_ERR_WORKLOAD', `${source}:${lineNo}: a property line needs a name before '${line[sep] ?? '='}'; got '${line}'`)
+      throw new BenchstreamError(
+        'BS_ERR_WORKLOAD',
+        `${source}:${lineNo}: a property line needs a name before '${line[sep] ?? '='}'; got '${line}'`,
+      )
     }
     put(out, key, value)
   }
@@ -60,7 +64,10 @@ export function parseProperties(text: string, source = 'properties'): Properties
  * Merges property files (their text, in order) and then `-p` overrides;
  * later sources win, as in YCSB's command line.
  */
-export function mergeProperties(files: readonly string[], overrides: ReadonlyArray<readonly [string, string]> = []): Properties {
+export function mergeProperties(
+  files: readonly string[],
+  overrides: ReadonlyArray<readonly [string, string]> = [],
+): Properties {
   const out: Properties = {}
   files.forEach((text, i) => {
     const parsed = parseProperties(text, `property file ${i + 1}`)
@@ -136,7 +143,8 @@ export const DRIVER_PROPERTIES = [
  */
 export const YCSB_UNSUPPORTED_PROPERTIES: Readonly<Record<string, string>> = {
   'measurement.trackjvm': 'JVM figures ([TOTAL_GCs], ...) exist only in a JVM',
-  'measurement.raw.output_file': 'raw output (measurementtype=raw) is not written; every event is in ClickHouse (table ops)',
+  'measurement.raw.output_file':
+    'raw output (measurementtype=raw) is not written; every event is in ClickHouse (table ops)',
   'measurement.histogram.verbose': 'the histogram measurement type is not implemented',
   'histogram.buckets': 'the histogram measurement type is not implemented',
   'timeseries.granularity': 'the timeseries measurement type is not implemented',
@@ -158,17 +166,31 @@ export const BINDING_PROPERTY_PREFIXES = ['memory.', 'redis.', 'postgres.'] as c
 const KNOWN = new Set<string>([...CORE_WORKLOAD_PROPERTIES, ...DRIVER_PROPERTIES])
 
 /** Names in `props` that neither CoreWorkload, the driver nor a binding prefix accounts for, sorted. */
-export function unknownProperties(props: Properties, bindingPrefixes: readonly string[] = BINDING_PROPERTY_PREFIXES): string[] {
+export function unknownProperties(
+  props: Properties,
+  bindingPrefixes: readonly string[] = BINDING_PROPERTY_PREFIXES,
+): string[] {
   return Object.keys(props)
     .filter((k) => !KNOWN.has(k) && !bindingPrefixes.some((p) => k.startsWith(p)))
     .sort()
 }
 
 /** Throws BS_ERR_WORKLOAD naming the unknown properties and listing the valid ones. */
-export function assertKnownProperties(props: Properties, bindingPrefixes: readonly string[] = BINDING_PROPERTY_PREFIXES): void {
-  const unsupported = Object.keys(props).filter((k) => Object.hasOwn(YCSB_UNSUPPORTED_PROPERTIES, k)).sort()
+export function assertKnownProperties(
+  props: Properties,
+  bindingPrefixes: readonly string[] = BINDING_PROPERTY_PREFIXES,
+): void {
+  const unsupported = Object.keys(props)
+    .filter((k) => Object.hasOwn(YCSB_UNSUPPORTED_PROPERTIES, k))
+    .sort()
   if (unsupported.length > 0) {
-    throw new BenchstreamError('BS_ERR_WORKLOAD', `YCSB propert${unsupported.length === 1 ? 'y' : 'ies'} ${unsupported.map((k) => `${k} (${YCSB_UNSUPPORTED_PROPERTIES[k]})`).join(', ')} not supported by Benchstream's driver; remove ${unsupported.length === 1 ? 'it' : 'them'}, or ${YCSB_UNSUPPORTED_HINT}`)
+    throw new BenchstreamError(
+      'BS_ERR_WORKLOAD',
+      `YCSB propert${unsupported.length === 1 ? 'y' : 'ies'} ` +
+        `${unsupported.map((k) => `${k} (${YCSB_UNSUPPORTED_PROPERTIES[k]})`).join(', ')} ` +
+        `not supported by Benchstream's driver; remove ${unsupported.length === 1 ? 'it' : 'them'}, ` +
+        `or ${YCSB_UNSUPPORTED_HINT}`,
+    )
   }
   const unknown = unknownProperties(props, bindingPrefixes)
   if (unknown.length === 0) return
@@ -181,6 +203,7 @@ export function assertKnownProperties(props: Properties, bindingPrefixes: readon
   })
   throw new BenchstreamError(
     'BS_ERR_WORKLOAD',
-    `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${named.join(', ')}; valid names are ${valid}, and binding properties ${prefixes}`,
+    `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${named.join(', ')}; valid names are ${valid}, ` +
+      `and binding properties ${prefixes}`,
   )
 }

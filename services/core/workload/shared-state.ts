@@ -56,7 +56,12 @@ export interface SharedStateInit {
 /** A fresh shared state for one phase of one client. */
 export function createSharedWorkloadState(init: SharedStateInit): SharedArrayBuffer {
   const windowSize = init.windowSize ?? ACK_WINDOW_DEFAULT
-  if (!Number.isSafeInteger(windowSize) || windowSize < 1 || (windowSize & (windowSize - 1)) !== 0 || windowSize > 2 ** 30) {
+  if (
+    !Number.isSafeInteger(windowSize) ||
+    windowSize < 1 ||
+    (windowSize & (windowSize - 1)) !== 0 ||
+    windowSize > 2 ** 30
+  ) {
     throw invalid(`acknowledgement window must be a power of two in [1, 2^30]; got ${windowSize}`)
   }
   const sab = new SharedArrayBuffer(HEADER_BYTES + windowSize)
@@ -78,10 +83,12 @@ interface Views {
 }
 
 function views(sab: SharedArrayBuffer): Views {
-  if (sab.byteLength < HEADER_BYTES + 1) throw invalid('shared workload state is too small: create it with createSharedWorkloadState()')
+  if (sab.byteLength < HEADER_BYTES + 1)
+    throw invalid('shared workload state is too small: create it with createSharedWorkloadState()')
   const ints = new Int32Array(sab, BIG_SLOTS * 8, INT_SLOTS)
   const size = 2 ** ints[WINDOW_BITS]!
-  if (sab.byteLength !== HEADER_BYTES + size) throw invalid('shared workload state has the wrong size: create it with createSharedWorkloadState()')
+  if (sab.byteLength !== HEADER_BYTES + size)
+    throw invalid('shared workload state has the wrong size: create it with createSharedWorkloadState()')
   return { big: new BigInt64Array(sab, 0, BIG_SLOTS), ints, window: new Uint8Array(sab, HEADER_BYTES, size) }
 }
 
@@ -109,7 +116,8 @@ export class SharedSequentialGenerator implements NumberGenerator {
     private readonly lb: number,
     ub: number,
   ) {
-    if (!Number.isSafeInteger(lb) || !Number.isSafeInteger(ub) || ub < lb || lb < 0) throw invalid(`upper bound (${ub}) must be >= lower bound (${lb}), both integers >= 0`)
+    if (!Number.isSafeInteger(lb) || !Number.isSafeInteger(ub) || ub < lb || lb < 0)
+      throw invalid(`upper bound (${ub}) must be >= lower bound (${lb}), both integers >= 0`)
     this.big = views(sab).big
     this.interval = BigInt(ub - lb + 1)
     this.last = lb
@@ -156,7 +164,8 @@ export class SharedAcknowledgedCounterGenerator implements NumberGenerator {
     // The slot of `value` is shared with value - windowSize, which must already be acknowledged.
     if (value - this.lastValue() > this.window.length) {
       throw invalid(
-        `more than ${this.window.length} insert keys are unacknowledged (oldest pending key ${this.lastValue() + 1}); ` +
+        `more than ${this.window.length} insert keys are unacknowledged ` +
+          `(oldest pending key ${this.lastValue() + 1}); ` +
           'every insert handed out must be acknowledged, whether it succeeded or failed',
       )
     }

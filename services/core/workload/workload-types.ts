@@ -11,7 +11,13 @@ export type FieldValues = Record<string, string>
 export type Transaction =
   | { op: 'READ'; table: string; key: string; /** undefined = all fields */ fields: string[] | undefined }
   | { op: 'UPDATE'; table: string; key: string; values: FieldValues }
-  | { op: 'INSERT'; table: string; key: string; values: FieldValues; /** key number, for 'latest' bookkeeping */ keynum: number }
+  | {
+      op: 'INSERT'
+      table: string
+      key: string
+      values: FieldValues
+      /** key number, for 'latest' bookkeeping */ keynum: number
+    }
   | { op: 'SCAN'; table: string; startKey: string; count: number; fields: string[] | undefined }
   | { op: 'READ-MODIFY-WRITE'; table: string; key: string; fields: string[] | undefined; values: FieldValues }
   | { op: 'DELETE'; table: string; key: string }

@@ -64,7 +64,12 @@ export class IntervalLogFollower {
     const all = f.partial + text
     const cut = all.lastIndexOf('\n')
     f.partial = cut === -1 ? all : all.slice(cut + 1)
-    if (f.partial.length > MAX_LINE_CHARS) throw decodeError(file, f.lines + 1, `a line of more than ${MAX_LINE_CHARS} characters; expected an HdrHistogram interval log line`)
+    if (f.partial.length > MAX_LINE_CHARS)
+      throw decodeError(
+        file,
+        f.lines + 1,
+        `a line of more than ${MAX_LINE_CHARS} characters; expected an HdrHistogram interval log line`,
+      )
     if (cut === -1) return
     const lines = all.slice(0, cut).split('\n')
     // Parsed after the header lines seen so far (StartTime decides where relative
@@ -93,7 +98,14 @@ export class IntervalLogFollower {
   ready(final: boolean): PlannedInterval[] {
     const out: PlannedInterval[] = []
     for (const q of this.queues.values()) {
-      const hasFile = (latency: 'measured' | 'intended'): boolean => [...this.files.values()].some((f) => f.name.kind === 'operation' && f.name.op === q.op && f.name.status === q.status && f.name.latency === latency)
+      const hasFile = (latency: 'measured' | 'intended'): boolean =>
+        [...this.files.values()].some(
+          (f) =>
+            f.name.kind === 'operation' &&
+            f.name.op === q.op &&
+            f.name.status === q.status &&
+            f.name.latency === latency,
+        )
       const waitIntended = hasFile('intended')
       const waitMeasured = hasFile('measured')
       let n: number
@@ -104,14 +116,27 @@ export class IntervalLogFollower {
       const measured = q.measured.splice(0, Math.min(n, q.measured.length))
       const intended = q.intended.splice(0, Math.min(n, q.intended.length))
       // Empty arrays on a side that has no log: pairIntervals then leaves the intended section out.
-      for (const iv of pairIntervals(measured, waitIntended ? padTo(intended, n) : [])) out.push({ op: q.op, status: q.status, ...iv })
+      for (const iv of pairIntervals(measured, waitIntended ? padTo(intended, n) : []))
+        out.push({ op: q.op, status: q.status, ...iv })
     }
     return out
   }
 
   /** What each log held so far: for the closing summary. */
-  summary(): Array<{ file: string; name: string; kind: MeasurementName['kind']; intervals: number; operations: number }> {
-    return [...this.files].map(([file, f]) => ({ file, name: f.name.name, kind: f.name.kind, intervals: f.intervals, operations: f.operations }))
+  summary(): Array<{
+    file: string
+    name: string
+    kind: MeasurementName['kind']
+    intervals: number
+    operations: number
+  }> {
+    return [...this.files].map(([file, f]) => ({
+      file,
+      name: f.name.name,
+      kind: f.name.kind,
+      intervals: f.intervals,
+      operations: f.operations,
+    }))
   }
 
   private queue(op: Operation, status: Status): OpQueue {
@@ -134,6 +159,17 @@ function lineCount(text: string): number {
 /** An intended side shorter than the measured one (the final flush) is padded with empty intervals. */
 function padTo(intervals: HdrInterval[], n: number): HdrInterval[] {
   const out = [...intervals]
-  while (out.length < n) out.push({ line: 0, startUs: 0, lengthUs: 0, tag: undefined, maxColumn: 0, encoding: 'V2', significantDigits: 3, total: 0, buckets: [] })
+  while (out.length < n)
+    out.push({
+      line: 0,
+      startUs: 0,
+      lengthUs: 0,
+      tag: undefined,
+      maxColumn: 0,
+      encoding: 'V2',
+      significantDigits: 3,
+      total: 0,
+      buckets: [],
+    })
   return out
 }

@@ -29,14 +29,24 @@ const LEGEND = '"StartTimestamp","Interval_Length","Interval_Max","Interval_Comp
 /** HistogramLogWriter's default: the Interval_Max column is the max value / 1,000,000 (µs as seconds). */
 const MAX_VALUE_UNIT_RATIO = 1_000_000
 
-/** The lines a log starts with: YCSB's `#[Logging for: NAME]`, the format version, start and base time (ms since epoch), the legend. */
+/**
+ * The lines a log starts with: YCSB's `#[Logging for: NAME]`, the format version, start and base time (ms since epoch),
+ * the legend.
+ */
 export function hdrLogHeader(measurement: string, startMs: number): string {
   const s = (startMs / 1000).toFixed(3)
-  return `#[Logging for: ${measurement}]\n#[Histogram log format version 1.3]\n#[StartTime: ${s} (seconds since epoch), ${new Date(startMs).toUTCString()}]\n#[BaseTime: ${s} (seconds since epoch)]\n${LEGEND}\n`
+  return (
+    `#[Logging for: ${measurement}]\n#[Histogram log format version 1.3]\n#[StartTime: ${s} (seconds ` +
+    `since epoch), ${new Date(startMs).toUTCString()}]\n#[BaseTime: ${s} (seconds since epoch)]\n${LEGEND}\n`
+  )
 }
 
 /** One interval line; times in ms relative to the base time, `buckets` Benchstream's [index, count]. */
-export function hdrLogLine(startMs: number, lengthMs: number, buckets: ReadonlyArray<readonly [number, number]>): string {
+export function hdrLogLine(
+  startMs: number,
+  lengthMs: number,
+  buckets: ReadonlyArray<readonly [number, number]>,
+): string {
   let max = 0
   for (const [i, c] of buckets) if (c > 0) max = Math.max(max, bucketReportValue(i))
   return `${(startMs / 1000).toFixed(3)},${(lengthMs / 1000).toFixed(3)},${(max / MAX_VALUE_UNIT_RATIO).toFixed(3)},${encodeCompressedV2(buckets).toString('base64')}\n`

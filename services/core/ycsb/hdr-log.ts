@@ -53,7 +53,9 @@ const cookieWordSize = (cookie: number): number => (cookie & 0xf0) >>> 4
 const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`
 const V0_HEADER_BYTES = 32
 const V1_V2_HEADER_BYTES = 40
-/** An inflated histogram larger than this is not a latency histogram (3 digits over 2^63 with 8-byte counts is ~0.4 MB). */
+/**
+ * An inflated histogram larger than this is not a latency histogram (3 digits over 2^63 with 8-byte counts is ~0.4 MB).
+ */
 const MAX_INFLATED_BYTES = 16 * 1024 * 1024
 /** Relative timestamps: HdrHistogram's reader treats a timestamp more than a year before StartTime as relative. */
 const RELATIVE_THRESHOLD_S = 365 * 24 * 3600
@@ -70,7 +72,10 @@ export interface HdrInterval {
   lengthUs: number
   /** `Tag=` of the line, if any. */
   tag: string | undefined
-  /** The Interval_Max column as written, in the log's max unit (YCSB: µs / 1,000,000, 3 decimals, so `0.000` below 1 ms). */
+  /**
+   * The Interval_Max column as written, in the log's max unit (YCSB: µs / 1,000,000, 3 decimals, so `0.000` below 1
+   * ms).
+   */
   maxColumn: number
   encoding: HdrEncoding
   significantDigits: number
@@ -114,7 +119,14 @@ export function parseHdrLog(text: string, source = 'HdrHistogram log'): HdrLog {
   let baseTimeS: number | undefined
   let formatVersion: string | undefined
   let loggingFor: string | undefined
-  const raw: Array<{ line: number; startS: number; lengthS: number; maxColumn: number; tag: string | undefined; hist: HdrHistogram }> = []
+  const raw: Array<{
+    line: number
+    startS: number
+    lengthS: number
+    maxColumn: number
+    tag: string | undefined
+    hist: HdrHistogram
+  }> = []
   const lines = text.split(/\r?\n|\r/)
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n]!.trim()
@@ -137,13 +149,18 @@ export function parseHdrLog(text: string, source = 'HdrHistogram log'): HdrLog {
     let tag: string | undefined
     if (rest.startsWith('Tag=')) {
       const comma = rest.indexOf(',')
-      if (comma === -1) throw decodeError(where, 'a Tag= prefix must be followed by ",<start>,<length>,<max>,<histogram>"')
+      if (comma === -1)
+        throw decodeError(where, 'a Tag= prefix must be followed by ",<start>,<length>,<max>,<histogram>"')
       tag = rest.slice(4, comma)
       rest = rest.slice(comma + 1)
     }
     const fields = rest.split(',')
     if (fields.length !== 4) {
-      throw decodeError(where, `expected 4 comma-separated fields [Tag=x,]<start s>,<length s>,<max>,<base64 histogram>; found ${fields.length}`)
+      throw decodeError(
+        where,
+        `expected 4 comma-separated fields [Tag=x,]<start s>,<length s>,<max>,<base64 histogram>; found ` +
+          `${fields.length}`,
+      )
     }
     const startS = seconds(fields[0]!, where, 'interval start')
     const lengthS = seconds(fields[1]!, where, 'interval length')
@@ -157,7 +174,8 @@ export function parseHdrLog(text: string, source = 'HdrHistogram log'): HdrLog {
   const first = raw[0]
   let zeroS = 0
   if (baseTimeS !== undefined) zeroS = baseTimeS
-  else if (startTimeS !== undefined && first !== undefined && first.startS < startTimeS - RELATIVE_THRESHOLD_S) zeroS = startTimeS
+  else if (startTimeS !== undefined && first !== undefined && first.startS < startTimeS - RELATIVE_THRESHOLD_S)
+    zeroS = startTimeS
   return {
     startTimeUs: startTimeS === undefined ? undefined : Math.round(startTimeS * 1e6),
     baseTimeUs: baseTimeS === undefined ? undefined : Math.round(baseTimeS * 1e6),
@@ -184,7 +202,8 @@ export function parseHdrLog(text: string, source = 'HdrHistogram log'): HdrLog {
 
 function seconds(s: string, where: string, what: string): number {
   const v = Number(s.trim())
-  if (s.trim() === '' || !Number.isFinite(v) || v < 0) throw decodeError(where, `${what} ${JSON.stringify(s)} is not a non-negative number of seconds`)
+  if (s.trim() === '' || !Number.isFinite(v) || v < 0)
+    throw decodeError(where, `${what} ${JSON.stringify(s)} is not a non-negative number of seconds`)
   return v
 }
 
@@ -192,7 +211,11 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 
 /** Decodes one base64 histogram (any of the encodings above). */
 export function decodeHistogramBase64(b64: string, where = 'histogram'): HdrHistogram {
-  if (b64 === '' || !BASE64.test(b64) || b64.length % 4 === 1) throw decodeError(where, `histogram is not valid base64 (${b64.length} characters, expected A-Z a-z 0-9 + / with = padding)`)
+  if (b64 === '' || !BASE64.test(b64) || b64.length % 4 === 1)
+    throw decodeError(
+      where,
+      `histogram is not valid base64 (${b64.length} characters, expected A-Z a-z 0-9 + / with = padding)`,
+    )
   return decodeHistogram(Buffer.from(b64, 'base64'), where)
 }
 
@@ -201,11 +224,19 @@ export function decodeHistogram(bytes: Buffer, where = 'histogram'): HdrHistogra
   if (bytes.length < 8) throw decodeError(where, `histogram is truncated: ${bytes.length} bytes, the header alone is 8`)
   const cookie = bytes.readUInt32BE(0)
   const base = cookieBase(cookie)
-  const plainOf: Record<number, number> = { [V0_COMPRESSED_COOKIE]: V0_COOKIE, [V1_COMPRESSED_COOKIE]: V1_COOKIE, [V2_COMPRESSED_COOKIE]: V2_COOKIE }
+  const plainOf: Record<number, number> = {
+    [V0_COMPRESSED_COOKIE]: V0_COOKIE,
+    [V1_COMPRESSED_COOKIE]: V1_COOKIE,
+    [V2_COMPRESSED_COOKIE]: V2_COOKIE,
+  }
   const plain = plainOf[base]
   if (plain !== undefined) {
     const len = bytes.readInt32BE(4)
-    if (len < 0 || 8 + len > bytes.length) throw decodeError(where, `histogram is truncated: header says ${len} compressed bytes, ${bytes.length - 8} follow`)
+    if (len < 0 || 8 + len > bytes.length)
+      throw decodeError(
+        where,
+        `histogram is truncated: header says ${len} compressed bytes, ${bytes.length - 8} follow`,
+      )
     let inflated: Buffer
     try {
       inflated = inflateSync(bytes.subarray(8, 8 + len), { maxOutputLength: MAX_INFLATED_BYTES })
@@ -214,18 +245,33 @@ export function decodeHistogram(bytes: Buffer, where = 'histogram'): HdrHistogra
     }
     const inner = inflated.length < 4 ? undefined : inflated.readUInt32BE(0)
     if (inner === undefined || cookieBase(inner) !== plain) {
-      throw decodeError(where, `inflated histogram has cookie ${inner === undefined ? '(none)' : hex(inner)}; a compressed ${hex(cookie)} must hold ${hex(plain)} (word-size bits 0xf0 aside)`)
+      throw decodeError(
+        where,
+        `inflated histogram has cookie ${inner === undefined ? '(none)' : hex(inner)}; a compressed ` +
+          `${hex(cookie)} must hold ${hex(plain)} (word-size bits 0xf0 aside)`,
+      )
     }
     if (plain !== V2_COOKIE && cookieWordSize(inner) !== cookieWordSize(cookie)) {
-      throw decodeError(where, `inflated histogram has ${cookieWordSize(inner)}-byte counts, its compressed cookie ${hex(cookie)} says ${cookieWordSize(cookie)}`)
+      throw decodeError(
+        where,
+        `inflated histogram has ${cookieWordSize(inner)}-byte counts, its compressed cookie ${hex(cookie)} ` +
+          `says ${cookieWordSize(cookie)}`,
+      )
     }
     return decodePlain(inflated, where)
   }
   if (base === V0_COOKIE || base === V1_COOKIE || base === V2_COOKIE) return decodePlain(bytes, where)
-  if (DOUBLE_COOKIES.has(cookie)) throw decodeError(where, `histogram cookie ${hex(cookie)} is a DoubleHistogram, which is not supported; expected an integer Histogram of latencies`)
+  if (DOUBLE_COOKIES.has(cookie))
+    throw decodeError(
+      where,
+      `histogram cookie ${hex(cookie)} is a DoubleHistogram, which is not supported; expected an integer ` +
+        `Histogram of latencies`,
+    )
   throw decodeError(
     where,
-    `histogram cookie ${hex(cookie)} is not supported; expected V2 ${hex(V2_COOKIE)}/${hex(V2_COMPRESSED_COOKIE)}, V1 ${hex(V1_COOKIE)}/${hex(V1_COMPRESSED_COOKIE)} or V0 ${hex(V0_COOKIE)}/${hex(V0_COMPRESSED_COOKIE)}, with word-size bits 0xf0 (YCSB 0.17.0 writes V1 compressed 0x1c849382)`,
+    `histogram cookie ${hex(cookie)} is not supported; expected V2 ${hex(V2_COOKIE)}/${hex(V2_COMPRESSED_COOKIE)}, ` +
+      `V1 ${hex(V1_COOKIE)}/${hex(V1_COMPRESSED_COOKIE)} or V0 ${hex(V0_COOKIE)}/${hex(V0_COMPRESSED_COOKIE)}, ` +
+      `with word-size bits 0xf0 (YCSB 0.17.0 writes V1 compressed 0x1c849382)`,
   )
 }
 
@@ -234,7 +280,11 @@ function decodePlain(b: Buffer, where: string): HdrHistogram {
   const base = cookieBase(cookie)
   const encoding: HdrEncoding = base === V0_COOKIE ? 'V0' : base === V1_COOKIE ? 'V1' : 'V2'
   const headerBytes = encoding === 'V0' ? V0_HEADER_BYTES : V1_V2_HEADER_BYTES
-  if (b.length < headerBytes) throw decodeError(where, `histogram is truncated: ${b.length} bytes, the ${encoding} header alone is ${headerBytes}`)
+  if (b.length < headerBytes)
+    throw decodeError(
+      where,
+      `histogram is truncated: ${b.length} bytes, the ${encoding} header alone is ${headerBytes}`,
+    )
   let significantDigits: number
   let lowest: number
   let highest: number
@@ -252,32 +302,63 @@ function decodePlain(b: Buffer, where: string): HdrHistogram {
     lowest = Number(b.readBigInt64BE(16))
     highest = Number(b.readBigInt64BE(24))
     if (payloadLength < 0 || V1_V2_HEADER_BYTES + payloadLength > b.length) {
-      throw decodeError(where, `histogram is truncated: header says ${payloadLength} payload bytes, ${b.length - V1_V2_HEADER_BYTES} follow`)
+      throw decodeError(
+        where,
+        `histogram is truncated: header says ${payloadLength} payload bytes, ${b.length - V1_V2_HEADER_BYTES} follow`,
+      )
     }
     payloadEnd = V1_V2_HEADER_BYTES + payloadLength
   }
-  if (!(significantDigits >= 0 && significantDigits <= 5)) throw decodeError(where, `significant digits ${significantDigits}; HdrHistogram allows 0..5`)
+  if (!(significantDigits >= 0 && significantDigits <= 5))
+    throw decodeError(where, `significant digits ${significantDigits}; HdrHistogram allows 0..5`)
   if (!(lowest >= 1)) throw decodeError(where, `lowest discernible value ${lowest}; must be >= 1`)
-  if (!(highest >= 2 * lowest)) throw decodeError(where, `highest trackable value ${highest}; must be >= 2 * lowest (${2 * lowest})`)
-  const counts = encoding === 'V2' ? readZigZagCounts(b, headerBytes, payloadEnd, where) : readWordCounts(b, headerBytes, payloadEnd, cookieWordSize(cookie), where)
+  if (!(highest >= 2 * lowest))
+    throw decodeError(where, `highest trackable value ${highest}; must be >= 2 * lowest (${2 * lowest})`)
+  const counts =
+    encoding === 'V2'
+      ? readZigZagCounts(b, headerBytes, payloadEnd, where)
+      : readWordCounts(b, headerBytes, payloadEnd, cookieWordSize(cookie), where)
   const layout = hdrLayout(significantDigits, lowest)
   const length = hdrCountsLength(layout, highest)
   let total = 0
   for (const [i, c] of counts) {
-    if (i >= length) throw decodeError(where, `count at HdrHistogram index ${i} lies beyond the highest trackable value ${highest} (${length} indexes)`)
+    if (i >= length)
+      throw decodeError(
+        where,
+        `count at HdrHistogram index ${i} lies beyond the highest trackable value ${highest} (${length} indexes)`,
+      )
     total += c
   }
-  if (v0Total !== undefined && v0Total !== BigInt(total)) throw decodeError(where, `V0 header says ${v0Total} values, the counts add up to ${total}`)
+  if (v0Total !== undefined && v0Total !== BigInt(total))
+    throw decodeError(where, `V0 header says ${v0Total} values, the counts add up to ${total}`)
   return { encoding, significantDigits, lowestDiscernibleValue: lowest, highestTrackableValue: highest, counts }
 }
 
-function readWordCounts(b: Buffer, start: number, end: number, wordSize: number, where: string): Array<[number, number]> {
-  if (wordSize !== 2 && wordSize !== 4 && wordSize !== 8) throw decodeError(where, `cookie ${hex(b.readUInt32BE(0))} gives ${wordSize}-byte counts; HdrHistogram writes 2, 4 or 8`)
-  if ((end - start) % wordSize !== 0) throw decodeError(where, `histogram payload of ${end - start} bytes is not a whole number of ${wordSize}-byte counts`)
+function readWordCounts(
+  b: Buffer,
+  start: number,
+  end: number,
+  wordSize: number,
+  where: string,
+): Array<[number, number]> {
+  if (wordSize !== 2 && wordSize !== 4 && wordSize !== 8)
+    throw decodeError(
+      where,
+      `cookie ${hex(b.readUInt32BE(0))} gives ${wordSize}-byte counts; HdrHistogram writes 2, 4 or 8`,
+    )
+  if ((end - start) % wordSize !== 0)
+    throw decodeError(
+      where,
+      `histogram payload of ${end - start} bytes is not a whole number of ${wordSize}-byte counts`,
+    )
   const counts: Array<[number, number]> = []
   for (let pos = start, index = 0; pos < end; pos += wordSize, index++) {
     const c = wordSize === 2 ? b.readInt16BE(pos) : wordSize === 4 ? b.readInt32BE(pos) : Number(b.readBigInt64BE(pos))
-    if (c < 0 || c > Number.MAX_SAFE_INTEGER) throw decodeError(where, `histogram count ${c} at HdrHistogram index ${index} is ${c < 0 ? 'negative' : 'beyond 2^53'}`)
+    if (c < 0 || c > Number.MAX_SAFE_INTEGER)
+      throw decodeError(
+        where,
+        `histogram count ${c} at HdrHistogram index ${index} is ${c < 0 ? 'negative' : 'beyond 2^53'}`,
+      )
     if (c > 0) counts.push([index, c])
   }
   return counts
@@ -328,7 +409,9 @@ export function hdrLayout(significantDigits: number, lowestDiscernibleValue: num
   return { unitMagnitude, subBucketHalfCountMagnitude, subBucketHalfCount: 2 ** subBucketHalfCountMagnitude }
 }
 
-/** Length of the counts array for a highest trackable value (getBucketsNeededToCoverValue, getLengthForNumberOfBuckets). */
+/**
+ * Length of the counts array for a highest trackable value (getBucketsNeededToCoverValue, getLengthForNumberOfBuckets).
+ */
 function hdrCountsLength(layout: HdrLayout, highestTrackableValue: number): number {
   let smallestUntrackable = 2 * layout.subBucketHalfCount * 2 ** layout.unitMagnitude
   let buckets = 1
@@ -357,7 +440,8 @@ export function hdrBucketRange(layout: HdrLayout, index: number): { low: number;
 export function hdrIndexOf(layout: HdrLayout, value: number): number {
   const mask = (2 * layout.subBucketHalfCount - 1) * 2 ** layout.unitMagnitude
   const msb = (x: number): number => x.toString(2).length - 1
-  const bucket = Math.max(msb(Math.max(value, 1)), msb(mask)) - layout.unitMagnitude - layout.subBucketHalfCountMagnitude
+  const bucket =
+    Math.max(msb(Math.max(value, 1)), msb(mask)) - layout.unitMagnitude - layout.subBucketHalfCountMagnitude
   const sub = Math.floor(value / 2 ** (bucket + layout.unitMagnitude))
   return (bucket + 1) * layout.subBucketHalfCount + (sub - layout.subBucketHalfCount)
 }

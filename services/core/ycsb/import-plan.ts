@@ -7,7 +7,13 @@
  * sent as operations (YCSB's own Throughput leaves it out too). Pure: parsed
  * files in, records out; the CLI does the reading and the sending.
  */
-import { MAX_LATENCY_US, type IntervalHistogram, type Operation, type Status, type SummaryReportBody } from '../../../schemas/events.v1.js'
+import {
+  MAX_LATENCY_US,
+  type IntervalHistogram,
+  type Operation,
+  type Status,
+  type SummaryReportBody,
+} from '../../../schemas/events.v1.js'
 import type { HdrInterval } from './hdr-log.js'
 import { groupIntervalLogs } from './import.js'
 import type { IntervalLogReport, RawReport, RawSeries, SummaryReport, YcsbFile } from './report-types.js'
@@ -37,7 +43,10 @@ export interface ImportPlan {
   sent: Record<string, number>
   /** CLEANUP operations seen (reported, not sent), by where they came from. */
   cleanup: Array<{ source: string; operations: number }>
-  /** Raw pairs where the intended latency (paired in completion order) was below the measured one, so the measured one was kept. */
+  /**
+   * Raw pairs where the intended latency (paired in completion order) was below the measured one, so the measured one
+   * was kept.
+   */
   intendedClamped: number
   /** Earliest event or interval start, latest end, µs since epoch; undefined with summaries only. */
   firstUs: number | undefined
@@ -55,18 +64,44 @@ export interface ImportPlan {
  * (one client has one).
  */
 export function planImport(files: readonly YcsbFile[]): ImportPlan {
-  const plan: ImportPlan = { intervals: [], raw: [], summaries: [], sent: {}, cleanup: [], intendedClamped: 0, firstUs: undefined, lastUs: undefined, runtimeMs: undefined, described: [] }
+  const plan: ImportPlan = {
+    intervals: [],
+    raw: [],
+    summaries: [],
+    sent: {},
+    cleanup: [],
+    intendedClamped: 0,
+    firstUs: undefined,
+    lastUs: undefined,
+    runtimeMs: undefined,
+    described: [],
+  }
   const logs = files.filter((f): f is IntervalLogReport => f.kind === 'intervals')
   const raws = files.filter((f): f is RawReport => f.kind === 'raw')
-  const reports: SummaryReport[] = [...files.filter((f): f is SummaryReport => f.kind === 'summary'), ...raws.flatMap((r) => (r.summary === undefined ? [] : [r.summary]))]
-  if (reports.length > 1) throw decodeError(reports[1]!.source, undefined, `is a second final report for this client (the first is ${reports[0]!.source}); import each client's report with its own --client-id`)
+  const reports: SummaryReport[] = [
+    ...files.filter((f): f is SummaryReport => f.kind === 'summary'),
+    ...raws.flatMap((r) => (r.summary === undefined ? [] : [r.summary])),
+  ]
+  if (reports.length > 1)
+    throw decodeError(
+      reports[1]!.source,
+      undefined,
+      `is a second final report for this client (the first is ${reports[0]!.source}); import each ` +
+        `client's report with its own --client-id`,
+    )
 
   // Which file measures each operation and status, so none is counted twice.
   const measuredBy = new Map<string, string>()
   const claim = (op: Operation, status: Status, latency: string, source: string): void => {
     const key = `${op}/${status}/${latency}`
     const before = measuredBy.get(key)
-    if (before !== undefined && before !== source) throw decodeError(source, undefined, `measures ${latency === 'intended' ? 'Intended-' : ''}${op}${status === 'OK' ? '' : `-${status}`} again (already in ${before}); give each measurement of a client once`)
+    if (before !== undefined && before !== source)
+      throw decodeError(
+        source,
+        undefined,
+        `measures ${latency === 'intended' ? 'Intended-' : ''}${op}${status === 'OK' ? '' : `-${status}`} ` +
+          `again (already in ${before}); give each measurement of a client once`,
+      )
     measuredBy.set(key, source)
   }
 
@@ -81,8 +116,13 @@ export function planImport(files: readonly YcsbFile[]): ImportPlan {
   const grouped = groupIntervalLogs(logs)
   for (const l of logs) {
     if (l.name.kind === 'operation') claim(l.name.op!, l.name.status, l.name.latency, l.source)
-    plan.described.push(`${l.source}: HdrHistogram interval log (${l.log.intervals[0]?.encoding ?? 'empty'}) of ${l.name.name}, ${l.log.intervals.length} intervals, ${l.total} operations${l.name.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : l.name.kind === 'other' ? ' (not a YCSB operation: skipped)' : ''}`)
-    if (l.name.kind === 'cleanup' && l.name.latency === 'measured') plan.cleanup.push({ source: l.source, operations: l.total })
+    plan.described.push(
+      `${l.source}: HdrHistogram interval log (${l.log.intervals[0]?.encoding ?? 'empty'}) of ${l.name.name}, ` +
+        (`${l.log.intervals.length} intervals, ${l.total} ` +
+          `operations${l.name.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : l.name.kind === 'other' ? ' (not a YCSB operation: skipped)' : ''}`),
+    )
+    if (l.name.kind === 'cleanup' && l.name.latency === 'measured')
+      plan.cleanup.push({ source: l.source, operations: l.total })
   }
   for (const o of grouped.operations) {
     for (const iv of pairIntervals(o.measured, o.intended)) {
@@ -96,11 +136,14 @@ export function planImport(files: readonly YcsbFile[]): ImportPlan {
 
   for (const r of raws) {
     const intended = new Map<string, RawSeries>()
-    for (const s of r.series) if (s.name.kind === 'operation' && s.name.latency === 'intended' && s.name.part !== 'Hdr') intended.set(`${s.name.op}/${s.name.status}`, s)
+    for (const s of r.series)
+      if (s.name.kind === 'operation' && s.name.latency === 'intended' && s.name.part !== 'Hdr')
+        intended.set(`${s.name.op}/${s.name.status}`, s)
     let events = 0
     for (const s of r.series) {
       const n = s.name
-      if (n.kind === 'cleanup' && n.latency === 'measured') plan.cleanup.push({ source: `${r.source} (${n.name})`, operations: s.count })
+      if (n.kind === 'cleanup' && n.latency === 'measured')
+        plan.cleanup.push({ source: `${r.source} (${n.name})`, operations: s.count })
       if (n.kind !== 'operation' || n.latency !== 'measured' || n.part === 'Hdr' || n.part === 'Bucket') continue
       claim(n.op!, n.status, 'measured', r.source)
       const p = rawSeries(r.source, s, intended.get(`${n.op}/${n.status}`))
@@ -110,19 +153,27 @@ export function planImport(files: readonly YcsbFile[]): ImportPlan {
       events += s.count
       for (let i = 0; i < s.count; i++) span(p.series.startUs[i]!, p.series.startUs[i]! + p.series.latencyUs[i]!)
     }
-    plan.described.push(`${r.source}: raw data (measurementtype=raw), ${r.series.length} series, ${events} operations as events${r.summary === undefined ? '' : ', and the report printed with it'}`)
+    plan.described.push(
+      `${r.source}: raw data (measurementtype=raw), ${r.series.length} series, ${events} operations ` +
+        `as events${r.summary === undefined ? '' : ', and the report printed with it'}`,
+    )
   }
 
   for (const rep of reports) {
     const withRaw = raws.some((r) => r.summary === rep)
     plan.summaries.push(summaryBody(rep, withRaw ? 'raw' : rep.format))
     const cleanup = rep.measurements.find((m) => m.name.kind === 'cleanup' && m.name.latency === 'measured')
-    if (cleanup !== undefined && !plan.cleanup.some((c) => c.source.startsWith(rep.source))) plan.cleanup.push({ source: `${rep.source} ([CLEANUP])`, operations: cleanup.operations ?? 0 })
+    if (cleanup !== undefined && !plan.cleanup.some((c) => c.source.startsWith(rep.source)))
+      plan.cleanup.push({ source: `${rep.source} ([CLEANUP])`, operations: cleanup.operations ?? 0 })
     if (!withRaw) {
-      plan.described.push(`${rep.source}: final report (${rep.format === 'text' ? 'text' : `JSON, ${rep.format === 'json-array' ? 'JSONArrayMeasurementsExporter' : 'JSONMeasurementsExporter'}`}), ${rep.measurements.length} measurements, ${rep.operations} operations as reported`)
+      plan.described.push(
+        `${rep.source}: final report (${rep.format === 'text' ? 'text' : `JSON, ${rep.format === 'json-array' ? 'JSONArrayMeasurementsExporter' : 'JSONMeasurementsExporter'}`}), ` +
+          `${rep.measurements.length} measurements, ${rep.operations} operations as reported`,
+      )
     }
   }
-  if (plan.firstUs !== undefined && plan.lastUs !== undefined) plan.runtimeMs = Math.round((plan.lastUs - plan.firstUs) / 1000)
+  if (plan.firstUs !== undefined && plan.lastUs !== undefined)
+    plan.runtimeMs = Math.round((plan.lastUs - plan.firstUs) / 1000)
   else plan.runtimeMs = reports.find((r) => r.runtimeMs !== undefined)?.runtimeMs
   return plan
 }
@@ -134,14 +185,21 @@ export function planImport(files: readonly YcsbFile[]): ImportPlan {
  * measured interval's time (the intended one's when there is no measured
  * one). Without intended logs, records carry no intended section.
  */
-export function pairIntervals(measured: readonly HdrInterval[], intended: readonly HdrInterval[]): Array<Pick<PlannedInterval, 'intervalStartUs' | 'intervalLengthUs' | 'buckets' | 'intended'>> {
+export function pairIntervals(
+  measured: readonly HdrInterval[],
+  intended: readonly HdrInterval[],
+): Array<Pick<PlannedInterval, 'intervalStartUs' | 'intervalLengthUs' | 'buckets' | 'intended'>> {
   const out: Array<Pick<PlannedInterval, 'intervalStartUs' | 'intervalLengthUs' | 'buckets' | 'intended'>> = []
   const n = Math.max(measured.length, intended.length)
   for (let i = 0; i < n; i++) {
     const m = measured[i]
     const it = intended[i]
     const time = (m ?? it)!
-    const rec: Pick<PlannedInterval, 'intervalStartUs' | 'intervalLengthUs' | 'buckets' | 'intended'> = { intervalStartUs: time.startUs, intervalLengthUs: time.lengthUs, buckets: m?.buckets ?? [] }
+    const rec: Pick<PlannedInterval, 'intervalStartUs' | 'intervalLengthUs' | 'buckets' | 'intended'> = {
+      intervalStartUs: time.startUs,
+      intervalLengthUs: time.lengthUs,
+      buckets: m?.buckets ?? [],
+    }
     if (intended.length > 0) rec.intended = it?.buckets ?? []
     // An interval with nothing in it on either side is not worth a record.
     if (rec.buckets.length === 0 && (rec.intended === undefined || rec.intended.length === 0)) continue
@@ -157,15 +215,32 @@ export function pairIntervals(measured: readonly HdrInterval[], intended: readon
  * operations completing in the same ms make a pair's intended latency lower
  * than its measured one, the measured one is kept and counted.
  */
-function rawSeries(source: string, s: RawSeries, intended: RawSeries | undefined): { series: PlannedRawSeries; clamped: number } {
+function rawSeries(
+  source: string,
+  s: RawSeries,
+  intended: RawSeries | undefined,
+): { series: PlannedRawSeries; clamped: number } {
   for (let i = 0; i < s.count; i++) {
-    if (s.latencyUs[i]! > MAX_LATENCY_US) throw decodeError(source, undefined, `${s.name.name} raw data from line ${s.line}, entry ${i + 1}: latency ${s.latencyUs[i]} µs is above the largest accepted, ${MAX_LATENCY_US} µs (one hour)`)
+    if (s.latencyUs[i]! > MAX_LATENCY_US)
+      throw decodeError(
+        source,
+        undefined,
+        `${s.name.name} raw data from line ${s.line}, entry ${i + 1}: latency ${s.latencyUs[i]} µs is ` +
+          `above the largest accepted, ${MAX_LATENCY_US} µs (one hour)`,
+      )
   }
   let clamped = 0
   const intendedUs = Float64Array.from(s.latencyUs)
   if (intended !== undefined) {
-    if (intended.count !== s.count) throw decodeError(source, intended.line, `${intended.name.name} has ${intended.count} raw entries but ${s.name.name} has ${s.count}; YCSB records one intended latency per operation`)
-    const order = (x: RawSeries): Uint32Array => Uint32Array.from({ length: x.count }, (_, i) => i).sort((a, b) => x.endMs[a]! - x.endMs[b]! || a - b)
+    if (intended.count !== s.count)
+      throw decodeError(
+        source,
+        intended.line,
+        `${intended.name.name} has ${intended.count} raw entries but ${s.name.name} has ${s.count}; ` +
+          `YCSB records one intended latency per operation`,
+      )
+    const order = (x: RawSeries): Uint32Array =>
+      Uint32Array.from({ length: x.count }, (_, i) => i).sort((a, b) => x.endMs[a]! - x.endMs[b]! || a - b)
     const mo = order(s)
     const io = order(intended)
     for (let k = 0; k < s.count; k++) {
@@ -182,7 +257,10 @@ function rawSeries(source: string, s: RawSeries, intended: RawSeries | undefined
 }
 
 /** A final report as a SUMMARY_REPORT body: YCSB's figures, named and converted to µs, nothing computed. */
-export function summaryBody(r: SummaryReport, format: SummaryReportBody['format'] = r.format): Omit<SummaryReportBody, 'runId' | 'clientId' | 'atUs'> {
+export function summaryBody(
+  r: SummaryReport,
+  format: SummaryReportBody['format'] = r.format,
+): Omit<SummaryReportBody, 'runId' | 'clientId' | 'atUs'> {
   const body: Omit<SummaryReportBody, 'runId' | 'clientId' | 'atUs'> = {
     source: r.source,
     format,

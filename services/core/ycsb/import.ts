@@ -24,7 +24,8 @@ export const MAX_YCSB_FILE_BYTES = 256 * 1024 * 1024
 const onAnyLine = (re: RegExp): RegExp => new RegExp(`^[ \\t]*${re.source.slice(1, -1)}[ \\t]*$`, 'm')
 const RAW_HEADER_LINE = onAnyLine(RAW_HEADER)
 const RAW_DATA_LINE = onAnyLine(RAW_LINE)
-const HDR_LOG_LINE = /^[ \t]*(?:#\[Histogram log format version|"?StartTimestamp"?\s*,|(?:Tag=[^,\s]*,)?[\d.]+,[\d.]+,[\d.]+,HIST)/m
+const HDR_LOG_LINE =
+  /^[ \t]*(?:#\[Histogram log format version|"?StartTimestamp"?\s*,|(?:Tag=[^,\s]*,)?[\d.]+,[\d.]+,[\d.]+,HIST)/m
 const TEXT_RECORD = /\[[A-Za-z][A-Za-z0-9_%.-]*\]\s*,?\s*[\w>]/
 
 /** The format of a file, from its content; throws BS_ERR_DECODE when it is none of YCSB's. */
@@ -34,7 +35,8 @@ export function detectFormat(fileName: string, content: string | Uint8Array): Yc
 
 function detect(fileName: string, text: string): YcsbFormat {
   const head = text.trimStart()
-  if (head === '') throw decodeError(fileName, 1, 'is empty; expected a YCSB report, raw data or an HdrHistogram interval log')
+  if (head === '')
+    throw decodeError(fileName, 1, 'is empty; expected a YCSB report, raw data or an HdrHistogram interval log')
   if (/^\[\s*[{\]]/.test(head)) return 'json-array'
   if (head.startsWith('{')) return 'json-objects'
   if (HDR_LOG_LINE.test(text)) return 'hdr-log'
@@ -43,7 +45,9 @@ function detect(fileName: string, text: string): YcsbFormat {
   throw decodeError(
     fileName,
     text.slice(0, text.length - head.length).split('\n').length,
-    'is not a YCSB file; expected a text report ("[OVERALL], RunTime(ms), 727"), JSON exporter output ("[ {" or "{"), raw data ("READ latency raw data: ..." / "READ,<ms>,<µs>") or an HdrHistogram interval log ("#[Histogram log format version 1.1]")',
+    'is not a YCSB file; expected a text report ("[OVERALL], RunTime(ms), 727"), JSON exporter output ' +
+      '("[ {" or "{"), raw data ("READ latency raw data: ..." / "READ,<ms>,<µs>") or an HdrHistogram ' +
+      'interval log ("#[Histogram log format version 1.1]")',
   )
 }
 
@@ -52,7 +56,11 @@ function detect(fileName: string, text: string): YcsbFormat {
  * measurement when neither its file name (`<prefix>READ.hdr`) nor YCSB's
  * `#[Logging for: READ]` line does; it is ignored for other formats.
  */
-export function parseYcsbFile(fileName: string, content: string | Uint8Array, options: { measurement?: string } = {}): YcsbFile {
+export function parseYcsbFile(
+  fileName: string,
+  content: string | Uint8Array,
+  options: { measurement?: string } = {},
+): YcsbFile {
   const text = fileText(content, fileName)
   const format = detect(fileName, unquoteMail(text.replace(/\r\n?/g, '\n')))
   switch (format) {
@@ -81,11 +89,27 @@ export function parseIntervalLogFile(fileName: string, text: string, measurement
   let prefix: string | undefined
   if (measurement !== undefined) {
     name = parseMeasurementName(measurement)
-    if (name.kind === 'other') throw decodeError(fileName, undefined, `measurement ${JSON.stringify(measurement)} is not a YCSB measurement; expected [Intended-]OP[-STATUS] with OP one of READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE, CLEANUP`)
+    if (name.kind === 'other')
+      throw decodeError(
+        fileName,
+        undefined,
+        `measurement ${JSON.stringify(measurement)} is not a YCSB measurement; expected [Intended-]OP[-STATUS] ` +
+          `with OP one of READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE, CLEANUP`,
+      )
   } else {
     const fromFile = measurementFromFileName(fileName)
-    if (fromFile !== undefined && fromLog !== undefined && fromLog.kind !== 'other' && fromLog.name !== fromFile.name.name) {
-      throw decodeError(fileName, undefined, `the file name says ${fromFile.name.name} but the log says "#[Logging for: ${fromLog.name}]"; rename the file or name the measurement explicitly`)
+    if (
+      fromFile !== undefined &&
+      fromLog !== undefined &&
+      fromLog.kind !== 'other' &&
+      fromLog.name !== fromFile.name.name
+    ) {
+      throw decodeError(
+        fileName,
+        undefined,
+        `the file name says ${fromFile.name.name} but the log says "#[Logging for: ${fromLog.name}]"; ` +
+          `rename the file or name the measurement explicitly`,
+      )
     }
     if (fromFile !== undefined) {
       name = fromFile.name
@@ -97,7 +121,13 @@ export function parseIntervalLogFile(fileName: string, text: string, measurement
     }
   }
   if (name === undefined) {
-    throw decodeError(fileName, undefined, 'cannot tell which measurement this log holds: the file name does not end in one (READ.hdr, Intended-READ.hdr, CLEANUP.hdr, as YCSB names them) and there is no "#[Logging for: READ]" line; name the measurement explicitly')
+    throw decodeError(
+      fileName,
+      undefined,
+      'cannot tell which measurement this log holds: the file name does not end in one (READ.hdr, ' +
+        'Intended-READ.hdr, CLEANUP.hdr, as YCSB names them) and there is no "#[Logging for: READ]" ' +
+        'line; name the measurement explicitly',
+    )
   }
   let total = 0
   for (const iv of log.intervals) total += iv.total
@@ -124,7 +154,12 @@ export function groupIntervalLogs(logs: readonly IntervalLogReport[]): ClientInt
     const n = l.name
     const key = `${n.kind}/${n.op ?? ''}/${n.status}/${n.ycsbStatus ?? ''}/${n.latency}`
     const before = seen.get(key)
-    if (before !== undefined) throw decodeError(l.source, undefined, `measures ${n.name} again (already given by ${before}); give each measurement of a client once`)
+    if (before !== undefined)
+      throw decodeError(
+        l.source,
+        undefined,
+        `measures ${n.name} again (already given by ${before}); give each measurement of a client once`,
+      )
     seen.set(key, l.source)
     const intervals = l.log.intervals
     if (n.kind === 'cleanup') {

@@ -19,19 +19,36 @@ export function parseJsonReport(content: string, source: string, format: 'json-a
   let pos = skipSpace(text, 0)
   let end = text.length
   if (format === 'json-array') {
-    if (text[pos] !== '[') throw decodeError(source, at(pos), `expected "[" opening JSONArrayMeasurementsExporter's array; found ${excerpt(text.slice(pos, pos + 20))}`)
+    if (text[pos] !== '[')
+      throw decodeError(
+        source,
+        at(pos),
+        `expected "[" opening JSONArrayMeasurementsExporter's array; found ${excerpt(text.slice(pos, pos + 20))}`,
+      )
     const close = text.lastIndexOf(']')
-    if (close <= pos || text.slice(close + 1).trim() !== '') throw decodeError(source, at(text.length), 'the array is not closed by "]" at the end of the file (truncated?)')
+    if (close <= pos || text.slice(close + 1).trim() !== '')
+      throw decodeError(source, at(text.length), 'the array is not closed by "]" at the end of the file (truncated?)')
     pos = skipSpace(text, pos + 1)
     end = close
   }
   const records: ReportRecord[] = []
   while (pos < end) {
     if (records.length > 0 && format === 'json-array') {
-      if (text[pos] !== ',') throw decodeError(source, at(pos), `expected "," between array elements; found ${excerpt(text.slice(pos, pos + 20))}`)
+      if (text[pos] !== ',')
+        throw decodeError(
+          source,
+          at(pos),
+          `expected "," between array elements; found ${excerpt(text.slice(pos, pos + 20))}`,
+        )
       pos = skipSpace(text, pos + 1)
     }
-    if (text[pos] !== '{') throw decodeError(source, at(pos), `expected "{" starting a {"metric", "measurement", "value"} object; found ${excerpt(text.slice(pos, pos + 20))}`)
+    if (text[pos] !== '{')
+      throw decodeError(
+        source,
+        at(pos),
+        `expected "{" starting a {"metric", "measurement", "value"} object; ` +
+          `found ${excerpt(text.slice(pos, pos + 20))}`,
+      )
     const close = objectEnd(text, pos, end)
     if (close === -1) throw decodeError(source, at(pos), 'the object starting here is not closed (truncated?)')
     records.push(record(text.slice(pos, close), source, at(pos)))
@@ -68,13 +85,22 @@ function record(json: string, source: string, line: number): ReportRecord {
     // A mail may wrap a string: line breaks (and the indentation after them) inside strings become one space.
     o = JSON.parse(json.replace(/"(?:[^"\\]|\\.)*"/g, (s) => s.replace(/\s*\n\s*/g, ' ')))
   } catch (err) {
-    throw decodeError(source, line, `the object starting here is not valid JSON (${(err as Error).message.replace(/\s+/g, ' ')})`, err)
+    throw decodeError(
+      source,
+      line,
+      `the object starting here is not valid JSON (${(err as Error).message.replace(/\s+/g, ' ')})`,
+      err,
+    )
   }
   const r = o as { metric?: unknown; measurement?: unknown; value?: unknown }
   // Jackson writes a NaN or infinite double as a string ("NaN") by default.
   const value = typeof r.value === 'string' && /^(?:NaN|-?Infinity)$/.test(r.value) ? Number(r.value) : r.value
   if (typeof r.metric !== 'string' || typeof r.measurement !== 'string' || typeof value !== 'number') {
-    throw decodeError(source, line, `expected {"metric": string, "measurement": string, "value": number}; found ${excerpt(json)}`)
+    throw decodeError(
+      source,
+      line,
+      `expected {"metric": string, "measurement": string, "value": number}; found ${excerpt(json)}`,
+    )
   }
   return { metric: r.metric, measurement: r.measurement.replace(/\s+/g, ' '), value, line }
 }

@@ -15,12 +15,33 @@ const OP_ALTERNATION = OP_NAMES.map((o) => o.replace(/-/g, '\\-')).join('|')
 /** In a report the name stands alone, so any upper-case suffix is a status. */
 const NAME = new RegExp(`^(Hdr|Raw|Bucket)?(Intended-)?(${OP_ALTERNATION})(?:-([A-Z][A-Z0-9_]*))?$`)
 /** YCSB's Status names (site.ycsb.Status) and FAILED: in a file name, only these end a name. */
-const YCSB_STATUSES = new Set(['OK', 'ERROR', 'NOT_FOUND', 'NOT_IMPLEMENTED', 'UNEXPECTED_STATE', 'BAD_REQUEST', 'FORBIDDEN', 'SERVICE_UNAVAILABLE', 'BATCHED_OK', 'FAILED', 'TIMEOUT'])
+const YCSB_STATUSES = new Set([
+  'OK',
+  'ERROR',
+  'NOT_FOUND',
+  'NOT_IMPLEMENTED',
+  'UNEXPECTED_STATE',
+  'BAD_REQUEST',
+  'FORBIDDEN',
+  'SERVICE_UNAVAILABLE',
+  'BATCHED_OK',
+  'FAILED',
+  'TIMEOUT',
+])
 
 /** Takes apart a measurement name as printed in `[NAME]`; names no YCSB core code writes come back as kind `other`. */
 export function parseMeasurementName(name: string): MeasurementName {
   const m = NAME.exec(name)
-  if (m === null) return { name, kind: 'other', op: undefined, latency: 'measured', ycsbStatus: undefined, status: 'OK', part: undefined }
+  if (m === null)
+    return {
+      name,
+      kind: 'other',
+      op: undefined,
+      latency: 'measured',
+      ycsbStatus: undefined,
+      status: 'OK',
+      part: undefined,
+    }
   const op = m[3]!
   const ycsbStatus = m[4]
   return {
@@ -50,7 +71,8 @@ export function measurementFromFileName(fileName: string): { name: MeasurementNa
   const base = (fileName.split(/[\\/]/).pop() ?? fileName).replace(/\.(?:hdr|hlog|log|txt)$/i, '')
   for (let i = 0; i < base.length; i++) {
     const name = parseMeasurementName(base.slice(i))
-    if (name.kind !== 'other' && (name.ycsbStatus === undefined || YCSB_STATUSES.has(name.ycsbStatus))) return { name, prefix: base.slice(0, i) }
+    if (name.kind !== 'other' && (name.ycsbStatus === undefined || YCSB_STATUSES.has(name.ycsbStatus)))
+      return { name, prefix: base.slice(0, i) }
   }
   return undefined
 }

@@ -55,8 +55,10 @@ export function parseRawReport(content: string, source: string): RawReport {
           source,
           n + 1,
           header !== null
-            ? `a second "${name} latency raw data" header (the first is at line ${previous.line}): the file holds more than one run (YCSB appends to measurement.raw.output_file); give one run per file`
-            : `a ${name} line inside the ${current ?? '?'} data started at line ${currentLine}, after ${name}'s own data at line ${previous.line}; expected each measurement's lines together`,
+            ? `a second "${name} latency raw data" header (the first is at line ${previous.line}): the file ` +
+                `holds more than one run (YCSB appends to measurement.raw.output_file); give one run per file`
+            : `a ${name} line inside the ${current ?? '?'} data started at line ${currentLine}, after ${name}'s ` +
+                `own data at line ${previous.line}; expected each measurement's lines together`,
         )
       }
       sections.set(name, { line: n + 1, endMs: [], latencyUs: [] })
@@ -65,16 +67,32 @@ export function parseRawReport(content: string, source: string): RawReport {
       if (header !== null) continue
     }
     if (++dataLines > MAX_RAW_LINES) {
-      throw new BenchstreamError('BS_ERR_TOO_LARGE', `${source} line ${n + 1}: more than ${MAX_RAW_LINES} raw data lines (MAX_RAW_LINES); import this run's HdrHistogram interval logs instead (-p hdrhistogram.fileoutput=true), or split the file by measurement`)
+      throw new BenchstreamError(
+        'BS_ERR_TOO_LARGE',
+        `${source} line ${n + 1}: more than ${MAX_RAW_LINES} raw data lines (MAX_RAW_LINES); import ` +
+          `this run's HdrHistogram interval logs instead (-p hdrhistogram.fileoutput=true), or split the ` +
+          `file by measurement`,
+      )
     }
     const s = sections.get(name)!
     const endMs = Number(data![2])
     const latencyUs = Number(data![3])
-    if (!Number.isSafeInteger(endMs) || !Number.isSafeInteger(latencyUs)) throw decodeError(source, n + 1, `expected NAME,<timestamp ms>,<latency µs> with whole numbers; found ${JSON.stringify(line)}`)
+    if (!Number.isSafeInteger(endMs) || !Number.isSafeInteger(latencyUs))
+      throw decodeError(
+        source,
+        n + 1,
+        `expected NAME,<timestamp ms>,<latency µs> with whole numbers; found ${JSON.stringify(line)}`,
+      )
     s.endMs.push(endMs)
     s.latencyUs.push(latencyUs)
   }
-  if (sections.size === 0) throw decodeError(source, 1, 'holds no raw data; expected "READ latency raw data: op, timestamp(ms), latency(us)" and lines "READ,<timestamp ms>,<latency µs>"')
+  if (sections.size === 0)
+    throw decodeError(
+      source,
+      1,
+      'holds no raw data; expected "READ latency raw data: op, timestamp(ms), latency(us)" and lines ' +
+        '"READ,<timestamp ms>,<latency µs>"',
+    )
   const series: RawSeries[] = [...sections].map(([name, s]) => ({
     name: parseMeasurementName(name),
     line: s.line,
@@ -84,13 +102,25 @@ export function parseRawReport(content: string, source: string): RawReport {
     startUs: Float64Array.from(s.endMs, (e, i) => e * 1000 - s.latencyUs[i]!),
   }))
   const { records, ignoredLines } = scanTextRecords(lines.join('\n'), source)
-  const summary: SummaryReport | undefined = records.length === 0 ? undefined : buildSummaryReport(records, 'text', source, ignoredLines)
+  const summary: SummaryReport | undefined =
+    records.length === 0 ? undefined : buildSummaryReport(records, 'text', source, ignoredLines)
   for (const m of summary?.measurements ?? []) {
     if (m.writer !== 'raw' || m.operations === undefined) continue
     const s = series.find((x) => x.name.name === m.name.name)
-    if (s === undefined) throw decodeError(source, undefined, `the report says [${m.name.name}] Total Operations ${m.operations}, but the file holds no ${m.name.name} raw data`)
+    if (s === undefined)
+      throw decodeError(
+        source,
+        undefined,
+        `the report says [${m.name.name}] Total Operations ${m.operations}, ` +
+          `but the file holds no ${m.name.name} raw data`,
+      )
     if (s.count !== m.operations) {
-      throw decodeError(source, s.line, `${s.count} ${m.name.name} raw data lines from here, but the report says Total Operations ${m.operations} (truncated or joined file?)`)
+      throw decodeError(
+        source,
+        s.line,
+        `${s.count} ${m.name.name} raw data lines from here, but the report says Total Operations ${m.operations} ` +
+          `(truncated or joined file?)`,
+      )
     }
   }
   return { kind: 'raw', format: 'raw', source, series, summary }

@@ -40,7 +40,14 @@ export function bridgeStatus(ycsbStatus: string): Status {
 export function compareReports(ycsb: SummaryReport, ours: Report): ReportComparison {
   const theirs = new Map<string, number>()
   for (const m of ycsb.measurements) {
-    if (m.name.kind !== 'operation' || m.name.latency !== 'measured' || m.name.ycsbStatus !== undefined || m.name.part === 'Raw' || m.name.part === 'Bucket') continue
+    if (
+      m.name.kind !== 'operation' ||
+      m.name.latency !== 'measured' ||
+      m.name.ycsbStatus !== undefined ||
+      m.name.part === 'Raw' ||
+      m.name.part === 'Bucket'
+    )
+      continue
     for (const [status, n] of Object.entries(m.returns)) {
       const key = `${m.name.op}/${bridgeStatus(status)}`
       theirs.set(key, (theirs.get(key) ?? 0) + n)
@@ -49,19 +56,32 @@ export function compareReports(ycsb: SummaryReport, ours: Report): ReportCompari
   const mine = new Map<string, number>()
   for (const m of ours.measurements) {
     if (m.name.startsWith('Intended-') || m.name.endsWith('-FAILED')) continue
-    for (const [status, n] of Object.entries(m.returns)) mine.set(`${m.name}/${status}`, (mine.get(`${m.name}/${status}`) ?? 0) + n)
+    for (const [status, n] of Object.entries(m.returns))
+      mine.set(`${m.name}/${status}`, (mine.get(`${m.name}/${status}`) ?? 0) + n)
   }
   const keys = [...new Set([...theirs.keys(), ...mine.keys()])].sort()
   const counts = keys.map((key) => ({ key, ycsb: theirs.get(key) ?? 0, benchstream: mine.get(key) ?? 0 }))
   const percentiles: PercentileRow[] = []
   for (const m of ycsb.measurements) {
-    if (m.name.kind !== 'operation' || m.name.ycsbStatus !== undefined || m.name.part === 'Raw' || m.name.part === 'Bucket') continue
+    if (
+      m.name.kind !== 'operation' ||
+      m.name.ycsbStatus !== undefined ||
+      m.name.part === 'Raw' ||
+      m.name.part === 'Bucket'
+    )
+      continue
     const name = `${m.name.latency === 'intended' ? 'Intended-' : ''}${m.name.op}`
     const b = ours.measurements.find((x) => x.name === name)
     if (b === undefined) continue
     for (const q of [95, 99] as const) {
       const p = m.percentiles.find((x) => x.percentile === q)
-      if (p !== undefined) percentiles.push({ op: name, percentile: q, ycsbUs: p.valueUs, benchstreamUs: q === 95 ? b.p95LatencyUs : b.p99LatencyUs })
+      if (p !== undefined)
+        percentiles.push({
+          op: name,
+          percentile: q,
+          ycsbUs: p.valueUs,
+          benchstreamUs: q === 95 ? b.p95LatencyUs : b.p99LatencyUs,
+        })
     }
   }
   return { counts, percentiles, countsEqual: counts.every((r) => r.ycsb === r.benchstream) }
@@ -71,14 +91,25 @@ export function compareReports(ycsb: SummaryReport, ours: Report): ReportCompari
 export function formatComparison(c: ReportComparison): string {
   const width = Math.max(12, ...c.counts.map((r) => r.key.length), ...c.percentiles.map((r) => r.op.length + 5))
   const lines = [`${'operations'.padEnd(width)} ${'YCSB'.padStart(12)} ${'Benchstream'.padStart(12)}`]
-  for (const r of c.counts) lines.push(`${r.key.padEnd(width)} ${String(r.ycsb).padStart(12)} ${String(r.benchstream).padStart(12)}  ${r.ycsb === r.benchstream ? 'equal' : `DIFFERENT by ${r.benchstream - r.ycsb}`}`)
+  for (const r of c.counts)
+    lines.push(
+      `${r.key.padEnd(width)} ${String(r.ycsb).padStart(12)} ${String(r.benchstream).padStart(12)} ` +
+        ` ${r.ycsb === r.benchstream ? 'equal' : `DIFFERENT by ${r.benchstream - r.ycsb}`}`,
+    )
   if (c.percentiles.length > 0) {
     lines.push(`${'latency (µs)'.padEnd(width)} ${'YCSB'.padStart(12)} ${'Benchstream'.padStart(12)}`)
     for (const r of c.percentiles) {
       const diff = r.ycsbUs === 0 ? 0 : ((r.benchstreamUs - r.ycsbUs) / r.ycsbUs) * 100
-      lines.push(`${`${r.op} p${r.percentile}`.padEnd(width)} ${String(r.ycsbUs).padStart(12)} ${String(r.benchstreamUs).padStart(12)}  ${diff >= 0 ? '+' : ''}${diff.toFixed(2)}%`)
+      lines.push(
+        `${`${r.op} p${r.percentile}`.padEnd(width)} ${String(r.ycsbUs).padStart(12)} ` +
+          `${String(r.benchstreamUs).padStart(12)} ` +
+          ` ${diff >= 0 ? '+' : ''}${diff.toFixed(2)}%`,
+      )
     }
-    lines.push("(YCSB times the call into the bridge, the bridge the call it wraps: each operation differs by the bridge's own microseconds, which moves values in a sparse tail)")
+    lines.push(
+      '(YCSB times the call into the bridge, the bridge the call it wraps: each operation differs ' +
+        "by the bridge's own microseconds, which moves values in a sparse tail)",
+    )
   }
   return lines.join('\n') + '\n'
 }

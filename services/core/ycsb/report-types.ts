@@ -38,7 +38,10 @@ export interface MeasurementName {
   latency: 'measured' | 'intended'
   /** YCSB's status suffix (`READ-NOT_FOUND` -> `NOT_FOUND`, `READ-FAILED` -> `FAILED`); undefined for success. */
   ycsbStatus: string | undefined
-  /** Benchstream's status: OK without a suffix, the suffix when Benchstream has it, else ERROR (`FAILED` records no error class). */
+  /**
+   * Benchstream's status: OK without a suffix, the suffix when Benchstream has it, else ERROR (`FAILED` records no
+   * error class).
+   */
   status: Status
   /** Which half of a two-in-one measurement (`measurementtype=hdrhistogram+raw` / `hdrhistogram+histogram`) this is. */
   part: 'Hdr' | 'Raw' | 'Bucket' | undefined
@@ -104,13 +107,20 @@ export interface SummaryMeasurement {
   other: Array<{ measurement: string; value: number; line: number }>
 }
 
-/** Garbage-collection figures YCSB prints (`[TOTAL_GCs]`, `[TOTAL_GC_TIME]`, `[TOTAL_GC_TIME_%]`, and per collector). */
+/**
+ * Garbage-collection figures YCSB prints (`[TOTAL_GCs]`, `[TOTAL_GC_TIME]`, `[TOTAL_GC_TIME_%]`, and per collector).
+ */
 export interface GcFigures {
   count: number | undefined
   timeMs: number | undefined
   timePercent: number | undefined
   /** Per collector, by the name YCSB printed (spaces are underscores: `G1_Young_Generation`). */
-  collectors: Array<{ name: string; count: number | undefined; timeMs: number | undefined; timePercent: number | undefined }>
+  collectors: Array<{
+    name: string
+    count: number | undefined
+    timeMs: number | undefined
+    timePercent: number | undefined
+  }>
 }
 
 /** A final report: YCSB's own figures, nothing computed. */
@@ -177,9 +187,14 @@ export interface IntervalLogReport {
   format: 'hdr-log'
   source: string
   name: MeasurementName
-  /** Where the name came from: the caller, the file name (`<prefix>READ.hdr`) or YCSB's `#[Logging for: READ]` comment. */
+  /**
+   * Where the name came from: the caller, the file name (`<prefix>READ.hdr`) or YCSB's `#[Logging for: READ]` comment.
+   */
   nameFrom: 'given' | 'file-name' | 'log-comment'
-  /** What precedes the measurement name in the file name (YCSB's `hdrhistogram.output.path`), when the name came from it. */
+  /**
+   * What precedes the measurement name in the file name (YCSB's `hdrhistogram.output.path`), when the name came from
+   * it.
+   */
   prefix: string | undefined
   log: HdrLog
   /** Sum of the counts of every interval. */

@@ -4,7 +4,15 @@
  * several clients' reports. The figures stay YCSB's: units converted
  * (`(ms)` percentiles to µs), nothing recomputed.
  */
-import type { GcFigures, ReportedPercentile, SummaryMeasurement, SummaryReport, SummaryRun, SummaryRunMeasurement, SummaryWriter } from './report-types.js'
+import type {
+  GcFigures,
+  ReportedPercentile,
+  SummaryMeasurement,
+  SummaryReport,
+  SummaryRun,
+  SummaryRunMeasurement,
+  SummaryWriter,
+} from './report-types.js'
 import { parseMeasurementName } from './measurement-name.js'
 import { decodeError } from './text-input.js'
 
@@ -20,8 +28,16 @@ const PERCENTILE = /^(\d+(?:\.\d+)?)(?:st|nd|rd|th)?PercentileLatency\((us|ms)\)
 const RAW_PERCENTILE = /^p(\d+(?:\.\d+)?)$/
 const RAW_SUMMARY_MARKER = 'Below is a summary of latency in microseconds:'
 
-/** Builds the report; throws BS_ERR_DECODE naming the line of a figure that cannot be what its name says, or of a repeated one. */
-export function buildSummaryReport(records: readonly ReportRecord[], format: SummaryReport['format'], source: string, ignoredLines: number): SummaryReport {
+/**
+ * Builds the report; throws BS_ERR_DECODE naming the line of a figure that cannot be what its name says, or of a
+ * repeated one.
+ */
+export function buildSummaryReport(
+  records: readonly ReportRecord[],
+  format: SummaryReport['format'],
+  source: string,
+  ignoredLines: number,
+): SummaryReport {
   const seen = new Map<string, number>()
   const report: SummaryReport = {
     kind: 'summary',
@@ -41,27 +57,56 @@ export function buildSummaryReport(records: readonly ReportRecord[], format: Sum
     const key = `${r.metric}\u0000${r.measurement}`
     const first = seen.get(key)
     if (first !== undefined) {
-      throw decodeError(source, r.line, `[${r.metric}], ${r.measurement} appears again (first at line ${first}); expected one report per file: give each client's report as its own file`)
+      throw decodeError(
+        source,
+        r.line,
+        `[${r.metric}], ${r.measurement} appears again (first at line ${first}); expected one report ` +
+          `per file: give each client's report as its own file`,
+      )
     }
     seen.set(key, r.line)
     const count = (what: string): number => {
-      if (!Number.isSafeInteger(r.value) || r.value < 0) throw decodeError(source, r.line, `[${r.metric}], ${r.measurement} is ${r.value}; expected a whole ${what} >= 0`)
+      if (!Number.isSafeInteger(r.value) || r.value < 0)
+        throw decodeError(
+          source,
+          r.line,
+          `[${r.metric}], ${r.measurement} is ${r.value}; expected a whole ${what} >= 0`,
+        )
       return r.value
     }
     const nonNegative = (): number => {
-      if (!(r.value >= 0) || r.value === Number.POSITIVE_INFINITY) throw decodeError(source, r.line, `[${r.metric}], ${r.measurement} is ${r.value}; expected a finite number >= 0`)
+      if (!(r.value >= 0) || r.value === Number.POSITIVE_INFINITY)
+        throw decodeError(
+          source,
+          r.line,
+          `[${r.metric}], ${r.measurement} is ${r.value}; expected a finite number >= 0`,
+        )
       return r.value
     }
     if (r.metric === 'OVERALL') {
       if (r.measurement === 'RunTime(ms)') report.runtimeMs = count('number of ms')
-      else if (r.measurement === 'Throughput(ops/sec)') report.throughputOpsPerSec = Number.isNaN(r.value) ? undefined : nonNegative()
+      else if (r.measurement === 'Throughput(ops/sec)')
+        report.throughputOpsPerSec = Number.isNaN(r.value) ? undefined : nonNegative()
       else report.other.push({ metric: r.metric, measurement: r.measurement, value: r.value, line: r.line })
       continue
     }
     if (gcRecord(report.gc, r, count, nonNegative)) continue
     let m = byName.get(r.metric)
     if (m === undefined) {
-      m = { name: parseMeasurementName(r.metric), writer: 'unknown', operations: undefined, averageUs: undefined, minUs: undefined, maxUs: undefined, varianceUs2: undefined, percentiles: [], returns: {}, series: [], other: [], rawMarker: false }
+      m = {
+        name: parseMeasurementName(r.metric),
+        writer: 'unknown',
+        operations: undefined,
+        averageUs: undefined,
+        minUs: undefined,
+        maxUs: undefined,
+        varianceUs2: undefined,
+        percentiles: [],
+        returns: {},
+        series: [],
+        other: [],
+        rawMarker: false,
+      }
       byName.set(r.metric, m)
     }
     const latency = (): number | undefined => (Number.isNaN(r.value) ? undefined : nonNegative())
@@ -90,11 +135,18 @@ export function buildSummaryReport(records: readonly ReportRecord[], format: Sum
         m.rawMarker = true
         break
       default:
-        if (r.measurement.startsWith('Return=')) m.returns[r.measurement.slice('Return='.length)] = count('number of operations')
+        if (r.measurement.startsWith('Return='))
+          m.returns[r.measurement.slice('Return='.length)] = count('number of operations')
         else if (pct !== null) {
           const unit = pct[2] === 'ms' ? 'ms' : 'us'
           const v = nonNegative()
-          const p: ReportedPercentile = { percentile: Number(pct[1]), valueUs: unit === 'ms' ? v * 1000 : v, unit, label: r.measurement, line: r.line }
+          const p: ReportedPercentile = {
+            percentile: Number(pct[1]),
+            valueUs: unit === 'ms' ? v * 1000 : v,
+            unit,
+            label: r.measurement,
+            line: r.line,
+          }
           m.percentiles.push(p)
         } else if (/^>?\d+$/.test(r.measurement)) m.series.push({ key: r.measurement, value: r.value, line: r.line })
         else m.other.push({ measurement: r.measurement, value: r.value, line: r.line })
@@ -105,7 +157,8 @@ export function buildSummaryReport(records: readonly ReportRecord[], format: Sum
     measurement.writer = writerOf(measurement, rawMarker)
     report.measurements.push(measurement)
     const n = measurement.name
-    if (n.kind === 'operation' && n.latency === 'measured' && n.part !== 'Raw' && n.part !== 'Bucket') report.operations += measurement.operations ?? 0
+    if (n.kind === 'operation' && n.latency === 'measured' && n.part !== 'Raw' && n.part !== 'Bucket')
+      report.operations += measurement.operations ?? 0
   }
   return report
 }
@@ -134,7 +187,11 @@ function gcRecord(gc: GcFigures, r: ReportRecord, count: (what: string) => numbe
     // GC time over run time: YCSB prints NaN when the run took 0 ms (operationcount=0).
     [/^TOTAL_GC_TIME_%$/, 'Time(%)', () => (gc.timePercent = Number.isNaN(r.value) ? undefined : nonNegative())],
     [/^TOTAL_GCS_(.+)$/, 'Count', (name) => (collector(name!).count = count('number of collections'))],
-    [/^TOTAL_GC_TIME_%_(.+)$/, 'Time(%)', (name) => (collector(name!).timePercent = Number.isNaN(r.value) ? undefined : nonNegative())],
+    [
+      /^TOTAL_GC_TIME_%_(.+)$/,
+      'Time(%)',
+      (name) => (collector(name!).timePercent = Number.isNaN(r.value) ? undefined : nonNegative()),
+    ],
     [/^TOTAL_GC_TIME_(.+)$/, 'Time(ms)', (name) => (collector(name!).timeMs = count('number of ms'))],
   ]
   for (const [re, measurement, set] of forms) {
@@ -165,7 +222,18 @@ export function summaryRun(clients: ReadonlyArray<{ clientId: string; report: Su
     for (const m of report.measurements) {
       let s = measurements.get(m.name.name)
       if (s === undefined) {
-        s = { name: m.name, operations: 0, averageUs: undefined, minUs: undefined, maxUs: undefined, percentiles: clients.length === 1 ? m.percentiles : [], returns: {}, clients: 0, weighted: 0, weight: 0 }
+        s = {
+          name: m.name,
+          operations: 0,
+          averageUs: undefined,
+          minUs: undefined,
+          maxUs: undefined,
+          percentiles: clients.length === 1 ? m.percentiles : [],
+          returns: {},
+          clients: 0,
+          weighted: 0,
+          weight: 0,
+        }
         measurements.set(m.name.name, s)
       }
       s.clients++
@@ -187,6 +255,9 @@ export function summaryRun(clients: ReadonlyArray<{ clientId: string; report: Su
     runtimeMs,
     throughputOpsPerSec: throughput,
     operations,
-    measurements: [...measurements.values()].map(({ weighted, weight, ...m }) => ({ ...m, averageUs: weight > 0 ? weighted / weight : undefined })),
+    measurements: [...measurements.values()].map(({ weighted, weight, ...m }) => ({
+      ...m,
+      averageUs: weight > 0 ? weighted / weight : undefined,
+    })),
   }
 }

@@ -18,11 +18,21 @@ export function fileText(content: string | Uint8Array, source: string): string {
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(content)
     } catch (err) {
-      throw decodeError(source, undefined, 'is not UTF-8 text; YCSB reports, raw data and HdrHistogram interval logs are text', err)
+      throw decodeError(
+        source,
+        undefined,
+        'is not UTF-8 text; YCSB reports, raw data and HdrHistogram interval logs are text',
+        err,
+      )
     }
   }
   const nul = text.indexOf('\u0000')
-  if (nul !== -1) throw decodeError(source, lineOf(lineStarts(text), nul), 'holds a NUL byte: a binary file, not a YCSB report, raw data or HdrHistogram interval log')
+  if (nul !== -1)
+    throw decodeError(
+      source,
+      lineOf(lineStarts(text), nul),
+      'holds a NUL byte: a binary file, not a YCSB report, raw data or HdrHistogram interval log',
+    )
   return text.startsWith('\uFEFF') ? text.slice(1) : text
 }
 

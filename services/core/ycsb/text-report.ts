@@ -62,7 +62,12 @@ export function scanTextRecords(text: string, source: string): { records: Report
     // Benchstream's driver ends its report with [BENCHSTREAM], RunId, <id> and the like: its own, not YCSB's, skipped.
     if (r === null && m[1] === 'BENCHSTREAM') continue
     if (r === null) {
-      throw decodeError(source, line, `expected a measurement and a number after [${m[1]}], as in "[READ], Operations, 2504"; found ${excerpt(text.slice(after, after + 60))}`)
+      throw decodeError(
+        source,
+        line,
+        `expected a measurement and a number after [${m[1]}], as in "[READ], Operations, 2504"; found ` +
+          `${excerpt(text.slice(after, after + 60))}`,
+      )
     }
     const end = after + r[0].length
     records.push({ metric: m[1]!, measurement: r[1]!.replace(/\s+/g, ' '), value: parseNumber(r[2]!), line })
@@ -90,6 +95,12 @@ function parseNumber(s: string): number {
 export function parseTextReport(content: string, source: string): SummaryReport {
   const text = unquoteMail(content.replace(/\r\n?/g, '\n'))
   const { records, ignoredLines } = scanTextRecords(text, source)
-  if (records.length === 0) throw decodeError(source, 1, 'holds no YCSB report record; expected lines such as "[OVERALL], RunTime(ms), 727" and "[READ], Operations, 2504"')
+  if (records.length === 0)
+    throw decodeError(
+      source,
+      1,
+      'holds no YCSB report record; expected lines such as "[OVERALL], RunTime(ms), 727" and "[READ], ' +
+        'Operations, 2504"',
+    )
   return buildSummaryReport(records, 'text', source, ignoredLines)
 }
