@@ -3,19 +3,23 @@
 // Tiers: unit (pure, no services), integration and e2e (a real Kafka broker,
 // started here on a private port and data directory, stopped at the end;
 // ClickHouse is the embedded engine, one data directory per test file).
-//   node test/run.mjs                 all tiers, then the Kafka-specific files against 3.9.1
+// Every test in these tiers asserts what holds however busy the machine is.
+// Two more tiers, asked for by name only: timing (figures that depend on
+// wall-clock time: rates at a target, alert latency, sampling rates; npm run
+// test:timing) and hbase (real HBases and YCSB; npm run test:hbase).
+//   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
 //   node test/run.mjs e2e --only pipeline   only files whose name contains "pipeline"
-//   node test/run.mjs hbase           the HBase release comparison (npm run test:hbase): real
-//                                     HBases and YCSB, about 10 minutes; never part of the default
+//   node test/run.mjs hbase           the HBase smoke test and release comparison: real HBases
+//                                     and YCSB, about 10 minutes
+//   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
 //   TEST_KAFKA_ALSO=3.9.1,4.0.2       after those tiers, a fresh broker of each version in
 //                                     turn for the Kafka-specific integration files
-//                                     (KAFKA_FILES below). Default: 3.9.1 when every tier
-//                                     runs (plain `npm test`), none otherwise; "" for none.
+//                                     (KAFKA_FILES below). Default: none.
 //   npm run test:kafka-3.9            integration and e2e tiers entirely against 3.9.1
 // KAFKA_BROKERS set in the environment: use that cluster instead of starting one
 // (no extra broker versions then).
@@ -27,16 +31,14 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'hbase']
-// What a plain `node test/run.mjs` (npm test) runs: the hbase tier takes ten minutes, asked for by name only.
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase']
+// What a plain `node test/run.mjs` (npm test) runs; timing and hbase are asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
-// The previous Kafka line, still served: what a plain `npm test` re-checks Kafka behaviour against.
-const PREVIOUS_KAFKA = '3.9.1'
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
 // dead-letter produce, broker restart, rebalance in and out (processor-resilience).
-// About 1.5 minutes against 3.9.1 on two cores, broker start included. The crash
-// test (processor-kill) adds another minute or more; `npm run test:kafka-3.9` runs it.
+// About 1.5 minutes against 3.9.1 on two cores, broker start included;
+// `npm run test:kafka-3.9` runs integration and e2e entirely against 3.9.1.
 const KAFKA_FILES = ['kafka-compat', 'processor-resilience']
 const argv = process.argv.slice(2)
 const onlyAt = argv.indexOf('--only')
@@ -79,7 +81,7 @@ if (
   process.exit(2)
 }
 // Extra broker versions for the Kafka-specific files (see the header).
-const also = (process.env.TEST_KAFKA_ALSO ?? (asked.length === 0 && only === undefined ? PREVIOUS_KAFKA : ''))
+const also = (process.env.TEST_KAFKA_ALSO ?? '')
   .split(',')
   .map((v) => v.trim())
   .filter((v) => v !== '')
@@ -145,9 +147,10 @@ function startBroker(version) {
 }
 
 // One file at a time: two cores, and the broker is shared. Human-readable
-// output on stdout; a TAP copy to read the totals from.
+// output on stdout; one JSON line per finished test (test/results-reporter.mjs)
+// to count the results and find the slowest from.
 async function runFiles(list, env) {
-  const tap = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-tap-')), 'results.tap')
+  const results = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-results-')), 'results.jsonl')
   // --test-force-exit: a test file whose work is done must not hang the run on a
   // stray client socket (seen once with kafkajs after a broker restart).
   const child = spawn(
@@ -158,21 +161,23 @@ async function runFiles(list, env) {
       '--test-force-exit',
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tap}`,
+      `--test-reporter=${path.join(root, 'test', 'results-reporter.mjs')}`,
+      `--test-reporter-destination=${results}`,
       ...list,
     ],
     { env, stdio: 'inherit' },
   )
   const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
-  // Count top-level results (--test-force-exit can end the run before the TAP
-  // reporter writes its own totals).
-  const tapText = existsSync(tap) ? readFileSync(tap, 'utf8') : ''
-  rmSync(path.dirname(tap), { recursive: true, force: true })
-  const results = tapText.split('\n').filter((l) => /^(not )?ok \d+ /.test(l))
-  const skipped = results.filter((l) => /# (SKIP|TODO)\b/i.test(l)).length
-  const failed = results.filter((l) => l.startsWith('not ok') && !/# (SKIP|TODO)\b/i.test(l)).length
-  return { code, passed: results.length - skipped - failed, failed, skipped }
+  const text = existsSync(results) ? readFileSync(results, 'utf8') : ''
+  rmSync(path.dirname(results), { recursive: true, force: true })
+  // Top-level tests only: subtests are part of their test's result.
+  const tests = text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l))
+    .filter((r) => r.nesting === 0)
+  const count = (outcome) => tests.filter((r) => r.outcome === outcome).length
+  return { code, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), tests }
 }
 
 const started = Date.now()
@@ -228,9 +233,25 @@ if (!external && kafkaFiles.length > 0) {
 for (const p of passes)
   if (passes.length > 1)
     console.log(`${p.label}: ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped (${p.seconds} s)`)
+const all = passes.flatMap((p) => (p.tests ?? []).map((t) => ({ ...t, pass: p.label })))
+const where = (t) =>
+  `${path
+    .relative(root, t.file)
+    .replace(/^dist\//, '')
+    .replace(/\.js$/, '.ts')}${passes.length > 1 ? ` [${t.pass}]` : ''}`
+const slowest = [...all].sort((a, b) => b.ms - a.ms).slice(0, 10)
+if (slowest.length > 0) {
+  console.log('\nslowest tests:')
+  for (const t of slowest) console.log(`  ${(t.ms / 1000).toFixed(1).padStart(6)} s  ${where(t)}: ${t.name}`)
+}
+const failedTests = all.filter((t) => t.outcome === 'failed')
+if (failedTests.length > 0) {
+  console.log('\nfailed tests:')
+  for (const t of failedTests) console.log(`  ${where(t)}: ${t.name}`)
+}
 const sum = (k) => passes.reduce((a, p) => a + p[k], 0)
 console.log(
-  `${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} ` +
+  `\n${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} ` +
     `skipped (${Math.round((Date.now() - started) / 1000)} s)`,
 )
 process.exit(passes.find((p) => p.code !== 0)?.code ?? 0)
