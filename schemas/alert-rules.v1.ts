@@ -146,7 +146,7 @@ export const NoDataRule = Type.Object(
 )
 export type NoDataRule = Static<typeof NoDataRule>
 
-export const BASELINE_FIGURES = ['throughput', 'p99'] as const
+export const BASELINE_FIGURES = ['throughput', 'p50', 'p99'] as const
 export type BaselineFigure = (typeof BASELINE_FIGURES)[number]
 
 /**
@@ -157,7 +157,7 @@ export type BaselineFigure = (typeof BASELINE_FIGURES)[number]
  * baseline's own window-to-window noise sets the bar: sigma = 1.4826 x the
  * median absolute difference between consecutive windows of a baseline run
  * (the standard deviation of a difference of two windows, robust to
- * outliers); a window is bad when throughput is below, or p99 above, the
+ * outliers); a window is bad when throughput is below, or p50 or p99 above, the
  * baseline's by more than `sigmas` x sigma and by more than `minPercent` %,
  * and `windows` bad windows in a row fire. Runs without a baseline are not
  * checked; there is no Prometheus twin (Prometheus has no baseline run).
@@ -170,7 +170,7 @@ export const VsBaselineRule = Type.Object(
       Type.Array(literals(BASELINE_FIGURES, `one of ${BASELINE_FIGURES.join(', ')}`), {
         minItems: 1,
         uniqueItems: true,
-        description: 'figures compared: throughput and/or p99 (default both)',
+        description: 'figures compared: throughput, p50 and/or p99 (default throughput and p99)',
       }),
     ),
     sigmas: Type.Optional(
@@ -188,11 +188,12 @@ export const VsBaselineRule = Type.Object(
           'smallest difference in percent of the baseline that counts, greater than 0 and less than 1000 (default 10)',
       }),
     ),
-    /** Windows (of the baseline or the candidate) with fewer operations have no p99 worth judging. */
+    /** Windows (of the baseline or the candidate) with fewer operations have no p50 or p99 worth judging. */
     minOps: Type.Optional(
       Type.Integer({
         minimum: 1,
-        description: 'an integer of at least 1 (default 20): fewer operations in a window and its p99 is not judged',
+        description:
+          'an integer of at least 1 (default 20): fewer operations in a window and its p50 and p99 are not judged',
       }),
     ),
     windows: windows('consecutive windows beyond the baseline before it fires'),

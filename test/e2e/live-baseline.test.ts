@@ -3,11 +3,16 @@
  * baseline in the run's start record (label baseline), and the server's
  * alert evaluator compares the candidate window by window, aligned on
  * seconds since start, with the baseline's same second. The candidate's
- * scans slow down 5 s into the run (memory.delay.scan after
- * memory.delay.after, the memory binding's own knobs); the alert must fire,
- * as a row, a message on the alerts topic and a webhook, while the
- * candidate is still running, about SCAN, and not before the slowdown: the
- * window that fires it holds slowed scans.
+ * scans slow down by 20 ms 5 s into the run (memory.delay.scan after
+ * memory.delay.after, the memory binding's own knobs), against scans of
+ * well under a millisecond. The rule judges the windows' p50: a busy
+ * machine's hiccups move a window's p99 (one slow call of a hundred), never
+ * the median of three windows in a row, so nothing fires before the
+ * slowdown. The alert must fire, as a row, a message on the alerts topic and
+ * a webhook, while the candidate is still running, about SCAN, and not
+ * before the slowdown: the window that fires it holds slowed scans. How the
+ * rule behaves on noise is proved on seeded series in
+ * test/unit/alert-false-positives.test.ts.
  */
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
@@ -41,13 +46,15 @@ const WORKLOAD = [
   '-p',
   'maxscanlength=20',
   '-threads',
-  '2',
+  '4',
   '-target',
   '300',
   '-db',
   'memory',
 ]
 const SLOW_AFTER_S = 5
+/** The candidate's scans from SLOW_AFTER_S on; 60 scans/s x 20 ms keep 1.2 of the 4 threads busy. */
+const SCAN_DELAY_US = 20_000
 
 test(
   'live baseline: the candidate slows down mid-run and the alert fires before it finishes',
@@ -66,7 +73,7 @@ test(
     t.after(() => receiver.close())
     const te = testEnv()
     t.after(te.cleanup)
-    // The shipped rule (deploy/alerts/rules.json), alone.
+    // The shipped rule (deploy/alerts/rules.json), on the windows' p50 instead of throughput and p99.
     const rulesFile = path.join(te.dataDir, 'rules.json')
     writeFileSync(
       rulesFile,
@@ -77,7 +84,7 @@ test(
             type: 'vs_baseline',
             name: 'BenchstreamSlowerThanBaseline',
             severity: 'warning',
-            figures: ['throughput', 'p99'],
+            figures: ['p50'],
             sigmas: 4,
             minPercent: 10,
             minOps: 20,
@@ -102,7 +109,7 @@ test(
     const base = `base-${stamp}`
     const cand = `cand-${stamp}`
 
-    const baseline = await cli(env, ['run', ...WORKLOAD, '--seconds', '14', '--run-id', base])
+    const baseline = await cli(env, ['run', ...WORKLOAD, '--seconds', '12', '--run-id', base])
     assert.equal(baseline.code, 0, baseline.stderr)
     await waitFor('the baseline counted', async () => {
       const r = await svc.api!.inject({ method: 'GET', url: `/api/v1/runs/${base}/report` })
@@ -112,27 +119,27 @@ test(
         : undefined
     })
 
-    // The candidate: same workload, scans 5 ms slower from 5 s on, compared live with the baseline.
+    // The candidate: same workload, scans 20 ms slower from 5 s on, compared live with the baseline.
     const startedAt = Date.now()
     let endedAt = 0
     const running = cli(env, [
       'run',
       ...WORKLOAD,
       '--seconds',
-      '18',
+      '20',
       '--run-id',
       cand,
       '--baseline',
       base,
       '-p',
-      'memory.delay.scan=5000',
+      `memory.delay.scan=${SCAN_DELAY_US}`,
       '-p',
       `memory.delay.after=${SLOW_AFTER_S}`,
     ]).then((r) => {
       endedAt = Date.now()
       return r
     })
-    // SCAN is what slowed. Another operation may fire too: a client thread held 5 ms in a scan
+    // SCAN is what slowed. Another operation may fire too: a client thread held 20 ms in a scan
     // starts its next operation later, which moves the others' per-second figures (seen on CI:
     // READ once fired first); those alerts are printed, SCAN's is required.
     const isScan = (a: { labels: Record<string, string> }): boolean =>
@@ -164,7 +171,7 @@ test(
     assert.match(
       alert.annotations.summary ?? '',
       new RegExp(
-        `^SCAN of run ${cand} is slower than baseline ${base} at the same second: p99 [\\d.]+x the baseline's`,
+        `^SCAN of run ${cand} is slower than baseline ${base} at the same second: p50 [\\d.]+x the baseline's`,
       ),
     )
 
@@ -205,19 +212,20 @@ test(
     const firedAt = (Number(firing[0]!.at_window_ms) - first) / 1000
     process.stdout.write(
       `# incident starts ${startsAt} s after the candidate's first window and fires on the window ` +
-        `at ${firedAt} s (slowdown at ${SLOW_AFTER_S} s): p99 ${firing[0]!.value} µs against a bar of ` +
+        `at ${firedAt} s (slowdown at ${SLOW_AFTER_S} s): p50 ${firing[0]!.value} µs against a bar of ` +
         `${firing[0]!.threshold.toFixed(0)} µs\n`,
     )
     // Not before the slowdown: the window that completed the streak holds the slowed scans (the
     // slowdown at 5 s of the run is in the window at offset 4 or 5, by where the run started in its
-    // first window), and its p99 is the 5 ms the scans now take. The incident's start is the first
-    // bad window of the streak: on a busy machine a hiccup in the window or two just before the
-    // slowdown can join it (seen on CI: a start at 3 s), which is why the start is printed, not held
-    // to the slowdown. Bad windows before the slowdown alone, three in a row, would fire earlier.
+    // first window), and its p50 is the 20 ms the scans now take. The incident's start is the first
+    // bad window of the streak, printed.
     assert.ok(firedAt >= SLOW_AFTER_S - 1, `the alert fires on the window at ${firedAt} s, before the slowdown`)
-    assert.ok(firing[0]!.value >= 5000, `the firing window's SCAN p99 ${firing[0]!.value} µs holds the 5 ms scans`)
+    assert.ok(
+      firing[0]!.value >= SCAN_DELAY_US,
+      `the firing window's SCAN p50 ${firing[0]!.value} µs holds the 20 ms scans`,
+    )
     assert.ok(firing[0]!.value > firing[0]!.threshold)
-    assert.ok(startsAt >= 2, `the incident starts at ${startsAt} s, inside the 2 warm-up windows`)
+    assert.ok(startsAt >= SLOW_AFTER_S - 1, `the incident starts at ${startsAt} s, before the slowdown`)
 
     // The same incident on the alerts topic.
     const kafka = createKafka(readInfraConfig(env).kafka, 'e2e-live-baseline')

@@ -223,7 +223,7 @@ test(
   },
 )
 
-test('redis in worker threads with a target: the rate holds and each thread blocks between operations', async () => {
+test('redis in worker threads with a target: never faster than the target; status lines from the workers', async () => {
   const cfg = parseDriverArgs(
     'run',
     [
@@ -256,8 +256,11 @@ test('redis in worker threads with a target: the rate holds and each thread bloc
     onStatus: (s) => statusLines.push(s.operations),
   })
   assert.equal(r.operations, 2500)
+  // Each of the 4 threads starts its 625 operations on a schedule of 250 a second, the first at once: at most
+  // 1000 x 625 / 624 ops/s however fast the machine. How close to the target a quiet machine gets is
+  // test/timing/target-pacing.test.ts's.
   const rate = (r.operations * 1000) / r.runtimeMs
-  assert.ok(rate > 950 && rate < 1050, `achieved ${rate} ops/s of 1000`)
+  assert.ok(rate <= (1000 * 625) / 624, `achieved ${rate} ops/s of 1000`)
   assert.ok(statusLines.length >= 1, 'status lines from the workers')
   assert.ok(
     statusLines.every((n, i) => i === 0 || n >= statusLines[i - 1]!),

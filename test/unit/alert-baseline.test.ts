@@ -137,6 +137,43 @@ test(
   },
 )
 
+test('p50 is judged like p99, from its own series: one slow call in a window moves p99, not p50', () => {
+  // SCAN: p50 200 µs steady, p99 jumping between 1 ms and 3 ms (one slow call in 100 is all it takes).
+  const rows = baselineRun(
+    'b',
+    20,
+    () => 1000,
+    (k) => (k % 2 === 0 ? 1000 : 3000),
+  ).map((r) => (r.op === 'SCAN' ? { ...r, p50Us: 200 } : r))
+  const p = buildBaselineProfile('b', rows)
+  const both: VsBaselineRule = { ...rule, figures: ['p50', 'p99'] }
+  const at = (p50Us: number, p99Us: number) =>
+    judgeWindow(p, both, 'SCAN', 4, { count: 100, windowMs: W, p50Us, p99Us })
+  assert.deepEqual(
+    at(200, 2900).map((j) => [j.figure, j.bad]),
+    [
+      ['p50', false],
+      ['p99', false],
+    ],
+    'a p99 within its own noise; the p50 as the baseline',
+  )
+  const slow = at(50_000, 52_000)
+  assert.deepEqual(
+    slow.map((j) => [j.figure, j.bad]),
+    [
+      ['p50', true],
+      ['p99', true],
+    ],
+  )
+  assert.equal(slow.find((j) => j.figure === 'p50')!.threshold, 220, 'zero noise in p50: the 10 % bar')
+  assert.equal(worstJudgement(slow).figure, 'p50', 'p50 is the furthest beyond its bar')
+  assert.deepEqual(
+    judgeWindow(p, both, 'SCAN', 4, { count: 100, windowMs: W, p99Us: 52_000 }).map((j) => j.figure),
+    ['p99'],
+    'a window without a p50 has only its p99 judged',
+  )
+})
+
 test(
   'the evaluator fires on a sustained difference at the same phase, once, and resolves; a steady ' +
     'candidate and a run without baseline raise nothing',

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { BINDING_NAMES, createBinding, memoryDelays } from '../../services/adapters/datastores/index.js'
+import type { DelayClock } from '../../services/adapters/datastores/memory.js'
 import { planSweep } from '../../services/cli/sweep.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { parseDriverArgs, repetitionArgv, startRecordFields } from '../../services/driver/config.js'
@@ -153,42 +154,49 @@ test(
       () => createBinding('memory', { 'memory.delay.fetch': '1' }),
       /unknown memory binding property memory\.delay\.fetch/,
     )
-    const b = createBinding('memory', {
+    // An injected clock: every delay the binding asks for is recorded, and time moves only when the test says.
+    let nowMs = 1000
+    const asked: string[] = []
+    const delayClock: DelayClock = {
+      now: () => nowMs,
+      sleep: async (ms) => void asked.push(`sleep ${ms}`),
+      spin: (ms) => void asked.push(`spin ${ms}`),
+    }
+    const props = {
       recordcount: '10',
       'memory.cachesize': '7',
       'memory.delay.read': '800',
       'memory.delay.scan': '3000',
-    })
+    }
+    const b = createBinding('memory', props, { delayClock })
     await b.insert('t', 'k1', { f: 'v' })
+    await b.update('t', 'k1', { f: 'w' })
+    await b.read('t', 'k1', undefined)
+    await b.scan('t', 'k', 5, undefined)
+    assert.deepEqual(asked, ['spin 0.8', 'sleep 3'], 'inserts and updates not delayed; 800 µs spun, 3 ms on a timer')
+    // Delays from 1 s after the first operation.
+    asked.length = 0
+    const later = createBinding('memory', { ...props, 'memory.delay.after': '1' }, { delayClock })
+    await later.read('t', 'k1', undefined)
+    nowMs += 999
+    await later.read('t', 'k1', undefined)
+    assert.deepEqual(asked, [], 'not in the first second')
+    nowMs += 1
+    await later.read('t', 'k1', undefined)
+    assert.deepEqual(asked, ['spin 0.8'], 'from 1 s on')
+    // The real clock waits at least what was asked (a busy machine can only add to it).
+    const real = createBinding('memory', props)
+    await real.insert('t', 'k1', { f: 'v' })
     const time = async (f: () => Promise<unknown>): Promise<number> => {
       const t0 = performance.now()
       await f()
       return (performance.now() - t0) * 1000
     }
-    const readUs = await time(() => b.read('t', 'k1', undefined))
-    assert.ok(readUs >= 800 && readUs < 20_000, `read took ${readUs} µs`)
-    const scanUs = await time(() => b.scan('t', 'k', 5, undefined))
-    assert.ok(scanUs >= 2900, `scan took ${scanUs} µs`)
-    // "Not delayed" is told apart from "delayed" by a delay far above what a busy machine can add
-    // to a call (a sub-millisecond bar once failed on CI after a benchmark).
-    const big = createBinding('memory', { recordcount: '10', 'memory.cachesize': '7', 'memory.delay.read': '200000' })
-    await big.insert('t', 'k1', { f: 'v' })
-    assert.ok((await time(() => big.update('t', 'k1', { f: 'w' }))) < 100_000, 'updates are not delayed')
-    assert.ok(
-      (await time(() => big.read('t', 'k1', undefined))) >= 190_000,
-      'reads are (a timer may fire a little early)',
-    )
-    // Delays from 1 s after the first operation.
-    const later = createBinding('memory', {
-      recordcount: '10',
-      'memory.cachesize': '8',
-      'memory.delay.read': '200000',
-      'memory.delay.after': '1',
-    })
-    await later.insert('t', 'k1', { f: 'v' })
-    assert.ok((await time(() => later.read('t', 'k1', undefined))) < 100_000, 'not yet')
-    await new Promise((r) => setTimeout(r, 1050))
-    assert.ok((await time(() => later.read('t', 'k1', undefined))) >= 190_000, 'from 1 s on')
+    const readUs = await time(() => real.read('t', 'k1', undefined))
+    assert.ok(readUs >= 800, `read took ${readUs} µs`)
+    // A timer may fire up to a millisecond early by its own rounding.
+    const scanUs = await time(() => real.scan('t', 'k', 5, undefined))
+    assert.ok(scanUs >= 2000, `scan took ${scanUs} µs`)
   },
 )
 

@@ -65,9 +65,10 @@ export class ClickHouseAlertSource implements AlertWindowSource {
   async windows(runId: string, fromMs: number, toMs: number): Promise<WindowCountRow[]> {
     // p99 as the report computes it: successful operations, merged histogram, clamped into [min, max] (view
     // op_window_figures).
-    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num; p99: Num | null }>(
+    const rows = await this.query<{ t: Num; op: string; n: Num; e: Num; p50: Num | null; p99: Num | null }>(
       `
       SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS n, sum(errors) AS e,
+             if(sumIf(count, status = 'OK') = 0, NULL, least(greatest(bs_quantile(0.50, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')), maxIf(max_us, status = 'OK'))) AS p50,
              if(sumIf(count, status = 'OK') = 0, NULL, least(greatest(bs_quantile(0.99, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')), maxIf(max_us, status = 'OK'))) AS p99
       FROM ${this.ch.database}.op_windows
       WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
@@ -79,15 +80,24 @@ export class ClickHouseAlertSource implements AlertWindowSource {
       op: r.op,
       count: Number(r.n),
       errors: Number(r.e),
+      p50Us: r.p50 === null ? null : Number(r.p50),
       p99Us: r.p99 === null ? null : Number(r.p99),
     }))
   }
 
   async baselineWindows(ref: string): Promise<BaselineWindowRow[]> {
     const group = ref.startsWith('group:') ? ref.slice('group:'.length) : ''
-    const rows = await this.query<{ run_id: string; t_s: Num; op: string; window_ms: Num; n: Num; p99: Num | null }>(
+    const rows = await this.query<{
+      run_id: string
+      t_s: Num
+      op: string
+      window_ms: Num
+      n: Num
+      p50: Num | null
+      p99: Num | null
+    }>(
       `
-      SELECT run_id, t_s, op, window_ms, operations + errors AS n, p99_us AS p99
+      SELECT run_id, t_s, op, window_ms, operations + errors AS n, p50_us AS p50, p99_us AS p99
       FROM ${this.ch.database}.op_window_figures
       WHERE run_id IN (SELECT DISTINCT run_id FROM ${this.ch.database}.run_clients WHERE if({group:String} = '', run_id = {ref:String}, group_id = {group:String}))
       ORDER BY run_id, t_s, op
@@ -100,6 +110,7 @@ export class ClickHouseAlertSource implements AlertWindowSource {
       op: r.op,
       windowMs: Number(r.window_ms),
       count: Number(r.n),
+      p50Us: r.p50 === null ? null : Number(r.p50),
       p99Us: r.p99 === null ? null : Number(r.p99),
     }))
   }

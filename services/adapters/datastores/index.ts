@@ -9,7 +9,7 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { Binding } from '../../core/ports/binding.js'
-import { MemoryBinding, memoryStore, type MemoryDelays } from './memory.js'
+import { MemoryBinding, memoryStore, type DelayClock, type MemoryDelays } from './memory.js'
 import { PostgresBinding, type PostgresBindingConfig } from './postgres.js'
 import { RedisBinding, type RedisBindingConfig } from './redis.js'
 
@@ -64,6 +64,8 @@ export const MAX_TIMEOUT_MS = 3_600_000
 export interface BindingContext {
   /** Worker threads of this client (-threads), which sizes connection pools. */
   threads?: number
+  /** The memory binding's delays: how they pass time (tests inject their own). */
+  delayClock?: DelayClock
 }
 
 type Props = Readonly<Record<string, string>>
@@ -79,6 +81,7 @@ export function createBinding(name: string, props: Props, ctx: BindingContext = 
       return new MemoryBinding(
         memoryStore(intProp(props, 'memory.cachesize', def, 1, Number.MAX_SAFE_INTEGER)),
         memoryDelays(props),
+        ctx.delayClock,
       )
     }
     case 'redis':

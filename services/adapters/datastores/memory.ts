@@ -168,15 +168,37 @@ export const NO_DELAYS: Readonly<MemoryDelays> = Object.freeze({
   afterS: 0,
 })
 /** Delays from this many µs on wait on a timer instead of spinning. */
-const TIMER_FROM_US = 1000
+export const TIMER_FROM_US = 1000
+
+/** How the delays pass time: the real clock, or a test's own (injected, so no test waits on a busy machine). */
+export interface DelayClock {
+  /** Milliseconds, monotonic (performance.now()). */
+  now(): number
+  /** Waits on a timer. */
+  sleep(ms: number): Promise<void>
+  /** Busy-waits: sub-millisecond delays that a timer cannot give. */
+  spin(ms: number): void
+}
+
+export const REAL_DELAY_CLOCK: DelayClock = {
+  now: () => performance.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  spin: (ms) => {
+    const until = performance.now() + ms
+    while (performance.now() < until) {
+      // spin
+    }
+  },
+}
 
 export class MemoryBinding implements Binding {
   readonly name = 'memory'
-  /** performance.now() of the first operation; the delays count from there. */
+  /** clock.now() of the first operation; the delays count from there. */
   private firstOpMs: number | undefined
   constructor(
     private readonly store: MemoryStore,
     private readonly delays: Readonly<MemoryDelays> = NO_DELAYS,
+    private readonly clock: DelayClock = REAL_DELAY_CLOCK,
   ) {}
   async init(): Promise<void> {}
   async read(_t: string, key: string, fields: string[] | undefined): Promise<OpResult> {
@@ -195,17 +217,11 @@ export class MemoryBinding implements Binding {
     return this.slow(this.delays.delete, this.store.delete(key))
   }
   private async slow(us: number, r: OpResult): Promise<OpResult> {
-    const now = performance.now()
+    const now = this.clock.now()
     this.firstOpMs ??= now
     if (us <= 0 || now - this.firstOpMs < this.delays.afterS * 1000) return r
-    if (us >= TIMER_FROM_US) {
-      await new Promise((resolve) => setTimeout(resolve, us / 1000))
-      return r
-    }
-    const until = now + us / 1000
-    while (performance.now() < until) {
-      // spin: sub-millisecond delays that a timer cannot give
-    }
+    if (us >= TIMER_FROM_US) await this.clock.sleep(us / 1000)
+    else this.clock.spin(us / 1000)
     return r
   }
   async sampleServerMetrics(): Promise<{ source: string; values: Record<string, number> }> {

@@ -34,7 +34,8 @@ export interface WindowOpCount {
   op: string
   count: number
   errors: number
-  /** p99 of the window's successful operations, µs (vs_baseline rules); null or absent when unknown. */
+  /** p50 and p99 of the window's successful operations, µs (vs_baseline rules); null or absent when unknown. */
+  p50Us?: number | null
   p99Us?: number | null
 }
 
@@ -148,6 +149,7 @@ export class AlertEvaluator {
         op: c.op,
         count: (prev?.count ?? 0) + c.count,
         errors: (prev?.errors ?? 0) + c.errors,
+        p50Us: c.p50Us ?? prev?.p50Us ?? null,
         p99Us: c.p99Us ?? prev?.p99Us ?? null,
       })
     }
@@ -197,6 +199,7 @@ export class AlertEvaluator {
             const judged = judgeWindow(b.profile, rule, c.op, offset, {
               count: c.count,
               windowMs: w.windowMs,
+              p50Us: c.p50Us ?? null,
               p99Us: c.p99Us ?? null,
             })
             // Nothing to compare with at this offset (the baseline was shorter, or too quiet): neither good nor bad.
@@ -504,7 +507,7 @@ function baselineText(
   const fig = (x: BaselineJudgement): string =>
     x.figure === 'throughput'
       ? `throughput ${rate(x.value)} ops/s vs ${rate(x.expected)}`
-      : `p99 ${Math.round(x.value)} µs vs ${Math.round(x.expected)} µs`
+      : `${x.figure} ${Math.round(x.value)} µs vs ${Math.round(x.expected)} µs`
   const what =
     j.figure === 'throughput'
       ? `${Math.round((1 - j.value / j.expected) * 100)}% below`

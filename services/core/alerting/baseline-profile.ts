@@ -24,8 +24,8 @@
  * consecutive windows ignore slow phases (they are what the alignment is
  * for). Fewer than MIN_DIFFERENCES differences: no sigma, not judged.
  *
- * Rule: a candidate window is bad when its throughput is below, or its p99
- * above, the expected value by more than max(sigmas x sigma, minPercent % of
+ * Rule: a candidate window is bad when its throughput is below, or its p50
+ * or p99 above, the expected value by more than max(sigmas x sigma, minPercent % of
  * the expected value); the rule's `windows` bad windows in a row fire
  * (a sustained difference, not one slow second).
  */
@@ -40,7 +40,8 @@ export interface BaselineWindowRow {
   windowMs: number
   /** Operations in the window, every status. */
   count: number
-  /** p99 of the window's successful operations from its merged histogram, µs; null without any. */
+  /** p50 and p99 of the window's successful operations from its merged histogram, µs; null without any. */
+  p50Us?: number | null
   p99Us: number | null
 }
 
@@ -93,12 +94,14 @@ export function buildBaselineProfile(
     const s = span.get(r.runId)!
     if (r.offset === s.first || r.offset === s.last) continue
     let v = values.get(r.op)
-    if (v === undefined) values.set(r.op, (v = { throughput: new Map(), p99: new Map() }))
+    if (v === undefined) values.set(r.op, (v = { throughput: new Map(), p50: new Map(), p99: new Map() }))
     put(v.throughput, r.runId, r.offset, (r.count * 1000) / r.windowMs)
+    if (r.p50Us != null && r.count >= minOps) put(v.p50, r.runId, r.offset, r.p50Us)
     if (r.p99Us !== null && r.count >= minOps) put(v.p99, r.runId, r.offset, r.p99Us)
   }
   const ops = new Map<string, Record<BaselineFigure, Series>>()
-  for (const [op, v] of values) ops.set(op, { throughput: series(v.throughput, span), p99: series(v.p99, span) })
+  for (const [op, v] of values)
+    ops.set(op, { throughput: series(v.throughput, span), p50: series(v.p50, span), p99: series(v.p99, span) })
   return { ref, runs: [...span.keys()].sort(), windowMs, ops }
 }
 
@@ -145,7 +148,7 @@ export interface BaselineJudgement {
 /**
  * The candidate's window at `offset` (windows since its first) for one
  * operation, against the baseline: every figure that can be judged (the
- * baseline has that offset and a sigma, and enough operations for a p99).
+ * baseline has that offset and a sigma, and enough operations for a percentile).
  * Empty when nothing can be judged: the window is then neither good nor bad.
  */
 export function judgeWindow(
@@ -153,7 +156,7 @@ export function judgeWindow(
   rule: VsBaselineRule,
   op: string,
   offset: number,
-  candidate: { count: number; windowMs: number; p99Us: number | null },
+  candidate: { count: number; windowMs: number; p50Us?: number | null; p99Us: number | null },
 ): BaselineJudgement[] {
   const s = profile.ops.get(op)
   if (s === undefined || profile.windowMs !== candidate.windowMs) return []
@@ -177,14 +180,15 @@ export function judgeWindow(
         bad: value < expected - margin,
       })
     } else {
-      if (candidate.p99Us === null || candidate.count < minOps) continue
+      const value = figure === 'p50' ? (candidate.p50Us ?? null) : candidate.p99Us
+      if (value === null || candidate.count < minOps) continue
       out.push({
         figure,
-        value: candidate.p99Us,
+        value,
         expected,
         sigma: series.sigma,
         threshold: expected + margin,
-        bad: candidate.p99Us > expected + margin,
+        bad: value > expected + margin,
       })
     }
   }
@@ -194,7 +198,7 @@ export function judgeWindow(
 /**
  * How far a judged figure lies beyond the expected value, in units of its
  * margin (the distance from the expected value to the bar): 1 is on the bar.
- * Throughput and p99 have different units; this makes them comparable.
+ * Throughput and latencies have different units; this makes them comparable.
  */
 export function exceedance(j: BaselineJudgement): number {
   const margin = Math.abs(j.threshold - j.expected)
