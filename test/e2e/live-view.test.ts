@@ -16,7 +16,8 @@
  *    target, client- and server-side cache-hit ratios as computed here from
  *    the raw rows;
  *  - ?baseline= overlays a run aligned on seconds since its start.
- * Screenshots go to a temporary folder (and to LIVE_VIEW_SCREENSHOT_DIR when set).
+ * Screenshots are kept in test-results/live-view/ (or LIVE_VIEW_SCREENSHOT_DIR), among them one of a page
+ * opened on the finished two-client run, whose chart layout is checked: one plot per chart, nothing overlapping.
  */
 import assert from 'node:assert/strict'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -35,6 +36,7 @@ import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { runPhase } from '../../services/driver/runner.js'
+import { repoRoot } from '../../services/common/repo-root.js'
 import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
@@ -93,6 +95,51 @@ interface PageFigures {
   /** Series of each chart by label: x in seconds, values as plotted. */
   charts: Record<string, { x: number[]; series: Record<string, Array<number | null>> }>
   options: string[]
+}
+
+interface Box {
+  left: number
+  right: number
+  top: number
+  bottom: number
+}
+interface ChartLayout {
+  id: string
+  box: Box
+  plots: number
+  axes: number
+  plot: Box
+  legend: Box
+  labels: Box[]
+}
+
+/** Where each chart's parts are on the page: its container, its uPlot root, legend and axis labels. */
+async function chartLayout(page: Page): Promise<{ charts: ChartLayout[] }> {
+  return page.evaluate(() => {
+    interface El {
+      id: string
+      getBoundingClientRect(): Box
+      querySelectorAll(selector: string): ArrayLike<El>
+      querySelector(selector: string): El | null
+    }
+    const d = document as unknown as { querySelectorAll(selector: string): ArrayLike<El> }
+    const box = (e: El | null): Box => {
+      const r = e?.getBoundingClientRect() ?? { left: 0, right: 0, top: 0, bottom: 0 }
+      return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }
+    }
+    const charts = Array.from(d.querySelectorAll('#charts .chart'))
+      .filter((el) => el.querySelector('.uplot') !== null)
+      .map((el) => ({
+        id: el.id,
+        box: box(el),
+        plots: el.querySelectorAll('.uplot').length,
+        axes: el.querySelectorAll('.u-axis').length,
+        plot: box(el.querySelector('.uplot')),
+        legend: box(el.querySelector('.u-legend')),
+        labels: Array.from(el.querySelectorAll('.u-axis .u-label')).map(box),
+      }))
+    return { charts }
+  })
 }
 
 /** What the page shows: its data-value attributes and the data of its uPlot charts. */
@@ -446,6 +493,33 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
     `server-side hit ratio ${f.hitServer} vs ${inc.cache_hits / (inc.cache_hits + inc.cache_misses)}`,
   )
 
+  // What a person sees, on a page opened on a run that already has windows (every chart made in the first render):
+  // each chart container holds one plot with one x and one y axis, inside its container; no two plots, legends
+  // or axis labels overlap. A chart sized while its figure was alone in the grid used to overflow onto the next.
+  await page.goto(`${svc.apiUrl}/?run=${runId}`)
+  await page.waitForSelector('#charts[data-final="true"]')
+  const layout = await chartLayout(page)
+  await page.screenshot({ path: path.join(shots, 'live-view-opened-final.png'), fullPage: true })
+  assert.equal(layout.charts.length, 4 + ops.length, `${layout.charts.map((c) => c.id).join(', ')}`)
+  for (const c of layout.charts) {
+    assert.equal(c.plots, 1, `${c.id}: one plot in its container`)
+    assert.equal(c.axes, 2, `${c.id}: one x and one y axis`)
+    assert.ok(
+      c.plot.left >= c.box.left - 1 && c.plot.right <= c.box.right + 1,
+      `${c.id}: its plot ${JSON.stringify(c.plot)} lies inside its container ${JSON.stringify(c.box)}`,
+    )
+  }
+  const overlaps = (a: Box, b: Box): boolean =>
+    a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1
+  for (const kind of ['plot', 'legend'] as const)
+    for (const [i, a] of layout.charts.entries())
+      for (const b of layout.charts.slice(i + 1))
+        assert.ok(!overlaps(a[kind], b[kind]), `the ${kind}s of ${a.id} and ${b.id} overlap`)
+  for (const a of layout.charts)
+    for (const label of a.labels)
+      for (const b of layout.charts)
+        if (b !== a) assert.ok(!overlaps(label, b.plot), `an axis label of ${a.id} lies on the plot of ${b.id}`)
+
   // A baseline overlay, aligned on seconds since start: the run against itself lies on top of itself.
   await page.goto(`${svc.apiUrl}/?run=${runId}&baseline=${runId}`)
   await page.waitForSelector('#charts[data-final="true"]')
@@ -463,14 +537,15 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   for (const op of ops)
     assert.deepEqual(b.charts[`latency:${op}`]!.series['baseline p99'], b.charts[`latency:${op}`]!.series.p99)
 
-  const keep = process.env.LIVE_VIEW_SCREENSHOT_DIR
-  if (keep !== undefined && keep !== '') {
+  // Kept as the test's artefacts: test-results/live-view/ unless LIVE_VIEW_SCREENSHOT_DIR names another folder.
+  const keep = process.env.LIVE_VIEW_SCREENSHOT_DIR || path.join(repoRoot(), 'test-results', 'live-view')
+  {
     mkdirSync(keep, { recursive: true })
-    for (const name of ['live-view.png', 'live-view-running.png'])
+    for (const name of ['live-view.png', 'live-view-running.png', 'live-view-opened-final.png'])
       if (existsSync(path.join(shots, name))) copyFileSync(path.join(shots, name), path.join(keep, name))
   }
   t.diagnostic(
-    `screenshots in ${shots}; ${seen.length} samples during the run, windows drawn ${JSON.stringify(growth)}; ` +
+    `screenshots in ${keep}; ${seen.length} samples during the run, windows drawn ${JSON.stringify(growth)}; ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s`,
   )
 })

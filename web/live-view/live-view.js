@@ -128,6 +128,7 @@
     live.base = emptySide()
     live.updates = 0
     for (const k of Object.keys(charts)) {
+      sized.unobserve(charts[k].el)
       charts[k].u.destroy()
       delete charts[k]
     }
@@ -399,6 +400,7 @@
   function plot(key, el, spec) {
     if (spec.series.length === 0 || spec.data[0].length === 0) {
       if (charts[key]) {
+        sized.unobserve(charts[key].el)
         charts[key].u.destroy()
         delete charts[key]
       }
@@ -413,8 +415,18 @@
     }
     if (c) c.u.destroy()
     el.textContent = ''
-    charts[key] = { u: new uPlot(chartOptions(spec, Math.max(300, el.clientWidth)), spec.data, el), sig, el }
+    charts[key] = { u: new uPlot(chartOptions(spec, chartWidth(el)), spec.data, el), sig, el }
+    sized.observe(el)
   }
+
+  const chartWidth = (el) => Math.max(300, el.clientWidth)
+  /** A chart follows its container's width whenever the layout changes (the window, the grid, a new figure). */
+  const sized = new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const c = Object.values(charts).find((x) => x.el === e.target)
+      if (c && c.u.width !== chartWidth(e.target)) c.u.setSize({ width: chartWidth(e.target), height: c.u.height })
+    }
+  })
 
   function renderCharts() {
     const m = live.main
@@ -452,17 +464,20 @@
     })
 
     // Latency per operation: percentiles of merged histograms, intended p99, a baseline's p99.
+    // Every operation's figure is in the grid before any chart is sized: a chart made while its figure was
+    // alone would take the whole row and then overflow onto the next one's (each chart also follows its own
+    // container's width: see plot()).
     const box = $('latency-charts')
     for (const op of ops) {
-      let el = document.getElementById('chart-latency-' + op)
-      if (!el) {
-        const fig = document.createElement('figure')
-        fig.innerHTML = '<figcaption></figcaption><div class="chart"></div>'
-        fig.firstChild.textContent = 'Latency of ' + op + ' (OK calls; log scale)'
-        el = fig.lastChild
-        el.id = 'chart-latency-' + op
-        box.appendChild(fig)
-      }
+      if (document.getElementById('chart-latency-' + op)) continue
+      const fig = document.createElement('figure')
+      fig.innerHTML = '<figcaption></figcaption><div class="chart"></div>'
+      fig.firstChild.textContent = 'Latency of ' + op + ' (OK calls; log scale)'
+      fig.lastChild.id = 'chart-latency-' + op
+      box.appendChild(fig)
+    }
+    for (const op of ops) {
+      const el = document.getElementById('chart-latency-' + op)
       // A log axis has no 0: a sub-µs value is drawn at 1 µs (the table shows it as it is).
       const v = (x) => (x == null ? null : Math.max(1, x))
       const ser = [
@@ -702,10 +717,6 @@
       renderCharts()
     })
   }
-
-  window.addEventListener('resize', () => {
-    for (const c of Object.values(charts)) c.u.setSize({ width: Math.max(300, c.el.clientWidth), height: c.u.height })
-  })
 
   connect(pinnedRun)
 })()
