@@ -19,7 +19,13 @@
  */
 import type { AlertState } from '../../schemas/alert-rules.v1.js'
 import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
-import { completeBefore, firstJudgedWindowMs, windowStarts, type RunProgress } from '../core/alerting/alert-windows.js'
+import {
+  completeBefore,
+  firstJudgedWindowMs,
+  progressSinceMs,
+  windowStarts,
+  type RunProgress,
+} from '../core/stats/window-completeness.js'
 import { buildBaselineProfile, VS_BASELINE_DEFAULTS, type BaselineProfile } from '../core/alerting/baseline-profile.js'
 import type {
   AlertNotifier,
@@ -43,7 +49,7 @@ export interface AlertEngineDeps {
 
 export type AlertEngineConfig = Pick<
   AlertsConfig,
-  'rules' | 'intervalMs' | 'allowedLatenessMs' | 'endGraceMs' | 'partitionIdleMs' | 'lookbackS' | 'maxWindowsPerQuery'
+  'rules' | 'intervalMs' | 'completeness' | 'lookbackS' | 'maxWindowsPerQuery'
 >
 
 export interface AlertEngineStats {
@@ -220,11 +226,7 @@ export class AlertEngine {
   private async evaluateRun(info: AlertRunInfo, r: TrackedRun, now: number): Promise<void> {
     const ctx: RunContext = { runId: info.runId, targetOpsPerSec: info.targetOpsPerSec }
     const W = r.windowMs ?? 0
-    // Only the recent rows matter for the watermark; the whole run once, to find its first window.
-    const since =
-      r.cursorMs === undefined
-        ? 0
-        : Math.max(0, r.cursorMs - this.config.partitionIdleMs - this.config.allowedLatenessMs - 2 * W)
+    const since = progressSinceMs(r.cursorMs, W, this.config.completeness)
     const p = (await this.deps.source.progress(info.runId, since)) ?? r.progress
     if (p !== undefined) {
       r.progress = p
@@ -236,13 +238,7 @@ export class AlertEngine {
       }
       r.lastDataMs = Math.max(r.lastDataMs ?? 0, p.lastDataMs)
       r.cursorMs ??= firstJudgedWindowMs(p)
-      const bound = completeBefore(p, {
-        nowMs: now,
-        endedAtMs: info.endedAtMs,
-        allowedLatenessMs: this.config.allowedLatenessMs,
-        endGraceMs: this.config.endGraceMs,
-        partitionIdleMs: this.config.partitionIdleMs,
-      })
+      const bound = completeBefore(p, { ...this.config.completeness, nowMs: now, endedAtMs: info.endedAtMs })
       for (let chunk = 0; chunk < MAX_CHUNKS_PER_RUN_PER_TICK && r.cursorMs < bound.beforeMs; chunk++) {
         const from = r.cursorMs
         const to = Math.min(bound.beforeMs, from + this.config.maxWindowsPerQuery * p.windowMs)
@@ -268,7 +264,7 @@ export class AlertEngine {
       if (bound.final && r.cursorMs >= bound.beforeMs) return this.finalize(info, r)
     } else if (
       info.endedAtMs !== undefined &&
-      now >= info.endedAtMs + this.config.endGraceMs &&
+      now >= info.endedAtMs + this.config.completeness.endGraceMs &&
       r.cursorMs === undefined
     ) {
       return this.finalize(info, r)

@@ -6,7 +6,8 @@ import path from 'node:path'
 import { Type } from 'typebox'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
 import { EnvVar, freeze, readEnv, type Env } from '../common/config.js'
-import { ALLOWED_LATENESS_MS, readInfraConfig, type InfraConfig } from '../common/infra-config.js'
+import { CompletenessEnv, readCompleteness, readInfraConfig, type InfraConfig } from '../common/infra-config.js'
+import type { WindowCompleteness } from '../core/stats/window-completeness.js'
 import { repoRoot } from '../common/repo-root.js'
 import { loadAlertRules } from './rules-file.js'
 
@@ -59,19 +60,7 @@ export const AlertsEnv = Type.Object({
     allowed: 'an http:// or https:// URL',
     description: "base of externalURL and generatorURL in notifications (the API's live view)",
   }),
-  ALLOWED_LATENESS_MS,
-  ALERTS_END_GRACE_MS: EnvVar.integer({
-    default: 5000,
-    minimum: 0,
-    maximum: 3_600_000,
-    description: "after a run's end record, wait this long for the last flushes before judging its tail",
-  }),
-  ALERTS_PARTITION_IDLE_MS: EnvVar.integer({
-    default: 10_000,
-    minimum: 100,
-    maximum: 3_600_000,
-    description: "a partition this far behind a run's newest data is treated as done with the run",
-  }),
+  ...CompletenessEnv,
   ALERTS_LOOKBACK_S: EnvVar.integer({
     default: 3600,
     minimum: 60,
@@ -98,9 +87,8 @@ export interface AlertsConfig {
   webhookBackoffMs: number
   receiver: string
   externalUrl: string
-  allowedLatenessMs: number
-  endGraceMs: number
-  partitionIdleMs: number
+  /** When a window is complete: the live view's rule too. */
+  completeness: WindowCompleteness
   lookbackS: number
   maxWindowsPerQuery: number
 }
@@ -125,9 +113,7 @@ export function readAlertsConfig(env: Env): Readonly<AlertsConfig> {
     webhookBackoffMs: e.ALERTS_WEBHOOK_BACKOFF_MS,
     receiver: e.ALERTS_RECEIVER,
     externalUrl: e.ALERTS_EXTERNAL_URL.replace(/\/+$/, ''),
-    allowedLatenessMs: e.ALLOWED_LATENESS_MS,
-    endGraceMs: e.ALERTS_END_GRACE_MS,
-    partitionIdleMs: e.ALERTS_PARTITION_IDLE_MS,
+    completeness: readCompleteness(e),
     lookbackS: e.ALERTS_LOOKBACK_S,
     maxWindowsPerQuery: e.ALERTS_MAX_WINDOWS_PER_QUERY,
   })

@@ -3,7 +3,8 @@
  */
 import { Type } from 'typebox'
 import { EnvVar, freeze, readEnv, type Env } from '../common/config.js'
-import { ALLOWED_LATENESS_MS } from '../common/infra-config.js'
+import { CompletenessEnv, readCompleteness } from '../common/infra-config.js'
+import type { WindowCompleteness } from '../core/stats/window-completeness.js'
 import { BenchstreamError } from '../core/errors.js'
 
 /** Addresses that only this machine can reach. */
@@ -88,7 +89,7 @@ export const ApiEnv = Type.Object({
     maximum: 60_000,
     description: 'how often a watched run is read for newly complete windows (once per run, however many watch it)',
   }),
-  ALLOWED_LATENESS_MS,
+  ...CompletenessEnv,
 })
 
 export interface ApiConfig {
@@ -108,11 +109,8 @@ export interface ApiConfig {
     concurrency: number
     queue: number
   }
-  /**
-   * The live view: streams open at once, read interval, and the processor's lateness grace (a window is complete after
-   * it).
-   */
-  live: { maxStreams: number; intervalMs: number; allowedLatenessMs: number }
+  /** The live view: streams open at once, read interval, and when a window is complete (the alerts' rule too). */
+  live: { maxStreams: number; intervalMs: number; completeness: WindowCompleteness }
 }
 
 export function readApiConfig(env: Env): Readonly<ApiConfig> {
@@ -151,7 +149,7 @@ export function readApiConfig(env: Env): Readonly<ApiConfig> {
     live: {
       maxStreams: e.API_LIVE_MAX_STREAMS,
       intervalMs: e.API_LIVE_INTERVAL_MS,
-      allowedLatenessMs: e.ALLOWED_LATENESS_MS,
+      completeness: readCompleteness(e),
     },
   })
 }

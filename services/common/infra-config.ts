@@ -5,6 +5,7 @@
  */
 import path from 'node:path'
 import { Type } from 'typebox'
+import type { WindowCompleteness } from '../core/stats/window-completeness.js'
 import { EnvVar, readEnv, type Env } from './config.js'
 
 const BROKER = '[A-Za-z0-9.\\-[\\]:]+:\\d{1,5}'
@@ -20,6 +21,42 @@ export const ALLOWED_LATENESS_MS = EnvVar.integer({
     "grace after a window's end before its events count as late (still counted); alerts and the " +
     'live view wait for it too',
 })
+
+/**
+ * When a window is complete (services/core/stats/window-completeness.ts): read once, by every service that judges
+ * windows (the alert evaluator and the live view), so that they never disagree.
+ */
+export const CompletenessEnv = {
+  ALLOWED_LATENESS_MS,
+  WINDOW_END_GRACE_MS: EnvVar.integer({
+    default: 5000,
+    minimum: 0,
+    maximum: 3_600_000,
+    description:
+      "after a run's end record, how long its last flushes may take before its last windows count as complete " +
+      '(alerts and the live view)',
+  }),
+  WINDOW_PARTITION_IDLE_MS: EnvVar.integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description:
+      "a partition this far behind a run's newest data is treated as done with the run when windows are judged " +
+      'complete (alerts and the live view)',
+  }),
+}
+
+export function readCompleteness(e: {
+  ALLOWED_LATENESS_MS: number
+  WINDOW_END_GRACE_MS: number
+  WINDOW_PARTITION_IDLE_MS: number
+}): WindowCompleteness {
+  return {
+    allowedLatenessMs: e.ALLOWED_LATENESS_MS,
+    endGraceMs: e.WINDOW_END_GRACE_MS,
+    partitionIdleMs: e.WINDOW_PARTITION_IDLE_MS,
+  }
+}
 
 /** The environment variables of the shared infrastructure (README: Configuration). */
 export const InfraEnv = Type.Object({

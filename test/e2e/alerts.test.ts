@@ -141,7 +141,7 @@ test(
       ALERTS_RULES_FILE: rulesFile,
       ALERTS_WEBHOOK_URL: webhookUrl,
       ALERTS_INTERVAL_MS: '500',
-      ALERTS_END_GRACE_MS: '3000',
+      WINDOW_END_GRACE_MS: '3000',
       METRICS_PORT: '0',
     }
     const svc = await startServer(env, { api: true })

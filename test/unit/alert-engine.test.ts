@@ -16,7 +16,7 @@ import type {
   WindowCountRow,
 } from '../../services/core/ports/alerts.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
-import type { RunProgress } from '../../services/core/alerting/alert-windows.js'
+import type { RunProgress } from '../../services/core/stats/window-completeness.js'
 import type { BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
 
 const T0 = 1_700_000_000_000
@@ -35,9 +35,7 @@ const rules: AlertRule[] = [
 const config = {
   rules,
   intervalMs: 1000,
-  allowedLatenessMs: 2000,
-  endGraceMs: 3000,
-  partitionIdleMs: 10_000,
+  completeness: { allowedLatenessMs: 2000, endGraceMs: 3000, partitionIdleMs: 10_000 },
   lookbackS: 3600,
   maxWindowsPerQuery: 7,
 }

@@ -1,6 +1,6 @@
 /**
  * Pure alert evaluation (services/core/alerting/alert-rules.ts), window completeness
- * (services/core/alerting/alert-windows.ts), the rules file validation and the
+ * (services/core/stats/window-completeness.ts), the rules file validation and the
  * Alertmanager payload: series of complete windows in, transitions out.
  */
 import assert from 'node:assert/strict'
@@ -21,7 +21,7 @@ import {
   runWatermarkUs,
   windowStarts,
   type RunProgress,
-} from '../../services/core/alerting/alert-windows.js'
+} from '../../services/core/stats/window-completeness.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 

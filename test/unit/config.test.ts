@@ -85,3 +85,12 @@ test('the README configuration table is generated from the schemas (npm run gene
     'README.md configuration table differs from the schemas: run `npm run generate`',
   )
 })
+
+test('one definition of a complete window: the live view and the alerts read the same settings', () => {
+  const env = { ALLOWED_LATENESS_MS: '700', WINDOW_END_GRACE_MS: '1500', WINDOW_PARTITION_IDLE_MS: '4000' }
+  const expected = { allowedLatenessMs: 700, endGraceMs: 1500, partitionIdleMs: 4000 }
+  assert.deepEqual(readApiConfig(env).live.completeness, expected)
+  assert.deepEqual(readAlertsConfig(env).completeness, expected)
+  assert.equal(readProcessorConfig(env).allowedLatenessMs, 700, "the processor's lateness is the same variable")
+  assert.deepEqual(readApiConfig({}).live.completeness, readAlertsConfig({}).completeness)
+})

@@ -13,7 +13,7 @@ import {
   type Severity,
 } from '../../../schemas/alert-rules.v1.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
-import type { RunProgress } from '../../core/alerting/alert-windows.js'
+import type { RunProgress } from '../../core/stats/window-completeness.js'
 import type { BaselineWindowRow } from '../../core/alerting/baseline-profile.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../core/ports/alerts.js'

@@ -4,7 +4,7 @@
  * from merged histograms. A run's window length comes from the `runs` view.
  */
 import { BenchstreamError } from '../../core/errors.js'
-import type { RunProgress } from '../../core/alerting/alert-windows.js'
+import type { RunProgress } from '../../core/stats/window-completeness.js'
 import type {
   ClientWindowRow,
   OpFigures,

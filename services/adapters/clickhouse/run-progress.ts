@@ -1,10 +1,10 @@
 /**
  * Where a run's data stands, per Kafka partition, for windows starting at or
  * after sinceMs: what the alert evaluator and the live view both judge
- * window completeness from (services/core/alerting/alert-windows.ts). One
+ * window completeness from (services/core/stats/window-completeness.ts). One
  * query for both, so they can never disagree on which windows are complete.
  */
-import type { RunProgress } from '../../core/alerting/alert-windows.js'
+import type { RunProgress } from '../../core/stats/window-completeness.js'
 import { queryRows, type ClickHouse } from './client.js'
 
 type Num = string | number

@@ -7,14 +7,14 @@
  *
  * A window is complete when every Kafka partition carrying the run has moved
  * past its end by the allowed lateness: the same rule the alerts judge by
- * (services/core/alerting/alert-windows.ts). A still-filling window is never
+ * (services/core/stats/window-completeness.ts). A still-filling window is never
  * sent; that is what made the old page read 1,796 ops/s during a 10,000 ops/s
  * run. Once the run has ended, the remaining windows (the last one, cut short
  * by the end, included) are sent when everything its drivers said they sent
  * is counted, or after FINAL_WAIT_MS when some never arrives.
  */
 import type { LiveFrontier, LiveSnapshot, LiveUpdate, LiveWindow, RunInfo } from '../../../schemas/api.v1.js'
-import { completeBefore } from '../../core/alerting/alert-windows.js'
+import { completeBefore, progressSinceMs, type WindowCompleteness } from '../../core/stats/window-completeness.js'
 import type { ReadModel } from '../../core/ports/read-model.js'
 import { assembleWindows, LiveTotals } from './windows.js'
 
@@ -24,10 +24,6 @@ export const MAX_LIVE_WINDOWS = 3600
 const WINDOWS_PER_READ = 600
 /** Queries per read at most, so that catching up on a long run does not hold the connection for long. */
 const READS_PER_TICK = 10
-/** After a run's end record, how long the last flushes may take (as the alerts' ALERTS_END_GRACE_MS default). */
-const END_GRACE_MS = 5000
-/** A partition this far behind the run's newest data no longer carries it (as ALERTS_PARTITION_IDLE_MS). */
-const PARTITION_IDLE_MS = 10_000
 /** After the end, how long to wait for every sent event to be counted before the windows are taken as they are. */
 const FINAL_WAIT_MS = 60_000
 /**
@@ -43,8 +39,8 @@ export type FeedListener = (e: FeedEvent) => void
 
 export interface FeedOptions {
   intervalMs: number
-  /** The processor's ALLOWED_LATENESS_MS. */
-  allowedLatenessMs: number
+  /** When a window is complete: the alerts' rule, from the same settings. */
+  completeness: WindowCompleteness
   now?: () => number
   /** Unexpected read failures (also sent to the pages as `problem`). */
   onError?: (err: unknown) => void
@@ -163,9 +159,7 @@ export class RunFeed {
     st.run = run
     if (run === undefined || run.window_ms === null) return []
     const W = run.window_ms
-    const lateness = this.opts.allowedLatenessMs
-    // Only recent windows matter for the watermark; the whole run the first time, to find its first window.
-    const since = st.cursorMs === undefined ? 0 : Math.max(0, st.cursorMs - PARTITION_IDLE_MS - lateness - 2 * W)
+    const since = progressSinceMs(st.cursorMs, W, this.opts.completeness)
     const p = await this.counted(() => this.rm.liveProgress(this.runId, since))
     if (p === undefined) return []
     st.windowMs = p.windowMs
@@ -174,12 +168,7 @@ export class RunFeed {
     st.newestWindowMs = Math.max(st.newestWindowMs ?? 0, p.lastWindowMs)
     const now = this.now()
     const endedAtMs = epochMs(run.ended_at)
-    const opts = {
-      nowMs: now,
-      allowedLatenessMs: lateness,
-      endGraceMs: END_GRACE_MS,
-      partitionIdleMs: PARTITION_IDLE_MS,
-    }
+    const opts = { ...this.opts.completeness, nowMs: now }
     const bound = completeBefore(p, { ...opts, endedAtMs })
     if (!bound.final || endedAtMs === undefined) return this.readUpTo(bound.beforeMs)
 

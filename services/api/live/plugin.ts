@@ -26,6 +26,7 @@ import { LiveQuery, RunIdParams, type LiveRunItem } from '../../../schemas/api.v
 import { repoRoot } from '../../common/repo-root.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ReadModel } from '../../core/ports/read-model.js'
+import type { WindowCompleteness } from '../../core/stats/window-completeness.js'
 import { RunFeed, type FeedEvent } from './feed.js'
 
 /** A comment line this often keeps idle streams open through proxies. */
@@ -44,7 +45,7 @@ const RECONNECT_MS = 2000
 export interface LiveViewOptions {
   maxStreams: number
   intervalMs: number
-  allowedLatenessMs: number
+  completeness: WindowCompleteness
   onError?: (err: unknown) => void
 }
 
@@ -171,7 +172,7 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
     if (feed === undefined) {
       feed = new RunFeed(runId, rm, {
         intervalMs: opts.intervalMs,
-        allowedLatenessMs: opts.allowedLatenessMs,
+        completeness: opts.completeness,
         ...(opts.onError === undefined ? {} : { onError: opts.onError }),
       })
       feeds.set(runId, feed)

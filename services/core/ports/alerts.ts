@@ -5,7 +5,7 @@
  */
 import type { AlertTransition } from '../alerting/alert-rules.js'
 import type { BaselineWindowRow } from '../alerting/baseline-profile.js'
-import type { RunProgress } from '../alerting/alert-windows.js'
+import type { RunProgress } from '../stats/window-completeness.js'
 
 export interface AlertRunInfo {
   runId: string

@@ -11,7 +11,7 @@ import type {
   TimelinePoint,
   WindowFigures,
 } from '../../../schemas/api.v1.js'
-import type { RunProgress } from '../alerting/alert-windows.js'
+import type { RunProgress } from '../stats/window-completeness.js'
 
 export type { OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures }
 

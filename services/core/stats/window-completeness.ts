@@ -1,9 +1,13 @@
 /**
- * Which windows of a run are complete, pure. The processor writes partial
- * window rows per Kafka partition on every flush, so a window's merged count
- * is final only once every partition carrying the run has moved past it by
- * the allowed lateness (services/core/stats/windows.ts). Alerts read only such
- * windows: judging a still-filling window would see a drop that is not there.
+ * Which windows of a run are complete, pure: the one definition that the
+ * alert evaluator and the live view judge windows by, with one set of
+ * settings (WindowCompleteness, read once from ALLOWED_LATENESS_MS,
+ * WINDOW_END_GRACE_MS and WINDOW_PARTITION_IDLE_MS in
+ * services/common/infra-config.ts). The processor writes partial window rows
+ * per Kafka partition on every flush, so a window's merged count is final
+ * only once every partition carrying the run has moved past it by the
+ * allowed lateness (services/core/stats/windows.ts). Judging a still-filling
+ * window would see a drop that is not there.
  */
 
 /** Where a run's data stands in the store. */
@@ -19,16 +23,28 @@ export interface RunProgress {
   lastDataMs: number
 }
 
-export interface CompletenessOptions {
-  nowMs: number
-  /** The run's end (all clients' end records), ms; undefined while it runs. */
-  endedAtMs: number | undefined
-  /** Same as the processor's ALLOWED_LATENESS_MS. */
+/** When a window counts as complete: the same for every reader. */
+export interface WindowCompleteness {
+  /** The processor's ALLOWED_LATENESS_MS. */
   allowedLatenessMs: number
   /** After the end record, how long the last partitions' flushes may still take. */
   endGraceMs: number
   /** A partition this far behind the run's newest data no longer carries the run (it is left out of the watermark). */
   partitionIdleMs: number
+}
+
+export interface CompletenessOptions extends WindowCompleteness {
+  nowMs: number
+  /** The run's end (all clients' end records), ms; undefined while it runs. */
+  endedAtMs: number | undefined
+}
+
+/**
+ * Where a reader that has judged windows up to `cursorMs` reads progress from: only recent rows matter for the
+ * watermark (a partition idle longer than partitionIdleMs is left out anyway); the whole run (0) the first time.
+ */
+export function progressSinceMs(cursorMs: number | undefined, windowMs: number, c: WindowCompleteness): number {
+  return cursorMs === undefined ? 0 : Math.max(0, cursorMs - c.partitionIdleMs - c.allowedLatenessMs - 2 * windowMs)
 }
 
 /**
