@@ -1,5 +1,5 @@
 /**
- * The import map's rules (npm run lint:deps). The layers, bottom up:
+ * The import map's rules (run by npm run lint). The layers, bottom up:
  *   schemas/            shapes of events, API and tables; imports nothing of ours
  *   services/core/      pure domain (codec, stats, workload, alerting, reports, ycsb) and the ports it owns
  *   services/common/    configuration, logging, paths
@@ -7,7 +7,7 @@
  *   services/adapters/  ports implemented over Kafka, ClickHouse, HTTP, datastores, OpenTelemetry
  * entry files services/<x>/main.ts, services/<x>/<thread>-main.ts and services/cli/*: the only importers of adapters
  * Folder-level cycles ("two-way pairs") are checked by a second pass that
- * collapses files into their folders (see package.json lint:deps).
+ * collapses files into their folders (scripts/lint-folders.mjs, also in npm run lint).
  */
 // Entry files: services/<x>/main.ts, a thread entry of a service named like one
 // (services/driver/worker-main.ts, delivery-main.ts: worker_threads load them by URL), and services/cli/*.

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Second pass of `npm run lint:deps`: the import map with files collapsed into
+// Second pass of the import map check (npm run lint): the import map with files collapsed into
 // their folders (services/<service>/, services/core/<domain>/,
 // services/adapters/<infra>/, schemas/). Any cycle between folders, such as
 // a two-way pair A -> B -> A, fails. dependency-cruiser validates its rules

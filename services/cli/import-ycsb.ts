@@ -18,9 +18,8 @@
 import { IMPORT_YCSB_USAGE } from './usage.js'
 import { existsSync, openSync, readdirSync, readSync, closeSync, statSync, fstatSync } from 'node:fs'
 import path from 'node:path'
-import type { Producer } from 'kafkajs'
 import { ID_PATTERN, ID_RULE, RECORD_KIND, type RunLifecycle } from '../../schemas/events.v1.js'
-import { createKafka, ensureTopics, partitioner } from '../adapters/kafka/client.js'
+import { KafkaRecordSender } from '../adapters/kafka/record-sender.js'
 import { parseFlags } from '../common/args.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/config.js'
@@ -32,10 +31,6 @@ import { planImport, type ImportPlan, type PlannedInterval } from '../core/ycsb/
 import { measurementFromFileName, parseMeasurementName } from '../core/ycsb/measurement-name.js'
 import type { YcsbFile } from '../core/ycsb/report-types.js'
 
-/** Records per produce request. */
-const RECORDS_PER_SEND = 100
-/** Bytes per produce request: well under the broker's default message.max.bytes (1 MiB) for the record batch. */
-const BYTES_PER_SEND = 256 * 1024
 /** Raw events per OPS message (about 10 bytes each). */
 const EVENTS_PER_BATCH = 4096
 /** How often --follow looks at the logs. */
@@ -228,7 +223,7 @@ export async function importYcsbMain(
   }
   if (!args.dryRun) {
     const nowUs = Date.now() * 1000
-    const sender = await KafkaRecordSender.open(infra, args)
+    const sender = await KafkaRecordSender.open(infra, `import-ycsb-${args.clientId}`, `${args.runId}:${args.clientId}`)
     try {
       await sender.send([encodeJsonRecord(lifecycle(args, 'start', plan.firstUs ?? nowUs, 'ycsb-import'))])
       for (const iv of plan.intervals)
@@ -292,83 +287,6 @@ function* rawMessages(args: ImportYcsbArgs, plan: ImportPlan): Generator<Buffer>
   if (w.count > 0) yield w.finish()
 }
 
-/** Sends records to the events topic in order, acknowledged (acks=all, idempotent), in bounded produce requests. */
-class KafkaRecordSender {
-  private pending: Buffer[] = []
-  private pendingBytes = 0
-
-  private constructor(
-    private readonly producer: Producer,
-    private readonly topic: string,
-    private readonly key: string,
-    private readonly brokers: string,
-  ) {}
-
-  static async open(infra: InfraConfig, args: ImportYcsbArgs): Promise<KafkaRecordSender> {
-    const kafka = createKafka(infra.kafka, `import-ycsb-${args.clientId}`)
-    await ensureTopics(kafka, infra.kafka, infra.topics)
-    // Idempotent: a retried send cannot write an interval twice.
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: partitioner,
-      allowAutoTopicCreation: false,
-    })
-    try {
-      await producer.connect()
-    } catch (err) {
-      throw new BenchstreamError(
-        'BS_ERR_KAFKA',
-        `cannot connect to Kafka at ${infra.kafka.brokers.join(',')}: ${(err as Error).message}`,
-        { cause: err },
-      )
-    }
-    // One key for the whole client: its records stay in order on one partition, the end record last.
-    return new KafkaRecordSender(
-      producer,
-      infra.topics.events,
-      `${args.runId}:${args.clientId}`,
-      infra.kafka.brokers.join(','),
-    )
-  }
-
-  async add(value: Buffer): Promise<void> {
-    if (
-      this.pending.length > 0 &&
-      (this.pending.length >= RECORDS_PER_SEND || this.pendingBytes + value.length > BYTES_PER_SEND)
-    )
-      await this.flush()
-    this.pending.push(value)
-    this.pendingBytes += value.length
-  }
-
-  async flush(): Promise<void> {
-    if (this.pending.length === 0) return
-    const values = this.pending
-    this.pending = []
-    this.pendingBytes = 0
-    await this.send(values)
-  }
-
-  async send(values: Buffer[]): Promise<void> {
-    try {
-      await this.producer.send({
-        topic: this.topic,
-        acks: -1,
-        messages: values.map((value) => ({ key: this.key, value })),
-      })
-    } catch (err) {
-      throw new BenchstreamError('BS_ERR_KAFKA', `cannot send to Kafka at ${this.brokers}: ${(err as Error).message}`, {
-        cause: err,
-      })
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.producer.disconnect().catch(() => undefined)
-  }
-}
-
 export function formatImportSummary(
   args: Pick<ImportYcsbArgs, 'runId' | 'clientId' | 'dryRun'>,
   plan: ImportPlan,
@@ -420,7 +338,7 @@ async function follow(
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
   signal?.addEventListener('abort', onSignal, { once: true })
-  const sender = await KafkaRecordSender.open(infra, args)
+  const sender = await KafkaRecordSender.open(infra, `import-ycsb-${args.clientId}`, `${args.runId}:${args.clientId}`)
   process.stderr.write(
     `benchstream: following ${path.join(dir, `${base}*.hdr`)} into run ${args.runId}, client ${args.clientId}, ` +
       `until ${f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`}${f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : ''}\n`,

@@ -1,5 +1,5 @@
 /**
- * `redis`: a real Redis server through ioredis, with YCSB's data layout: one
+ * `redis`: a real Redis server through our own RESP client (resp.ts), with YCSB's data layout: one
  * hash per record (HSET key field value ...), keyed by the bare record key as
  * YCSB's Redis binding does, so a data set loaded by either tool can be read
  * by the other.
