@@ -117,7 +117,7 @@ ${Object.entries(COMMANDS)
   benchstream help <command>   (or benchstream <command> --help) for a command's options
   benchstream help thresholds  for --threshold expressions
   --debug                      print stack traces of failures
-Environment variables (KAFKA_BROKERS, CLICKHOUSE_URL, BENCHSTREAM_DATA_DIR, ...): see README.md.
+Environment variables (KAFKA_BROKERS, CLICKHOUSE_URL, BENCHSTREAM_DATA_DIR, ...): see docs/reference/configuration.md.
 `
 }
 

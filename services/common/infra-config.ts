@@ -21,7 +21,7 @@ export const ALLOWED_LATENESS_MS = EnvVar.integer({
     'live view wait for it too',
 })
 
-/** The environment variables of the shared infrastructure (README: Configuration). */
+/** The environment variables of the shared infrastructure (docs/reference/configuration.md). */
 export const InfraEnv = Type.Object({
   KAFKA_BROKERS: EnvVar.string({
     default: '127.0.0.1:9092',
