@@ -130,8 +130,8 @@ function intInRange(name: string, raw: string | undefined, min: number, max = Nu
   return v
 }
 
-/** Every flag the driver takes, for "did you mean". */
-const FLAGS = [
+/** Every flag the driver takes (parse() below has a case for each), for "did you mean" and the docs check. */
+export const DRIVER_FLAGS = [
   '-P',
   '-p',
   '-threads',
@@ -156,7 +156,7 @@ const FLAGS = [
   '--repetition',
   '--baseline',
   '--help',
-]
+] as const
 /** Flags that take no value (every other flag takes one). */
 const VALUELESS = new Set(['-s', '--no-emit', '--help', '-h'])
 /** Largest --repeat. */
@@ -321,7 +321,7 @@ function parse(
       }
       default:
         throw usage(
-          `unknown option ${JSON.stringify(a)}${didYouMean(a, FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
+          `unknown option ${JSON.stringify(a)}${didYouMean(a, DRIVER_FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
         )
     }
   }
