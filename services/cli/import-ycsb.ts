@@ -20,7 +20,7 @@ import { existsSync, openSync, readdirSync, readSync, closeSync, statSync, fstat
 import path from 'node:path'
 import { ID_PATTERN, ID_RULE, RECORD_KIND, type RunLifecycle } from '../../schemas/events.v1.js'
 import { KafkaRecordSender } from '../adapters/kafka/record-sender.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/config.js'
 import { BenchstreamError } from '../core/errors.js'
@@ -63,22 +63,20 @@ function measurementArg(s: string): string | undefined {
   return parseMeasurementName(name).kind === 'other' ? undefined : name
 }
 
+/** The flags of import-ycsb (parseArgs options). */
+export const IMPORT_YCSB_FLAGS = {
+  'run-id': { type: 'string' },
+  'client-id': { type: 'string' },
+  'kafka-brokers': { type: 'string' },
+  label: { type: 'string', multiple: true },
+  follow: { type: 'boolean' },
+  pid: { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+} as const satisfies FlagSpecs
+
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
-  const parsed = parseFlags(
-    argv,
-    {
-      'run-id': { type: 'string' },
-      'client-id': { type: 'string' },
-      'kafka-brokers': { type: 'string' },
-      label: { type: 'string', multiple: true },
-      follow: { type: 'boolean' },
-      pid: { type: 'string' },
-      'idle-timeout': { type: 'string' },
-      'dry-run': { type: 'boolean' },
-    },
-    IMPORT_YCSB_USAGE,
-    true,
-  )
+  const parsed = parseFlags(argv, IMPORT_YCSB_FLAGS, IMPORT_YCSB_USAGE, true)
   const { values, positionals } = parsed
   const labels: Record<string, string> = {}
   for (const kv of values.label ?? []) {

@@ -22,8 +22,10 @@ import { SWEEP_USAGE } from './usage.js'
 
 /** How long to wait for the server to count a point's every event. */
 const POINT_WAIT_MS = 60_000
-/** Flags a sweep sets itself for each point. */
-const REFUSED = ['--run-id', '--repeat', '--repetition', '--no-emit']
+/** Driver flags a sweep sets itself for each point. */
+export const SWEEP_SETS = ['--run-id', '--repeat', '--repetition', '--no-emit'] as const
+/** The sweep's own flags; every other is a driver flag, shared by every point. */
+export const SWEEP_FLAGS = ['--out', '--sweep-id'] as const
 
 interface SweepPlan {
   sweepId: string
@@ -62,8 +64,8 @@ export function planSweep(argv: readonly string[], now = new Date()): SweepPlan 
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     const value = argv[i + 1]
-    if (REFUSED.includes(a)) throw usage(`${a} is set by sweep for each point`)
-    if (a === '--out' || a === '--sweep-id') {
+    if ((SWEEP_SETS as readonly string[]).includes(a)) throw usage(`${a} is set by sweep for each point`)
+    if ((SWEEP_FLAGS as readonly string[]).includes(a)) {
       if (value === undefined || value === '') throw usage(`${a} needs a value`)
       if (a === '--out') outDir = value
       else sweepId = value

@@ -8,7 +8,7 @@
  */
 import os from 'node:os'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { BenchstreamError } from '../core/errors.js'
 import { parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import { YCSB_USAGE } from './usage.js'
@@ -159,6 +159,20 @@ function usage(message: string): BenchstreamError {
   return new BenchstreamError('BS_ERR_USAGE', `${message}\n${YCSB_USAGE}`)
 }
 
+/** The flags of `benchstream ycsb` before its `--` (parseArgs options); YCSB's own follow the `--`. */
+export const YCSB_FLAGS = {
+  'ycsb-home': { type: 'string' },
+  classpath: { type: 'string' },
+  'run-id': { type: 'string' },
+  'client-id': { type: 'string' },
+  label: { type: 'string', multiple: true },
+  'kafka-brokers': { type: 'string' },
+  topic: { type: 'string' },
+  threshold: { type: 'string', multiple: true },
+  'report-wait': { type: 'string' },
+  'server-metrics': { type: 'string', multiple: true },
+} as const satisfies FlagSpecs
+
 export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   const dd = argv.indexOf('--')
   const own = dd === -1 ? argv : argv.slice(0, dd)
@@ -169,23 +183,7 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
       `${JSON.stringify(stray)}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db ` +
         `redis -P workloads/workloada`,
     )
-  const { values, positionals } = parseFlags(
-    own,
-    {
-      'ycsb-home': { type: 'string' },
-      classpath: { type: 'string' },
-      'run-id': { type: 'string' },
-      'client-id': { type: 'string' },
-      label: { type: 'string', multiple: true },
-      'kafka-brokers': { type: 'string' },
-      topic: { type: 'string' },
-      threshold: { type: 'string', multiple: true },
-      'report-wait': { type: 'string' },
-      'server-metrics': { type: 'string', multiple: true },
-    },
-    YCSB_USAGE,
-    true,
-  )
+  const { values, positionals } = parseFlags(own, YCSB_FLAGS, YCSB_USAGE, true)
   if (positionals.length > 0)
     throw usage(
       `${JSON.stringify(positionals[0])}: YCSB's arguments go after "--", e.g. benchstream ycsb -- ` +

@@ -58,7 +58,7 @@ export function readCompleteness(e: {
   }
 }
 
-/** The environment variables of the shared infrastructure (README: Configuration). */
+/** The environment variables of the shared infrastructure (docs/reference/configuration.md). */
 export const InfraEnv = Type.Object({
   KAFKA_BROKERS: EnvVar.string({
     default: '127.0.0.1:9092',

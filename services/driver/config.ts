@@ -79,7 +79,7 @@ export const driverUsage = (bindings: readonly string[]): string => `usage: benc
                          hdrhistogram.fileoutput=true (+ hdrhistogram.output.path=PREFIX: PREFIXREAD.hdr
                          interval logs), exporter=site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter
                          (or JSONMeasurementsExporter, TextMeasurementsExporter); properties YCSB has and this
-                         driver does not are refused by name (README: supported YCSB properties)
+                         driver does not are refused by name (docs/reference/cli.md: YCSB's properties)
   --run-id <id>          run id shared by all clients of one run (default: generated)
   --client-id <id>       this client's id (default: <host>-<pid>)
   --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
@@ -106,7 +106,7 @@ export const driverUsage = (bindings: readonly string[]): string => `usage: benc
                          its per-operation throughput and p99 with the baseline's at the same
                          second and alerts on a sustained difference (label baseline=<ref>)
   -h, --help             this text
-environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
+environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see docs/reference/configuration.md)`
 
 export interface DriverArgsOptions {
   /** Binding names accepted by -db (the registry in services/adapters/datastores/index.ts). */
@@ -130,8 +130,8 @@ function intInRange(name: string, raw: string | undefined, min: number, max = Nu
   return v
 }
 
-/** Every flag the driver takes, for "did you mean". */
-const FLAGS = [
+/** Every flag the driver takes (parse() below has a case for each), for "did you mean" and the docs check. */
+export const DRIVER_FLAGS = [
   '-P',
   '-p',
   '-threads',
@@ -156,7 +156,7 @@ const FLAGS = [
   '--repetition',
   '--baseline',
   '--help',
-]
+] as const
 /** Flags that take no value (every other flag takes one). */
 const VALUELESS = new Set(['-s', '--no-emit', '--help', '-h'])
 /** Largest --repeat. */
@@ -321,7 +321,7 @@ function parse(
       }
       default:
         throw usage(
-          `unknown option ${JSON.stringify(a)}${didYouMean(a, FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
+          `unknown option ${JSON.stringify(a)}${didYouMean(a, DRIVER_FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
         )
     }
   }

@@ -16,7 +16,7 @@
 import { SERVER_USAGE } from './usage.js'
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
@@ -260,12 +260,14 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   }
 }
 
+/** The server's flags (parseArgs options). */
+export const SERVER_FLAGS = {
+  'no-api': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagSpecs
+
 export async function serverMain(argv: readonly string[]): Promise<number> {
-  const { values } = parseFlags(
-    argv,
-    { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    SERVER_USAGE,
-  )
+  const { values } = parseFlags(argv, SERVER_FLAGS, SERVER_USAGE)
   if (values.help === true) {
     process.stdout.write(SERVER_USAGE + '\n')
     return 0

@@ -1,33 +1,9 @@
 /**
- * Release A vs release B over stored runs: `benchstream compare A B` and
- * GET /api/v1/compare. A side is a run, a group of repetitions
- * (`group:NAME`) or a label selector (`version=0.98.0,workload=e`).
- *
- * What is compared, per workload and operation: throughput, avg, p50, p95,
- * p99, p99.9, max, error rate and the client's cache-hit ratio (OVERALL:
- * throughput, error rate and the datastore's own cache-hit ratio per
- * source). Every figure of a run comes from the run's merged histograms
- * (ClickHouse view run_op_figures, the same numbers as its report); a side's
- * value is the median over its runs, with their spread. Percentiles are
- * never averaged or maxed over clients: the run's clients are merged first.
- *
- * The verdict of each figure (verdict.ts): repetitions as samples when each
- * side has at least 3 runs (Mann-Whitney U, or Welch's t-test where
- * Mann-Whitney cannot reach alpha: 3 + 3), otherwise the runs' steady
- * windows (first and last window of each run left out: they are partial)
- * with a circular block bootstrap. The p-values of all figures of one
- * comparison are adjusted together (multiple-testing.ts): thirty figures at
- * 0.05 each would otherwise find a "regression" between identical releases
- * most of the time.
- *
- * The rules these users care about:
- * - A throttled candidate that met its target carries no throughput signal:
- *   its throughput rows say `at target`, latency decides; below its target
- *   is a finding (`below target`) (throttled.ts).
- * - Runs whose setups differ (workload properties, record count, threads,
- *   target, duration, clients) are refused with BS_ERR_NOT_COMPARABLE,
- *   listing the differences, unless forced; forced, the differences stay in
- *   the answer (comparable.ts).
+ * Release A vs release B over stored runs: `benchstream compare A B` and GET
+ * /api/v1/compare. A side is a run, `group:NAME` or a label selector; each
+ * figure is the median over its runs of the run's merged figure, judged by
+ * verdict.ts, p-values adjusted together, throttled runs by throttled.ts,
+ * setups checked by comparable.ts. The rules: docs/design/verdicts.md.
  */
 import type {
   ComparedFigure,

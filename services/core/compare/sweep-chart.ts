@@ -1,13 +1,8 @@
 /**
- * A sweep as a standalone SVG: throughput against the left axis, p99 against
- * the right one, one labelled position per sweep point, markers at
- * saturation and at the knee, and a legend. Pure string building, so the CLI
- * can write a file and the API can serve it without a browser or a charting
- * library; every text is escaped.
- *
- * The x axis is categorical (points evenly spaced, labelled with their x):
- * sweeps usually double the load (1, 2, 4 ... 64 threads), and on a linear
- * axis the interesting low end would be crowded into the left edge.
+ * A sweep as a standalone SVG (throughput left, p99 right, markers at
+ * saturation and knee), pure string building with every text escaped. The x
+ * axis is categorical: sweeps double the load, and a linear axis would crowd
+ * the low end (docs/design/sweeps.md#the-chart).
  */
 import type { SweepAnalysis } from './saturation.js'
 

@@ -1,18 +1,8 @@
 /**
- * Pass/fail criteria on a run's report, in the spirit of k6's thresholds:
- *
- *   READ.p99<2ms   OVERALL.throughput>9000   UPDATE.error_rate<1%   Intended-READ.p99.9<=50ms
- *
- * A threshold is `<measurement>.<metric><operator><value>[unit]`:
- * - measurement: a report's measurement name (READ, UPDATE-FAILED,
- *   Intended-READ, ...) or OVERALL;
- * - metric: avg, min, max, p50, p90, p95, p99, p99.9, p99.99 (latency, a unit
- *   is required: us, ms or s), throughput (ops/s), operations, errors (failed
- *   operations), error_rate (failed / all, a fraction or a percentage);
- * - operator: < <= > >= == !=.
- * Latency needs a unit because a bare "2" reads as 2 ms to a k6 user and as
- * 2 µs to a YCSB user; a threshold that silently means the other thing is
- * worse than an error.
+ * k6-style pass/fail criteria on a run's report:
+ * `<measurement>.<metric><operator><value>[unit]`, e.g. `READ.p99<2ms`.
+ * Latencies need a unit: a bare "2" is 2 ms to a k6 user and 2 µs to a YCSB
+ * user. The grammar: docs/reference/cli.md#thresholds.
  */
 import { OPERATIONS } from '../../../schemas/events.v1.js'
 import type { Report } from '../../../schemas/api.v1.js'
