@@ -255,9 +255,14 @@ test(
       const unadjusted = cmp.figures.filter(
         (z) => z.pValue !== null && z.pValue < cmp.alpha && z.verdict !== 'at target',
       ).length
+      const findings = found.map(
+        (z: ComparedFigure) =>
+          `${z.label} ${z.verdict} p=${z.pValue?.toPrecision(2)} ` +
+          `${JSON.stringify(z.baseline.values)} -> ${JSON.stringify(z.candidate.values)}`,
+      )
       process.stdout.write(
         `# ${x} vs ${y}: ${found.length} finding(s) of ${cmp.tests} tested ` +
-          `figures${found.length === 0 ? '' : `: ${found.map((z: ComparedFigure) => `${z.label} ${z.verdict} p=${z.pValue?.toPrecision(2)} ` + `${JSON.stringify(z.baseline.values)} -> ${JSON.stringify(z.candidate.values)}`).join(', ')}`}; ` +
+          `figures${found.length === 0 ? '' : `: ${findings.join(', ')}`}; ` +
           `${unadjusted} with p < ${cmp.alpha} before the adjustment\n`,
       )
       for (const z of cmp.figures.filter((q) => q.figure === 'throughput'))
@@ -329,7 +334,8 @@ test(
     assert.ok(expected.self.length > 0 && expected.baselineSamples > 100, `${expected.baselineSamples} samples`)
     assert.equal(
       withProfiles.profiles.diffFlameGraph,
-      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
+      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}` +
+        `&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
     )
     assert.equal(
       (await api<ReleaseComparison>(`/api/v1/compare?baseline=group:${b}&candidate=group:${c}`)).body.profiles,
