@@ -67,7 +67,8 @@ export function typeboxValidators(app: FastifyInstance): void {
       return {
         error: new BenchstreamError(
           'BS_ERR_BAD_REQUEST',
-          `invalid ${httpPart ?? 'request'}: ${schemaProblems(s, value, '', `this ${httpPart ?? 'request'}`).join('; ')}`,
+          `invalid ${httpPart ?? 'request'}: ` +
+            schemaProblems(s, value, '', `this ${httpPart ?? 'request'}`).join('; '),
         ),
       }
     }

@@ -113,7 +113,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
       const r = await runHBaseDemo(opts, env, svc, hbOpts, hbase.hb, say)
       return r.code !== 0 ? r.code : r.thresholdsFailed ? THRESHOLD_FAILED_EXIT : 0
     }
-    const runId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)
+    const runId = `demo-${stamp}-${Math.random().toString(36).slice(2, 6)}`
     const driverArgs = [
       path.join(repoRoot(), 'bin', 'benchstream.js'),
       'run',

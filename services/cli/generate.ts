@@ -47,7 +47,8 @@ export function configTableMarkdown(): string {
       '|---|---|---|---|',
       ...rows.map(
         (r) =>
-          `| \`${r.name}\` | ${r.default === undefined ? 'unset' : r.default === '' ? '(empty)' : `\`${cell(r.default)}\``} ` +
+          `| \`${r.name}\` ` +
+          `| ${r.default === undefined ? 'unset' : r.default === '' ? '(empty)' : `\`${cell(r.default)}\``} ` +
           `| ${cell(r.allowed)} | ${cell(r.meaning)} |`,
       ),
     ].join('\n') + '\n'

@@ -339,7 +339,10 @@ async function follow(
   const sender = await KafkaRecordSender.open(infra, `import-ycsb-${args.clientId}`, `${args.runId}:${args.clientId}`)
   process.stderr.write(
     `benchstream: following ${path.join(dir, `${base}*.hdr`)} into run ${args.runId}, client ${args.clientId}, ` +
-      `until ${f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`}${f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : ''}\n`,
+      'until ' +
+      (f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`) +
+      (f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : '') +
+      '\n',
   )
   let started = false
   const sendIntervals = async (intervals: PlannedInterval[]): Promise<void> => {
@@ -463,7 +466,8 @@ async function follow(
   for (const s of follower.summary())
     lines.push(
       `  ${s.file}: ${s.name}, ${s.intervals} intervals, ${s.operations} ` +
-        `operations${s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''}`,
+        'operations' +
+        (s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''),
     )
   const total = Object.values(sent).reduce((a, b) => a + b, 0)
   lines.push(

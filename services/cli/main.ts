@@ -221,7 +221,9 @@ async function printHelp(topic: string | undefined): Promise<number> {
   if (text === undefined) {
     const c = closest(topic, [...Object.keys(COMMANDS), ...Object.keys(TOPICS)])
     process.stderr.write(
-      `benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}${c === undefined ? '' : `; did you mean ${c}?`}; ` +
+      `benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}` +
+        (c === undefined ? '' : `; did you mean ${c}?`) +
+        '; ' +
         `commands: ${Object.keys(COMMANDS).join(', ')}; topics: ${Object.keys(TOPICS).join(', ')}\n`,
     )
     return 2

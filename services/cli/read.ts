@@ -220,7 +220,8 @@ function printRuns(runs: RunInfo[], json: boolean): void {
     const group = r.group_id === '' ? '' : `\tgroup ${r.group_id}${r.repeat > 0 ? ` #${r.repeat}` : ''}`
     process.stdout.write(
       `${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.clients} ` +
-        `client${r.clients === 1 ? '' : 's'}\t${r.target > 0 ? `target ${r.target} ops/s` : 'unthrottled'}${group}\t${JSON.stringify(r.labels)}\n`,
+        `client${r.clients === 1 ? '' : 's'}\t${r.target > 0 ? `target ${r.target} ops/s` : 'unthrottled'}` +
+        `${group}\t${JSON.stringify(r.labels)}\n`,
     )
   }
 }

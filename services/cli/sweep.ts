@@ -270,7 +270,12 @@ function sweepTable(plan: SweepPlan, results: readonly PointResult[], a: SweepAn
     a.saturation === null
       ? `saturation: none, throughput still grows at the last point (${x(a.points.length - 1)})`
       : `saturation: throughput stops growing after ${x(a.saturation.index)} (${tp(a.saturation.throughput)} ` +
-        `ops/s${a.saturation.nextGrowth === null ? ', its first target already missed' : `; ${a.saturation.nextGrowth >= 0 ? '+' : ''}${(a.saturation.nextGrowth * 100).toFixed(1)}% ` + `to the next point`})`,
+        'ops/s' +
+        (a.saturation.nextGrowth === null
+          ? ', its first target already missed'
+          : `; ${a.saturation.nextGrowth >= 0 ? '+' : ''}${(a.saturation.nextGrowth * 100).toFixed(1)}% ` +
+            'to the next point') +
+        ')',
     a.knee === null
       ? 'knee: none, p99 never more than doubles from one point to the next'
       : `knee: p99 jumps ${a.knee.factor.toFixed(1)}x at ${x(a.knee.index)} (${Math.round(a.knee.previousP99Us)} ` +

@@ -50,15 +50,15 @@ const YCSB_EQUIVALENTS: Record<string, keyof typeof OURS> = {
 }
 /** YCSB's own flags and phases: given before `--` they are a user's slip, answered with where they go. */
 const YCSB_SHAPES = new Set(['run', 'load', '-db', '-P', '-p', '-t', '-load', '-threads', '-target', '-s'])
-/** Properties the command sets from its own flags; giving them with -p too would be ambiguous. */
-const OWN_PROPERTIES = [
-  'benchstream.db',
-  'benchstream.runid',
-  'benchstream.clientid',
-  'benchstream.labels',
-  'benchstream.brokers',
-  'benchstream.topic',
-]
+/** Properties the command sets from its own flags (each with its flag); giving them with -p too would be ambiguous. */
+const OWN_PROPERTIES = new Map([
+  ['benchstream.db', '-db'],
+  ['benchstream.runid', '--run-id'],
+  ['benchstream.clientid', '--client-id'],
+  ['benchstream.labels', '--label k=v'],
+  ['benchstream.brokers', '--kafka-brokers'],
+  ['benchstream.topic', '--topic'],
+])
 
 /**
  * Where a binding name leads: ours, YCSB core's, one of the user's installation (`bindings` from its
@@ -82,7 +82,11 @@ export function chooseBinding(name: string, ycsbHome: { bindings: Record<string,
   if (!/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(name)) {
     throw usage(
       `-db ${JSON.stringify(name)} is neither a ` +
-        `short name (${Object.keys(OURS).join(', ')}${ycsbHome === undefined ? '' : `, or one of the installation's: ${Object.keys(ycsbHome.bindings).sort().join(', ')}`}) ` +
+        `short name (${Object.keys(OURS).join(', ')}` +
+        (ycsbHome === undefined
+          ? ''
+          : `, or one of the installation's: ${Object.keys(ycsbHome.bindings).sort().join(', ')}`) +
+        ') ' +
         `nor a Java class name`,
     )
   }
@@ -251,11 +255,8 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
       const kv = ycsb[++i]
       if (kv === undefined) throw usage('-p needs key=value')
       const key = kv.slice(0, Math.max(0, kv.indexOf('='))).trim()
-      if (OWN_PROPERTIES.includes(key))
-        throw usage(
-          `-p ${key} is set by benchstream ycsb: use ` +
-            `${key === 'benchstream.db' ? '-db' : key === 'benchstream.labels' ? '--label k=v' : `--${{ 'benchstream.runid': 'run-id', 'benchstream.clientid': 'client-id', 'benchstream.brokers': 'kafka-brokers', 'benchstream.topic': 'topic' }[key]}`} instead`,
-        )
+      const ownFlag = OWN_PROPERTIES.get(key)
+      if (ownFlag !== undefined) throw usage(`-p ${key} is set by benchstream ycsb: use ${ownFlag} instead`)
       if (key === 'db') binding = kv.slice(kv.indexOf('=') + 1).trim()
       else {
         if (key === 'exportfile') exportFile = kv.slice(kv.indexOf('=') + 1).trim() || undefined

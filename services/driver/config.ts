@@ -321,7 +321,8 @@ function parse(
       }
       default:
         throw usage(
-          `unknown option ${JSON.stringify(a)}${didYouMean(a, DRIVER_FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
+          `unknown option ${JSON.stringify(a)}${didYouMean(a, DRIVER_FLAGS)}` +
+            (a.startsWith('-') ? '' : ' (workload files go after -P, properties after -p)'),
         )
     }
   }
@@ -353,7 +354,11 @@ function parse(
         `are ${bindings.join(', ')}`,
     )
   const workloadName = files.map((f) => f.name).join('+') || 'custom'
-  runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  // <workload>-<UTC time to the second>-<4 random characters>; each call draws a new one.
+  const generatedId = (): string =>
+    `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-` +
+    `${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  runId ??= generatedId()
   clientId ??= `${os
     .hostname()
     .replace(/[^A-Za-z0-9._-]/g, '_')
@@ -362,8 +367,7 @@ function parse(
     throw usage('--repeat and --repetition do not go together: --repeat numbers its runs itself')
   if (repeat !== undefined && phase === 'load') throw usage('--repeat applies to run, not load')
   const runIdGiven = argv.includes('--run-id')
-  if (repeat !== undefined)
-    group ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  if (repeat !== undefined) group ??= generatedId()
   // Room for the -k suffix inside the 64 characters of an id.
   const repeatRunIds =
     repeat === undefined

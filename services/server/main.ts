@@ -204,7 +204,10 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           const ping = await withTimeout(readModel.ping(), serverCfg.health.pingTimeoutMs)
           if (ping !== 'ok')
             problems.push(
-              `ClickHouse (${ch.location}) ${ping === 'timeout' ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms` : `failed: ${ping.message}`}`,
+              `ClickHouse (${ch.location}) ` +
+                (ping === 'timeout'
+                  ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms`
+                  : `failed: ${ping.message}`),
             )
           return problems
         },

@@ -295,7 +295,8 @@ test(
     assert.ok(expected.self.length > 0 && expected.baselineSamples > 100, `${expected.baselineSamples} samples`)
     assert.equal(
       withProfiles.profiles.diffFlameGraph,
-      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
+      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}` +
+        `&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
     )
     assert.equal(
       (await api<ReleaseComparison>(`/api/v1/compare?baseline=${a}-2&candidate=${a}-3`)).body.profiles,
@@ -322,7 +323,8 @@ test(
     assert.match(
       md.stdout,
       new RegExp(
-        `\\*\\*Not comparable, compared with --force:\\*\\* property memory\\.delay\\.scan \\(unset\\) → ${SCAN_DELAY_US}`,
+        `\\*\\*Not comparable, compared with --force:\\*\\* ` +
+          `property memory\\.delay\\.scan \\(unset\\) → ${SCAN_DELAY_US}`,
       ),
     )
     assert.match(md.stdout, /^#### Where the CPU time went: [\d,]+ baseline and [\d,]+ candidate profile samples/m)

@@ -77,7 +77,8 @@ test('benchstream command lines name known commands and flags, with the closest 
     'npx benchstream rnu -P x',
     '```',
     '',
-    'And `benchstream help tresholds` and `benchstream profile atach --run-id R`, `benchstream sweep -threads 1,2 --outdir r`.',
+    'And `benchstream help tresholds` and `benchstream profile atach --run-id R`, ' +
+      '`benchstream sweep -threads 1,2 --outdir r`.',
   ].join('\n')
   assert.deepEqual(await messages(text), [
     '6: unknown flag --threads for benchstream run; the closest valid one is -threads',

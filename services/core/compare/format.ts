@@ -118,7 +118,8 @@ function cellsOf(row: ComparisonRow): string[] {
 
 function sideCell(s: RowSide | null): string {
   if (s === null) return '—'
-  return s.spreadPercent === null ? formatValue(s.center) : `${formatValue(s.center)} ± ${Math.round(s.spreadPercent)}%`
+  if (s.spreadPercent === null) return formatValue(s.center)
+  return `${formatValue(s.center)} ± ${Math.round(s.spreadPercent)}%`
 }
 
 function changeCell(row: ComparisonRow): string {

@@ -130,7 +130,8 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
   pts.forEach((p, i) =>
     out.push(
       `<circle class="point-throughput" cx="${n1(xAt(i))}" cy="${n1(yTp(p.throughput))}" ` +
-        `r="4" fill="${COLORS.throughput}"><title>${esc(`${tickLabel(p.x)}: ${tickLabel(p.throughput)} ops/s`)}</title></circle>`,
+        `r="4" fill="${COLORS.throughput}">` +
+        `<title>${esc(`${tickLabel(p.x)}: ${tickLabel(p.throughput)} ops/s`)}</title></circle>`,
     ),
   )
   out.push('</g>')
@@ -140,7 +141,9 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
       (e): e is { p: typeof e.p & { p99Us: number }; i: number } => e.p.p99Us !== null && Number.isFinite(e.p.p99Us),
     )
   out.push(
-    `<g class="series-p99"><polyline points="${withP99.map((e) => `${n1(xAt(e.i))},${n1(yP99(e.p.p99Us))}`).join(' ')}" ` +
+    '<g class="series-p99"><polyline points="' +
+      withP99.map((e) => `${n1(xAt(e.i))},${n1(yP99(e.p.p99Us))}`).join(' ') +
+      '" ' +
       `fill="none" stroke="${COLORS.p99}" stroke-width="2" stroke-dasharray="5 3"/>`,
   )
   withP99.forEach((e) =>

@@ -59,14 +59,24 @@ export function thresholdMeasurements(): string[] {
   return ['OVERALL', ...OPERATIONS.flatMap((o) => [o, `${o}-FAILED`, `Intended-${o}`, `Intended-${o}-FAILED`])]
 }
 
+/** <measurement>.<metric> <operator> <value><unit>, each part a group. */
+const THRESHOLD_SYNTAX = new RegExp(
+  [
+    /^([A-Za-z][A-Za-z-]*)/, // measurement: READ, Intended-READ, READ-FAILED
+    /\.([A-Za-z_]+[0-9.]*|p\([0-9.]+\))/, // metric: p99.9, error_rate, k6's p(99)
+    /\s*(<=|>=|==|!=|<|>)\s*/, // operator
+    /([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)/, // value: 2, .5, 1e3
+    /\s*([A-Za-zµ%/]*)$/, // unit
+  ]
+    .map((part) => part.source)
+    .join(''),
+)
+
 export function parseThreshold(text: string): Threshold {
   const bad = (why: string): BenchstreamError =>
     new BenchstreamError('BS_ERR_USAGE', `threshold ${JSON.stringify(text)}: ${why}`)
   const src = text.trim()
-  const m =
-    /^([A-Za-z][A-Za-z-]*)\.([A-Za-z_]+[0-9.]*|p\([0-9.]+\))\s*(<=|>=|==|!=|<|>)\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([A-Za-zµ%/]*)$/.exec(
-      src,
-    )
+  const m = THRESHOLD_SYNTAX.exec(src)
   if (m === null) throw bad(RULE)
   const [, measurement, rawMetric, operator, rawValue, rawUnit] = m as unknown as [
     string,
@@ -130,7 +140,8 @@ export function formatThresholdResults(results: readonly ThresholdResult[], scop
   const width = Math.max(...results.map((r) => r.threshold.source.length))
   const failed = results.filter((r) => !r.passed).length
   const lines = results.map((r) => `  ${r.passed ? '✓' : '✗'} ${r.threshold.source.padEnd(width)}  ${r.shown}`)
-  return `thresholds (${scope}): ${failed === 0 ? 'all passed' : `${failed} of ${results.length} failed`}\n${lines.join('\n')}\n`
+  const verdict = failed === 0 ? 'all passed' : `${failed} of ${results.length} failed`
+  return `thresholds (${scope}): ${verdict}\n${lines.join('\n')}\n`
 }
 
 function figure(report: Report, t: Threshold): number | null {

@@ -38,7 +38,13 @@ export function hdrLogLine(
 ): string {
   let max = 0
   for (const [i, c] of buckets) if (c > 0) max = Math.max(max, bucketReportValue(i))
-  return `${(startMs / 1000).toFixed(3)},${(lengthMs / 1000).toFixed(3)},${(max / MAX_VALUE_UNIT_RATIO).toFixed(3)},${encodeCompressedV2(buckets).toString('base64')}\n`
+  const fields = [
+    (startMs / 1000).toFixed(3),
+    (lengthMs / 1000).toFixed(3),
+    (max / MAX_VALUE_UNIT_RATIO).toFixed(3),
+    encodeCompressedV2(buckets).toString('base64'),
+  ]
+  return `${fields.join(',')}\n`
 }
 
 /** Benchstream buckets as one compressed V2 HdrHistogram. */
