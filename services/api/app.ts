@@ -19,6 +19,7 @@ import {
   TimelineQuery,
 } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { ExperimentStore } from '../core/ports/experiment-store.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { releaseHistory } from '../core/compare/history.js'
@@ -32,6 +33,7 @@ import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveView } from './live/plugin.js'
+import { experimentRoutes } from './experiments.js'
 import { profileRoutes } from './profiles.js'
 
 export interface ApiDeps {
@@ -46,6 +48,8 @@ export interface ApiDeps {
   database: string
   /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
   profiles?: ProfileStore
+  /** Experiments (benchstream experiment run): stored and served; without it the experiment routes are not served. */
+  experiments?: ExperimentStore
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -216,6 +220,7 @@ const routes =
     })
 
     if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
+    if (deps.experiments !== undefined) void app.register(experimentRoutes, { store: deps.experiments })
 
     const metricsHandler = deps.metricsHandler
     if (metricsHandler !== undefined) {

@@ -116,6 +116,21 @@ const COMMANDS: Record<string, Command> = {
     flags: async () => flagNames((await import('./ycsb-args.js')).YCSB_FLAGS),
     run: async (argv) => (await import('./ycsb.js')).ycsbMain(argv),
   },
+  agent: {
+    summary: 'on a client machine: runs the experiment work addressed to it (clients, lifecycle steps, profiles)',
+    usage: async () => (await import('../agent/config.js')).AGENT_USAGE,
+    flags: async () => (await import('../agent/config.js')).AGENT_FLAG_NAMES,
+    run: async (argv) => (await import('../agent/main.js')).agentMain(argv),
+  },
+  experiment: {
+    summary: 'one plan runs a whole release comparison across client machines: run, resume, status, list',
+    usage: async () => (await import('./experiment.js')).EXPERIMENT_USAGE,
+    flags: async () =>
+      Object.fromEntries(
+        Object.entries((await import('./experiment.js')).EXPERIMENT_FLAGS).map(([s, f]) => [s, flagNames(f)]),
+      ),
+    run: async (argv) => (await import('./experiment.js')).experimentMain(argv),
+  },
   'import-ycsb': {
     summary: 'what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)',
     usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,

@@ -90,6 +90,12 @@ export const InfraEnv = Type.Object({
     allowed: TOPIC_ALLOWED,
     description: 'alert notifications',
   }),
+  BENCHSTREAM_TOPIC_CONTROL: EnvVar.string({
+    default: 'benchstream.control.v1',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description: 'control topic of experiments: agents register and heartbeat, the coordinator assigns runs',
+  }),
   BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({
     default: 4,
     minimum: 1,
@@ -131,6 +137,8 @@ export interface TopicsConfig {
   events: string
   deadLetter: string
   alerts: string
+  /** Experiments: agents and the coordinator (schemas/experiments.v1.ts ControlMessage). */
+  control: string
   partitions: number
 }
 
@@ -163,6 +171,7 @@ export function readInfraConfig(env: Env): InfraConfig {
       events: e.BENCHSTREAM_TOPIC_EVENTS,
       deadLetter: e.BENCHSTREAM_TOPIC_DLQ,
       alerts: e.BENCHSTREAM_TOPIC_ALERTS,
+      control: e.BENCHSTREAM_TOPIC_CONTROL,
       partitions: e.BENCHSTREAM_TOPIC_PARTITIONS,
     },
     clickhouse: {

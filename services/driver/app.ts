@@ -26,6 +26,8 @@ export interface DriverDeps {
    * sink above.
    */
   runPhase?: PhaseRunner
+  /** Resolves at the instant the run is to start (an experiment's start barrier); rejects to abort before it starts. */
+  barrier?: () => Promise<void>
 }
 
 export interface DriverOutcome {
@@ -36,6 +38,8 @@ export interface DriverOutcome {
 }
 
 export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<DriverOutcome> {
+  // Everything is ready: the run starts at the barrier (nothing was sent yet, so an abort leaves no trace).
+  await deps.barrier?.()
   const base = {
     runId: cfg.runId,
     clientId: cfg.clientId,
@@ -92,6 +96,7 @@ export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<Dr
     runtimeMs: result.runtimeMs,
     scheduleLagMaxMs: Math.round(result.schedule.maxLagMs * 1000) / 1000,
     behindScheduleEpisodes: result.schedule.episodes,
+    ...(result.firstOpAtMs === undefined ? {} : { firstOpUs: Math.round(result.firstOpAtMs * 1000) }),
   })
   return { report: result.report, delivery, runtimeMs: result.runtimeMs, schedule: result.schedule }
 }

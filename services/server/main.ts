@@ -21,6 +21,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
 import { mergeRaceRetryCount, migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseExperimentStore } from '../adapters/clickhouse/experiment-store.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
@@ -192,6 +193,8 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         adHoc,
         database: cfg.infra.clickhouse.database,
         profiles: new ClickHouseProfileStore(reader),
+        // Written through the processor's connection: reads and writes of one process share the embedded engine.
+        experiments: new ClickHouseExperimentStore(ch),
         status: () => ({
           clickhouse: ch.mode,
           location: ch.location,

@@ -46,6 +46,9 @@ function run(id: string, o: Partial<RunInfo> = {}): RunInfo {
     properties: { recordcount: '1000', maxexecutiontime: '10' },
     schedule_lag_max_ms: 0,
     behind_schedule_episodes: 0,
+    expected_clients: 0,
+    start_skew_ms: null,
+    clock_offset_max_ms: null,
     ...o,
   }
 }

@@ -34,11 +34,13 @@ const MIN_REPETITIONS = 3
 
 export type SideRef =
   | { kind: 'run'; runId: string }
+  | { kind: 'runs'; runIds: string[] }
   | { kind: 'group'; group: string }
   | { kind: 'selector'; labels: Record<string, string>; workload?: string; group?: string }
 
 /**
- * Reads a side: `group:NAME`, a selector `key=value[,key=value...]` (label
+ * Reads a side: `runs:ID,ID,...` (exactly those runs: an experiment's
+ * complete ones), `group:NAME`, a selector `key=value[,key=value...]` (label
  * keys, plus `workload` and `group`), or a run id. BS_ERR_BAD_REQUEST when
  * it is none of them.
  */
@@ -48,6 +50,13 @@ export function parseSideRef(text: string): SideRef {
       'BS_ERR_BAD_REQUEST',
       `${JSON.stringify(text)} is not a run id, group:NAME or key=value[,key=value...] selector: ${why}`,
     )
+  if (text.startsWith('runs:')) {
+    const runIds = text.slice('runs:'.length).split(',')
+    if (runIds.length > MAX_RUNS_PER_SIDE) throw bad(`more than ${MAX_RUNS_PER_SIDE} runs`)
+    for (const id of runIds) if (!ID_PATTERN.test(id)) throw bad(`${JSON.stringify(id)}: a run id is ${ID_RULE}`)
+    if (new Set(runIds).size !== runIds.length) throw bad('a run is named twice')
+    return { kind: 'runs', runIds }
+  }
   if (text.startsWith('group:')) {
     const group = text.slice('group:'.length)
     if (!ID_PATTERN.test(group)) throw bad(`the group name must be ${ID_RULE}`)
@@ -93,6 +102,14 @@ export async function resolveSide(src: CompareSource, text: string): Promise<Run
   if (ref.kind === 'run') {
     const run = await src.getRun(ref.runId)
     runs = run === undefined ? [] : [run]
+  } else if (ref.kind === 'runs') {
+    runs = []
+    for (const id of ref.runIds) {
+      const run = await src.getRun(id)
+      if (run === undefined)
+        throw new BenchstreamError('BS_ERR_NOT_FOUND', `no run ${JSON.stringify(id)} (named in ${text.slice(0, 200)})`)
+      runs.push(run)
+    }
   } else {
     const filter: RunFilter =
       ref.kind === 'group'
