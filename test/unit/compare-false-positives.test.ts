@@ -307,6 +307,47 @@ test('SCAN 10x slower (3 + 3): all six SCAN latencies are regressions in every c
   assert.ok(others <= bound, `${others} of ${N} comparisons had another finding (bound ${bound})`)
 })
 
+/** SCAN 10x slower with n + n runs: the verdicts of SCAN's six latency figures (Mann-Whitney from 4 + 4 on). */
+function scanVerdicts(runs: number, seed: number): { verdicts: string[]; tests: number } {
+  const { ab } = compare(seed, { runs, slower: { op: 'SCAN', factor: 10 } })
+  const scan = ab.figures.filter((f) => f.op === 'SCAN' && LATENCY_FIGURES.includes(f.figure))
+  return { verdicts: scan.map((f) => f.verdict), tests: ab.tests }
+}
+
+test('SCAN 10x slower with 5 + 5 and 6 + 6 runs (exact Mann-Whitney): all six SCAN latencies are regressions', () => {
+  // 10x against 10 % noise puts every slowed run above every baseline run (16 sigma apart), so each of the six
+  // figures has Mann-Whitney's smallest p, 2 / C(2n, n): 0.0079 for 5 + 5, 0.0022 for 6 + 6. Benjamini-Hochberg
+  // finds all six when that is at most 6 alpha / m, which holds up to m = 37 figures (5 + 5).
+  for (const runs of [5, 6])
+    for (let seed = 6001; seed < 6003; seed++) {
+      const r = scanVerdicts(runs, seed)
+      assert.ok(r.tests <= 37, `${r.tests} tests`)
+      assert.deepEqual(
+        r.verdicts,
+        LATENCY_FIGURES.map(() => 'regression'),
+        `${runs} + ${runs}, seed ${seed}`,
+      )
+    }
+})
+
+test(
+  'SCAN 10x slower with 4 + 4 runs: all six SCAN latencies are regressions',
+  {
+    todo:
+      '4 + 4 runs use Mann-Whitney (its smallest p, 2/70 = 0.029, is below alpha), but Benjamini-Hochberg over the ' +
+      '26 figures rejects k of them only at p <= k alpha / 26: 15 figures must move together, and one operation ' +
+      'has 7, so no change of one operation can be found however large',
+  },
+  () => {
+    for (let seed = 6001; seed < 6003; seed++)
+      assert.deepEqual(
+        scanVerdicts(4, seed).verdicts,
+        LATENCY_FIGURES.map(() => 'regression'),
+        `seed ${seed}`,
+      )
+  },
+)
+
 test(
   'SCAN 2x slower at 10 % noise (3 + 3): found in at least the fraction the exact Welch distribution gives; ' +
     'nothing else beyond the false-finding bound',
