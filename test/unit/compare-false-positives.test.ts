@@ -229,7 +229,7 @@ test('5 + 5 runs of identical setups: exact Mann-Whitney; at most alpha of the c
   // the smallest two-sided p of 5 + 5 is 2/252 = 0.0079 > alpha / m (m = 18 or 22 figures), so no figure can
   // be found alone. Each
   // comparison costs about 70 ms (a bootstrap interval per figure), hence few seeds and a loose count bound.
-  const N = 12
+  const N = 8
   let flagged = 0
   for (let seed = 1001; seed < 1001 + N; seed++) {
     const { ab } = compare(seed, { runs: 5, throttled: seed % 2 === 0 })
@@ -251,10 +251,10 @@ test(
     // with autocorrelated windows the bootstrap exceeds even that (compare-block-bootstrap.test.ts).
     // What a 1 + 1 comparison cannot see is the run-to-run noise: its samples are one run's windows, so a
     // machine 3 % slower during one run is a 3 % change to it. The null here is the one it can test: both runs'
-    // windows from the same process (no run factor). With 12 comparisons (80 ms each) this count only catches a
+    // windows from the same process (no run factor). With 8 comparisons (80 ms each) this count only catches a
     // gross failure; the bound is checked where it can be, on the bootstrap's own p-values over hundreds of
     // series (compare-block-bootstrap.test.ts, where autocorrelated windows fail it).
-    const N = 12
+    const N = 8
     let flagged = 0
     for (let seed = 2001; seed < 2001 + N; seed++) {
       const { ab } = compare(seed, { runs: 1, windows: { n: 60, phi: 0 } })
@@ -400,7 +400,7 @@ test('symmetry: B vs A has the same p-values, adjusted p-values and the turned v
   ]
   let changed = 0
   setups.forEach((setup, i) => {
-    for (let seed = 5001 + 100 * i; seed < 5001 + 100 * i + (setup.runs === 5 ? 2 : 10); seed++) {
+    for (let seed = 5001 + 100 * i; seed < 5001 + 100 * i + (setup.runs === 5 ? 1 : 10); seed++) {
       const { ab, ba } = compare(seed, setup)
       const back = new Map(ba().figures.map((f) => [f.label, f]))
       for (const f of ab.figures) {
