@@ -86,6 +86,9 @@ function runInfo(id: string, setup: Setup): RunInfo {
     properties: { recordcount: '1000', maxexecutiontime: String(SECONDS) },
     schedule_lag_max_ms: 0,
     behind_schedule_episodes: 0,
+    expected_clients: 0,
+    start_skew_ms: null,
+    clock_offset_max_ms: null,
   }
 }
 
