@@ -390,6 +390,8 @@ export class Agent {
       const output = job.tail.join('\n')
       job.state = ok ? 'ended' : 'failed'
       this.jobs.delete(a.assignment)
+      // Free again: say so at once rather than at the next heartbeat (the coordinator waits for free agents).
+      void this.heartbeat()
       await this.status(a, job.state, {
         operations,
         exitCode: exit.code,

@@ -193,7 +193,7 @@ async function runCommand(argv: readonly string[]): Promise<number> {
   }
   const id = v.id ?? experimentIdOf(plan.name, Date.now())
   const base = outBase(v.out)
-  const { c, close } = conductor(base, true)
+  const { c, store, close } = conductor(base, true)
   let stop = false
   const onSignal = (): void => {
     if (stop) process.exit(130)
@@ -203,6 +203,8 @@ async function runCommand(argv: readonly string[]): Promise<number> {
   }
   process.on('SIGINT', onSignal)
   try {
+    // The server must answer before anything runs: it stores the experiment and counts its runs.
+    await store.list(1)
     await c.start()
     process.stderr.write(`benchstream: experiment ${id}: waiting for the agents the plan needs\n`)
     const state = await c.run(plan, id)

@@ -9,6 +9,11 @@ import { summaryOf } from '../../core/experiments/state.js'
 import type { ExperimentStore } from '../../core/ports/experiment-store.js'
 import { queryRows, type ClickHouse } from './client.js'
 
+/** ms since the epoch as DateTime64(3) text: 2026-12-04 16:42:18.849 (UTC). */
+function dateTime64(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '')
+}
+
 export class ClickHouseExperimentStore implements ExperimentStore {
   constructor(private readonly ch: ClickHouse) {}
 
@@ -22,8 +27,8 @@ export class ClickHouseExperimentStore implements ExperimentStore {
             experiment_id: s.id,
             name: s.name,
             status: s.status,
-            created_at: s.createdAtMs / 1000,
-            updated_at: s.updatedAtMs / 1000,
+            created_at: dateTime64(s.createdAtMs),
+            updated_at: dateTime64(s.updatedAtMs),
             version: s.version,
             state: JSON.stringify(s),
           },

@@ -141,7 +141,8 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number): str
     return (
       `repetitions as samples (${a} + ${b} runs, ` +
       (welch
-        ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney cannot reach α with so few"
+        ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney's smallest p with so few runs " +
+          'cannot survive the adjustment over the figures'
         : 'Mann-Whitney U') +
       ')'
     )
