@@ -22,8 +22,8 @@ export class ClickHouseExperimentStore implements ExperimentStore {
             experiment_id: s.id,
             name: s.name,
             status: s.status,
-            created_at: s.createdAtMs / 1000,
-            updated_at: s.updatedAtMs / 1000,
+            created_at: msText(s.createdAtMs),
+            updated_at: msText(s.updatedAtMs),
             version: s.version,
             state: JSON.stringify(s),
           },
@@ -57,4 +57,14 @@ export class ClickHouseExperimentStore implements ExperimentStore {
     )
     return rows.map((r) => summaryOf(JSON.parse(r.state) as ExperimentState))
   }
+}
+
+/**
+ * `seconds.millis` as text, which DateTime64(3) parses exactly: a JSON number with a fraction (Date.now() / 1000) is
+ * refused by JSONEachRow ("expected ',' before: '.416'").
+ */
+function msText(ms: number): string {
+  const m = Math.floor(ms)
+  const s = Math.floor(m / 1000)
+  return `${s}.${String(m - s * 1000).padStart(3, '0')}`
 }
