@@ -25,6 +25,8 @@
   /** How often the list is read, ms (it changes when an experiment starts or ends; the state keeps its own row). */
   const LIST_MS = 5000
   const LIST_LIMIT = 100
+  /** A read that takes longer is given up, so that a stalled request never stops the polling. */
+  const READ_TIMEOUT_MS = 10_000
   /** Notes shown, the newest (an experiment may have up to 1000). */
   const NOTES_SHOWN = 50
   /** Retries when the plan does not say (PLAN_DEFAULTS.retries in services/core/experiments/plan.ts). */
@@ -96,8 +98,19 @@
   class HttpProblem extends Error {}
 
   async function read(url) {
-    const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' })
-    const text = await res.text()
+    const abort = new AbortController()
+    const timer = setTimeout(
+      () => abort.abort(new Error('no answer within ' + READ_TIMEOUT_MS / 1000 + ' s')),
+      READ_TIMEOUT_MS,
+    )
+    let res
+    let text
+    try {
+      res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store', signal: abort.signal })
+      text = await res.text()
+    } finally {
+      clearTimeout(timer)
+    }
     if (res.ok) return text
     let body = {}
     try {
