@@ -200,6 +200,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           location: ch.location,
           processor: processor.stats,
           heldBack: processor.heldBack(),
+          partitions: processor.partitions(),
           ...(alerts === undefined ? {} : { alerts: alerts.stats }),
         }),
         problems: async () => {
