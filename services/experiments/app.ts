@@ -452,7 +452,8 @@ export class Conductor {
   private async runOnce(cell: Cell, phase: 'run' | 'load'): Promise<Attempt> {
     const state = this.state!
     const plan = state.plan
-    const runId = phase === 'load' ? `${cell.group}-${cell.repetition}` : runIdOf(cell, cell.attempts.length + 1)
+    // A load is one attempt of its own cell; runIdOf keeps its id within the id rule (`<group>-load-<n>` may not).
+    const runId = runIdOf(cell, phase === 'load' ? 1 : cell.attempts.length + 1)
     const picked = await this.pickClientsWaiting(plan)
     if (typeof picked === 'string') {
       const a = emptyAttempt(runId, 'failed', picked)
