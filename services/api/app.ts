@@ -1,6 +1,6 @@
 /**
- * The HTTP API: runs, reports, live timelines, ad hoc read-only SQL and a
- * live web page. build() assembles the app without listening, so tests use
+ * The HTTP API: runs, reports, live timelines, alerts and silences, ad hoc
+ * read-only SQL and a live web page. build() assembles the app without listening, so tests use
  * app.inject() and need no port.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -16,6 +16,7 @@ import {
   TimelineQuery,
 } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { SilenceStore } from '../core/ports/alerts.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { releaseHistory } from '../core/compare/history.js'
@@ -27,6 +28,7 @@ import { formatRunReport } from '../core/reports/run-report-text.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
+import { alertRoutes } from './alerts.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveView } from './live/plugin.js'
 import { profileRoutes } from './profiles.js'
@@ -43,6 +45,10 @@ export interface ApiDeps {
   database: string
   /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
   profiles?: ProfileStore
+  /** Where silences are kept; without it the silence routes are not served. */
+  silences?: SilenceStore
+  /** Wall clock, ms (silences: what is active now); tests may pass their own. */
+  now?: () => number
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -150,6 +156,9 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
       filter: labelTerms(q.filter),
     })
   })
+
+  // Alert incidents (GET /api/v1/alerts) and silences (services/api/alerts.ts).
+  void app.register(alertRoutes, { readModel: rm, silences: deps.silences, now: deps.now ?? Date.now })
 
   app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
 

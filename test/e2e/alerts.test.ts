@@ -386,7 +386,11 @@ test(
 
     // A restarted evaluator (new engine, same table) replays both runs and notifies nothing.
     const replayed: AlertTransition[] = []
-    const capture: AlertNotifier = { channel: 'capture', notify: async (x) => (replayed.push(x), { ok: true }) }
+    const capture: AlertNotifier = {
+      channel: 'capture',
+      mutedBySilences: false,
+      notify: async (x) => (replayed.push(x), { ok: true }),
+    }
     const cfg = readAlertsConfig(env)
     const again = build(cfg, {
       source: new ClickHouseAlertSource(svc.ch),
