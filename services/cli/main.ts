@@ -52,6 +52,11 @@ const COMMANDS: Record<string, Command> = {
     usage: async () => (await import('./usage.js')).READ_USAGE.runs,
     run: async (argv) => (await import('./read.js')).readMain('runs', argv),
   },
+  alerts: {
+    summary: 'alerts of runs (--follow: as they fire and resolve), and silences that hold their webhook back',
+    usage: async () => (await import('./usage.js')).ALERTS_USAGE,
+    run: async (argv) => (await import('./alerts.js')).alertsMain(argv),
+  },
   compare: {
     summary: 'release A vs release B: runs, groups or label selectors, a verdict per figure (terminal, Markdown, JSON)',
     usage: async () => (await import('./usage.js')).COMPARE_USAGE,
