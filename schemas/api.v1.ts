@@ -786,6 +786,10 @@ export const LiveFrontier = Type.Object({
 })
 export type LiveFrontier = Static<typeof LiveFrontier>
 
+/** The run's alerts, newest first: in a snapshot, and as an `alerts` event whenever they change. */
+export const LiveAlerts = Type.Object({ alerts: Type.Array(Alert) })
+export type LiveAlerts = Static<typeof LiveAlerts>
+
 /** Everything the page needs for one run: the first message of a stream (and again after a rebuild). */
 export const LiveSnapshot = Type.Object({
   run: RunInfo,
@@ -799,6 +803,8 @@ export const LiveSnapshot = Type.Object({
   droppedWindows: Type.Integer(),
   frontier: LiveFrontier,
   summary: LiveSummary,
+  /** The run's alerts (incidents with their latest state), newest first. */
+  alerts: Type.Array(Alert),
 })
 export type LiveSnapshot = Static<typeof LiveSnapshot>
 

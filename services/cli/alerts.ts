@@ -139,6 +139,7 @@ async function listMain(argv: readonly string[]): Promise<number> {
     seen.add(key)
     process.stdout.write(json ? JSON.stringify(n) + '\n' : noticeLine(n))
   })
+  process.stderr.write(`benchstream: following alert transitions on ${follower.topic} (Ctrl-C to stop)\n`)
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)

@@ -22,7 +22,7 @@ export class KafkaAlertFollower {
   private constructor(
     private readonly admin: Admin,
     private readonly consumer: Consumer,
-    private readonly topic: string,
+    readonly topic: string,
     private readonly groupId: string,
     private readonly from: ReadonlyArray<{ partition: number; offset: string }>,
   ) {}
