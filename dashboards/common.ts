@@ -475,8 +475,8 @@ export function finishDashboard(d: Dashboard, cfg: DashboardConfig): Dashboard {
     )
       throw new BenchstreamError(
         'BS_ERR_CONFIG',
-        `annotation ${JSON.stringify(a.name)} of dashboard ${d.uid ?? ''} needs datasource ${ds} and a query of plugin ` +
-          `version ${PLUGIN_VERSION}`,
+        `annotation ${JSON.stringify(a.name)} of dashboard ${d.uid ?? ''} needs datasource ${ds} and a query ` +
+          `of plugin version ${PLUGIN_VERSION}`,
       )
   const variables = d.templating.list ?? []
   if (variables[0]?.name !== DATASOURCE_VARIABLE)

@@ -19,7 +19,7 @@ import { MAX_ALERTS_PAGE } from '../../schemas/api.v1.js'
 import { ID_PATTERN, ID_RULE, OPERATIONS } from '../../schemas/events.v1.js'
 import { KafkaAlertFollower } from '../adapters/kafka/alert-follower.js'
 import { createKafka } from '../adapters/kafka/client.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { matchersText } from '../core/alerting/silences.js'
 import { BenchstreamError } from '../core/errors.js'
@@ -33,6 +33,33 @@ const DURATION = /^(\d+(?:\.\d+)?)(s|m|h|d)$/
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 /** Pages a listing reads at most (--limit is capped by it too). */
 const MAX_LISTED = 10 * MAX_ALERTS_PAGE
+
+/** The flags of each form: the listing (no subcommand), silence, silences, expire. */
+export const ALERTS_FLAGS = {
+  list: {
+    run: { type: 'string' },
+    state: { type: 'string' },
+    rule: { type: 'string' },
+    since: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+    follow: { type: 'boolean' },
+  },
+  silence: {
+    rule: { type: 'string' },
+    run: { type: 'string' },
+    op: { type: 'string' },
+    severity: { type: 'string' },
+    for: { type: 'string' },
+    until: { type: 'string' },
+    from: { type: 'string' },
+    comment: { type: 'string' },
+    by: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  silences: { all: { type: 'boolean' }, json: { type: 'boolean' } },
+  expire: { json: { type: 'boolean' } },
+} as const satisfies Record<string, FlagSpecs>
 
 const usage = (what: string): BenchstreamError => new BenchstreamError('BS_ERR_USAGE', `${what}\n${ALERTS_USAGE}`)
 
@@ -72,20 +99,7 @@ function timeArg(flag: string, v: string, now: number, direction: -1 | 1): numbe
 }
 
 async function listMain(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parseFlags(
-    argv,
-    {
-      run: { type: 'string' },
-      state: { type: 'string' },
-      rule: { type: 'string' },
-      since: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean' },
-      follow: { type: 'boolean' },
-    },
-    ALERTS_USAGE,
-    true,
-  )
+  const { values: v, positionals } = parseFlags(argv, ALERTS_FLAGS.list, ALERTS_USAGE, true)
   if (positionals.length > 0)
     throw usage(`unknown subcommand ${JSON.stringify(positionals[0])}: expected silence, silences or expire`)
   const filter: AlertFilter = {}
@@ -197,22 +211,7 @@ function noticeLine(n: AlertNotice): string {
 }
 
 async function silenceMain(argv: readonly string[]): Promise<number> {
-  const { values: v } = parseFlags(
-    argv,
-    {
-      rule: { type: 'string' },
-      run: { type: 'string' },
-      op: { type: 'string' },
-      severity: { type: 'string' },
-      for: { type: 'string' },
-      until: { type: 'string' },
-      from: { type: 'string' },
-      comment: { type: 'string' },
-      by: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    ALERTS_USAGE,
-  )
+  const { values: v } = parseFlags(argv, ALERTS_FLAGS.silence, ALERTS_USAGE)
   const matchers: SilenceBody['matchers'] = []
   const rule = checkRule(v.rule)
   if (rule !== undefined) matchers.push({ name: 'alertname', value: rule })
@@ -258,7 +257,7 @@ async function silenceMain(argv: readonly string[]): Promise<number> {
 }
 
 async function silencesMain(argv: readonly string[]): Promise<number> {
-  const { values: v } = parseFlags(argv, { all: { type: 'boolean' }, json: { type: 'boolean' } }, ALERTS_USAGE)
+  const { values: v } = parseFlags(argv, ALERTS_FLAGS.silences, ALERTS_USAGE)
   const reader = openReader(process.env)
   try {
     const all = await reader.silences()
@@ -275,7 +274,7 @@ async function silencesMain(argv: readonly string[]): Promise<number> {
 }
 
 async function expireMain(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parseFlags(argv, { json: { type: 'boolean' } }, ALERTS_USAGE, true)
+  const { values: v, positionals } = parseFlags(argv, ALERTS_FLAGS.expire, ALERTS_USAGE, true)
   if (positionals.length !== 1) throw usage(`alerts expire takes one silence id, got ${positionals.length}`)
   const reader = openReader(process.env)
   try {

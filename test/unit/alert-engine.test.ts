@@ -314,51 +314,54 @@ function dropSilence(id: string, runId: string, endsAtMs?: number): SilenceSpec 
   }
 }
 
-test('a silenced incident is recorded and published, marked, but not sent to the webhook; both of its states', async () => {
-  const src = new FakeSource()
-  for (let i = 0; i < 30; i++) src.addWindow(i, i >= 12 && i <= 16 ? 500 : 1000)
-  src.infos.set('s1', { runId: 's1', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
-  src.infos.set('s2', { runId: 's2', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
-  const store = new FakeStore()
-  const webhook = new Capture('webhook', true)
-  const kafka = new Capture('kafka', false)
-  const silences = { current: async () => [dropSilence('b-silence', 's1'), dropSilence('a-silence', 's1')] }
-  const e = new AlertEngine(config, {
-    source: src,
-    store,
-    notifiers: [webhook, kafka],
-    silences,
-    now: () => T0 + 31_000,
-  })
-  await e.tick()
-  // s1 is silenced (the smallest matching id speaks), s2 (same windows, no silence) is not.
-  assert.deepEqual(
-    kafka.got.map((t) => [t.runId, t.state, t.silencedBy]),
-    [
-      ['s1', 'firing', 'a-silence'],
-      ['s1', 'resolved', 'a-silence'],
-      ['s2', 'firing', undefined],
-      ['s2', 'resolved', undefined],
-    ],
-  )
-  assert.deepEqual(
-    webhook.got.map((t) => [t.runId, t.state]),
-    [
-      ['s2', 'firing'],
-      ['s2', 'resolved'],
-    ],
-  )
-  assert.deepEqual(
-    store.rows.map((r) => [r.t.runId, r.t.state, r.t.silencedBy]),
-    kafka.got.map((t) => [t.runId, t.state, t.silencedBy]),
-    'every transition recorded, silenced ones marked',
-  )
-  assert.deepEqual(e.stats.notifications, {
-    webhook: { sent: 2, failed: 0, silenced: 2 },
-    kafka: { sent: 4, failed: 0, silenced: 0 },
-  })
-  assert.equal(e.stats.silenced, 2)
-})
+test(
+  'a silenced incident is recorded and published, marked, ' + 'but not sent to the webhook; both of its states',
+  async () => {
+    const src = new FakeSource()
+    for (let i = 0; i < 30; i++) src.addWindow(i, i >= 12 && i <= 16 ? 500 : 1000)
+    src.infos.set('s1', { runId: 's1', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+    src.infos.set('s2', { runId: 's2', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+    const store = new FakeStore()
+    const webhook = new Capture('webhook', true)
+    const kafka = new Capture('kafka', false)
+    const silences = { current: async () => [dropSilence('b-silence', 's1'), dropSilence('a-silence', 's1')] }
+    const e = new AlertEngine(config, {
+      source: src,
+      store,
+      notifiers: [webhook, kafka],
+      silences,
+      now: () => T0 + 31_000,
+    })
+    await e.tick()
+    // s1 is silenced (the smallest matching id speaks), s2 (same windows, no silence) is not.
+    assert.deepEqual(
+      kafka.got.map((t) => [t.runId, t.state, t.silencedBy]),
+      [
+        ['s1', 'firing', 'a-silence'],
+        ['s1', 'resolved', 'a-silence'],
+        ['s2', 'firing', undefined],
+        ['s2', 'resolved', undefined],
+      ],
+    )
+    assert.deepEqual(
+      webhook.got.map((t) => [t.runId, t.state]),
+      [
+        ['s2', 'firing'],
+        ['s2', 'resolved'],
+      ],
+    )
+    assert.deepEqual(
+      store.rows.map((r) => [r.t.runId, r.t.state, r.t.silencedBy]),
+      kafka.got.map((t) => [t.runId, t.state, t.silencedBy]),
+      'every transition recorded, silenced ones marked',
+    )
+    assert.deepEqual(e.stats.notifications, {
+      webhook: { sent: 2, failed: 0, silenced: 2 },
+      kafka: { sent: 4, failed: 0, silenced: 0 },
+    })
+    assert.equal(e.stats.silenced, 2)
+  },
+)
 
 test('an incident is silenced as a whole, decided when it fires', async () => {
   // Windows 0..17 first: the watermark lets windows up to 14 be judged, where the drop (from 12) fires.
@@ -405,51 +408,55 @@ test('an incident is silenced as a whole, decided when it fires', async () => {
   )
 })
 
-test('after a restart, the resolved transition of a silenced incident stays silenced; failed reads keep the last silences', async () => {
-  const src = new FakeSource()
-  for (let i = 0; i < 20; i++) src.addWindow(i, i >= 12 ? 400 : 1000)
-  src.infos.set('s5', { runId: 's5', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
-  const store = new FakeStore()
-  const clock = { now: T0 + 21_000 }
-  const first = new Capture('webhook', true)
-  await new AlertEngine(config, {
-    source: src,
-    store,
-    notifiers: [first],
-    silences: { current: async () => [dropSilence('x', 's5')] },
-    now: () => clock.now,
-  }).tick()
-  assert.deepEqual(first.got, [])
-  assert.deepEqual(
-    store.rows.map((r) => [r.t.state, r.t.silencedBy]),
-    [['firing', 'x']],
-  )
-  // A new engine whose silence store fails: the run recovers and the incident resolves, still silenced.
-  for (let i = 20; i < 30; i++) src.addWindow(i, 1000)
-  clock.now = T0 + 31_000
-  const second = new Capture('webhook', true)
-  const lines: string[] = []
-  const e2 = new AlertEngine(config, {
-    source: src,
-    store,
-    notifiers: [second],
-    silences: {
-      current: async () => {
-        throw new Error('ClickHouse down')
+test(
+  'after a restart, the resolved transition of a silenced incident stays silenced; ' +
+    'failed reads keep the last silences',
+  async () => {
+    const src = new FakeSource()
+    for (let i = 0; i < 20; i++) src.addWindow(i, i >= 12 ? 400 : 1000)
+    src.infos.set('s5', { runId: 's5', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+    const store = new FakeStore()
+    const clock = { now: T0 + 21_000 }
+    const first = new Capture('webhook', true)
+    await new AlertEngine(config, {
+      source: src,
+      store,
+      notifiers: [first],
+      silences: { current: async () => [dropSilence('x', 's5')] },
+      now: () => clock.now,
+    }).tick()
+    assert.deepEqual(first.got, [])
+    assert.deepEqual(
+      store.rows.map((r) => [r.t.state, r.t.silencedBy]),
+      [['firing', 'x']],
+    )
+    // A new engine whose silence store fails: the run recovers and the incident resolves, still silenced.
+    for (let i = 20; i < 30; i++) src.addWindow(i, 1000)
+    clock.now = T0 + 31_000
+    const second = new Capture('webhook', true)
+    const lines: string[] = []
+    const e2 = new AlertEngine(config, {
+      source: src,
+      store,
+      notifiers: [second],
+      silences: {
+        current: async () => {
+          throw new Error('ClickHouse down')
+        },
       },
-    },
-    now: () => clock.now,
-    log: (l) => lines.push(l),
-  })
-  await e2.tick()
-  assert.deepEqual(second.got, [])
-  assert.deepEqual(
-    store.rows.map((r) => [r.t.state, r.t.silencedBy]),
-    [
-      ['firing', 'x'],
-      ['resolved', 'x'],
-    ],
-  )
-  assert.equal(e2.stats.silenceReadFailures, 1)
-  assert.ok(lines.some((l) => l.includes('reading silences failed')))
-})
+      now: () => clock.now,
+      log: (l) => lines.push(l),
+    })
+    await e2.tick()
+    assert.deepEqual(second.got, [])
+    assert.deepEqual(
+      store.rows.map((r) => [r.t.state, r.t.silencedBy]),
+      [
+        ['firing', 'x'],
+        ['resolved', 'x'],
+      ],
+    )
+    assert.equal(e2.stats.silenceReadFailures, 1)
+    assert.ok(lines.some((l) => l.includes('reading silences failed')))
+  },
+)

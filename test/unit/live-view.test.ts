@@ -97,6 +97,9 @@ function fakeRun() {
     properties: {},
     schedule_lag_max_ms: 0,
     behind_schedule_episodes: 0,
+    expected_clients: 0,
+    start_skew_ms: null,
+    clock_offset_max_ms: null,
   })
   const inRange = (from: number, to: number) => rows.filter((r) => r.startMs >= from && r.startMs < to)
   const rm = {
@@ -316,29 +319,33 @@ function alertOf(state: Alert['state']): Alert {
   }
 }
 
-test('alerts ride the same stream: in the snapshot, then an alerts event whenever they change, also after the run is final while one fires', async (t) => {
-  const { rm, state } = fakeRun()
-  state.alerts = [alertOf('firing')]
-  const { app, base } = await serve(rm)
-  t.after(() => app.close())
-  const s = await Events.open(`${base}/api/v1/runs/r1/live`)
-  t.after(() => s.close())
-  const snap = await s.next<LiveSnapshot>('snapshot')
-  assert.deepEqual(snap.data.alerts, [alertOf('firing')])
-  // The run ends and is final while the alert still fires: the feed goes on reading the alerts.
-  state.endedAt = utc(Date.now() - 10_000)
-  const last = await s.next<LiveUpdate>('update', snap.index)
-  assert.equal(last.data.frontier.final, true)
-  state.alerts = [alertOf('resolved')]
-  const resolved = await s.next<LiveAlerts>('alerts', last.index)
-  assert.deepEqual(resolved.data.alerts, [alertOf('resolved')])
-  // Nothing fires any more: reading stops.
-  await new Promise((r) => setTimeout(r, 300))
-  const reads = state.reads
-  await new Promise((r) => setTimeout(r, 400))
-  assert.equal(state.reads, reads)
-  assert.equal(s.list.filter((e) => e.event === 'alerts').length, 1, 'one event per change')
-})
+test(
+  'alerts ride the same stream: in the snapshot, then an alerts event whenever they change, also after the run is ' +
+    'final while one fires',
+  async (t) => {
+    const { rm, state } = fakeRun()
+    state.alerts = [alertOf('firing')]
+    const { app, base } = await serve(rm)
+    t.after(() => app.close())
+    const s = await Events.open(`${base}/api/v1/runs/r1/live`)
+    t.after(() => s.close())
+    const snap = await s.next<LiveSnapshot>('snapshot')
+    assert.deepEqual(snap.data.alerts, [alertOf('firing')])
+    // The run ends and is final while the alert still fires: the feed goes on reading the alerts.
+    state.endedAt = utc(Date.now() - 10_000)
+    const last = await s.next<LiveUpdate>('update', snap.index)
+    assert.equal(last.data.frontier.final, true)
+    state.alerts = [alertOf('resolved')]
+    const resolved = await s.next<LiveAlerts>('alerts', last.index)
+    assert.deepEqual(resolved.data.alerts, [alertOf('resolved')])
+    // Nothing fires any more: reading stops.
+    await new Promise((r) => setTimeout(r, 300))
+    const reads = state.reads
+    await new Promise((r) => setTimeout(r, 400))
+    assert.equal(state.reads, reads)
+    assert.equal(s.list.filter((e) => e.event === 'alerts').length, 1, 'one event per change')
+  },
+)
 
 test(
   'streams are bounded: one more is 503 BS_ERR_LIVE_LIMIT; a closed ' + 'one frees its place; no listener, no reads',

@@ -30,7 +30,13 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     out.push(
       '',
       `${bold('Not comparable, compared with --force:')} ` +
-        `${c.differences.map((d) => `${d.name} ${d.baseline.join('|')} → ${d.candidate.join('|')}${d.where.includes('between sides') ? '' : ` (${d.where.join(', ')})`}`).join('; ')}`,
+        c.differences
+          .map(
+            (d) =>
+              `${d.name} ${d.baseline.join('|')} → ${d.candidate.join('|')}` +
+              (d.where.includes('between sides') ? '' : ` (${d.where.join(', ')})`),
+          )
+          .join('; '),
     )
   }
   if (c.unpaired.length > 0) out.push('', `Not compared (one side only): ${c.unpaired.join(', ')}`)
@@ -134,7 +140,11 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number): str
     const welch = rows.some((r) => r.method === 'welch-t')
     return (
       `repetitions as samples (${a} + ${b} runs, ` +
-      `${welch ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney " + 'cannot reach α with so few' : 'Mann-Whitney U'})`
+      (welch
+        ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney's smallest p with so few runs " +
+          'cannot survive the adjustment over the figures'
+        : 'Mann-Whitney U') +
+      ')'
     )
   }
   if (methods.has('windows'))
