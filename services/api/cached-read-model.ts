@@ -9,6 +9,9 @@
  * answer (a burst of 50 clients asking for one report costs one query).
  */
 import type {
+  AlertFilter,
+  AlertPageRequest,
+  AlertsPage,
   ReadModel,
   RunFigures,
   RunFilter,
@@ -73,7 +76,8 @@ export class CachedReadModel implements ReadModel {
     return this.cached(
       `report:${runId}`,
       () => this.inner.runReport(runId),
-      (r) => this.isFinal(r.run),
+      // An alert still firing will be resolved (at the latest when the evaluator sees the run has ended): read again.
+      (r) => this.isFinal(r.run) && r.alerts.every((a) => a.state === 'resolved'),
     )
   }
 
@@ -102,6 +106,11 @@ export class CachedReadModel implements ReadModel {
 
   percentileCheck(runId: string, quantiles: readonly number[]): ReturnType<ReadModel['percentileCheck']> {
     return this.inner.percentileCheck(runId, quantiles)
+  }
+
+  /** Alerts change while a run is judged, and silences are created any time: read fresh. */
+  alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage> {
+    return this.inner.alerts(filter, page)
   }
 
   deadLetterCounts(): Promise<Record<string, number>> {

@@ -68,6 +68,13 @@ const COMMANDS: Record<string, Command> = {
     flags: async () => flagNames((await import('./read.js')).READ_FLAGS.runs),
     run: async (argv) => (await import('./read.js')).readMain('runs', argv),
   },
+  alerts: {
+    summary: 'alerts of runs (--follow: as they fire and resolve), and silences that hold their webhook back',
+    usage: async () => (await import('./usage.js')).ALERTS_USAGE,
+    // One list for every form: the listing takes no subcommand word, which a per-subcommand list would need.
+    flags: async () => [...new Set(Object.values((await import('./alerts.js')).ALERTS_FLAGS).flatMap(flagNames))],
+    run: async (argv) => (await import('./alerts.js')).alertsMain(argv),
+  },
   compare: {
     summary: 'release A vs release B: runs, groups or label selectors, a verdict per figure (terminal, Markdown, JSON)',
     usage: async () => (await import('./usage.js')).COMPARE_USAGE,

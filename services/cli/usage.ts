@@ -48,6 +48,35 @@ export const READ_USAGE = {
   --json              as JSON (the runs view's rows: properties, group, repeat, ...)`,
 } as const
 
+export const ALERTS_USAGE = `usage: benchstream alerts [--run R] [--state firing|resolved] [--rule NAME] [--since WHEN]
+                          [--limit N] [--json] [--follow]
+       benchstream alerts silence (--rule NAME | --run R | --op OP | --severity S)...
+                          [--for DURATION | --until TIME] [--from TIME] [--comment TEXT] [--by NAME] [--json]
+       benchstream alerts silences [--all] [--json]
+       benchstream alerts expire ID [--json]
+  Alerts the evaluator raised (one line per incident, newest first: state, start, end,
+  rule, severity, run, operation, why), read through a running server or ClickHouse.
+  --run R             only alerts of this run
+  --state S           firing (open now) or resolved
+  --rule NAME         only this rule (the alertname label)
+  --since WHEN        only alerts firing at some time since WHEN: an ISO 8601 time or a
+                      duration back from now (90s, 30m, 2h, 7d)
+  --limit N           at most N alerts, 1 to 10000 (default 100)
+  --json              as JSON (the API's shape; with --follow one object per line)
+  --follow            then print every transition (firing, resolved) as it is published
+                      on the alerts topic (KAFKA_BROKERS, BENCHSTREAM_TOPIC_ALERTS), until
+                      Ctrl-C; the filters apply to it too
+  silence: hold the webhook back for alerts matching every given flag (Alertmanager's
+  model; silenced alerts are still stored and listed, marked "silenced by ID").
+  --rule, --run, --op, --severity   what to match (at least one)
+  --for DURATION      for this long from the start (90s, 30m, 2h, 7d)
+  --until TIME        until this ISO 8601 time
+  --from TIME         start later than now (ISO 8601 or a duration ahead)
+                      without --for/--until a silence needs --run and lasts as long as that run
+  --comment TEXT      why; --by NAME who (default: this user)
+  silences: the active and pending silences (--all: expired ones too).
+  expire ID: end a silence now.`
+
 export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force]
                            [--alpha P] [--min-effect F]
   Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,

@@ -294,6 +294,7 @@ class CompleteRuns implements ExperimentRuns {
       serverCache: [],
       completeness: { sent, counted: sent, undelivered: 0 },
       lateEvents: 0,
+      alerts: [],
     }
   }
 

@@ -45,6 +45,7 @@ function report(over: Partial<RunInfo>): RunReport {
     serverCache: [],
     completeness: { sent: 10, counted: 10, undelivered: 0 },
     lateEvents: 0,
+    alerts: [],
   }
 }
 

@@ -5,7 +5,12 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { RunProgress } from '../../core/stats/window-completeness.js'
+import { ALERT_STATES, RULE_TYPES, SEVERITIES } from '../../../schemas/alert-rules.v1.js'
 import type {
+  Alert,
+  AlertFilter,
+  AlertPageRequest,
+  AlertsPage,
   ClientWindowRow,
   OpFigures,
   PercentileCheck,
@@ -31,6 +36,49 @@ type Num = string | number
  * Window rows read at most by one windowFigures call (one run of an hour at 1 s windows and 8 operations is 28,800).
  */
 export const MAX_WINDOW_ROWS = 2_000_000
+
+/** Alert incidents listed with a run's report at most (a run raising more has a problem the list would not fix). */
+export const MAX_REPORT_ALERTS = 1000
+
+interface IncidentRow {
+  run_id: string
+  fingerprint: string
+  rule: string
+  rule_type: string
+  severity: string
+  op: string
+  state: string
+  starts_ms: Num
+  ends_ms: Num | null
+  value: number
+  threshold: number
+  summary: string
+  description: string
+  resolved_summary: string
+  silenced_by: string
+}
+
+function incident(r: IncidentRow): Alert {
+  const one = <T extends string>(allowed: readonly T[], v: string, fallback: T): T =>
+    (allowed as readonly string[]).includes(v) ? (v as T) : fallback
+  return {
+    fingerprint: r.fingerprint,
+    rule: r.rule,
+    ruleType: one(RULE_TYPES, r.rule_type, 'drop_vs_baseline'),
+    severity: one(SEVERITIES, r.severity, 'warning'),
+    runId: r.run_id,
+    op: r.op,
+    state: one(ALERT_STATES, r.state, 'firing'),
+    startsAt: new Date(Number(r.starts_ms)).toISOString(),
+    endsAt: r.ends_ms === null ? null : new Date(Number(r.ends_ms)).toISOString(),
+    value: Number(r.value),
+    threshold: Number(r.threshold),
+    summary: r.summary,
+    description: r.description,
+    resolvedSummary: r.resolved_summary === '' ? null : r.resolved_summary,
+    silencedBy: r.silenced_by === '' ? null : r.silenced_by,
+  }
+}
 
 /** A row of the figure views (run_op_figures, op_window_figures); absent columns are undefined. */
 interface FigureRow {
@@ -319,6 +367,7 @@ export class ClickHouseReadModel implements ReadModel {
         undelivered: run === undefined ? 0 : Number(run.undelivered),
       },
       lateEvents: late,
+      alerts: (await this.alerts({ runId }, { limit: MAX_REPORT_ALERTS })).alerts,
     }
   }
 
@@ -398,6 +447,50 @@ export class ClickHouseReadModel implements ReadModel {
       { runId, qs: quantiles },
     )
     return rows.map((r) => ({ op: r.op, q: Number(r.q), windows: Number(r.windows), exact: Number(r.exact) }))
+  }
+
+  async alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage> {
+    const where: string[] = []
+    const having: string[] = []
+    const params: Record<string, unknown> = { limit: page.limit + 1 }
+    if (filter.runId !== undefined) {
+      where.push('run_id = {runId:String}')
+      params.runId = filter.runId
+    }
+    if (filter.rule !== undefined) {
+      where.push('rule = {rule:String}')
+      params.rule = filter.rule
+    }
+    if (filter.state !== undefined) {
+      having.push('state = {state:String}')
+      params.state = filter.state
+    }
+    if (filter.sinceMs !== undefined) {
+      having.push('(ends_ms IS NULL OR ends_ms >= {since:Int64})')
+      params.since = filter.sinceMs
+    }
+    if (page.cursor !== undefined) {
+      const dash = page.cursor.indexOf('-')
+      having.push('(starts_ms, fingerprint) < ({cursorMs:Int64}, {cursorFp:String})')
+      params.cursorMs = Number(page.cursor.slice(0, dash))
+      params.cursorFp = page.cursor.slice(dash + 1)
+    }
+    const rows = await queryRows<IncidentRow>(
+      this.ch,
+      `
+      SELECT run_id, fingerprint, rule, rule_type, severity, op, state,
+             toUnixTimestamp64Milli(starts_at) AS starts_ms,
+             if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms,
+             value, threshold, summary, description, resolved_summary, silenced_by
+      FROM ${this.db}.alert_incidents
+      WHERE ${[...where, ...having].join(' AND ') || '1'}
+      ORDER BY starts_ms DESC, fingerprint DESC
+      LIMIT {limit:UInt32}`,
+      params,
+    )
+    const alerts = rows.slice(0, page.limit).map(incident)
+    const last = rows.length > page.limit ? rows[page.limit - 1] : undefined
+    return { alerts, nextCursor: last === undefined ? null : `${Number(last.starts_ms)}-${last.fingerprint}` }
   }
 
   async deadLetterCounts(): Promise<Record<string, number>> {
