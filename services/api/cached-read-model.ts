@@ -10,6 +10,7 @@
  */
 import type {
   ReadModel,
+  ReportedRun,
   RunFigures,
   RunFilter,
   RunInfo,
@@ -94,6 +95,10 @@ export class CachedReadModel implements ReadModel {
 
   windowFigures(runIds: readonly string[]): Promise<WindowFigures[]> {
     return this.inner.windowFigures(runIds)
+  }
+
+  reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]> {
+    return this.inner.reportedRuns(runIds)
   }
 
   runCounts(runId: string): ReturnType<ReadModel['runCounts']> {

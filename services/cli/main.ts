@@ -7,6 +7,7 @@
  * `--debug` (anywhere before a `--`) adds the stack and the causes.
  */
 import { isBenchstreamError } from '../core/errors.js'
+import { NOTHING_TO_COMPARE_EXIT } from '../common/cli-env.js'
 import { closest } from '../core/suggest.js'
 
 interface Command {
@@ -154,6 +155,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await command.run(rest)
   } catch (err) {
     process.stderr.write(describeFailure(err, debug))
+    if (isBenchstreamError(err, 'BS_ERR_NOTHING_TO_COMPARE')) return NOTHING_TO_COMPARE_EXIT
     return isBenchstreamError(err) && err.code === 'BS_ERR_USAGE' ? 2 : 1
   }
 }

@@ -343,6 +343,7 @@ test(
       runFigures: async (ids) =>
         [...figures(A, [100, 101, 99], 1), ...figures(B, [100, 101, 99], 2)].filter((f) => ids.includes(f.runId)),
       windowFigures: async () => assert.fail('3 runs a side need no windows'),
+      reportedRuns: async () => assert.fail('every run has figures'),
     }
     const c = await compareReleases(src, 'group:a', 'version=1.1,workload=e', { force: true })
     assert.deepEqual(asked, [{ group: 'a' }, { labels: { version: '1.1' } }])
@@ -429,7 +430,7 @@ test(
     const md = formatComparison(c, 'markdown')
     assert.match(
       md,
-      /^### `group:a` → `group:b`\n\n\*\*baseline\*\*: 3 runs \(a1, a2, a3\) {2}\n\*\*candidate\*\*: 3 runs \(b1, b2, b3\)\n/,
+      /^### `group:a` → `group:b`\n\n\*\*Regressed:\*\* READ p50 \+50\.0% \(p=[\d.e-]+\)\.\n\n\*\*baseline\*\*: 3 runs \(a1, a2, a3\) {2}\n\*\*candidate\*\*: 3 runs \(b1, b2, b3\)\n/,
     )
     assert.match(md, /^#### workload `workloada`: repetitions as samples \(3 \+ 3 runs, Welch's t-test, on logarithms/m)
     assert.match(md, /^\| figure \| baseline \| candidate \| change \| verdict \|$/m)

@@ -1,9 +1,13 @@
 /**
  * A release comparison (release.ts) as text: a terminal table (aligned,
  * coloured when asked, i.e. on a TTY) or Markdown to paste into a release
- * email or a JIRA comment. Both carry the same lines: which runs each side
- * had, how the samples were taken, setup differences when forced, one table
- * per workload (format.ts), and what the verdicts mean.
+ * email or a JIRA comment. Both carry the same lines: one line saying what
+ * regressed, which runs each side had, how the samples were taken, setup
+ * differences when forced, one table per workload (format.ts), and what the
+ * verdicts mean. For a workload of summary runs (YCSB's reports as printed)
+ * the Markdown table is the short one an email needs: throughput and the
+ * percentiles YCSB printed (errors when there are any, and any other figure
+ * with a verdict); the terminal and JSON keep every figure.
  */
 import type { ComparedFigure, ProfileChanges, ReleaseComparison } from '../../../schemas/api.v1.js'
 import { formatMarkdownTable, formatTerminalTable, type ComparisonRow } from './format.js'
@@ -23,6 +27,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       ? `### ${code(c.baseline.ref)} → ${code(c.candidate.ref)}`
       : `baseline ${c.baseline.ref} vs candidate ${c.candidate.ref}`,
     '',
+    headline(c, md),
+    '',
   )
   out.push(`${bold('baseline')}: ${runsText(c.baseline.runs)}${md ? '  ' : ''}`)
   out.push(`${bold('candidate')}: ${runsText(c.candidate.runs)}`)
@@ -34,16 +40,22 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     )
   }
   if (c.unpaired.length > 0) out.push('', `Not compared (one side only): ${c.unpaired.join(', ')}`)
+  let shortened = false
   for (const w of c.workloads) {
     const name = w.baseline === w.candidate ? w.baseline : `${w.baseline} vs ${w.candidate}`
     const rows = c.figures.filter((f) => f.workload === name)
+    const reported = w.reportedRuns.baseline + w.reportedRuns.candidate
+    const runs = w.baselineRuns.length + w.candidateRuns.length
     out.push(
       '',
-      `${md ? '#### ' : ''}workload ${code(name)}: ` +
+      `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ` +
+        `${reported === 0 ? '' : reported === runs ? 'summary runs (YCSB reports as printed), ' : `${reported} of ${runs} runs summary runs (YCSB reports as printed), `}` +
         `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length)}${throttleText(w.throttle)}`,
       '',
     )
-    const table = rows.map(toRow)
+    const shown = md && reported > 0 ? rows.filter(emailRow) : rows
+    shortened ||= shown.length < rows.length
+    const table = shown.map(toRow)
     out.push(
       (md ? formatMarkdownTable(table) : formatTerminalTable(table, { color: options.color === true })).trimEnd(),
     )
@@ -56,15 +68,39 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
   ]
   if (s.atTarget > 0) counts.push(`${s.atTarget} at target`)
   if (s.belowTarget > 0) counts.push(`${s.belowTarget} below target`)
-  if (s.insufficient > 0) counts.push(`${s.insufficient} with insufficient data`)
+  if (s.insufficient > 0) counts.push(`${s.insufficient} not testable (too few runs or windows)`)
   out.push('', `${counts.join(', ')}.`)
-  out.push(
-    `${md ? '_' : ''}Each value is the median over the side's runs of the run's own figure (percentiles ` +
-      `from the run's merged histogram); ± x%: every run within x% of it. ` +
-      (`Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
-        `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
-        `significant change.${md ? '_' : ''}`),
+  const anyReported = c.workloads.some((w) => w.reportedRuns.baseline + w.reportedRuns.candidate > 0)
+  const anyEvents = c.workloads.some(
+    (w) => w.reportedRuns.baseline + w.reportedRuns.candidate < w.baselineRuns.length + w.candidateRuns.length,
   )
+  const legend = [
+    `Each value is the median over the side's runs of the run's own figure (` +
+      [
+        anyEvents ? "percentiles from the run's merged histogram" : '',
+        anyReported
+          ? "a summary run's figures as YCSB printed them; a percentile of a run with several clients is the " +
+            'median of their printed ones, as the note says: percentiles of clients cannot be merged'
+          : '',
+      ]
+        .filter((x) => x !== '')
+        .join('; ') +
+      '); ± x%: every run within x% of it.',
+    `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
+      `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
+      `significant change; n = 1 + 1: not testable means one run a side (at least 3 a side are tested), so ` +
+      `the change is shown and not judged.`,
+  ]
+  if (c.figures.some((f) => f.resolutionUs > 0))
+    legend.push(
+      'Percentiles YCSB printed in whole ms (before 0.4.0) have 1 ms resolution: a smaller change is never called.',
+    )
+  if (shortened)
+    legend.push(
+      'Summary-run tables show throughput, the printed percentiles and errors; avg, min, max and error rates ' +
+        'are in `--format terminal` and `--format json`.',
+    )
+  out.push(`${md ? '_' : ''}${legend.join(' ')}${md ? '_' : ''}`)
   if (c.profiles !== null) out.push('', ...profileLines(c.profiles, md))
   return out.join('\n') + '\n'
 }
@@ -128,6 +164,67 @@ function runsText(runs: readonly string[]): string {
   )
 }
 
+/** What a release email's table keeps of a summary-run workload. */
+function emailRow(f: ComparedFigure): boolean {
+  if (f.verdict === 'regression' || f.verdict === 'improvement' || f.verdict === 'below target') return true
+  if (f.figure === 'throughput' || /^p\d/.test(f.figure)) return true
+  return f.figure === 'errors' && ((f.baseline.center ?? 0) > 0 || (f.candidate.center ?? 0) > 0)
+}
+
+/** Most figures named in the headline; the rest are counted. */
+const HEADLINE_FIGURES = 6
+
+/**
+ * One line on what regressed: the called regressions (and improvements), or when nothing could be tested, the
+ * largest changes for the worse, said to be untested.
+ */
+function headline(c: ReleaseComparison, md: boolean): string {
+  const bold = (s: string): string => (md ? `**${s}**` : s)
+  const name = (f: ComparedFigure): string =>
+    `${c.workloads.length > 1 ? `${f.workload} ` : ''}${f.op} ${f.figure.replace(/_/g, ' ')}`
+  const pct = (f: ComparedFigure): string =>
+    f.changePercent === null ? '' : ` ${f.changePercent >= 0 ? '+' : ''}${f.changePercent.toFixed(1)}%`
+  const list = (fs: readonly ComparedFigure[], detail: (f: ComparedFigure) => string): string => {
+    const sorted = [...fs].sort((x, y) => Math.abs(y.changePercent ?? 0) - Math.abs(x.changePercent ?? 0))
+    const shown = sorted.slice(0, HEADLINE_FIGURES).map((f) => `${name(f)}${pct(f)}${detail(f)}`)
+    return shown.join(', ') + (sorted.length > HEADLINE_FIGURES ? `, and ${sorted.length - HEADLINE_FIGURES} more` : '')
+  }
+  const p = (f: ComparedFigure): string =>
+    f.adjustedPValue === null
+      ? ''
+      : ` (p=${f.adjustedPValue < 0.001 ? f.adjustedPValue.toExponential(1) : f.adjustedPValue.toFixed(3)})`
+  const regressions = c.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'below target')
+  const improvements = c.figures.filter((f) => f.verdict === 'improvement')
+  const tested = c.figures.filter((f) => f.verdict !== 'insufficient data').length
+  const untested = c.figures.filter((f) => f.verdict === 'insufficient data')
+  const parts: string[] = []
+  if (regressions.length > 0) parts.push(`${bold('Regressed:')} ${list(regressions, p)}.`)
+  else if (tested > 0) parts.push(`${bold('Regressed:')} nothing called in ${tested} tested figures.`)
+  if (improvements.length > 0) parts.push(`${bold('Improved:')} ${list(improvements, p)}.`)
+  if (untested.length > 0) {
+    const worse = untested.filter(
+      (f) =>
+        f.changePercent !== null &&
+        f.changePercent !== 0 &&
+        (f.direction === 'lower-is-better') === f.changePercent > 0 &&
+        !(f.resolutionUs > 0 && Math.abs((f.candidate.center ?? 0) - (f.baseline.center ?? 0)) < f.resolutionUs),
+    )
+    const n = `${untested.length} figure${untested.length === 1 ? '' : 's'}`
+    parts.push(
+      `${bold(tested === 0 ? 'Regressed: not testable' : 'Not testable:')} ${n} with too few runs ` +
+        `(n = ${nText(untested)})` +
+        (worse.length === 0 ? '.' : `; largest changes for the worse, untested: ${list(worse, () => '')}.`),
+    )
+  }
+  return parts.join(' ')
+}
+
+/** `1 + 1`, or the range of sample counts when they differ. */
+function nText(fs: readonly ComparedFigure[]): string {
+  const ns = [...new Set(fs.map((f) => `${f.baseline.n} + ${f.candidate.n}`))]
+  return ns.length === 1 ? ns[0]! : ns.join(', ')
+}
+
 function samplesText(rows: readonly ComparedFigure[], a: number, b: number): string {
   const methods = new Set(rows.filter((r) => r.samples !== 'none').map((r) => r.samples))
   if (methods.has('repetitions')) {
@@ -139,7 +236,7 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number): str
   }
   if (methods.has('windows'))
     return `per-window samples of ${a} + ${b} runs (circular block bootstrap: fewer than 3 runs a side)`
-  return `${a} + ${b} runs, too few runs and windows to test`
+  return `n = ${a} + ${b} runs: not testable (at least 3 runs a side, or windows, are needed); values and changes shown`
 }
 
 function throttleText(t: ReleaseComparison['workloads'][number]['throttle']): string {
