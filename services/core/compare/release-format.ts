@@ -50,7 +50,7 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       '',
       `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ` +
         `${reported === 0 ? '' : reported === runs ? 'summary runs (YCSB reports as printed), ' : `${reported} of ${runs} runs summary runs (YCSB reports as printed), `}` +
-        `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length)}${throttleText(w.throttle)}`,
+        `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length, reported === runs)}${throttleText(w.throttle)}`,
       '',
     )
     const shown = md && reported > 0 ? rows.filter(emailRow) : rows
@@ -88,9 +88,13 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       '); ± x%: every run within x% of it.',
     `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
       `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
-      `significant change; n = 1 + 1: not testable means one run a side (at least 3 a side are tested), so ` +
-      `the change is shown and not judged.`,
+      `significant change.`,
   ]
+  if (s.insufficient > 0)
+    legend.push(
+      'n = 1 + 1: not testable: one run a side cannot tell a change from run-to-run noise, so the values and ' +
+        'their change are shown without a verdict (3 runs a side are tested).',
+    )
   if (c.figures.some((f) => f.resolutionUs > 0))
     legend.push(
       'Percentiles YCSB printed in whole ms (before 0.4.0) have 1 ms resolution: a smaller change is never called.',
@@ -171,49 +175,67 @@ function emailRow(f: ComparedFigure): boolean {
   return f.figure === 'errors' && ((f.baseline.center ?? 0) > 0 || (f.candidate.center ?? 0) > 0)
 }
 
-/** Most figures named in the headline; the rest are counted. */
-const HEADLINE_FIGURES = 6
-
 /**
- * One line on what regressed: the called regressions (and improvements), or when nothing could be tested, the
- * largest changes for the worse, said to be untested.
+ * One line on what regressed: per workload, the called regressions (and improvements) the reader looks for first
+ * (OVERALL throughput, percentiles, averages, errors; extremes and per-operation throughput after), or when nothing
+ * could be tested, the largest changes for the worse, said to be untested.
  */
 function headline(c: ReleaseComparison, md: boolean): string {
   const bold = (s: string): string => (md ? `**${s}**` : s)
-  const name = (f: ComparedFigure): string =>
-    `${c.workloads.length > 1 ? `${f.workload} ` : ''}${f.op} ${f.figure.replace(/_/g, ' ')}`
-  const pct = (f: ComparedFigure): string =>
-    f.changePercent === null ? '' : ` ${f.changePercent >= 0 ? '+' : ''}${f.changePercent.toFixed(1)}%`
-  const list = (fs: readonly ComparedFigure[], detail: (f: ComparedFigure) => string): string => {
-    const sorted = [...fs].sort((x, y) => Math.abs(y.changePercent ?? 0) - Math.abs(x.changePercent ?? 0))
-    const shown = sorted.slice(0, HEADLINE_FIGURES).map((f) => `${name(f)}${pct(f)}${detail(f)}`)
-    return shown.join(', ') + (sorted.length > HEADLINE_FIGURES ? `, and ${sorted.length - HEADLINE_FIGURES} more` : '')
+  const weight = (f: ComparedFigure): number =>
+    f.figure === 'throughput' && f.op === 'OVERALL'
+      ? 0
+      : /^p\d/.test(f.figure)
+        ? 1
+        : f.figure === 'avg'
+          ? 2
+          : f.figure.startsWith('error')
+            ? 3
+            : f.figure === 'throughput'
+              ? 4
+              : 5
+  const list = (fs: readonly ComparedFigure[], perWorkload: number): string => {
+    const byWorkload = new Map<string, ComparedFigure[]>()
+    for (const f of fs) byWorkload.set(f.workload, [...(byWorkload.get(f.workload) ?? []), f])
+    return [...byWorkload]
+      .map(([w, list]) => {
+        const sorted = [...list].sort(
+          (x, y) => weight(x) - weight(y) || Math.abs(y.changePercent ?? 0) - Math.abs(x.changePercent ?? 0),
+        )
+        const shown = sorted.slice(0, perWorkload).map((f) => {
+          const pct =
+            f.changePercent === null ? '' : ` ${f.changePercent >= 0 ? '+' : ''}${f.changePercent.toFixed(1)}%`
+          return `${f.op} ${f.figure.replace(/_/g, ' ')}${pct}`
+        })
+        const more = sorted.length > perWorkload ? ` (+${sorted.length - perWorkload} more)` : ''
+        return `${c.workloads.length > 1 ? `${w}: ` : ''}${shown.join(', ')}${more}`
+      })
+      .join('; ')
   }
-  const p = (f: ComparedFigure): string =>
-    f.adjustedPValue === null
-      ? ''
-      : ` (p=${f.adjustedPValue < 0.001 ? f.adjustedPValue.toExponential(1) : f.adjustedPValue.toFixed(3)})`
   const regressions = c.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'below target')
   const improvements = c.figures.filter((f) => f.verdict === 'improvement')
-  const tested = c.figures.filter((f) => f.verdict !== 'insufficient data').length
+  // Tested: a p-value, or a throughput target rule; equal values on every run are no test.
+  const tested = c.figures.filter(
+    (f) => f.pValue !== null || f.verdict === 'at target' || f.verdict === 'below target',
+  ).length
   const untested = c.figures.filter((f) => f.verdict === 'insufficient data')
   const parts: string[] = []
-  if (regressions.length > 0) parts.push(`${bold('Regressed:')} ${list(regressions, p)}.`)
-  else if (tested > 0) parts.push(`${bold('Regressed:')} nothing called in ${tested} tested figures.`)
-  if (improvements.length > 0) parts.push(`${bold('Improved:')} ${list(improvements, p)}.`)
+  if (regressions.length > 0) parts.push(`${bold('Regressed:')} ${list(regressions, 3)}.`)
+  else if (tested > 0) parts.push(`${bold('Regressed:')} nothing, of ${tested} tested figures.`)
+  if (improvements.length > 0) parts.push(`${bold('Improved:')} ${list(improvements, 3)}.`)
   if (untested.length > 0) {
     const worse = untested.filter(
       (f) =>
+        weight(f) < 4 &&
         f.changePercent !== null &&
         f.changePercent !== 0 &&
         (f.direction === 'lower-is-better') === f.changePercent > 0 &&
         !(f.resolutionUs > 0 && Math.abs((f.candidate.center ?? 0) - (f.baseline.center ?? 0)) < f.resolutionUs),
     )
-    const n = `${untested.length} figure${untested.length === 1 ? '' : 's'}`
+    const what = `n = ${nText(untested)} for ${untested.length} figure${untested.length === 1 ? '' : 's'}`
     parts.push(
-      `${bold(tested === 0 ? 'Regressed: not testable' : 'Not testable:')} ${n} with too few runs ` +
-        `(n = ${nText(untested)})` +
-        (worse.length === 0 ? '.' : `; largest changes for the worse, untested: ${list(worse, () => '')}.`),
+      (tested === 0 ? `${bold('Regressed:')} not testable (${what}).` : `${bold('Not testable:')} ${what}.`) +
+        (worse.length === 0 ? '' : ` Largest changes for the worse, untested: ${list(worse, 2)}.`),
     )
   }
   return parts.join(' ')
@@ -225,7 +247,7 @@ function nText(fs: readonly ComparedFigure[]): string {
   return ns.length === 1 ? ns[0]! : ns.join(', ')
 }
 
-function samplesText(rows: readonly ComparedFigure[], a: number, b: number): string {
+function samplesText(rows: readonly ComparedFigure[], a: number, b: number, reportedOnly: boolean): string {
   const methods = new Set(rows.filter((r) => r.samples !== 'none').map((r) => r.samples))
   if (methods.has('repetitions')) {
     const welch = rows.some((r) => r.method === 'welch-t')
@@ -236,7 +258,10 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number): str
   }
   if (methods.has('windows'))
     return `per-window samples of ${a} + ${b} runs (circular block bootstrap: fewer than 3 runs a side)`
-  return `n = ${a} + ${b} runs: not testable (at least 3 runs a side, or windows, are needed); values and changes shown`
+  return (
+    `n = ${a} + ${b}: not testable (at least 3 runs a side${reportedOnly ? '' : ', or 10 windows'} are needed); ` +
+    'values and changes shown'
+  )
 }
 
 function throttleText(t: ReleaseComparison['workloads'][number]['throttle']): string {

@@ -415,11 +415,12 @@ export function compareRuns(
       new Set(side.flatMap((v) => [...(v?.ops.keys() ?? [])]))
     const opsA = opsOf(va)
     const opsB = opsOf(vb)
-    const common = [...opsA].filter((o) => opsB.has(o) && o !== OVERALL)
-    if (common.length === 0 && (opsA.size > 0 || opsB.size > 0) && !(opsA.has(OVERALL) && opsB.has(OVERALL))) {
+    // OVERALL alone is no common ground: runs with no operation in common ran different things.
+    const named = (ops: Set<string>): string[] => orderOps([...ops].filter((o) => o !== OVERALL))
+    if (!named(opsA).some((o) => opsB.has(o))) {
       nothing.push(
-        `${workload}: no operation in common (baseline ${orderOps([...opsA]).join(', ') || 'none'}; candidate ` +
-          `${orderOps([...opsB]).join(', ') || 'none'})`,
+        `${workload}: no operation in common (baseline ${named(opsA).join(', ') || 'none'}; candidate ` +
+          `${named(opsB).join(', ') || 'none'})`,
       )
       continue
     }
@@ -811,7 +812,7 @@ function adjust(rows: ComparedFigure[], alpha: number): void {
       r.reason =
         `${r.reason}; not significant once adjusted for ${tested.length} ` + `figures (Benjamini-Hochberg p=${fmtP(q)})`
       r.verdict = 'no significant change'
-      r.note = `adjusted p=${fmtP(q)}`
+      r.note = r.note === null ? `adjusted p=${fmtP(q)}` : `adjusted p=${fmtP(q)}; ${r.note}`
     }
   })
 }

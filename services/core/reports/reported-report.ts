@@ -141,13 +141,13 @@ function ycsbLines(
   const lines: string[] = []
   if (overall.runtimeMs !== null) lines.push(`[OVERALL], RunTime(ms), ${String(overall.runtimeMs)}`)
   if (overall.throughputOpsPerSec !== null)
-    lines.push(`[OVERALL], Throughput(ops/sec), ${String(overall.throughputOpsPerSec)}`)
+    lines.push(`[OVERALL], Throughput(ops/sec), ${javaDouble(overall.throughputOpsPerSec)}`)
   for (const m of measurements) {
-    const put = (what: string, v: number | null): void => {
-      if (v !== null) lines.push(`[${m.name}], ${what}, ${String(v)}`)
+    const put = (what: string, v: number | null, text: (v: number) => string = String): void => {
+      if (v !== null) lines.push(`[${m.name}], ${what}, ${text(v)}`)
     }
     put('Operations', m.operations)
-    put('AverageLatency(us)', m.averageUs)
+    put('AverageLatency(us)', m.averageUs, javaDouble)
     put('MinLatency(us)', m.minUs)
     put('MaxLatency(us)', m.maxUs)
     for (const p of m.percentiles)
@@ -155,6 +155,19 @@ function ycsbLines(
     for (const [status, n] of Object.entries(m.returns)) put(`Return=${status}`, n)
   }
   return lines
+}
+
+/**
+ * A double as Java's Double.toString prints it (YCSB's averages and throughput): `649.0`, `716.8458781362007`,
+ * `1.2345E7` from 10^7 up and below 10^-3.
+ */
+export function javaDouble(v: number): string {
+  const abs = Math.abs(v)
+  if (abs !== 0 && (abs >= 1e7 || abs < 1e-3)) {
+    const [mantissa, exponent] = v.toExponential().split('e') as [string, string]
+    return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`
+  }
+  return Number.isInteger(v) ? v.toFixed(1) : String(v)
 }
 
 /**
