@@ -600,6 +600,8 @@ export const ReleaseComparison = Type.Object({
    * named with --by.
    */
   by: Nullable(Type.String()),
+  /** What the reader must know about how the sides were compared (setups that could not be compared, and why). */
+  notes: Type.Array(Type.String()),
   /** Workload pairs compared; a workload only one side ran is listed in unpaired. */
   workloads: Type.Array(
     Type.Object({

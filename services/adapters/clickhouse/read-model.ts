@@ -130,15 +130,17 @@ export class ClickHouseReadModel implements ReadModel {
       where.push('mapContains(r.labels, {hasLabel:String})')
       params.hasLabel = filter.hasLabel
     }
-    // A summary run has no windows: its operations are the ones its YCSB reports count (view reported_runs).
+    // A summary run has no windows: its operations are the ones its YCSB reports count (view reported_runs). With two
+    // joins ClickHouse names r.* 's key `r.run_id`: it is selected by name.
     return queryRows(
       this.ch,
       `
-      SELECT r.*, if(p.origin = 'reported', 'reported', 'events') AS origin,
-             toUInt64(if(p.origin = 'reported', p.operations, ifNull(w.operations, 0))) AS operations
+      SELECT r.run_id AS run_id, r.* EXCEPT (run_id), if(p_origin = 'reported', 'reported', 'events') AS origin,
+             toUInt64(if(p_origin = 'reported', p_operations, ifNull(w.operations, 0))) AS operations
       FROM ${this.db}.runs AS r
       LEFT JOIN (SELECT run_id, sum(count) AS operations FROM ${this.db}.op_windows GROUP BY run_id) AS w USING (run_id)
-      LEFT JOIN (SELECT run_id, origin, operations FROM ${this.db}.reported_runs) AS p ON p.run_id = r.run_id
+      LEFT JOIN (SELECT run_id, origin AS p_origin, operations AS p_operations FROM ${this.db}.reported_runs) AS p
+        USING (run_id)
       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
       ORDER BY r.started_at DESC
       LIMIT {limit:UInt32}`,
@@ -300,9 +302,10 @@ export class ClickHouseReadModel implements ReadModel {
     const rows = await queryRows<RunInfo>(
       this.ch,
       `
-      SELECT r.*, if(p.origin = 'reported', 'reported', 'events') AS origin
+      SELECT r.run_id AS run_id, r.* EXCEPT (run_id), if(p_origin = 'reported', 'reported', 'events') AS origin
       FROM ${this.db}.runs AS r
-      LEFT JOIN (SELECT run_id, origin FROM ${this.db}.reported_runs WHERE run_id = {runId:String}) AS p ON p.run_id = r.run_id
+      LEFT JOIN (SELECT run_id, origin AS p_origin FROM ${this.db}.reported_runs WHERE run_id = {runId:String}) AS p
+        USING (run_id)
       WHERE r.run_id = {runId:String}`,
       { runId },
     )

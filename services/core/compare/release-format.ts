@@ -39,7 +39,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
         `${c.differences.map((d) => `${d.name} ${d.baseline.join('|')} → ${d.candidate.join('|')}${d.where.includes('between sides') ? '' : ` (${d.where.join(', ')})`}`).join('; ')}`,
     )
   }
-  if (c.unpaired.length > 0) out.push('', `Not compared (one side only): ${c.unpaired.join(', ')}`)
+  if (c.unpaired.length > 0) out.push('', `Not compared: ${c.unpaired.join('; ')}`)
+  for (const n of c.notes) out.push('', `${md ? '_' : ''}Note: ${n}.${md ? '_' : ''}`)
   let shortened = false
   for (const w of c.workloads) {
     const name = w.baseline === w.candidate ? w.baseline : `${w.baseline} vs ${w.candidate}`
@@ -61,11 +62,14 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     )
   }
   const s = c.summary
+  // Figures with the same value on every run of both sides (error counts of 0) are no test: counted apart.
+  const equal = c.figures.filter((f) => f.verdict === 'no significant change' && f.pValue === null).length
   const counts = [
     `${s.regressions} regression${s.regressions === 1 ? '' : 's'}`,
     `${s.improvements} improvement${s.improvements === 1 ? '' : 's'}`,
-    `${s.unchanged} without significant change`,
+    `${s.unchanged - equal} without significant change`,
   ]
+  if (equal > 0) counts.push(`${equal} the same on every run`)
   if (s.atTarget > 0) counts.push(`${s.atTarget} at target`)
   if (s.belowTarget > 0) counts.push(`${s.belowTarget} below target`)
   if (s.insufficient > 0) counts.push(`${s.insufficient} not testable (too few runs or windows)`)
@@ -86,9 +90,11 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
         .filter((x) => x !== '')
         .join('; ') +
       '); ± x%: every run within x% of it.',
-    `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
-      `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
-      `significant change.`,
+    c.tests === 0
+      ? 'No figure could be tested.'
+      : `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
+        `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
+        `significant change.`,
   ]
   if (s.insufficient > 0)
     legend.push(

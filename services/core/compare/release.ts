@@ -310,6 +310,33 @@ function listed(ids: readonly string[]): string {
   return ids.length <= 4 ? ids.join(', ') : `${ids.slice(0, 4).join(', ')} and ${ids.length - 4} more`
 }
 
+/**
+ * A summary run imported without -P or a workload file records no properties: its setup is unknown, not different.
+ * Its properties and record count are left out of the comparison (and a note says so); clients still count.
+ */
+function setupUnknown(r: RunInfo): boolean {
+  return r.origin === 'reported' && Object.keys(r.properties ?? {}).length === 0
+}
+
+function pairSetupDifferences(p: WorkloadPair, unknownSetups: string[]): SetupDifference[] {
+  const ka = p.baseline.filter((r) => !setupUnknown(r))
+  const kb = p.candidate.filter((r) => !setupUnknown(r))
+  if (ka.length === p.baseline.length && kb.length === p.candidate.length)
+    return compareSetups(p.baseline.map(runSetup), p.candidate.map(runSetup)).differences
+  unknownSetups.push(...[...p.baseline, ...p.candidate].filter(setupUnknown).map((r) => r.run_id))
+  const clientsOnly = (r: RunInfo): RunSetup => ({
+    ...runSetup(r),
+    properties: {},
+    recordCount: null,
+    threads: 0,
+    target: null,
+    durationS: null,
+  })
+  const known = ka.length > 0 && kb.length > 0 ? compareSetups(ka.map(runSetup), kb.map(runSetup)).differences : []
+  const clients = compareSetups(p.baseline.map(clientsOnly), p.candidate.map(clientsOnly)).differences
+  return [...known.filter((d) => d.name !== 'clients'), ...clients]
+}
+
 /** What a run was asked to do, for comparable.ts. */
 export function runSetup(r: RunInfo): RunSetup {
   const p = r.properties ?? {}
@@ -360,6 +387,8 @@ export function compareRuns(
   }
   const serverCache = new Map([...eventFigures].map(([id, f]) => [id, f.serverCache]))
   const { pairs, unpaired } = pairWorkloads(a.runs, b.runs, by)
+  const notes: string[] = []
+  const unknownSetups: string[] = []
   if (pairs.length === 0) {
     const names = (s: CompareSideInput): string =>
       [...new Set(s.runs.map((r) => keyText(pairingKey(r, by), by)))].join(', ')
@@ -382,9 +411,14 @@ export function compareRuns(
         candidate: [p.candidateName],
         where: ['between sides'],
       })
-    for (const d of compareSetups(p.baseline.map(runSetup), p.candidate.map(runSetup)).differences)
-      differences.push({ ...d, name: `${prefix}${d.name}` })
+    for (const d of pairSetupDifferences(p, unknownSetups)) differences.push({ ...d, name: `${prefix}${d.name}` })
   }
+  if (unknownSetups.length > 0)
+    notes.push(
+      `setups compared only where recorded: ${listed(unknownSetups)} ` +
+        `${unknownSetups.length === 1 ? 'is a summary run' : 'are summary runs'} imported without -P or a workload ` +
+        `file, so ${unknownSetups.length === 1 ? 'its' : 'their'} workload properties are not known`,
+    )
   const comparable = differences.length === 0
   if (!comparable && !force) {
     const list = differences
@@ -524,6 +558,7 @@ export function compareRuns(
     forced: !comparable && force,
     differences,
     by: by ?? null,
+    notes,
     workloads,
     unpaired: [...unpaired, ...nothing],
     figures: rows,
