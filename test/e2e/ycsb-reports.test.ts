@@ -24,6 +24,8 @@ import type {
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
 import { importYcsbMain } from '../../services/cli/import-ycsb.js'
+import { formatHistory } from '../../services/core/compare/history.js'
+import { formatComparison } from '../../services/core/compare/release-format.js'
 import { startServer } from '../../services/server/main.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
@@ -47,8 +49,8 @@ test(
     t.after(te.cleanup)
     const svc = await startServer(te.env, { api: true })
     t.after(() => svc.stop())
-    const s = Date.now().toString(36)
-    const id = (name: string): string => `${name}-${s}`
+    // The data directory is this test's own: run ids as a user would give them (the guide shows this output).
+    const id = (name: string): string => name
 
     const imported: string[] = []
     const importRun = async (runId: string, files: string[], flags: string[]): Promise<void> => {
@@ -90,7 +92,7 @@ test(
       await importRun(
         id(`h-${v}`),
         [path.join(FIXTURES, 'history', `${v}.stdout.txt`)],
-        ['--label', `version=${v}`, '--label', `series=${s}`],
+        ['--label', `version=${v}`, '--label', 'series=h'],
       )
     }
     assert.match(imported[0]!, /^ {2}workload: workloada \(from -P workloads\/workloada\)$/m)
@@ -155,6 +157,7 @@ test(
     // report: YCSB's layout, the exact merges, each client's report as printed.
     const report = await cli(te.env, ['report', id('A-a-1')])
     assert.equal(report.code, 0, report.stderr)
+    process.stdout.write(`# benchstream report A-a-1:\n${report.stdout.replace(/^/gm, '#   ')}\n`)
     const files = both('A', 'a', 1)
     assert.match(report.stdout, /^\[BENCHSTREAM\], Origin, reported$/m)
     assert.match(
@@ -255,6 +258,9 @@ test(
       [1, 2, 3].map((k) => overall('B', 'a', k)),
     )
     assert.deepEqual([tp.samples, tp.method, tp.verdict], ['repetitions', 'welch-t', 'regression'])
+    process.stdout.write(
+      `# benchstream compare rel=A rel=B --format markdown:\n${formatComparison(c3, 'markdown').replace(/^/gm, '#   ')}\n`,
+    )
 
     // history over the imported series: natural order, each release's figure as printed, the change at 0.9.12.
     const hist = await cli(te.env, [
@@ -262,7 +268,7 @@ test(
       '--label',
       'version',
       '--filter',
-      `series=${s}`,
+      'series=h',
       '--op',
       'UPDATE',
       '--figure',
@@ -280,7 +286,11 @@ test(
       h.changePoints.map((c) => c.value),
       ['0.9.12'],
     )
-    const apiHist = await svc.api!.inject({ method: 'GET', url: `/api/v1/history?label=version&filter=series=${s}` })
+    process.stdout.write(
+      `# benchstream history --label version --filter series=h --op UPDATE --figure avg:\n` +
+        `${formatHistory(h).replace(/^/gm, '#   ')}\n`,
+    )
+    const apiHist = await svc.api!.inject({ method: 'GET', url: '/api/v1/history?label=version&filter=series=h' })
     assert.deepEqual(
       apiHist.json<ReleaseHistory>().points.map((p) => p.center),
       HISTORY_VERSIONS.map((v) => printed(series(v), 'OVERALL', 'Throughput(ops/sec)')),

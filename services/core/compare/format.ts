@@ -152,6 +152,9 @@ function verdictCell(row: ComparisonRow): string {
     return `${head}${row.note === null ? '' : `: ${row.note}`}`
   if (row.verdict === 'insufficient data' && row.samples === null && row.baseline !== null && row.candidate !== null)
     return `n = ${row.baseline.n} + ${row.candidate.n}: not testable${row.note === null ? '' : `; ${row.note}`}`
+  // A called change keeps its p and n next to it; what qualifies the value (a median of clients) follows.
+  if (row.verdict === 'regression' || row.verdict === 'improvement')
+    return `${head}${detail === '' ? '' : ` (${detail})`}${row.note === null ? '' : `; ${row.note}`}`
   return `${head}${note}${detail === '' ? '' : ` (${detail})`}`
 }
 
