@@ -12,8 +12,16 @@
 // Entry files: services/<x>/main.ts, a thread entry of a service named like one
 // (services/driver/worker-main.ts, delivery-main.ts: worker_threads load them by URL), and services/cli/*.
 const ENTRY = '^services/(?:[^/]+/main\\.ts$|[^/]+/[a-z]+-main\\.ts$|cli/)'
-const INFRA_CLIENTS =
-  '^(?:kafkajs|@clickhouse/client|chdb|ioredis|pg|@opentelemetry/sdk-|@opentelemetry/exporter-|@opentelemetry/resources)'
+const INFRA_CLIENTS = `^(?:${[
+  'kafkajs',
+  '@clickhouse/client',
+  'chdb',
+  'ioredis',
+  'pg',
+  '@opentelemetry/sdk-',
+  '@opentelemetry/exporter-',
+  '@opentelemetry/resources',
+].join('|')})`
 
 module.exports = {
   forbidden: [

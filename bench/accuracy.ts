@@ -227,17 +227,22 @@ async function main(): Promise<void> {
       progress(BENCH, 'querying merged-window and exact percentiles')
       const rank = (q: string, s: string): string => `${s}[bs_rank(${q}, length(${s}))]`
       const rows = await p.query<QuantileRow>(`
-        SELECT w.run_id AS run, q, bs_quantile(q, w.h) AS windows, ${rank('q', 'e.s')} AS exact, toString(length(e.s)) AS n
-        FROM (SELECT run_id, sumMap(hist) AS h FROM ${DATABASE}.op_windows WHERE run_id IN (${runs}) GROUP BY run_id) AS w
-        JOIN (SELECT run_id, arraySort(groupArray(latency_us)) AS s FROM ${DATABASE}.ops WHERE run_id IN (${runs}) GROUP BY run_id) AS e ON e.run_id = w.run_id
+        SELECT w.run_id AS run, q, bs_quantile(q, w.h) AS windows, ${rank('q', 'e.s')} AS exact,
+               toString(length(e.s)) AS n
+        FROM (SELECT run_id, sumMap(hist) AS h FROM ${DATABASE}.op_windows WHERE run_id IN (${runs})
+              GROUP BY run_id) AS w
+        JOIN (SELECT run_id, arraySort(groupArray(latency_us)) AS s FROM ${DATABASE}.ops WHERE run_id IN (${runs})
+              GROUP BY run_id) AS e ON e.run_id = w.run_id
         ARRAY JOIN [${QUANTILES.join(', ')}] AS q`)
       const shortcuts = await p.query<ShortcutRow>(`
         SELECT run, toString(count()) AS clients, max(p99) AS max_client_p99, avg(p99) AS mean_client_p99
-        FROM (SELECT run_id AS run, ${rank('0.99', 'arraySort(groupArray(latency_us))')} AS p99 FROM ${DATABASE}.ops WHERE run_id IN (${runs}) GROUP BY run_id, client_id)
+        FROM (SELECT run_id AS run, ${rank('0.99', 'arraySort(groupArray(latency_us))')} AS p99
+              FROM ${DATABASE}.ops WHERE run_id IN (${runs}) GROUP BY run_id, client_id)
         GROUP BY run`)
       const windowP99 = await p.query<WindowP99Row>(`
         SELECT run, avg(p) AS mean_window_p99
-        FROM (SELECT run_id AS run, window_start, bs_quantile(0.99, sumMap(hist)) AS p FROM ${DATABASE}.op_windows WHERE run_id IN (${runs}) GROUP BY run_id, window_start)
+        FROM (SELECT run_id AS run, window_start, bs_quantile(0.99, sumMap(hist)) AS p
+              FROM ${DATABASE}.op_windows WHERE run_id IN (${runs}) GROUP BY run_id, window_start)
         GROUP BY run`)
       await p.stop()
       await deleteTopics(b, derivedTopics(topic))

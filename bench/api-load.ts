@@ -247,7 +247,10 @@ async function main(): Promise<void> {
         lines.push(
           `  ${r.ingesting ? 'ingesting' : 'idle     '}  p50 ${fmt(r.m.p50, 1)} ms  p99 ${fmt(r.m.p99, 1)} ` +
             `ms  ${fmtInt(r.m.rps)} req/s  ${fmtInt(r.m.requests)} requests, ${r.m.errors} errors, ${r.m.non2xx} ` +
-            `non-2xx${r.ingesting ? `  (ingested ${fmtInt(r.ingested)} events, ` + `${fmtInt(r.ingested / (f.seconds + 3))} ` + `events/s)` : ''}`,
+            'non-2xx' +
+            (r.ingesting
+              ? `  (ingested ${fmtInt(r.ingested)} events, ${fmtInt(r.ingested / (f.seconds + 3))} events/s)`
+              : ''),
         )
       let ok = true
       for (const ingesting of [false, true]) {

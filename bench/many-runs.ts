@@ -156,7 +156,8 @@ async function engineSample(p: ProcessorProcess): Promise<EngineSample> {
   }
   const parts = (
     await p.query<{ n_active: string; n_outdated: string; pk: string; marks: string }>(`
-    SELECT countIf(active = 1) AS n_active, countIf(active = 0) AS n_outdated, sum(primary_key_bytes_in_memory_allocated) AS pk, sumIf(marks_bytes, active = 1) AS marks
+    SELECT countIf(active = 1) AS n_active, countIf(active = 0) AS n_outdated,
+           sum(primary_key_bytes_in_memory_allocated) AS pk, sumIf(marks_bytes, active = 1) AS marks
     FROM system.parts WHERE database = '${DATABASE}'`)
   )[0]
   return {
@@ -316,10 +317,14 @@ async function main(): Promise<void> {
     const median = medianOf(ratios)
     process.stdout.write(
       [
-        `${BENCH}: one processor (embedded ClickHouse in the same process), ${fmtInt(f.runs)} runs of one event each after ${fmtInt(f['warmup-runs'])} warm-up runs, ${f.partitions} partitions, raw storage ${f.raw ? 'on' : 'off'}; each sample ${f['settle-s']} s idle, then a forced GC, ${fmtInt(f['release-ms'])} ms and another GC; ${fmtInt(f.rounds)} round(s), each with a fresh processor; load average ${os
-          .loadavg()
-          .map((l) => fmt(l, 1))
-          .join(' ')}`,
+        `${BENCH}: one processor (embedded ClickHouse in the same process), ${fmtInt(f.runs)} runs of one event ` +
+          `each after ${fmtInt(f['warmup-runs'])} warm-up runs, ${f.partitions} partitions, raw storage ` +
+          `${f.raw ? 'on' : 'off'}; each sample ${f['settle-s']} s idle, then a forced GC, ` +
+          `${fmtInt(f['release-ms'])} ms and another GC; ${fmtInt(f.rounds)} round(s), each with a fresh ` +
+          `processor; load average ${os
+            .loadavg()
+            .map((l) => fmt(l, 1))
+            .join(' ')}`,
         ...rounds.flatMap((r, i) => [...(f.rounds > 1 ? [`round ${i + 1}`] : []), ...r.lines]),
         `RSS after / before${f.rounds > 1 ? `: ${ratios.map((r) => fmt(r, 3)).join(', ')}; median` : ''} ` +
           `${fmt(median, 3)}, heap used ${fmt(medianOf(rounds.map((r) => r.heapRatio)), 3)} (target RSS ` +

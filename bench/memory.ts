@@ -220,7 +220,9 @@ async function main(): Promise<void> {
           `${fmt(heapRatio, 3)}; RSS over the steps: highest of the later half / earlier half ${fmt(trendRatio, 3)}, ` +
           `slope ${fmt(slope / MB, 1, true)} MiB per step`,
         `  target: no growth with events (heap ratio and RSS high-water ` +
-          `ratio <= ${GROWTH_LIMIT}${trend.length >= 4 ? '' : '; with under 4 steps the two-point RSS ratio ' + 'stands for the trend'}) ` +
+          `ratio <= ${GROWTH_LIMIT}` +
+          (trend.length >= 4 ? '' : '; with under 4 steps the two-point RSS ratio stands for the trend') +
+          ') ' +
           `-> ${grows ? 'NOT met' : 'met'}`,
       ]
       process.stdout.write(out.join('\n') + '\n')

@@ -160,7 +160,14 @@ async function consumerPerformance(brokers: string, topic: string, messages: num
   const log4j = path.join(dir, 'log4j.properties')
   writeFileSync(
     log4j,
-    'log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\nlog4j.appender.stderr.Target=System.err\nlog4j.appender.stderr.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stderr.layout.ConversionPattern=%p %m%n\n',
+    [
+      'log4j.rootLogger=ERROR, stderr',
+      'log4j.appender.stderr=org.apache.log4j.ConsoleAppender',
+      'log4j.appender.stderr.Target=System.err',
+      'log4j.appender.stderr.layout=org.apache.log4j.PatternLayout',
+      'log4j.appender.stderr.layout.ConversionPattern=%p %m%n',
+      '',
+    ].join('\n'),
   )
   const log4j2 = path.join(dir, 'log4j2.properties')
   writeFileSync(

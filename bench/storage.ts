@@ -90,9 +90,11 @@ const FLAGS = {
 type Flags = ReturnType<typeof parseFlags<typeof FLAGS>>
 
 /** `ops` as version 1 created it (schemas/clickhouse/0001-init.sql): the baseline. */
-const V1_COLUMNS = `run_id LowCardinality(String), client_id LowCardinality(String), thread UInt16, op LowCardinality(String),
-  start DateTime64(6, 'UTC') CODEC(DoubleDelta, ZSTD(1)), latency_us UInt32 CODEC(T64, ZSTD(1)), intended_us UInt32 CODEC(T64, ZSTD(1)),
-  status LowCardinality(String), cache Enum8('UNKNOWN' = 0, 'HIT' = 1, 'MISS' = 2), bytes UInt32 CODEC(T64, ZSTD(1)), src_partition UInt16, src_offset UInt64`
+const V1_COLUMNS = `run_id LowCardinality(String), client_id LowCardinality(String), thread UInt16,
+  op LowCardinality(String), start DateTime64(6, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+  latency_us UInt32 CODEC(T64, ZSTD(1)), intended_us UInt32 CODEC(T64, ZSTD(1)), status LowCardinality(String),
+  cache Enum8('UNKNOWN' = 0, 'HIT' = 1, 'MISS' = 2), bytes UInt32 CODEC(T64, ZSTD(1)),
+  src_partition UInt16, src_offset UInt64`
 
 /**
  * A closed-loop run: every worker's clock advances by the latency of its
@@ -266,18 +268,25 @@ async function main(): Promise<void> {
       const optimizeS = (nowMs() - t0) / 1000
       const after = await tableSize(ch, 'ops')
       out.push(
-        `${BENCH}: ${fmtInt(produced.events)} events of one run (closed loop: ${f.clients} clients x ${f.threads} threads, log-normal latencies median ${f['latency-us']} µs, wait behind schedule ${f['wait-us'] === 0 ? 'none (unthrottled)' : `exponential, mean ${f['wait-us']} µs`}; ${fmt(run.spanS(startUs), 0)} s of event time), ${f.partitions} partitions, ${fmtInt(produced.messages)} messages, one processor, embedded ClickHouse; load average ${os
-          .loadavg()
-          .map((x) => fmt(x, 2))
-          .join(' ')}`,
-        `  ops rows ${fmtInt(Number(raw!.n))}${Number(raw!.n) === f.events && done.reached ? '' : ` (INCOMPLETE: expected ${fmtInt(f.events)})`}; ` +
+        `${BENCH}: ${fmtInt(produced.events)} events of one run (closed loop: ${f.clients} clients x ` +
+          `${f.threads} threads, log-normal latencies median ${f['latency-us']} µs, wait behind schedule ` +
+          (f['wait-us'] === 0 ? 'none (unthrottled)' : `exponential, mean ${f['wait-us']} µs`) +
+          `; ${fmt(run.spanS(startUs), 0)} s of event time), ${f.partitions} partitions, ` +
+          `${fmtInt(produced.messages)} messages, one processor, embedded ClickHouse; load average ` +
+          os
+            .loadavg()
+            .map((x) => fmt(x, 2))
+            .join(' '),
+        `  ops rows ${fmtInt(Number(raw!.n))}` +
+          (Number(raw!.n) === f.events && done.reached ? '' : ` (INCOMPLETE: expected ${fmtInt(f.events)})`) +
+          '; ' +
           `${before.parts} parts as inserted (${fmt(before.compressed / before.rows, 3)} bytes/event), ` +
           `${after.parts} after OPTIMIZE FINAL (${fmt(optimizeS, 1)} s)`,
         `  ops now (schemas/clickhouse/ up to the latest migration), after merges:`,
         ...sizeLines(after),
         `  bytes per raw event (system.parts, data_compressed_bytes): ${fmt(after.compressed / after.rows, 3)} ` +
-          (`(target <= ${TARGET_BYTES_PER_EVENT}) -> ` +
-            `${after.rows === f.events && after.compressed / after.rows <= TARGET_BYTES_PER_EVENT ? 'met' : 'NOT met'}`),
+          `(target <= ${TARGET_BYTES_PER_EVENT}) -> ` +
+          (after.rows === f.events && after.compressed / after.rows <= TARGET_BYTES_PER_EVENT ? 'met' : 'NOT met'),
       )
       if (f['compare-v1']) {
         progress(BENCH, "the same rows with version 1's codecs")

@@ -199,10 +199,12 @@ async function main(): Promise<void> {
           ? ` (${fmtInt(r.sent ?? 0)} events acknowledged of ${fmtInt(r.operations)}, ` +
             `${fmtInt(r.undelivered ?? 0)} undelivered)`
           : ''
+      const intervalRange =
+        r.statusLines === 0 ? 'none: loop starved' : `${fmtInt(r.intervalMin)} .. ${fmtInt(r.intervalMax)}`
       return (
         `  ${fmtInt(r.target).padStart(12)}  ${fmtGrouped(r.achieved, 1).padStart(14)} ` +
         ` ${(fmt(100 * err(r), 3, true) + '%').padStart(8)} ` +
-        ` ${(r.statusLines === 0 ? 'none: loop starved' : `${fmtInt(r.intervalMin)} .. ${fmtInt(r.intervalMax)}`).padStart(24)} ` +
+        ` ${intervalRange.padStart(24)} ` +
         (` ${`${r.statusLines}/${Math.floor(r.runtimeS)}`.padStart(8)} ` +
           ` ${r.emission}${r.target === maxRate ? ' (at the measured maximum)' : ''}${delivered}`)
       )

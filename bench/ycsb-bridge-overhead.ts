@@ -323,8 +323,10 @@ async function main(): Promise<void> {
         )
       }
       lines.push(
-        `  load average (1 min) before -> after each ` +
-          `run: ${rounds.map((r) => modes.map((m) => `${m} ${fmt(r[m]!.loadBefore, 1)}->${fmt(r[m]!.loadAfter, 1)}`).join(', ')).join(' | ')}`,
+        `  load average (1 min) before -> after each run: ` +
+          rounds
+            .map((r) => modes.map((m) => `${m} ${fmt(r[m]!.loadBefore, 1)}->${fmt(r[m]!.loadAfter, 1)}`).join(', '))
+            .join(' | '),
       )
       const last = rounds.at(-1)?.bridge?.bridge
       if (last !== undefined) lines.push(`  the bridge's last summary: ${last}`)

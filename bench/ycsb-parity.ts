@@ -411,7 +411,12 @@ function comparison(
   const lines = [`  ${title}`, `    ${col('')}${col('YCSB 0.17.0')}${col('Benchstream')}Benchstream/YCSB per round`]
   const row = (label: string, f: (r: Run) => number, digits = 0): void => {
     lines.push(
-      `    ${label.padEnd(34)}${col(show(spread(pairs.map((p) => f(p.ycsb))), digits))}${col(show(spread(pairs.map((p) => f(p.bs))), digits))}${show(ratio(f), 3)}`,
+      [
+        `    ${label.padEnd(34)}`,
+        col(show(spread(pairs.map((p) => f(p.ycsb))), digits)),
+        col(show(spread(pairs.map((p) => f(p.bs))), digits)),
+        show(ratio(f), 3),
+      ].join(''),
     )
   }
   row('throughput, ops/s', (r) => r.throughput)

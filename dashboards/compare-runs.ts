@@ -167,21 +167,26 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
               ) AS m
               INNER JOIN
               (
-                  SELECT s.run_id AS run_id, if(r.runtime_ms > 0, toFloat64(r.runtime_ms), s.span_ms) AS runtime_ms
+                  SELECT s.run_id AS run_id,
+                         if(r.runtime_ms > 0, toFloat64(r.runtime_ms), s.span_ms) AS runtime_ms
                   FROM
                   (
-                      SELECT run_id, (toUnixTimestamp64Micro(max(last_end)) - toUnixTimestamp64Micro(min(first_start))) / 1000 AS span_ms
+                      SELECT run_id,
+                             (toUnixTimestamp64Micro(max(last_end)) - toUnixTimestamp64Micro(min(first_start))) / 1000
+                             AS span_ms
                       FROM ${windows}
                       WHERE run_id IN ${both}
                       GROUP BY run_id
                   ) AS s
-                  LEFT JOIN (SELECT run_id, runtime_ms FROM ${db}.runs WHERE run_id IN ${both}) AS r ON r.run_id = s.run_id
+                  LEFT JOIN (SELECT run_id, runtime_ms FROM ${db}.runs WHERE run_id IN ${both}) AS r
+                  ON r.run_id = s.run_id
               ) AS rt ON rt.run_id = m.run_id
           )
           GROUP BY measurement
       )
       ORDER BY measurement != 'OVERALL',
-               if(indexOf(${order}, replaceRegexpOne(measurement, '-FAILED$', '')) = 0, 1000, indexOf(${order}, replaceRegexpOne(measurement, '-FAILED$', ''))),
+               if(indexOf(${order}, replaceRegexpOne(measurement, '-FAILED$', '')) = 0, 1000,
+                  indexOf(${order}, replaceRegexpOne(measurement, '-FAILED$', ''))),
                endsWith(measurement, '-FAILED'),
                measurement`,
       ),

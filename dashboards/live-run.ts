@@ -67,7 +67,9 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
         `may still be filling).`,
       sql`
       WITH (SELECT max(window_start) FROM ${windows} WHERE run_id = ${RUN} AND $__timeFilter_ms(window_start)) AS newest
-      SELECT if(count() = 0, NULL, sum(count) * 1000 / (toUnixTimestamp64Milli(newest) - toUnixTimestamp64Milli(min(window_start)))) AS ops_per_s
+      SELECT if(count() = 0, NULL,
+                sum(count) * 1000 / (toUnixTimestamp64Milli(newest) - toUnixTimestamp64Milli(min(window_start))))
+             AS ops_per_s
       FROM ${windows}
       WHERE run_id = ${RUN} AND op IN (${OPS})
         AND window_start >= newest - INTERVAL ${CURRENT_LOOKBACK_S} SECOND AND window_start < newest`,
@@ -283,9 +285,8 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
       UNITS.ratio,
       `From the datastore's cumulative counters (${Object.entries(SERVER_CACHE_COUNTERS)
         .map(([s, c]) => `${s}: ${c.hits}/${c.misses}`)
-        .join(
-          ', ',
-        )}): the increase between consecutive samples of each client, summed per source and bucket. A counter that went down (server restart) counts from zero.`,
+        .join(', ')}): the increase between consecutive samples of each client, summed per source and bucket. ` +
+        'A counter that went down (server restart) counts from zero.',
     )
       .withTarget(
         sqlTarget(
@@ -306,7 +307,8 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
                        row_number() OVER w AS n
                 FROM ${db}.server_metrics
                 WHERE run_id = ${RUN} AND (source, name) IN (${hitNames}, ${missNames}) AND at <= $__toTime_ms
-                WINDOW w AS (PARTITION BY client_id, source, name ORDER BY at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+                WINDOW w AS (PARTITION BY client_id, source, name ORDER BY at
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
             )
             WHERE n > 1
         )

@@ -60,7 +60,12 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
     (
         SELECT stack_id, any(frames) AS frames
         FROM ${db}.profile_stacks
-        WHERE stack_id IN (SELECT stack_id FROM ${db}.profile_samples WHERE (profile_id, window_start) IN (SELECT profile_id, window_start FROM ${db}.profile_slices WHERE ${slices}))
+        WHERE stack_id IN
+        (
+            SELECT stack_id FROM ${db}.profile_samples
+            WHERE (profile_id, window_start) IN
+                  (SELECT profile_id, window_start FROM ${db}.profile_slices WHERE ${slices})
+        )
         GROUP BY stack_id
     ) AS s ON s.stack_id = c.stack_id`
 
@@ -170,7 +175,8 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
         (
             ${indentTail(bothRuns, 12)}
         )
-        SELECT frame, 100 * fa / t.ta AS baseline_pct, 100 * fb / t.tb AS candidate_pct, candidate_pct - baseline_pct AS change_pp
+        SELECT frame, 100 * fa / t.ta AS baseline_pct, 100 * fb / t.tb AS candidate_pct,
+               candidate_pct - baseline_pct AS change_pp
         FROM
         (
             SELECT frame, sum(a) AS fa, sum(b) AS fb

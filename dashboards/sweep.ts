@@ -36,7 +36,8 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
 
   // One row per matching run: its label value, throughput as the run report computes it, merged histogram.
   const perRun = sql`
-    SELECT r.run_id AS run_id, r.labels[${LABEL}] AS value, r.workload AS workload, r.clients AS clients, r.threads AS threads, r.started_at AS started_at,
+    SELECT r.run_id AS run_id, r.labels[${LABEL}] AS value, r.workload AS workload,
+           r.clients AS clients, r.threads AS threads, r.started_at AS started_at,
            w.operations * 1000 / if(r.runtime_ms > 0, toFloat64(r.runtime_ms), w.span_ms) AS ops_per_s,
            w.avg_us AS avg_us, w.h AS h
     FROM

@@ -61,16 +61,18 @@ export const RunsQuery = Type.Object(
 export type RunsQuery = Static<typeof RunsQuery>
 
 /**
- * One side of a comparison: a run id, `group:NAME` (a group of repetitions),
- * or a selector `key=value[,key=value...]` over labels (and `workload=`,
- * `group=`), e.g. `version=0.98.0,workload=e`.
+ * One side of a comparison: a run id, `runs:ID,ID,...` (those runs),
+ * `group:NAME` (a group of repetitions), or a selector
+ * `key=value[,key=value...]` over labels (and `workload=`, `group=`), e.g.
+ * `version=0.98.0,workload=e`.
  */
 const SIDE = (what: string) =>
   Type.String({
     minLength: 1,
     maxLength: 2048,
     pattern: '^[A-Za-z0-9][^&]*$',
-    description: `the ${what}: a run id, group:NAME, or key=value[,key=value...] (labels, workload, group)`,
+    description:
+      `the ${what}: a run id, runs:ID,ID,..., group:NAME, or key=value[,key=value...] ` + '(labels, workload, group)',
   })
 
 export const CompareQuery = Type.Object(
@@ -280,6 +282,12 @@ export const RunInfo = Type.Object({
   schedule_lag_max_ms: Type.Number(),
   /** Times a client fell behind its schedule by more than its bound; above 0 the run did not hold its target. */
   behind_schedule_episodes: Type.Integer(),
+  /** Clients the run was to have (an experiment's runs say; 0 when unknown): fewer ended means incomplete. */
+  expected_clients: Type.Integer(),
+  /** Spread of the clients' first operations, ms; null with fewer than two clients or older drivers. */
+  start_skew_ms: Type.Union([Type.Number(), Type.Null()]),
+  /** The clients' largest clock offset from the broker's as their agents measured it, ms (absolute); null unknown. */
+  clock_offset_max_ms: Type.Union([Type.Number(), Type.Null()]),
   /**
    * Where the run's figures come from: `events` (every operation, or YCSB's interval logs, through the windows) or
    * `reported` (a summary run: only YCSB's final reports, figures as YCSB printed them). Absent: events.

@@ -252,6 +252,16 @@ export const RunLifecycleBody = Type.Object(
     ),
     /** On `end`, with a target: how many times the client fell behind its schedule by more than its bound. */
     behindScheduleEpisodes: Type.Optional(count('episodes')),
+    /** On `start`: how many clients the run has (an experiment says; a client missing at the end is then seen). */
+    expectedClients: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1024, description: 'an integer from 1 to 1024' }),
+    ),
+    /** On `start`: this machine's clock minus the broker's, as its agent measured it, ms. */
+    clockOffsetMs: Type.Optional(
+      Type.Number({ minimum: -86_400_000, maximum: 86_400_000, description: 'ms, within a day either way' }),
+    ),
+    /** On `end`: when the client's first operation started, µs since the epoch (the start skew between clients). */
+    firstOpUs: Type.Optional(Type.Number({ minimum: 0, maximum: 1e17, description: 'µs since the Unix epoch' })),
   },
   { additionalProperties: true },
 )
@@ -283,6 +293,12 @@ export interface RunLifecycle {
   scheduleLagMaxMs?: number
   /** On `end`: times the client fell behind its schedule by more than its bound. */
   behindScheduleEpisodes?: number
+  /** On `start`: the run's number of clients, when a coordinator knows it. */
+  expectedClients?: number
+  /** On `start`: this machine's clock offset from the broker's, ms (an experiment's agent measured it). */
+  clockOffsetMs?: number
+  /** On `end`: µs since epoch of the client's first operation. */
+  firstOpUs?: number
 }
 
 /**

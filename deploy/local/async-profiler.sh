@@ -95,7 +95,8 @@ cmd_fetch() {
   if ! mvn -q -B -Dstyle.color=never dependency:copy -Dartifact="$ARTIFACT" \
       -DoutputDirectory="$out" >"$mvn_log" 2>&1; then
     cat "$mvn_log" >&2
-    die "mvn dependency:copy of $ARTIFACT failed (see output above; is ASYNC_PROFILER_VERSION published on Maven Central?)"
+    die "mvn dependency:copy of $ARTIFACT failed" \
+      "(see output above; is ASYNC_PROFILER_VERSION published on Maven Central?)"
   fi
   [[ -f "$out/$JAR_NAME" ]] || die "mvn finished but $JAR_NAME is missing from its output"
   # The jar keeps every platform's library; only ours is unpacked next to it.
@@ -245,7 +246,11 @@ cmd_capture() {
   trap cleanup_capture EXIT
   # Never leave a session running inside the target (it would keep sampling until the
   # JVM exits): on Ctrl-C or kill, stop it (no dump options: nothing is written).
-  trap 'if ((ACTIVE)); then agent stop || true; note "interrupted: profiler in pid $PID stopped, nothing written"; fi; exit 130' INT TERM HUP
+  trap 'if ((ACTIVE)); then
+      agent stop || true
+      note "interrupted: profiler in pid $PID stopped, nothing written"
+    fi
+    exit 130' INT TERM HUP
 
   # timeout=N makes the profiler stop itself exactly N s after it started and dump to
   # file= (with the output options given here), so the sampled window does not stretch
@@ -300,7 +305,8 @@ cmd_capture() {
   # target; the timer fires on time and polls are one jcmd each.
   local polls=0
   while profiler_running; do
-    ((++polls <= 60)) || die "profiler in pid $PID still running ${seconds}s + 60 polls after start; stop it with: jcmd $PID JVMTI.agent_load $LIB_PATH '\"stop\"'"
+    ((++polls <= 60)) || die "profiler in pid $PID still running ${seconds}s + 60 polls after start;" \
+      "stop it with: jcmd $PID JVMTI.agent_load $LIB_PATH '\"stop\"'"
     sleep 0.5
   done
   # shellcheck disable=SC2034 # read by the INT/TERM trap

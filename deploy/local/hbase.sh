@@ -20,7 +20,8 @@
 #   HBASE_RS_INFO_PORT      region server web UI + /jmx port, -1 = off       [16030]
 #   HBASE_JMX_PORT          remote JMX (no auth, loopback) port, empty = off [empty]
 #   BENCHSTREAM_DATA_DIR    root for local state                             [<repo>/.benchstream]
-#   HBASE_DATA_DIR          conf, root dir, ZooKeeper data, logs, pid        [$BENCHSTREAM_DATA_DIR/hbase-$HBASE_ZK_PORT]
+#   HBASE_DATA_DIR          conf, root dir, ZooKeeper data, logs, pid
+#                           [$BENCHSTREAM_DATA_DIR/hbase-$HBASE_ZK_PORT]
 #   HBASE_LIBS_DIR          jar cache     [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/hbase-<version>/lib]
 #   HBASE_HEAP              JVM heap flags                                   [-Xms512m -Xmx1g]
 #   HBASE_BLOCKCACHE_SIZE   hfile.block.cache.size, fraction of heap (0 = no block cache) [0.4]
@@ -58,7 +59,8 @@ usage() {
 HBASE_VERSION="${HBASE_VERSION:-2.5.10-hadoop3}"
 # Only HBase 2 builds: the config keys and the single-JVM layout below are 2.x's.
 [[ "$HBASE_VERSION" =~ ^2\.[0-9]+\.[0-9]+(-hadoop3)?$ ]] \
-  || die "HBASE_VERSION must look like 2.5.10-hadoop3 (an org.apache.hbase:hbase-server 2.x version), got '$HBASE_VERSION'"
+  || die "HBASE_VERSION must look like 2.5.10-hadoop3 (an org.apache.hbase:hbase-server 2.x version)," \
+    "got '$HBASE_VERSION'"
 
 check_port() { # name value allow_off
   local name="$1" value="$2" allow_off="${3:-}"
@@ -92,7 +94,8 @@ HBASE_BLOCKCACHE_SIZE="${HBASE_BLOCKCACHE_SIZE:-0.4}"
 # HBase refuses to start when block cache + memstore (0.4) exceed 0.8 of the heap.
 if ! [[ "$HBASE_BLOCKCACHE_SIZE" =~ ^(0(\.[0-9]+)?|\.[0-9]+)$ ]] \
     || ! awk -v v="$HBASE_BLOCKCACHE_SIZE" 'BEGIN { exit !(v >= 0 && v <= 0.4) }'; then
-  die "HBASE_BLOCKCACHE_SIZE must be a fraction of the heap from 0 to 0.4 (0 = no block cache), got '$HBASE_BLOCKCACHE_SIZE'"
+  die "HBASE_BLOCKCACHE_SIZE must be a fraction of the heap from 0 to 0.4 (0 = no block cache)," \
+    "got '$HBASE_BLOCKCACHE_SIZE'"
 fi
 HBASE_HANDLERS="${HBASE_HANDLERS:-30}"
 if ! is_uint "$HBASE_HANDLERS" || ((10#$HBASE_HANDLERS < 1)); then
@@ -137,7 +140,8 @@ LIBS_MARKER=".benchstream-complete"
 # The region server's own metrics: blockCacheHitCount, blockCacheMissCount, ...
 RS_SERVER_BEAN="Hadoop:service=HBase,name=RegionServer,sub=Server"
 # The attributes 'metrics' prints (hit ratio = HitCount / (HitCount + MissCount)).
-CACHE_ATTRS="blockCache(HitCount|MissCount|DataHitCount|DataMissCount|EvictionCount|Count|Size|FreeSize|CountHitPercent)"
+CACHE_ATTRS="blockCache(HitCount|MissCount|DataHitCount|DataMissCount|EvictionCount"
+CACHE_ATTRS+="|Count|Size|FreeSize|CountHitPercent)"
 
 java_major() {
   local v
@@ -378,18 +382,22 @@ cmd_start() {
   else
     rm -f -- "$PID_FILE"
     if [[ -f "$VERSION_FILE" && "$(<"$VERSION_FILE")" != "$HBASE_VERSION" ]]; then
-      die "$DATA_DIR holds data of HBase $(<"$VERSION_FILE"), not $HBASE_VERSION; use another HBASE_DATA_DIR or run '${0##*/} clean' with HBASE_VERSION=$(<"$VERSION_FILE")"
+      die "$DATA_DIR holds data of HBase $(<"$VERSION_FILE"), not $HBASE_VERSION;" \
+        "use another HBASE_DATA_DIR or run '${0##*/} clean' with HBASE_VERSION=$(<"$VERSION_FILE")"
     fi
     local p
     for p in "${PORTS[@]}"; do
       if port_open "$p"; then
-        die "127.0.0.1:$p is already in use by another process (not the HBase of $DATA_DIR); set the HBASE_*_PORT variables"
+        die "127.0.0.1:$p is already in use by another process (not the HBase of $DATA_DIR);" \
+          "set the HBASE_*_PORT variables"
       fi
     done
 
     libs_complete || fetch_libs
     if [[ "$HBASE_MASTER_INFO_PORT" != "-1" || "$HBASE_RS_INFO_PORT" != "-1" ]] && ! has_webapps; then
-      die "hbase-server-$HBASE_VERSION.jar has no hbase-webapps/, so its info servers cannot start; set HBASE_MASTER_INFO_PORT=-1 HBASE_RS_INFO_PORT=-1 (and HBASE_JMX_PORT for metrics) or use another HBASE_VERSION"
+      die "hbase-server-$HBASE_VERSION.jar has no hbase-webapps/, so its info servers cannot start;" \
+        "set HBASE_MASTER_INFO_PORT=-1 HBASE_RS_INFO_PORT=-1 (and HBASE_JMX_PORT for metrics)" \
+        "or use another HBASE_VERSION"
     fi
     ensure_tool
     write_config
@@ -440,14 +448,17 @@ cmd_start() {
       # Ready, but the table could not be created: leave HBase up to look at it.
       die "HBase is up but creating table $HBASE_TABLE failed (see above)"
     else
-      echo "hbase.sh: HBase not ready after ${HBASE_START_TIMEOUT}s; stopping it (raise HBASE_START_TIMEOUT on slow machines)" >&2
+      echo "hbase.sh: HBase not ready after ${HBASE_START_TIMEOUT}s;" \
+        "stopping it (raise HBASE_START_TIMEOUT on slow machines)" >&2
       stop_pid "$pid" "$HBASE_STOP_TIMEOUT" HBase >/dev/null
       rm -f -- "$PID_FILE"
     fi
     print_log_tail "$OUT_FILE" "$LOG_FILE"
     exit 1
   fi
-  echo "hbase $HBASE_VERSION ready on 127.0.0.1 in $((SECONDS - started)) s: zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary) (pid $pid, data: $DATA_DIR)"
+  echo "hbase $HBASE_VERSION ready on 127.0.0.1 in $((SECONDS - started)) s:" \
+    "zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary)" \
+    "(pid $pid, data: $DATA_DIR)"
 }
 
 info_summary() {
@@ -520,9 +531,12 @@ cmd_status() {
   local pid
   if pid="$(hbase_pid)"; then
     if port_open "$HBASE_ZK_PORT" && port_open "$HBASE_RS_PORT"; then
-      echo "hbase $(<"$VERSION_FILE") running on 127.0.0.1: zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary) (pid $pid, data: $DATA_DIR)"
+      echo "hbase $(<"$VERSION_FILE") running on 127.0.0.1:" \
+        "zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary)" \
+        "(pid $pid, data: $DATA_DIR)"
     else
-      echo "hbase process running (pid $pid, data: $DATA_DIR) but 127.0.0.1:$HBASE_ZK_PORT/$HBASE_RS_PORT not answering yet"
+      echo "hbase process running (pid $pid, data: $DATA_DIR)" \
+        "but 127.0.0.1:$HBASE_ZK_PORT/$HBASE_RS_PORT not answering yet"
     fi
     return 0
   fi

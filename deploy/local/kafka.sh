@@ -138,7 +138,8 @@ fetch_libs() {
   if ! mvn -q -B -Dstyle.color=never -f "$POM" -P "$MVN_PROFILE" -Dkafka.version="$KAFKA_VERSION" \
       dependency:copy-dependencies -DoutputDirectory="$FETCH_TMP/libs" -DincludeScope=runtime >"$mvn_log" 2>&1; then
     cat "$mvn_log" >&2
-    die "mvn dependency:copy-dependencies failed for Kafka $KAFKA_VERSION (see output above; is it a version released on Maven Central?)"
+    die "mvn dependency:copy-dependencies failed for Kafka $KAFKA_VERSION" \
+      "(see output above; is it a version released on Maven Central?)"
   fi
   [[ -f "$FETCH_TMP/libs/kafka_2.13-$KAFKA_VERSION.jar" ]] \
     || die "mvn finished but kafka_2.13-$KAFKA_VERSION.jar is missing from its output"
@@ -291,7 +292,8 @@ check_storage_version() {
   formatted="$(<"$FORMATTED_VERSION_FILE")"
   [[ "$formatted" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || return 0
   if (($(line_number "$KAFKA_VERSION") < $(line_number "$formatted"))); then
-    die "the storage in $KRAFT_LOG_DIR was formatted by Kafka $formatted, which Kafka $KAFKA_VERSION cannot read; use another KAFKA_DATA_DIR (or KAFKA_PORT), or remove $DATA_DIR to start empty"
+    die "the storage in $KRAFT_LOG_DIR was formatted by Kafka $formatted, which Kafka $KAFKA_VERSION cannot read;" \
+      "use another KAFKA_DATA_DIR (or KAFKA_PORT), or remove $DATA_DIR to start empty"
   fi
 }
 
@@ -325,7 +327,8 @@ cmd_start() {
     local running
     running="$(running_version)"
     if [[ -n "$running" && "$running" != "$KAFKA_VERSION" ]]; then
-      die "kafka $running is already running on 127.0.0.1:$KAFKA_PORT (pid $pid, data: $DATA_DIR); stop it first to start $KAFKA_VERSION"
+      die "kafka $running is already running on 127.0.0.1:$KAFKA_PORT (pid $pid, data: $DATA_DIR);" \
+        "stop it first to start $KAFKA_VERSION"
     fi
     if port_open "$KAFKA_PORT"; then
       echo "kafka ${running:-(version not recorded)} already running on 127.0.0.1:$KAFKA_PORT"
@@ -341,7 +344,8 @@ cmd_start() {
     local p
     for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
       if port_open "$p"; then
-        die "127.0.0.1:$p is already in use by another process (not the broker of $DATA_DIR); set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
+        die "127.0.0.1:$p is already in use by another process (not the broker of $DATA_DIR);" \
+          "set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
       fi
     done
 
@@ -379,7 +383,8 @@ cmd_start() {
       exit 1
     fi
     if ((SECONDS >= deadline)); then
-      echo "kafka.sh: broker not ready on 127.0.0.1:$KAFKA_PORT after ${KAFKA_START_TIMEOUT}s; stopping it (raise KAFKA_START_TIMEOUT on slow machines)" >&2
+      echo "kafka.sh: broker not ready on 127.0.0.1:$KAFKA_PORT after ${KAFKA_START_TIMEOUT}s;" \
+        "stopping it (raise KAFKA_START_TIMEOUT on slow machines)" >&2
       print_log_tail "$LOG_FILE"
       # Don't leave a half-started broker holding the ports and the data dir.
       stop_pid "$pid" "$KAFKA_STOP_TIMEOUT" broker >/dev/null

@@ -22,7 +22,10 @@ command -v jcmd >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 echo "system-deps: installing ${need[*]} (Debian packages)"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null 2>&1 || { echo "system-deps: missing ${need[*]}; install them as root: apt-get install ${need[*]}" >&2; exit 1; }
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "system-deps: missing ${need[*]}; install them as root: apt-get install ${need[*]}" >&2
+    exit 1
+  fi
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive

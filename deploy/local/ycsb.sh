@@ -16,7 +16,8 @@
 #   run ARGS    java -cp <classpath> site.ycsb.Client ARGS, e.g.
 #               deploy/local/ycsb.sh run -t -P workloads/workloada -threads 8 \
 #                 -db io.benchstream.ycsb.BenchstreamDB -p benchstream.db=io.benchstream.ycsb.redis.RedisClient \
-#                 -p redis.host=127.0.0.1 -p redis.port=6379 -p benchstream.runid=R -p benchstream.brokers=127.0.0.1:9092
+#                 -p redis.host=127.0.0.1 -p redis.port=6379 -p benchstream.runid=R \
+#                 -p benchstream.brokers=127.0.0.1:9092
 #
 # Environment (all optional):
 #   YCSB_LIBS_DIR   jar cache        [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/ycsb-<version>/libs]
@@ -79,7 +80,8 @@ fetch_libs() {
   fi
   mkdir -p "$FETCH_TMP/libs"
   cp -- "$MODULES"/runtime/target/lib/*.jar "$FETCH_TMP/libs/"
-  [[ -f "$FETCH_TMP/libs/core-$YCSB_VERSION.jar" ]] || die "mvn finished but core-$YCSB_VERSION.jar is missing from its output"
+  [[ -f "$FETCH_TMP/libs/core-$YCSB_VERSION.jar" ]] \
+    || die "mvn finished but core-$YCSB_VERSION.jar is missing from its output"
   echo "$digest $YCSB_VERSION $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$FETCH_TMP/libs/$LIBS_MARKER"
   if [[ -e "$LIBS_DIR" ]]; then mv -- "$LIBS_DIR" "$FETCH_TMP/stale"; fi
   if ! mv -T -- "$FETCH_TMP/libs" "$LIBS_DIR" 2>/dev/null; then

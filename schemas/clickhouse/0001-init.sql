@@ -21,7 +21,8 @@ CREATE FUNCTION IF NOT EXISTS bs_bucket_value AS (i) ->
 -- average or max percentiles.
 CREATE FUNCTION IF NOT EXISTS bs_quantile AS (q, h) ->
   bs_bucket_value(arrayElement(mapKeys(mapSort(h)),
-    arrayFirstIndex(c -> c >= greatest(1, ceil(q * arraySum(mapValues(h)) - 1e-7)), arrayCumSum(mapValues(mapSort(h))))));
+    arrayFirstIndex(c -> c >= greatest(1, ceil(q * arraySum(mapValues(h)) - 1e-7)),
+                    arrayCumSum(mapValues(mapSort(h))))));
 
 -- Partial event-time windows per (run, client, operation, status). Several
 -- rows may exist for one window (flushes of open windows, late events, other

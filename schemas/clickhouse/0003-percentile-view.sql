@@ -7,7 +7,8 @@ SELECT
     op,
     sum(count)                                   AS operations,
     sum(errors)                                  AS errors,
-    sum(count) / greatest(1, dateDiff('millisecond', min(window_start), max(window_start)) / 1000 + any(window_ms) / 1000) AS ops_per_sec,
+    sum(count) / greatest(1, dateDiff('millisecond', min(window_start), max(window_start)) / 1000
+                             + any(window_ms) / 1000) AS ops_per_sec,
     sum(sum_us) / sum(count)                     AS avg_us,
     min(min_us)                                  AS min_us,
     max(max_us)                                  AS max_us,

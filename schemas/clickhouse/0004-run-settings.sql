@@ -69,7 +69,8 @@ LEFT JOIN
     SELECT
         run_id,
         minIf(at, phase = 'start')                         AS started_at,
-        if(countIf(phase = 'end') = uniqExactIf(client_id, phase = 'start'), maxIf(at, phase = 'end'), NULL) AS ended_at,
+        if(countIf(phase = 'end') = uniqExactIf(client_id, phase = 'start'),
+           maxIf(at, phase = 'end'), NULL)                 AS ended_at,
         uniqExactIf(client_id, phase = 'start')            AS clients,
         countIf(phase = 'end')                             AS clients_ended,
         sumIf(threads, phase = 'start')                    AS threads,

@@ -44,7 +44,8 @@ LEFT JOIN
     SELECT
         run_id,
         minIf(at, phase = 'start')                         AS started_at,
-        if(countIf(phase = 'end') = uniqExactIf(client_id, phase = 'start'), maxIf(at, phase = 'end'), NULL) AS ended_at,
+        if(countIf(phase = 'end') = uniqExactIf(client_id, phase = 'start'),
+           maxIf(at, phase = 'end'), NULL)                 AS ended_at,
         uniqExactIf(client_id, phase = 'start')            AS clients,
         countIf(phase = 'end')                             AS clients_ended,
         sumIf(threads, phase = 'start')                    AS threads,
@@ -110,8 +111,10 @@ FROM
         sumMap(intended_hist)        AS ih
     FROM {db}.op_windows
     WHERE run_id = {run_id:String}
-      AND window_start >= (SELECT min(window_start) FROM {db}.op_windows WHERE run_id = {run_id:String}) + toIntervalMillisecond(toInt64({from_s:Float64} * 1000))
-      AND window_start <  (SELECT min(window_start) FROM {db}.op_windows WHERE run_id = {run_id:String}) + toIntervalMillisecond(toInt64({to_s:Float64} * 1000))
+      AND window_start >= (SELECT min(window_start) FROM {db}.op_windows WHERE run_id = {run_id:String})
+                          + toIntervalMillisecond(toInt64({from_s:Float64} * 1000))
+      AND window_start <  (SELECT min(window_start) FROM {db}.op_windows WHERE run_id = {run_id:String})
+                          + toIntervalMillisecond(toInt64({to_s:Float64} * 1000))
     GROUP BY run_id, op
 );
 

@@ -32,7 +32,8 @@ SELECT
     if(r.runtime_ms > 0, toFloat64(r.runtime_ms), s.span_us / 1000) AS runtime_ms,
     a.operations                               AS operations,
     a.errors                                   AS errors,
-    if(runtime_ms > 0, (if(a.op = 'OVERALL', a.operations + a.errors, a.operations)) * 1000 / runtime_ms, 0) AS ops_per_sec,
+    if(runtime_ms > 0,
+       (if(a.op = 'OVERALL', a.operations + a.errors, a.operations)) * 1000 / runtime_ms, 0) AS ops_per_sec,
     if(a.operations + a.errors = 0, NULL, a.errors / (a.operations + a.errors)) AS error_rate,
     if(a.operations = 0, NULL, a.sum_us / a.operations)                 AS avg_us,
     if(a.operations = 0, NULL, a.min_us)                                AS min_us,
@@ -105,7 +106,8 @@ FROM
     SELECT
         run_id, window_start, op, max(window_ms) AS window_ms,
         sumIf(count, status = 'OK') AS operations, sumIf(count, status != 'OK') AS errors,
-        sumIf(sum_us, status = 'OK') AS sum_us, minIf(min_us, status = 'OK') AS min_us, maxIf(max_us, status = 'OK') AS max_us,
+        sumIf(sum_us, status = 'OK') AS sum_us,
+        minIf(min_us, status = 'OK') AS min_us, maxIf(max_us, status = 'OK') AS max_us,
         sumMapIf(hist, status = 'OK') AS h, sum(cache_hits) AS cache_hits, sum(cache_misses) AS cache_misses
     FROM {db}.op_windows
     GROUP BY run_id, window_start, op

@@ -23,14 +23,16 @@ SELECT
     toUInt64(sum(c.ops))           AS operations,
     max(c.runtime_ms)              AS runtime_ms,
     sum(c.throughput)              AS throughput,
-    toUInt8(c.run_id IN (SELECT run_id FROM {db}.op_windows WHERE run_id IN (SELECT run_id FROM {db}.reported_measurements))) AS has_events,
+    toUInt8(c.run_id IN (SELECT run_id FROM {db}.op_windows
+                         WHERE run_id IN (SELECT run_id FROM {db}.reported_measurements))) AS has_events,
     if(has_events = 1, 'events', 'reported') AS origin
 FROM
 (
     SELECT
         run_id,
         client_id,
-        sumIf(ifNull(operations, 0), kind = 'operation' AND latency = 'measured' AND NOT match(measurement, '^(Raw|Bucket)')) AS ops,
+        sumIf(ifNull(operations, 0),
+              kind = 'operation' AND latency = 'measured' AND NOT match(measurement, '^(Raw|Bucket)')) AS ops,
         any(runtime_ms)            AS runtime_ms,
         any(throughput)            AS throughput
     FROM {db}.reported_measurements

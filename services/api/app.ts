@@ -1,13 +1,16 @@
 /**
  * The HTTP API: runs, reports, live timelines, ad hoc read-only SQL and a
  * live web page. build() assembles the app without listening, so tests use
- * app.inject() and need no port.
+ * app.inject() and need no port. Its OpenAPI document (OPENAPI_PATH) is built
+ * from the routes' own schemas; docs/reference/openapi.json is a copy of it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   CompareQuery,
+  ErrorReply,
   HistoryQuery,
   ReportQuery,
   RunIdParams,
@@ -16,6 +19,7 @@ import {
   TimelineQuery,
 } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { ExperimentStore } from '../core/ports/experiment-store.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import { releaseHistory } from '../core/compare/history.js'
@@ -29,6 +33,7 @@ import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveView } from './live/plugin.js'
+import { experimentRoutes } from './experiments.js'
 import { profileRoutes } from './profiles.js'
 
 export interface ApiDeps {
@@ -43,6 +48,8 @@ export interface ApiDeps {
   database: string
   /** CPU profiles of runs (flame graphs, diffs, uploads); without it the profile routes are not served. */
   profiles?: ProfileStore
+  /** Experiments (benchstream experiment run): stored and served; without it the experiment routes are not served. */
+  experiments?: ExperimentStore
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -71,137 +78,163 @@ export function build(config: ApiConfig, deps: ApiDeps): FastifyInstance {
   typeboxValidators(app)
   errorShape(app, (err) => deps.onError?.(err))
   accessControl(app, { token: config.token, allowedHosts: config.allowedHosts })
-
-  // Finished runs do not change: their reports and timelines are computed once.
-  const rm = new CachedReadModel(deps.readModel, {
-    finalAfterMs: FINAL_AFTER_MS,
-    maxEntries: CACHE_ENTRIES,
-    listTtlMs: LIST_TTL_MS,
-  })
-  // The live view at / and its event streams (services/api/live/).
-  const live = liveView(rm, { ...config.live, onError: (err) => deps.onError?.(err) })
-  void app.register(live.plugin)
-  app.get('/healthz', async (_req, reply) => {
-    const problems = (await deps.problems?.()) ?? []
-    return reply
-      .status(problems.length === 0 ? 200 : 503)
-      .send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
-  })
-
-  app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({
-    runs: await rm.listRuns(req.query.limit ?? 100, {
-      ...(req.query.group === undefined ? {} : { group: req.query.group }),
-      labels: labelTerms(req.query.label),
-    }),
-  }))
-
-  app.get(
-    '/api/v1/runs/:runId/report',
-    { schema: { params: RunIdParams, querystring: ReportQuery } },
-    async (req, reply) => {
-      // A summary run's report is its clients' YCSB reports as printed (origin 'reported').
-      const report = await readRunReport(rm, req.params.runId)
-      if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatAnyRunReport(report))
-      return report
-    },
-  )
-
-  app.get(
-    '/api/v1/runs/:runId/timeline',
-    { schema: { params: RunIdParams, querystring: TimelineQuery } },
-    async (req) => ({
-      runId: req.params.runId,
-      points: await rm.timeline(req.params.runId, req.query.since ?? 0),
-    }),
-  )
-
-  app.get('/api/v1/runs/:runId/figures', { schema: { params: RunIdParams } }, async (req) => {
-    const [figures] = await rm.runFigures([req.params.runId])
-    if (figures === undefined)
-      throw new BenchstreamError(
-        'BS_ERR_NOT_FOUND',
-        `run ${JSON.stringify(req.params.runId)} has no data; list runs with GET /api/v1/runs`,
-      )
-    return figures
-  })
-
-  // Release A vs release B (services/core/compare/release.ts): runs, groups or label selectors.
-  app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req, reply) => {
-    const q = req.query
-    const c = await compareReleases(rm, q.baseline, q.candidate, {
-      ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
-      ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
-      force: q.force === true,
-      ...(q.by === undefined ? {} : { by: q.by }),
-      ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
-    })
-    if (q.format === 'markdown' || q.format === 'text')
-      return reply
-        .type('text/plain; charset=utf-8')
-        .send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
-    return c
-  })
-
-  app.get('/api/v1/history', { schema: { querystring: HistoryQuery } }, async (req) => {
-    const q = req.query
-    return releaseHistory(rm, {
-      label: q.label,
-      ...(q.workload === undefined ? {} : { workload: q.workload }),
-      ...(q.op === undefined ? {} : { op: q.op }),
-      ...(q.figure === undefined ? {} : { figure: q.figure }),
-      filter: labelTerms(q.filter),
-    })
-  })
-
-  app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
-
-  // Ad hoc SQL for people without a ClickHouse client (in the embedded mode
-  // this process owns the data directory, so this is the way in): one
-  // read-only SELECT over Benchstream's tables, bounded, checked and run by
-  // the guard (services/adapters/clickhouse/sql-guard.ts).
-  app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req, reply) => {
-    const r = await deps.adHoc.run(req.body.sql, {
-      ...(req.body.maxRows === undefined ? {} : { maxRows: req.body.maxRows }),
-      ...(req.body.format === undefined ? {} : { format: req.body.format }),
-    })
-    if (r.text !== undefined) {
-      return reply
-        .type('text/plain; charset=utf-8')
-        .header('x-benchstream-truncated', String(r.truncated))
-        .header('x-benchstream-format', r.format)
-        .send(r.text)
-    }
-    return {
-      rows: r.rows,
-      rowCount: r.rowCount,
-      bytes: r.bytes,
-      truncated: r.truncated,
-      limits: r.limits,
-      elapsedMs: Math.round(r.elapsedMs),
-    }
-  })
-
-  // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
-  clickhouseHttp(app, {
-    adHoc: deps.adHoc,
-    access: { token: config.token, allowedHosts: config.allowedHosts },
-    database: deps.database,
-    ...(deps.onError === undefined ? {} : { onError: deps.onError }),
-  })
-
-  if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
-
-  const metricsHandler = deps.metricsHandler
-  if (metricsHandler !== undefined) {
-    app.get('/metrics', (req, reply) => {
-      // The exporter writes the response itself.
-      reply.hijack()
-      metricsHandler(req.raw, reply.raw)
-    })
-  }
-
+  // Before the routes: it records each route as it is added (an onRoute hook), so they are registered in a plugin
+  // loaded after it.
+  void app.register(swagger, { openapi: OPENAPI_INFO })
+  void app.register(routes(config, deps))
   return app
 }
+
+/** Where the API serves its OpenAPI document (under the same access rules as every route). */
+export const OPENAPI_PATH = '/api/v1/openapi.json'
+
+const OPENAPI_INFO = {
+  openapi: '3.0.3',
+  info: {
+    title: 'Benchstream API',
+    version: '1',
+    description:
+      'Runs, reports, comparisons, ad hoc SQL, CPU profiles and the live view. Every error is ' +
+      '{ statusCode, code: "BS_ERR_*", error, message } (the ClickHouse endpoint /clickhouse/ answers as ClickHouse ' +
+      'does). With API_TOKEN set, every route but /healthz needs Authorization: Bearer <API_TOKEN>.',
+  },
+  components: { schemas: { ErrorReply } },
+}
+
+const routes =
+  (config: ApiConfig, deps: ApiDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    // Finished runs do not change: their reports and timelines are computed once.
+    const rm = new CachedReadModel(deps.readModel, {
+      finalAfterMs: FINAL_AFTER_MS,
+      maxEntries: CACHE_ENTRIES,
+      listTtlMs: LIST_TTL_MS,
+    })
+    // The live view at / and its event streams (services/api/live/).
+    const live = liveView(rm, { ...config.live, onError: (err) => deps.onError?.(err) })
+    void app.register(live.plugin)
+    app.get('/healthz', async (_req, reply) => {
+      const problems = (await deps.problems?.()) ?? []
+      return reply
+        .status(problems.length === 0 ? 200 : 503)
+        .send({ ok: problems.length === 0, problems, ...deps.status?.(), live: live.stats })
+    })
+
+    app.get('/api/v1/runs', { schema: { querystring: RunsQuery } }, async (req) => ({
+      runs: await rm.listRuns(req.query.limit ?? 100, {
+        ...(req.query.group === undefined ? {} : { group: req.query.group }),
+        labels: labelTerms(req.query.label),
+      }),
+    }))
+
+    app.get(
+      '/api/v1/runs/:runId/report',
+      { schema: { params: RunIdParams, querystring: ReportQuery } },
+      async (req, reply) => {
+        // A summary run's report is its clients' YCSB reports as printed (origin 'reported').
+        const report = await readRunReport(rm, req.params.runId)
+        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatAnyRunReport(report))
+        return report
+      },
+    )
+
+    app.get(
+      '/api/v1/runs/:runId/timeline',
+      { schema: { params: RunIdParams, querystring: TimelineQuery } },
+      async (req) => ({
+        runId: req.params.runId,
+        points: await rm.timeline(req.params.runId, req.query.since ?? 0),
+      }),
+    )
+
+    app.get('/api/v1/runs/:runId/figures', { schema: { params: RunIdParams } }, async (req) => {
+      const [figures] = await rm.runFigures([req.params.runId])
+      if (figures === undefined)
+        throw new BenchstreamError(
+          'BS_ERR_NOT_FOUND',
+          `run ${JSON.stringify(req.params.runId)} has no data; list runs with GET /api/v1/runs`,
+        )
+      return figures
+    })
+
+    // Release A vs release B (services/core/compare/release.ts): runs, groups or label selectors.
+    app.get('/api/v1/compare', { schema: { querystring: CompareQuery } }, async (req, reply) => {
+      const q = req.query
+      const c = await compareReleases(rm, q.baseline, q.candidate, {
+        ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
+        ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
+        force: q.force === true,
+        ...(q.by === undefined ? {} : { by: q.by }),
+        ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
+      })
+      if (q.format === 'markdown' || q.format === 'text')
+        return reply
+          .type('text/plain; charset=utf-8')
+          .send(formatComparison(c, q.format === 'markdown' ? 'markdown' : 'terminal'))
+      return c
+    })
+
+    app.get('/api/v1/history', { schema: { querystring: HistoryQuery } }, async (req) => {
+      const q = req.query
+      return releaseHistory(rm, {
+        label: q.label,
+        ...(q.workload === undefined ? {} : { workload: q.workload }),
+        ...(q.op === undefined ? {} : { op: q.op }),
+        ...(q.figure === undefined ? {} : { figure: q.figure }),
+        filter: labelTerms(q.filter),
+      })
+    })
+
+    app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
+
+    // Ad hoc SQL for people without a ClickHouse client (in the embedded mode
+    // this process owns the data directory, so this is the way in): one
+    // read-only SELECT over Benchstream's tables, bounded, checked and run by
+    // the guard (services/adapters/clickhouse/sql-guard.ts).
+    app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req, reply) => {
+      const r = await deps.adHoc.run(req.body.sql, {
+        ...(req.body.maxRows === undefined ? {} : { maxRows: req.body.maxRows }),
+        ...(req.body.format === undefined ? {} : { format: req.body.format }),
+      })
+      if (r.text !== undefined) {
+        return reply
+          .type('text/plain; charset=utf-8')
+          .header('x-benchstream-truncated', String(r.truncated))
+          .header('x-benchstream-format', r.format)
+          .send(r.text)
+      }
+      return {
+        rows: r.rows,
+        rowCount: r.rowCount,
+        bytes: r.bytes,
+        truncated: r.truncated,
+        limits: r.limits,
+        elapsedMs: Math.round(r.elapsedMs),
+      }
+    })
+
+    // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
+    clickhouseHttp(app, {
+      adHoc: deps.adHoc,
+      access: { token: config.token, allowedHosts: config.allowedHosts },
+      database: deps.database,
+      ...(deps.onError === undefined ? {} : { onError: deps.onError }),
+    })
+
+    if (deps.profiles !== undefined) void app.register(profileRoutes, { store: deps.profiles })
+    if (deps.experiments !== undefined) void app.register(experimentRoutes, { store: deps.experiments })
+
+    const metricsHandler = deps.metricsHandler
+    if (metricsHandler !== undefined) {
+      app.get('/metrics', (req, reply) => {
+        // The exporter writes the response itself.
+        reply.hijack()
+        metricsHandler(req.raw, reply.raw)
+      })
+    }
+
+    app.get(OPENAPI_PATH, async () => app.swagger())
+  }
 
 /** `key=value` terms (already checked by the schema) as a map; a key given twice is refused. */
 function labelTerms(terms: readonly string[] | undefined): Record<string, string> {

@@ -68,7 +68,8 @@ export function typeboxValidators(app: FastifyInstance): void {
       return {
         error: new BenchstreamError(
           'BS_ERR_BAD_REQUEST',
-          `invalid ${httpPart ?? 'request'}: ${schemaProblems(s, value, '', `this ${httpPart ?? 'request'}`).join('; ')}`,
+          `invalid ${httpPart ?? 'request'}: ` +
+            schemaProblems(s, value, '', `this ${httpPart ?? 'request'}`).join('; '),
         ),
       }
     }
@@ -98,7 +99,8 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
           'BS_ERR_NOT_FOUND',
           `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, ` +
             `/api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/runs/:id/figures, /api/v1/compare, ` +
-            `/api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only)`,
+            `/api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only); ` +
+            `GET /api/v1/openapi.json lists every route`,
         ),
       )
   })

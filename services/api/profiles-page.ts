@@ -22,11 +22,15 @@ export const profilesPageHtml = `<!doctype html>
  body{font:14px system-ui,sans-serif;margin:1.5rem;color:#222}
  h1{font-size:1.2rem;margin:0 0 .6rem} select,input,button{font:inherit}
  form,#bar{display:flex;gap:1rem;align-items:center;margin:.4rem 0;flex-wrap:wrap}
- #info{font:12px ui-monospace,monospace;min-height:1.3em;margin:.4rem 0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+ #info{font:12px ui-monospace,monospace;min-height:1.3em;margin:.4rem 0;
+  white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
  #status{color:#a00;margin:.4rem 0} #matched{font-weight:600}
  svg{background:#f8f8f8;border:1px solid #ddd;display:block} g.frame{cursor:pointer} g.frame text{pointer-events:none}
  g.frame.ancestor rect{opacity:.55}
- table{border-collapse:collapse;margin-top:1rem;font-size:13px} td,th{padding:.15rem .6rem;border-bottom:1px solid #eee;text-align:right} td:first-child,th:first-child{text-align:left;max-width:60rem;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+ table{border-collapse:collapse;margin-top:1rem;font-size:13px}
+ td,th{padding:.15rem .6rem;border-bottom:1px solid #eee;text-align:right}
+ td:first-child,th:first-child{text-align:left;max-width:60rem;
+  overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
  .up{color:#b00} .down{color:#00b}
 </style></head><body>
 <h1>Benchstream profiles</h1>
@@ -39,7 +43,10 @@ export const profilesPageHtml = `<!doctype html>
 <div id="bar">
  <input id="search" size="32" placeholder="search frames (regular expression)">
  <button type="button" id="reset">Reset zoom</button>
- <label id="colourBy" hidden>colour by <select id="colour"><option value="self">self share change (Gregg)</option><option value="total">total share change</option></select></label>
+ <label id="colourBy" hidden>colour by <select id="colour">
+  <option value="self">self share change (Gregg)</option>
+  <option value="total">total share change</option>
+ </select></label>
  <span id="matched"></span>
 </div>
 <div id="title"></div>
@@ -54,7 +61,9 @@ ${diffColor.toString()}
 var FRAME_H = 16, PAD = 10, MATCH = 'rgb(230,0,230)';
 var $ = function (id) { return document.getElementById(id); };
 var state = { graph: null, diff: false, zoom: 0, term: null };
-function esc(s) { return s.replace(/[&<>"]/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]; }); }
+function esc(s) {
+  return s.replace(/[&<>"]/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]; });
+}
 async function get(url) {
   var r = await fetch(url);
   var text = await r.text();
@@ -64,8 +73,13 @@ async function get(url) {
 function pct(v, t) { return t > 0 ? (100 * v / t).toFixed(2) + '%' : '-'; }
 function signed(n) { return (n > 0 ? '+' : '') + n.toFixed(2); }
 function describe(r) {
-  var g = state.graph, s = r.label + ' (' + r.value.toLocaleString('en-US') + ' samples, ' + pct(r.value, g.total) + '; self ' + r.self.toLocaleString('en-US') + ')';
-  if (state.diff) s += ' self ' + signed(r.selfDelta) + ' pp, total ' + signed(r.totalDelta) + ' pp; baseline ' + r.baselineValue.toLocaleString('en-US') + ' samples';
+  var g = state.graph;
+  var s = r.label + ' (' + r.value.toLocaleString('en-US') + ' samples, ' + pct(r.value, g.total) +
+    '; self ' + r.self.toLocaleString('en-US') + ')';
+  if (state.diff) {
+    s += ' self ' + signed(r.selfDelta) + ' pp, total ' + signed(r.totalDelta) + ' pp; baseline ' +
+      r.baselineValue.toLocaleString('en-US') + ' samples';
+  }
   return s;
 }
 function fill(r) {
@@ -91,12 +105,17 @@ function draw() {
   var out = [];
   function frame(i, x, w, cls) {
     var r = rows[i], y = H - PAD - (r.level + 1) * FRAME_H;
-    var chars = Math.floor(w / 7), text = chars < 3 ? '' : r.label.length <= chars ? r.label : r.label.slice(0, chars - 2) + '..';
+    var chars = Math.floor(w / 7);
+    var text = chars < 3 ? '' : r.label.length <= chars ? r.label : r.label.slice(0, chars - 2) + '..';
     var matched = state.term && state.term.test(r.label);
-    out.push('<g class="frame' + cls + '" data-i="' + i + '" data-label="' + esc(r.label) + '" data-level="' + r.level + '" data-value="' + r.value + '" data-self="' + r.self + '" data-x="' + r.x + '"' +
-      (state.diff ? ' data-self-delta="' + r.selfDelta + '" data-total-delta="' + r.totalDelta + '"' : '') + (matched ? ' data-match="1"' : '') +
-      '><title>' + esc(describe(r)) + '</title><rect x="' + x.toFixed(2) + '" y="' + y + '" width="' + w.toFixed(2) + '" height="' + (FRAME_H - 1) + '" rx="2" fill="' + fill(r) + '"/>' +
-      (text ? '<text x="' + (x + 3).toFixed(2) + '" y="' + (y + FRAME_H - 4) + '" font-size="12" font-family="Verdana,sans-serif">' + esc(text) + '</text>' : '') + '</g>');
+    out.push('<g class="frame' + cls + '" data-i="' + i + '" data-label="' + esc(r.label) + '" data-level="' + r.level +
+      '" data-value="' + r.value + '" data-self="' + r.self + '" data-x="' + r.x + '"' +
+      (state.diff ? ' data-self-delta="' + r.selfDelta + '" data-total-delta="' + r.totalDelta + '"' : '') +
+      (matched ? ' data-match="1"' : '') +
+      '><title>' + esc(describe(r)) + '</title><rect x="' + x.toFixed(2) + '" y="' + y + '" width="' + w.toFixed(2) +
+      '" height="' + (FRAME_H - 1) + '" rx="2" fill="' + fill(r) + '"/>' +
+      (text ? '<text x="' + (x + 3).toFixed(2) + '" y="' + (y + FRAME_H - 4) +
+        '" font-size="12" font-family="Verdana,sans-serif">' + esc(text) + '</text>' : '') + '</g>');
   }
   for (var a = 0; a < ancestors.length; a++) frame(ancestors[a], PAD, W - 2 * PAD, ' ancestor');
   frame(z, PAD, W - 2 * PAD, '');
@@ -128,24 +147,33 @@ function changes(d) {
   if (!d) { t.innerHTML = ''; return; }
   function rowsOf(kind, list) {
     return list.slice(0, 10).map(function (c) {
-      return '<tr data-kind="' + kind + '"><td title="' + esc(c.frame) + '">' + esc(c.frame) + '</td><td>' + kind + '</td><td>' + c.baseline.toFixed(2) + '%</td><td>' + c.candidate.toFixed(2) + '%</td><td class="' + (c.change > 0 ? 'up' : 'down') + '">' + signed(c.change) + ' pp</td></tr>';
+      return '<tr data-kind="' + kind + '"><td title="' + esc(c.frame) + '">' + esc(c.frame) + '</td><td>' + kind +
+        '</td><td>' + c.baseline.toFixed(2) + '%</td><td>' + c.candidate.toFixed(2) + '%</td><td class="' +
+        (c.change > 0 ? 'up' : 'down') + '">' + signed(c.change) + ' pp</td></tr>';
     }).join('');
   }
-  t.innerHTML = '<tr><th>frame whose share changed most</th><th>share</th><th>baseline</th><th>candidate</th><th>change</th></tr>' + rowsOf('self', d.self) + rowsOf('total', d.total);
+  t.innerHTML = '<tr><th>frame whose share changed most</th><th>share</th><th>baseline</th><th>candidate</th>' +
+    '<th>change</th></tr>' + rowsOf('self', d.self) + rowsOf('total', d.total);
 }
 async function show() {
   var run = $('run').value, base = $('baseline').value, cmp = $('compare').checked && base !== '';
   $('status').textContent = '';
-  if (!run) { $('status').textContent = 'no run with profiles yet: attach one with benchstream profile attach'; return; }
+  if (!run) {
+    $('status').textContent = 'no run with profiles yet: attach one with benchstream profile attach';
+    return;
+  }
   try {
     if (cmp) {
       var q = 'baseline=' + encodeURIComponent(base) + '&candidate=' + encodeURIComponent(run);
       var both = await Promise.all([get('/api/v1/profiles/diff-flamegraph?' + q), get('/api/v1/profiles/diff?' + q)]);
       state.graph = both[0]; state.diff = true; changes(both[1]);
-      $('title').textContent = 'Differential flame graph: ' + run + ' (widths, ' + both[0].total.toLocaleString('en-US') + ' samples) against ' + base + ' (' + both[0].baselineTotal.toLocaleString('en-US') + ' samples)';
+      $('title').textContent = 'Differential flame graph: ' + run + ' (widths, ' +
+        both[0].total.toLocaleString('en-US') + ' samples) against ' + base + ' (' +
+        both[0].baselineTotal.toLocaleString('en-US') + ' samples)';
       history.replaceState(null, '', '?' + q);
     } else {
-      state.graph = await get('/api/v1/profiles/flamegraph?run=' + encodeURIComponent(run)); state.diff = false; changes(null);
+      state.graph = await get('/api/v1/profiles/flamegraph?run=' + encodeURIComponent(run));
+      state.diff = false; changes(null);
       $('title').textContent = 'Flame graph: ' + run + ' (' + state.graph.total.toLocaleString('en-US') + ' samples)';
       history.replaceState(null, '', '?run=' + encodeURIComponent(run));
     }
@@ -163,8 +191,9 @@ async function init() {
     want.forEach(function (w) { if (runs.indexOf(w) < 0) runs.push(w); });
     var opts = runs.map(function (r) { return '<option>' + esc(r) + '</option>'; }).join('');
     $('run').innerHTML = opts; $('baseline').innerHTML = opts;
-    if (p.get('candidate')) { $('run').value = p.get('candidate'); $('baseline').value = p.get('baseline') || ''; $('compare').checked = true; }
-    else if (p.get('run')) $('run').value = p.get('run');
+    if (p.get('candidate')) {
+      $('run').value = p.get('candidate'); $('baseline').value = p.get('baseline') || ''; $('compare').checked = true;
+    } else if (p.get('run')) $('run').value = p.get('run');
     await show();
   } catch (e) { $('status').textContent = String(e.message || e); }
 }
@@ -183,7 +212,11 @@ $('reset').addEventListener('click', function () { state.zoom = 0; draw(); });
 $('colour').addEventListener('change', draw);
 $('search').addEventListener('input', function () {
   var v = $('search').value;
-  try { state.term = v === '' ? null : new RegExp(v); $('search').style.background = ''; } catch (e) { state.term = null; $('search').style.background = '#fdd'; }
+  try {
+    state.term = v === '' ? null : new RegExp(v); $('search').style.background = '';
+  } catch (e) {
+    state.term = null; $('search').style.background = '#fdd';
+  }
   draw();
 });
 window.addEventListener('resize', draw);

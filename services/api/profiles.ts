@@ -47,12 +47,15 @@ export async function profileRoutes(app: FastifyInstance, opts: ProfileRoutesOpt
 
   const load = async (sel: ProfileSelection, what: string): Promise<Awaited<ReturnType<ProfileStore['stacks']>>> => {
     const stacks = await store.stacks(sel, MAX_MERGED_STACKS)
-    if (stacks.size === 0)
+    if (stacks.size === 0) {
+      const range =
+        sel.fromMs === undefined && sel.toMs === undefined ? '' : ` in ${sel.fromMs ?? '-'}..${sel.toMs ?? '-'} ms`
+      const labels = sel.labels === undefined ? '' : ` with labels ${JSON.stringify(sel.labels)}`
       throw new BenchstreamError(
         'BS_ERR_NOT_FOUND',
-        `no profile samples for ${what}${sel.fromMs !== undefined || sel.toMs !== undefined ? ` in ${sel.fromMs ?? '-'}..${sel.toMs ?? '-'} ms` : ''}${sel.labels !== undefined ? ` with labels ${JSON.stringify(sel.labels)}` : ''}; ` +
-          `attach one with \`benchstream profile attach\``,
+        `no profile samples for ${what}${range}${labels}; attach one with \`benchstream profile attach\``,
       )
+    }
     return stacks
   }
 

@@ -3,7 +3,7 @@
  * comparisons over stored runs, read through a running API or ClickHouse
  * (reader.ts), computed and formatted by services/core/compare/.
  */
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { FIGURE_KEYS } from '../../schemas/api.v1.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { formatHistory, type HistoryOptions } from '../core/compare/history.js'
@@ -38,20 +38,29 @@ function fraction(flag: string, raw: string | undefined, lowOpen: boolean, usage
   return v
 }
 
+/** The flags of compare (parseArgs options). */
+export const COMPARE_FLAGS = {
+  format: { type: 'string' },
+  json: { type: 'boolean' },
+  force: { type: 'boolean' },
+  alpha: { type: 'string' },
+  'min-effect': { type: 'string' },
+  by: { type: 'string' },
+} as const satisfies FlagSpecs
+
+/** The flags of history (parseArgs options). */
+export const HISTORY_FLAGS = {
+  label: { type: 'string' },
+  workload: { type: 'string' },
+  op: { type: 'string' },
+  figure: { type: 'string' },
+  filter: { type: 'string', multiple: true },
+  format: { type: 'string' },
+  json: { type: 'boolean' },
+} as const satisfies FlagSpecs
+
 export async function compareMain(argv: readonly string[]): Promise<number> {
-  const parsed = parseFlags(
-    argv,
-    {
-      format: { type: 'string' },
-      json: { type: 'boolean' },
-      force: { type: 'boolean' },
-      alpha: { type: 'string' },
-      'min-effect': { type: 'string' },
-      by: { type: 'string' },
-    },
-    COMPARE_USAGE,
-    true,
-  )
+  const parsed = parseFlags(argv, COMPARE_FLAGS, COMPARE_USAGE, true)
   const v = parsed.values
   if (parsed.positionals.length !== 2)
     throw new BenchstreamError(
@@ -90,19 +99,7 @@ export async function compareMain(argv: readonly string[]): Promise<number> {
 }
 
 export async function historyMain(argv: readonly string[]): Promise<number> {
-  const parsed = parseFlags(
-    argv,
-    {
-      label: { type: 'string' },
-      workload: { type: 'string' },
-      op: { type: 'string' },
-      figure: { type: 'string' },
-      filter: { type: 'string', multiple: true },
-      format: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    HISTORY_USAGE,
-  )
+  const parsed = parseFlags(argv, HISTORY_FLAGS, HISTORY_USAGE)
   const v = parsed.values
   if (v.label === undefined || !ID_PATTERN.test(v.label))
     throw new BenchstreamError('BS_ERR_USAGE', `history needs --label KEY, the key of ${ID_RULE}\n${HISTORY_USAGE}`)

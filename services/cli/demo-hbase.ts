@@ -311,7 +311,9 @@ async function status(rm: ReadModel, runId: string, started: number): Promise<st
   const total = (await rm.runCounts(runId)).total
   return (
     `[live] ${String(elapsed).padStart(3)}s  ${Math.round(ops).toLocaleString('en-US').padStart(7)} ` +
-    `ops/s  p99 ${p99}  block cache hit ${hits + misses === 0 ? 'n/a' : ((100 * hits) / (hits + misses)).toFixed(1) + '%'} ` +
+    `ops/s  p99 ${p99}  block cache hit ` +
+    (hits + misses === 0 ? 'n/a' : ((100 * hits) / (hits + misses)).toFixed(1) + '%') +
+    ' ' +
     ` stored ${total.toLocaleString('en-US')}`
   )
 }

@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
 import { repoRoot } from '../common/repo-root.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { BenchstreamError } from '../core/errors.js'
 import {
@@ -45,20 +45,19 @@ interface DemoOptions {
   thresholds: Threshold[]
 }
 
+/** The demo's flags (parseArgs options). */
+export const DEMO_FLAGS = {
+  system: { type: 'string', default: 'memory' },
+  seconds: { type: 'string', default: '30' },
+  target: { type: 'string' },
+  threads: { type: 'string', default: '8' },
+  records: { type: 'string' },
+  workload: { type: 'string', default: 'workloads/workloada' },
+  threshold: { type: 'string', multiple: true },
+} as const satisfies FlagSpecs
+
 function parse(argv: readonly string[]): DemoOptions {
-  const { values } = parseFlags(
-    argv,
-    {
-      system: { type: 'string', default: 'memory' },
-      seconds: { type: 'string', default: '30' },
-      target: { type: 'string' },
-      threads: { type: 'string', default: '8' },
-      records: { type: 'string' },
-      workload: { type: 'string', default: 'workloads/workloada' },
-      threshold: { type: 'string', multiple: true },
-    },
-    DEMO_USAGE,
-  )
+  const { values } = parseFlags(argv, DEMO_FLAGS, DEMO_USAGE)
   const num = (flag: string, raw: string, min: number, max: number): number => {
     const n = Number(raw)
     if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max)
@@ -114,7 +113,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
       const r = await runHBaseDemo(opts, env, svc, hbOpts, hbase.hb, say)
       return r.code !== 0 ? r.code : r.thresholdsFailed ? THRESHOLD_FAILED_EXIT : 0
     }
-    const runId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)
+    const runId = `demo-${stamp}-${Math.random().toString(36).slice(2, 6)}`
     const driverArgs = [
       path.join(repoRoot(), 'bin', 'benchstream.js'),
       'run',

@@ -20,7 +20,7 @@ import { existsSync, openSync, readdirSync, readFileSync, readSync, closeSync, s
 import path from 'node:path'
 import { ID_PATTERN, ID_RULE, RECORD_KIND, type RunLifecycle } from '../../schemas/events.v1.js'
 import { KafkaRecordSender } from '../adapters/kafka/record-sender.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/config.js'
 import { BenchstreamError } from '../core/errors.js'
@@ -79,24 +79,22 @@ function measurementArg(s: string): string | undefined {
   return parseMeasurementName(name).kind === 'other' ? undefined : name
 }
 
+/** The flags of import-ycsb (parseArgs options). */
+export const IMPORT_YCSB_FLAGS = {
+  'run-id': { type: 'string' },
+  'client-id': { type: 'string' },
+  'kafka-brokers': { type: 'string' },
+  label: { type: 'string', multiple: true },
+  follow: { type: 'boolean' },
+  pid: { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  workload: { type: 'string' },
+  'workload-file': { type: 'string', multiple: true, short: 'P' },
+} as const satisfies FlagSpecs
+
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
-  const parsed = parseFlags(
-    argv,
-    {
-      'run-id': { type: 'string' },
-      'client-id': { type: 'string' },
-      'kafka-brokers': { type: 'string' },
-      label: { type: 'string', multiple: true },
-      follow: { type: 'boolean' },
-      pid: { type: 'string' },
-      'idle-timeout': { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      workload: { type: 'string' },
-      'workload-file': { type: 'string', multiple: true, short: 'P' },
-    },
-    IMPORT_YCSB_USAGE,
-    true,
-  )
+  const parsed = parseFlags(argv, IMPORT_YCSB_FLAGS, IMPORT_YCSB_USAGE, true)
   const { values, positionals } = parsed
   const labels: Record<string, string> = {}
   for (const kv of values.label ?? []) {
@@ -367,7 +365,8 @@ export function findWorkload(
       if (name !== undefined) return { name, properties: f.props, from: f.file }
     } else if (found.length > 1)
       notes.push(
-        `several workload files in ${dir} (${found.map((f) => path.basename(f.file)).join(', ')}): say which with -P FILE`,
+        `several workload files in ${dir} (${found.map((f) => path.basename(f.file)).join(', ')}): ` +
+          'say which with -P FILE',
       )
   }
   // YCSB's stderr starts with its command line; a report saved with 2>&1 holds it.
@@ -502,7 +501,10 @@ async function follow(
   const sender = await KafkaRecordSender.open(infra, `import-ycsb-${args.clientId}`, `${args.runId}:${args.clientId}`)
   process.stderr.write(
     `benchstream: following ${path.join(dir, `${base}*.hdr`)} into run ${args.runId}, client ${args.clientId}, ` +
-      `until ${f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`}${f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : ''}\n`,
+      'until ' +
+      (f.pid === undefined ? '' : `process ${f.pid} exits${f.idleTimeoutS > 0 ? ' or ' : ''}`) +
+      (f.idleTimeoutS > 0 ? `${f.idleTimeoutS} s pass without a new interval` : '') +
+      '\n',
   )
   let started = false
   const sendIntervals = async (intervals: PlannedInterval[]): Promise<void> => {
@@ -633,7 +635,8 @@ async function follow(
   for (const s of follower.summary())
     lines.push(
       `  ${s.file}: ${s.name}, ${s.intervals} intervals, ${s.operations} ` +
-        `operations${s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''}`,
+        'operations' +
+        (s.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : s.kind === 'other' ? ' (skipped)' : ''),
     )
   const total = Object.values(sent).reduce((a, b) => a + b, 0)
   lines.push(

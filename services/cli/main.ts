@@ -6,77 +6,107 @@
  * one line with its BS_ERR_* code and what is allowed, never a stack trace;
  * `--debug` (anywhere before a `--`) adds the stack and the causes.
  */
+import { flagNames } from '../common/args.js'
 import { isBenchstreamError } from '../core/errors.js'
 import { NOTHING_TO_COMPARE_EXIT } from '../common/cli-env.js'
 import { closest } from '../core/suggest.js'
+
+/** A command's flags as written on a command line (`--seconds`, `-threads`), or its subcommands' flags. */
+export type CommandFlags = readonly string[] | Readonly<Record<string, readonly string[]>>
 
 interface Command {
   summary: string
   /** The command's help text (loaded on demand: some pull in large modules). */
   usage: () => Promise<string>
+  /** The flags it parses, from the definitions its parser uses (for the docs check, services/cli/lint-docs.ts). */
+  flags: () => Promise<CommandFlags>
   run: (argv: readonly string[]) => Promise<number>
 }
+
+/** Flags every command takes before a `--`: help (answered here) and --debug. */
+const GLOBAL_FLAGS = ['--help', '-h', '--debug'] as const
 
 const COMMANDS: Record<string, Command> = {
   demo: {
     summary: 'the whole pipeline on this machine: Kafka, processor, API, a workload, live status, the report',
     usage: async () => (await import('./usage.js')).DEMO_USAGE,
+    flags: async () => flagNames((await import('./demo.js')).DEMO_FLAGS),
     run: async (argv) => (await import('./demo.js')).demoMain(argv),
   },
   run: {
     summary: 'run phase of a YCSB workload against a binding, one event per operation to Kafka',
     usage: driverUsage,
+    flags: driverFlags,
     run: async (argv) => (await import('./repeat.js')).runMain(argv),
   },
   load: {
     summary: 'load phase of a YCSB workload',
     usage: driverUsage,
+    flags: driverFlags,
     run: async (argv) => (await import('../driver/main.js')).driverMain('load', argv),
   },
   server: {
     summary: 'the backend: events into ClickHouse windows, alerts, the API and live view',
     usage: async () => (await import('../server/usage.js')).SERVER_USAGE,
+    flags: serverFlags,
     run: async (argv) => (await import('../server/main.js')).serverMain(argv),
   },
   processor: {
     summary: 'alias of server',
     usage: async () => (await import('../server/usage.js')).SERVER_USAGE,
+    flags: serverFlags,
     run: async (argv) => (await import('../server/main.js')).serverMain(argv),
   },
   report: {
     summary: "a run's report (YCSB layout, or --json), with --threshold checks",
     usage: async () => (await import('./usage.js')).READ_USAGE.report,
+    flags: async () => flagNames((await import('./read.js')).READ_FLAGS.report),
     run: async (argv) => (await import('./read.js')).readMain('report', argv),
   },
   runs: {
     summary: 'list runs (filter by --group, --label)',
     usage: async () => (await import('./usage.js')).READ_USAGE.runs,
+    flags: async () => flagNames((await import('./read.js')).READ_FLAGS.runs),
     run: async (argv) => (await import('./read.js')).readMain('runs', argv),
   },
   compare: {
     summary: 'release A vs release B: runs, groups or label selectors, a verdict per figure (terminal, Markdown, JSON)',
     usage: async () => (await import('./usage.js')).COMPARE_USAGE,
+    flags: async () => flagNames((await import('./compare.js')).COMPARE_FLAGS),
     run: async (argv) => (await import('./compare.js')).compareMain(argv),
   },
   history: {
     summary: 'a figure over a label-ordered series of runs (e.g. versions), change points marked',
     usage: async () => (await import('./usage.js')).HISTORY_USAGE,
+    flags: async () => flagNames((await import('./compare.js')).HISTORY_FLAGS),
     run: async (argv) => (await import('./compare.js')).historyMain(argv),
   },
   sweep: {
     summary: 'run a workload over -threads, -target or a property list; saturation, knee and an SVG chart',
     usage: async () => (await import('./usage.js')).SWEEP_USAGE,
+    flags: async () => {
+      const [{ DRIVER_FLAGS }, { SWEEP_FLAGS, SWEEP_SETS }] = await Promise.all([
+        import('../driver/config.js'),
+        import('./sweep.js'),
+      ])
+      return [...DRIVER_FLAGS.filter((f) => !(SWEEP_SETS as readonly string[]).includes(f)), ...SWEEP_FLAGS]
+    },
     run: async (argv) => (await import('./sweep.js')).sweepMain(argv),
   },
   sql: {
     summary: 'a read-only SQL query over the benchmark data, printed as clickhouse-client would',
     usage: async () => (await import('./usage.js')).READ_USAGE.sql,
+    flags: async () => flagNames((await import('./read.js')).READ_FLAGS.sql),
     run: async (argv) => (await import('./read.js')).readMain('sql', argv),
   },
   profile: {
     summary:
       'CPU profiles of a run: attach folded stacks or perf script output, capture a JVM with async-profiler, list',
     usage: async () => (await import('./profile.js')).PROFILE_USAGE,
+    flags: async () =>
+      Object.fromEntries(
+        Object.entries((await import('./profile.js')).PROFILE_FLAGS).map(([s, f]) => [s, flagNames(f)]),
+      ),
     run: async (argv) => (await import('./profile.js')).profileMain(argv),
   },
   ycsb: {
@@ -84,11 +114,28 @@ const COMMANDS: Record<string, Command> = {
       "real YCSB with any binding, every operation streamed live through the bridge; YCSB's report " +
       "next to Benchstream's",
     usage: async () => (await import('./usage.js')).YCSB_USAGE,
+    flags: async () => flagNames((await import('./ycsb-args.js')).YCSB_FLAGS),
     run: async (argv) => (await import('./ycsb.js')).ycsbMain(argv),
+  },
+  agent: {
+    summary: 'on a client machine: runs the experiment work addressed to it (clients, lifecycle steps, profiles)',
+    usage: async () => (await import('../agent/config.js')).AGENT_USAGE,
+    flags: async () => (await import('../agent/config.js')).AGENT_FLAG_NAMES,
+    run: async (argv) => (await import('../agent/main.js')).agentMain(argv),
+  },
+  experiment: {
+    summary: 'one plan runs a whole release comparison across client machines: run, resume, status, list',
+    usage: async () => (await import('./experiment.js')).EXPERIMENT_USAGE,
+    flags: async () =>
+      Object.fromEntries(
+        Object.entries((await import('./experiment.js')).EXPERIMENT_FLAGS).map(([s, f]) => [s, flagNames(f)]),
+      ),
+    run: async (argv) => (await import('./experiment.js')).experimentMain(argv),
   },
   'import-ycsb': {
     summary: 'what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)',
     usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,
+    flags: async () => flagNames((await import('./import-ycsb.js')).IMPORT_YCSB_FLAGS),
     run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
   },
 }
@@ -106,6 +153,26 @@ async function driverUsage(): Promise<string> {
   return usage(BINDING_NAMES)
 }
 
+async function driverFlags(): Promise<CommandFlags> {
+  return (await import('../driver/config.js')).DRIVER_FLAGS
+}
+
+async function serverFlags(): Promise<CommandFlags> {
+  return flagNames((await import('../server/main.js')).SERVER_FLAGS)
+}
+
+/** What a command line may say: every command with its flags, the flags of all, and the help topics. */
+export interface CommandLineSpec {
+  commands: Readonly<Record<string, CommandFlags>>
+  global: readonly string[]
+  topics: readonly string[]
+}
+
+export async function commandLineSpec(): Promise<CommandLineSpec> {
+  const entries = await Promise.all(Object.entries(COMMANDS).map(async ([name, c]) => [name, await c.flags()] as const))
+  return { commands: Object.fromEntries(entries), global: GLOBAL_FLAGS, topics: Object.keys(TOPICS) }
+}
+
 export function help(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length))
   return `usage: benchstream <command> [options]
@@ -118,7 +185,7 @@ ${Object.entries(COMMANDS)
   benchstream help <command>   (or benchstream <command> --help) for a command's options
   benchstream help thresholds  for --threshold expressions
   --debug                      print stack traces of failures
-Environment variables (KAFKA_BROKERS, CLICKHOUSE_URL, BENCHSTREAM_DATA_DIR, ...): see README.md.
+Environment variables (KAFKA_BROKERS, CLICKHOUSE_URL, BENCHSTREAM_DATA_DIR, ...): see docs/reference/configuration.md.
 `
 }
 
@@ -171,7 +238,9 @@ async function printHelp(topic: string | undefined): Promise<number> {
   if (text === undefined) {
     const c = closest(topic, [...Object.keys(COMMANDS), ...Object.keys(TOPICS)])
     process.stderr.write(
-      `benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}${c === undefined ? '' : `; did you mean ${c}?`}; ` +
+      `benchstream: BS_ERR_USAGE: no help for ${JSON.stringify(topic)}` +
+        (c === undefined ? '' : `; did you mean ${c}?`) +
+        '; ' +
         `commands: ${Object.keys(COMMANDS).join(', ')}; topics: ${Object.keys(TOPICS).join(', ')}\n`,
     )
     return 2

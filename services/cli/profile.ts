@@ -26,6 +26,7 @@ import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { migrate, openClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { createKafka, ensureTopics, partitioner } from '../adapters/kafka/client.js'
+import type { FlagSpecs } from '../common/args.js'
 import type { Env } from '../common/config.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { repoRoot } from '../common/repo-root.js'
@@ -112,6 +113,19 @@ const COMMON = {
   seconds: { type: 'string' },
 } as const
 
+/** The flags of each profile subcommand (parseArgs options). */
+export const PROFILE_FLAGS = {
+  attach: {
+    ...COMMON,
+    from: { type: 'string' },
+    to: { type: 'string' },
+    'perf-option': { type: 'string', multiple: true },
+    'raw-frames': { type: 'boolean' },
+  },
+  capture: { ...COMMON, pid: { type: 'string' }, threads: { type: 'boolean' } },
+  list: { 'run-id': { type: 'string' }, json: { type: 'boolean' } },
+} as const satisfies Record<string, FlagSpecs>
+
 /** parseArgs' own errors (unknown flag, missing value) as usage errors. */
 function parsed<T>(fn: () => T): T {
   try {
@@ -179,13 +193,7 @@ async function attach(argv: readonly string[], io: ProfileIo): Promise<number> {
       args: [...argv],
       strict: true,
       allowPositionals: true,
-      options: {
-        ...COMMON,
-        from: { type: 'string' },
-        to: { type: 'string' },
-        'perf-option': { type: 'string', multiple: true },
-        'raw-frames': { type: 'boolean' },
-      },
+      options: PROFILE_FLAGS.attach,
     }),
   )
   const runId = runIdOf(v['run-id'])
@@ -282,7 +290,7 @@ async function capture(argv: readonly string[], io: ProfileIo): Promise<number> 
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: { ...COMMON, pid: { type: 'string' }, threads: { type: 'boolean' } },
+      options: PROFILE_FLAGS.capture,
     }),
   )
   const runId = runIdOf(v['run-id'])
@@ -385,7 +393,7 @@ async function list(argv: readonly string[], io: ProfileIo): Promise<number> {
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: { 'run-id': { type: 'string' }, json: { type: 'boolean' } },
+      options: PROFILE_FLAGS.list,
     }),
   )
   const runId = runIdOf(v['run-id'])

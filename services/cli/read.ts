@@ -7,7 +7,7 @@ import { READ_USAGE } from './usage.js'
 import { openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { readApiConfig } from '../api/config.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
@@ -24,14 +24,21 @@ import { formatAnyRunReport, isReportedReport, readRunReport, type AnyRunReport 
 import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { apiError, apiOf, openReader } from './reader.js'
 
+/** The flags of each read command (parseArgs options). */
+export const READ_FLAGS = {
+  report: { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } },
+  sql: { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } },
+  runs: {
+    json: { type: 'boolean' },
+    group: { type: 'string' },
+    label: { type: 'string', multiple: true },
+    limit: { type: 'string' },
+  },
+} as const satisfies Record<'report' | 'sql' | 'runs', FlagSpecs>
+
 export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly string[]): Promise<number> {
   if (cmd === 'runs') return runsMain(argv)
-  const parsed = parseFlags(
-    argv,
-    { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } },
-    READ_USAGE[cmd],
-    true,
-  )
+  const parsed = parseFlags(argv, READ_FLAGS[cmd], READ_USAGE[cmd], true)
   const json = parsed.values.json === true
   const args = parsed.positionals
   if (args.length !== 1) {
@@ -175,16 +182,7 @@ function printReport(r: AnyRunReport, json: boolean, thresholds: readonly Thresh
 /** `benchstream runs [--group G] [--label k=v]... [--limit N] [--json]`, through the API or ClickHouse. */
 async function runsMain(argv: readonly string[]): Promise<number> {
   const usage = READ_USAGE.runs
-  const parsed = parseFlags(
-    argv,
-    {
-      json: { type: 'boolean' },
-      group: { type: 'string' },
-      label: { type: 'string', multiple: true },
-      limit: { type: 'string' },
-    },
-    usage,
-  )
+  const parsed = parseFlags(argv, READ_FLAGS.runs, usage)
   const v = parsed.values
   const filter: RunFilter = {}
   if (v.group !== undefined) {

@@ -22,8 +22,10 @@ import { SWEEP_USAGE } from './usage.js'
 
 /** How long to wait for the server to count a point's every event. */
 const POINT_WAIT_MS = 60_000
-/** Flags a sweep sets itself for each point. */
-const REFUSED = ['--run-id', '--repeat', '--repetition', '--no-emit']
+/** Driver flags a sweep sets itself for each point. */
+export const SWEEP_SETS = ['--run-id', '--repeat', '--repetition', '--no-emit'] as const
+/** The sweep's own flags; every other is a driver flag, shared by every point. */
+export const SWEEP_FLAGS = ['--out', '--sweep-id'] as const
 
 interface SweepPlan {
   sweepId: string
@@ -62,8 +64,8 @@ export function planSweep(argv: readonly string[], now = new Date()): SweepPlan 
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     const value = argv[i + 1]
-    if (REFUSED.includes(a)) throw usage(`${a} is set by sweep for each point`)
-    if (a === '--out' || a === '--sweep-id') {
+    if ((SWEEP_SETS as readonly string[]).includes(a)) throw usage(`${a} is set by sweep for each point`)
+    if ((SWEEP_FLAGS as readonly string[]).includes(a)) {
       if (value === undefined || value === '') throw usage(`${a} needs a value`)
       if (a === '--out') outDir = value
       else sweepId = value
@@ -268,7 +270,12 @@ function sweepTable(plan: SweepPlan, results: readonly PointResult[], a: SweepAn
     a.saturation === null
       ? `saturation: none, throughput still grows at the last point (${x(a.points.length - 1)})`
       : `saturation: throughput stops growing after ${x(a.saturation.index)} (${tp(a.saturation.throughput)} ` +
-        `ops/s${a.saturation.nextGrowth === null ? ', its first target already missed' : `; ${a.saturation.nextGrowth >= 0 ? '+' : ''}${(a.saturation.nextGrowth * 100).toFixed(1)}% ` + `to the next point`})`,
+        'ops/s' +
+        (a.saturation.nextGrowth === null
+          ? ', its first target already missed'
+          : `; ${a.saturation.nextGrowth >= 0 ? '+' : ''}${(a.saturation.nextGrowth * 100).toFixed(1)}% ` +
+            'to the next point') +
+        ')',
     a.knee === null
       ? 'knee: none, p99 never more than doubles from one point to the next'
       : `knee: p99 jumps ${a.knee.factor.toFixed(1)}x at ${x(a.knee.index)} (${Math.round(a.knee.previousP99Us)} ` +

@@ -1,7 +1,9 @@
+const SYNOPSIS = '--threshold <measurement>.<metric><operator><value>[unit]   (repeatable; run, demo, report)'
+
 /**
  * `benchstream help thresholds`.
  */
-export const THRESHOLDS_HELP = `--threshold <measurement>.<metric><operator><value>[unit]   (repeatable; run, demo, report)
+export const THRESHOLDS_HELP = `${SYNOPSIS}
 
 Pass/fail criteria on the run's merged report, as k6 does it. Each is printed
 with the figure it was checked against (✓ or ✗); when one fails, the command
@@ -19,7 +21,8 @@ exits with code 99.
 examples
   benchstream run -P workloads/workloada -target 10000 --seconds 60 \\
     --threshold 'READ.p99<2ms' --threshold 'OVERALL.throughput>9000'
-  benchstream report <run-id> --threshold 'Intended-UPDATE.p99.9<=50ms' --threshold 'OVERALL.error_rate<0.1%'
+  benchstream report <run-id> --threshold 'Intended-UPDATE.p99.9<=50ms' \\
+    --threshold 'OVERALL.error_rate<0.1%'
 
 \`run\` checks the merged run (all clients) when it can reach the Benchstream API
 (BENCHSTREAM_API_URL, or a server on the same data directory); otherwise it

@@ -4,7 +4,8 @@
  */
 import { OPERATIONS } from '../../schemas/events.v1.js'
 
-export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N] [--records N] [--workload FILE] [--threshold EXPR]...
+export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--seconds N] [--target OPS] [--threads N]
+                        [--records N] [--workload FILE] [--threshold EXPR]...
   Starts Kafka (unless KAFKA_BROKERS is set), the processor and the API with the
   embedded ClickHouse, runs a workload, prints a live line every second read back
   from ClickHouse, then the merged report and checks.
@@ -51,7 +52,8 @@ export const READ_USAGE = {
   --json              as JSON (the runs view's rows: properties, group, repeat, ...)`,
 } as const
 
-export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force] [--by KEY] [--alpha P] [--min-effect F]
+export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force]
+                           [--by KEY] [--alpha P] [--min-effect F]
   Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,
   p99.9, max, error rate and cache-hit ratio, each with its spread over the runs, the
   change, and a verdict: regression, improvement or ~ (no significant change), with p
@@ -82,7 +84,8 @@ export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--f
   which and what to do), 1 refused (BS_ERR_NOT_COMPARABLE: setups differ, or several runs
   of a side have no recorded workload) or failed, 2 usage error.`
 
-export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F] [--filter KEY=VALUE]... [--format terminal|markdown|json]
+export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F]
+                           [--filter KEY=VALUE]... [--format terminal|markdown|json]
   A figure over a release series: every run with the label KEY, one point per value in
   natural order (0.98.9 before 0.98.10), the median over that value's runs, and the
   change points of the series (E-divisive means, permutation test at 0.05).
@@ -95,7 +98,8 @@ export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload
   --filter KEY=VALUE  only runs with this label value (repeatable)
   --format F          terminal (default), markdown or json (also --json)`
 
-export const SWEEP_USAGE = `usage: benchstream sweep -P FILE (-threads A,B,... | -target A,B,... | -p KEY=A,B,...) [driver options] [--out DIR] [--sweep-id ID]
+export const SWEEP_USAGE = `usage: benchstream sweep -P FILE (-threads A,B,... | -target A,B,... | -p KEY=A,B,...)
+                         [driver options] [--out DIR] [--sweep-id ID]
   Runs the workload once per value of one parameter, back to back, each point a run
   labelled sweep=<id>, sweep.param=<parameter>, point=<value>; then prints throughput
   and p50/p95/p99 per point from the runs' merged reports, where throughput stops
@@ -109,8 +113,11 @@ export const SWEEP_USAGE = `usage: benchstream sweep -P FILE (-threads A,B,... |
   --sweep-id ID       the sweep's id (default: generated)
   Every other option is passed to benchstream run (see benchstream help run).`
 
-export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]... [--workload NAME | -P FILE]... [--kafka-brokers host:port,...] [--dry-run] FILE|OP=FILE...
-       benchstream import-ycsb --follow --run-id R --client-id C [--label k=v]... [--pid P] [--idle-timeout S] PREFIX
+export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]...
+                               [--workload NAME | -P FILE...] [--kafka-brokers host:port,...]
+                               [--dry-run] FILE|OP=FILE...
+       benchstream import-ycsb --follow --run-id R --client-id C [--label k=v]... [--pid P]
+                               [--idle-timeout S] PREFIX
 
   FILE   what a real YCSB client wrote, its format told from the content:
            a text report ([OVERALL], RunTime(ms), ...; also old (ms) percentiles, pasted
@@ -122,7 +129,8 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
          CLEANUP is reported, never counted as operations. Every file is checked before
          anything is sent; a malformed one is BS_ERR_DECODE naming file, line and what was expected.
   OP=FILE  an interval log whose file name does not say its measurement: OP is
-         [Intended-]${OPERATIONS.join('|')} or CLEANUP (case-insensitive), e.g. read=client1.hlog
+         [Intended-]${OPERATIONS.join('|')} or CLEANUP
+         (case-insensitive), e.g. read=client1.hlog
   --dry-run        read and check the files, print what would be sent, send nothing
   --workload NAME  the workload the run ran (e is workloade): compare pairs runs by it
   -P FILE          the workload file the run used, as YCSB takes it (repeatable): its name
@@ -137,7 +145,8 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
   Several clients of one run: the same --run-id, each its own --client-id.
   Final reports alone make a summary run: benchstream report, compare, history, the
   API and the live view's picker show it, marked as reported.`
-export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]... [--threshold EXPR]... [--server-metrics hbase=URL] -- <YCSB arguments>
+export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]...
+                        [--threshold EXPR]... [--server-metrics hbase=URL] -- <YCSB arguments>
   Runs real YCSB (site.ycsb.Client) with Benchstream's bridge in front of the binding named by
   -db, so every operation streams to Kafka as it happens (live view, Grafana, alerts), then prints
   YCSB's own report, Benchstream's merged report of the run read back through the API, and the

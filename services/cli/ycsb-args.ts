@@ -8,7 +8,7 @@
  */
 import os from 'node:os'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { BenchstreamError } from '../core/errors.js'
 import { parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import { YCSB_USAGE } from './usage.js'
@@ -50,15 +50,15 @@ const YCSB_EQUIVALENTS: Record<string, keyof typeof OURS> = {
 }
 /** YCSB's own flags and phases: given before `--` they are a user's slip, answered with where they go. */
 const YCSB_SHAPES = new Set(['run', 'load', '-db', '-P', '-p', '-t', '-load', '-threads', '-target', '-s'])
-/** Properties the command sets from its own flags; giving them with -p too would be ambiguous. */
-const OWN_PROPERTIES = [
-  'benchstream.db',
-  'benchstream.runid',
-  'benchstream.clientid',
-  'benchstream.labels',
-  'benchstream.brokers',
-  'benchstream.topic',
-]
+/** Properties the command sets from its own flags (each with its flag); giving them with -p too would be ambiguous. */
+const OWN_PROPERTIES = new Map([
+  ['benchstream.db', '-db'],
+  ['benchstream.runid', '--run-id'],
+  ['benchstream.clientid', '--client-id'],
+  ['benchstream.labels', '--label k=v'],
+  ['benchstream.brokers', '--kafka-brokers'],
+  ['benchstream.topic', '--topic'],
+])
 
 /**
  * Where a binding name leads: ours, YCSB core's, one of the user's installation (`bindings` from its
@@ -82,7 +82,11 @@ export function chooseBinding(name: string, ycsbHome: { bindings: Record<string,
   if (!/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(name)) {
     throw usage(
       `-db ${JSON.stringify(name)} is neither a ` +
-        `short name (${Object.keys(OURS).join(', ')}${ycsbHome === undefined ? '' : `, or one of the installation's: ${Object.keys(ycsbHome.bindings).sort().join(', ')}`}) ` +
+        `short name (${Object.keys(OURS).join(', ')}` +
+        (ycsbHome === undefined
+          ? ''
+          : `, or one of the installation's: ${Object.keys(ycsbHome.bindings).sort().join(', ')}`) +
+        ') ' +
         `nor a Java class name`,
     )
   }
@@ -159,6 +163,20 @@ function usage(message: string): BenchstreamError {
   return new BenchstreamError('BS_ERR_USAGE', `${message}\n${YCSB_USAGE}`)
 }
 
+/** The flags of `benchstream ycsb` before its `--` (parseArgs options); YCSB's own follow the `--`. */
+export const YCSB_FLAGS = {
+  'ycsb-home': { type: 'string' },
+  classpath: { type: 'string' },
+  'run-id': { type: 'string' },
+  'client-id': { type: 'string' },
+  label: { type: 'string', multiple: true },
+  'kafka-brokers': { type: 'string' },
+  topic: { type: 'string' },
+  threshold: { type: 'string', multiple: true },
+  'report-wait': { type: 'string' },
+  'server-metrics': { type: 'string', multiple: true },
+} as const satisfies FlagSpecs
+
 export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   const dd = argv.indexOf('--')
   const own = dd === -1 ? argv : argv.slice(0, dd)
@@ -169,23 +187,7 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
       `${JSON.stringify(stray)}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db ` +
         `redis -P workloads/workloada`,
     )
-  const { values, positionals } = parseFlags(
-    own,
-    {
-      'ycsb-home': { type: 'string' },
-      classpath: { type: 'string' },
-      'run-id': { type: 'string' },
-      'client-id': { type: 'string' },
-      label: { type: 'string', multiple: true },
-      'kafka-brokers': { type: 'string' },
-      topic: { type: 'string' },
-      threshold: { type: 'string', multiple: true },
-      'report-wait': { type: 'string' },
-      'server-metrics': { type: 'string', multiple: true },
-    },
-    YCSB_USAGE,
-    true,
-  )
+  const { values, positionals } = parseFlags(own, YCSB_FLAGS, YCSB_USAGE, true)
   if (positionals.length > 0)
     throw usage(
       `${JSON.stringify(positionals[0])}: YCSB's arguments go after "--", e.g. benchstream ycsb -- ` +
@@ -253,11 +255,8 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
       const kv = ycsb[++i]
       if (kv === undefined) throw usage('-p needs key=value')
       const key = kv.slice(0, Math.max(0, kv.indexOf('='))).trim()
-      if (OWN_PROPERTIES.includes(key))
-        throw usage(
-          `-p ${key} is set by benchstream ycsb: use ` +
-            `${key === 'benchstream.db' ? '-db' : key === 'benchstream.labels' ? '--label k=v' : `--${{ 'benchstream.runid': 'run-id', 'benchstream.clientid': 'client-id', 'benchstream.brokers': 'kafka-brokers', 'benchstream.topic': 'topic' }[key]}`} instead`,
-        )
+      const ownFlag = OWN_PROPERTIES.get(key)
+      if (ownFlag !== undefined) throw usage(`-p ${key} is set by benchstream ycsb: use ${ownFlag} instead`)
       if (key === 'db') binding = kv.slice(kv.indexOf('=') + 1).trim()
       else {
         if (key === 'exportfile') exportFile = kv.slice(kv.indexOf('=') + 1).trim() || undefined

@@ -156,7 +156,10 @@ export async function runYcsb(
   for (const c of r.serverCache)
     out(
       `[BENCHSTREAM], ServerCacheHitRatio(${c.source}), ` +
-        `${c.ratio === null ? 'n/a (the counters did not move)' : `${(c.ratio * 100).toFixed(2)}% (${c.hits} hits, ${c.misses} misses ` + `over the run)`}\n`,
+        (c.ratio === null
+          ? 'n/a (the counters did not move)'
+          : `${(c.ratio * 100).toFixed(2)}% (${c.hits} hits, ${c.misses} misses over the run)`) +
+        '\n',
     )
   let exitCode = 0
   if (ycsbReport !== undefined) {

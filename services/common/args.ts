@@ -7,7 +7,17 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { BenchstreamError } from '../core/errors.js'
 import { didYouMean } from '../core/suggest.js'
 
-type Options = NonNullable<ParseArgsConfig['options']>
+/** The options of one command, as parseArgs takes them. */
+export type FlagSpecs = NonNullable<ParseArgsConfig['options']>
+type Options = FlagSpecs
+
+/** The flags a spec accepts as written on a command line: `--name`, and `-x` for a short alias. */
+export function flagNames(options: FlagSpecs): string[] {
+  return Object.entries(options).flatMap(([name, o]) => [
+    `--${name}`,
+    ...(o.short === undefined ? [] : [`-${o.short}`]),
+  ])
+}
 
 export function parseFlags<O extends Options>(
   argv: readonly string[],

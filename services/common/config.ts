@@ -5,9 +5,9 @@
  * whose keys are the variable names: type, bounds, `default` and
  * `description` live there and nowhere else. readEnv() converts the strings,
  * applies the defaults, validates, and fails with BS_ERR_CONFIG naming the
- * variable, what it got and what is allowed. The README's configuration
- * table is generated from the same schemas (npm run generate), and a test fails
- * when it drifts.
+ * variable, what it got and what is allowed. The configuration table of
+ * docs/reference/configuration.md is generated from the same schemas (npm run
+ * generate), and a test fails when it drifts.
  */
 import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
@@ -83,7 +83,7 @@ function convert(s: TSchema, raw: string): unknown {
   return raw
 }
 
-/** What a variable allows, in the words used by errors and by the README table. */
+/** What a variable allows, in the words used by errors and by the configuration table. */
 export function allowedFor(s: TSchema): string {
   const x = s as { type?: unknown; allowed?: string; enum?: unknown[] }
   if (x.allowed !== undefined) return x.allowed
@@ -94,7 +94,7 @@ export function allowedFor(s: TSchema): string {
   return allowedText(rest)
 }
 
-/** One row per variable: name, default, allowed values, meaning (for the README). */
+/** One row per variable: name, default, allowed values, meaning (for docs/reference/configuration.md). */
 export function envTable(
   schemas: ReadonlyArray<TObject>,
 ): Array<{ name: string; default: string | undefined; allowed: string; meaning: string }> {

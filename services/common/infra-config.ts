@@ -58,7 +58,7 @@ export function readCompleteness(e: {
   }
 }
 
-/** The environment variables of the shared infrastructure (README: Configuration). */
+/** The environment variables of the shared infrastructure (docs/reference/configuration.md). */
 export const InfraEnv = Type.Object({
   KAFKA_BROKERS: EnvVar.string({
     default: '127.0.0.1:9092',
@@ -89,6 +89,12 @@ export const InfraEnv = Type.Object({
     pattern: TOPIC,
     allowed: TOPIC_ALLOWED,
     description: 'alert notifications',
+  }),
+  BENCHSTREAM_TOPIC_CONTROL: EnvVar.string({
+    default: 'benchstream.control.v1',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description: 'control topic of experiments: agents register and heartbeat, the coordinator assigns runs',
   }),
   BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({
     default: 4,
@@ -131,6 +137,8 @@ export interface TopicsConfig {
   events: string
   deadLetter: string
   alerts: string
+  /** Experiments: agents and the coordinator (schemas/experiments.v1.ts ControlMessage). */
+  control: string
   partitions: number
 }
 
@@ -163,6 +171,7 @@ export function readInfraConfig(env: Env): InfraConfig {
       events: e.BENCHSTREAM_TOPIC_EVENTS,
       deadLetter: e.BENCHSTREAM_TOPIC_DLQ,
       alerts: e.BENCHSTREAM_TOPIC_ALERTS,
+      control: e.BENCHSTREAM_TOPIC_CONTROL,
       partitions: e.BENCHSTREAM_TOPIC_PARTITIONS,
     },
     clickhouse: {

@@ -27,6 +27,8 @@ export const ERROR_CODES = {
     retryable: false,
     summary: 'no figure both sides have: no common workload, operation or figure',
   },
+  BS_ERR_PLAN: { retryable: false, summary: 'invalid experiment plan' },
+  BS_ERR_AGENT: { retryable: true, summary: 'no agent can run it' },
   BS_ERR_INTERNAL: { retryable: false, summary: 'internal error' },
 } as const
 export type ErrorCode = keyof typeof ERROR_CODES

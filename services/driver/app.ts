@@ -26,6 +26,8 @@ export interface DriverDeps {
    * sink above.
    */
   runPhase?: PhaseRunner
+  /** Resolves at the instant the run is to start (an experiment's start barrier); rejects to abort before it starts. */
+  barrier?: () => Promise<void>
 }
 
 export interface DriverOutcome {
@@ -52,6 +54,9 @@ export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<Dr
     ...base,
     ...startRecordFields(cfg),
   })
+  // Everything is ready and announced (the start record's round trip to Kafka is not in the start's skew): the
+  // run starts at the barrier. A run called off there has a start record and no end: visibly incomplete.
+  await deps.barrier?.()
   const sample = deps.binding.sampleServerMetrics?.bind(deps.binding)
   const sampler =
     sample !== undefined && cfg.phase === 'run'
@@ -92,6 +97,7 @@ export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<Dr
     runtimeMs: result.runtimeMs,
     scheduleLagMaxMs: Math.round(result.schedule.maxLagMs * 1000) / 1000,
     behindScheduleEpisodes: result.schedule.episodes,
+    ...(result.firstOpAtMs === undefined ? {} : { firstOpUs: Math.round(result.firstOpAtMs * 1000) }),
   })
   return { report: result.report, delivery, runtimeMs: result.runtimeMs, schedule: result.schedule }
 }

@@ -56,6 +56,15 @@ export interface DriverConfig {
   /** Things the user should know before the run starts (printed on stderr). */
   notes: string[]
   /**
+   * --barrier stdin: get everything ready, say so on stderr (BARRIER_READY_LINE), then start at the instant read
+   * from stdin (an experiment's agent holds every client of a run at one barrier).
+   */
+  barrier: 'stdin' | undefined
+  /** --expected-clients: how many clients the run has, for its start record. */
+  expectedClients: number | undefined
+  /** --clock-offset-ms: this machine's clock offset from the broker's, as its agent measured it (start record). */
+  clockOffsetMs: number | undefined
+  /**
    * YCSB's output properties: measurement.interval, hdrhistogram.percentiles and .fileoutput, exporter
    * (ycsb-properties.ts).
    */
@@ -79,7 +88,7 @@ export const driverUsage = (bindings: readonly string[]): string => `usage: benc
                          hdrhistogram.fileoutput=true (+ hdrhistogram.output.path=PREFIX: PREFIXREAD.hdr
                          interval logs), exporter=site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter
                          (or JSONMeasurementsExporter, TextMeasurementsExporter); properties YCSB has and this
-                         driver does not are refused by name (README: supported YCSB properties)
+                         driver does not are refused by name (docs/reference/cli.md: YCSB's properties)
   --run-id <id>          run id shared by all clients of one run (default: generated)
   --client-id <id>       this client's id (default: <host>-<pid>)
   --label <key>=<value>  run label, e.g. system=hbase version=0.98.4 (repeatable)
@@ -102,11 +111,16 @@ export const driverUsage = (bindings: readonly string[]): string => `usage: benc
   --group <name>         group of repetitions this run belongs to (default with --repeat: generated)
   --repetition <k>       this run's number in its group, 1 to 100000 (set by --repeat; give it
                          when you run repetitions by hand, e.g. alternating two releases)
+  --barrier stdin        get ready, print "${BARRIER_READY_LINE}" on stderr, then start at the time
+                         read from stdin ("start <ms since epoch>"; "abort" ends it): how an experiment's
+                         agent starts every client of a run at one instant
+  --expected-clients <n> how many clients the run has, 1 to 1024 (an experiment says; recorded with the run)
+  --clock-offset-ms <ms> this machine's clock offset from the broker's, as measured (recorded with the run)
   --baseline <ref>       a run id or group:NAME: while this run goes, the alert evaluator compares
                          its per-operation throughput and p99 with the baseline's at the same
                          second and alerts on a sustained difference (label baseline=<ref>)
   -h, --help             this text
-environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see README)`
+environment: KAFKA_BROKERS, BENCHSTREAM_TOPIC_EVENTS, ... (see docs/reference/configuration.md)`
 
 export interface DriverArgsOptions {
   /** Binding names accepted by -db (the registry in services/adapters/datastores/index.ts). */
@@ -130,8 +144,8 @@ function intInRange(name: string, raw: string | undefined, min: number, max = Nu
   return v
 }
 
-/** Every flag the driver takes, for "did you mean". */
-const FLAGS = [
+/** Every flag the driver takes (parse() below has a case for each), for "did you mean" and the docs check. */
+export const DRIVER_FLAGS = [
   '-P',
   '-p',
   '-threads',
@@ -155,8 +169,13 @@ const FLAGS = [
   '--group',
   '--repetition',
   '--baseline',
+  '--barrier',
+  '--expected-clients',
+  '--clock-offset-ms',
   '--help',
-]
+] as const
+/** What a driver started with --barrier stdin prints on stderr once it is ready to start. */
+export const BARRIER_READY_LINE = 'benchstream-barrier: ready'
 /** Flags that take no value (every other flag takes one). */
 const VALUELESS = new Set(['-s', '--no-emit', '--help', '-h'])
 /** Largest --repeat. */
@@ -215,6 +234,9 @@ function parse(
   let repetition: number | undefined
   let repeat: number | undefined
   let baseline: string | undefined
+  let barrier: 'stdin' | undefined
+  let expectedClients: number | undefined
+  let clockOffsetMs: number | undefined
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     const next = (): string | undefined => argv[++i]
@@ -308,6 +330,25 @@ function parse(
       case '--repetition':
         repetition = intInRange('--repetition', next(), 1, 100_000)
         break
+      case '--barrier': {
+        const v = next()
+        if (v !== 'stdin') throw usage(`--barrier ${JSON.stringify(v ?? '')} is not allowed: expected stdin`)
+        barrier = v
+        break
+      }
+      case '--expected-clients':
+        expectedClients = intInRange('--expected-clients', next(), 1, 1024)
+        break
+      case '--clock-offset-ms': {
+        const raw = next()
+        const v = Number(raw)
+        if (raw === undefined || raw.trim() === '' || !Number.isFinite(v) || Math.abs(v) > 86_400_000)
+          throw usage(
+            `--clock-offset-ms ${JSON.stringify(raw ?? '')} is not allowed: a number of ms within a day either way`,
+          )
+        clockOffsetMs = v
+        break
+      }
       case '--baseline': {
         const b = next()
         const name = b?.startsWith('group:') === true ? b.slice('group:'.length) : b
@@ -321,7 +362,8 @@ function parse(
       }
       default:
         throw usage(
-          `unknown option ${JSON.stringify(a)}${didYouMean(a, FLAGS)}${a.startsWith('-') ? '' : ' (workload files go after -P, properties ' + 'after -p)'}`,
+          `unknown option ${JSON.stringify(a)}${didYouMean(a, DRIVER_FLAGS)}` +
+            (a.startsWith('-') ? '' : ' (workload files go after -P, properties after -p)'),
         )
     }
   }
@@ -353,7 +395,11 @@ function parse(
         `are ${bindings.join(', ')}`,
     )
   const workloadName = files.map((f) => f.name).join('+') || 'custom'
-  runId ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  // <workload>-<UTC time to the second>-<4 random characters>; each call draws a new one.
+  const generatedId = (): string =>
+    `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-` +
+    `${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  runId ??= generatedId()
   clientId ??= `${os
     .hostname()
     .replace(/[^A-Za-z0-9._-]/g, '_')
@@ -362,8 +408,7 @@ function parse(
     throw usage('--repeat and --repetition do not go together: --repeat numbers its runs itself')
   if (repeat !== undefined && phase === 'load') throw usage('--repeat applies to run, not load')
   const runIdGiven = argv.includes('--run-id')
-  if (repeat !== undefined)
-    group ??= `${workloadName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`
+  if (repeat !== undefined) group ??= generatedId()
   // Room for the -k suffix inside the 64 characters of an id.
   const repeatRunIds =
     repeat === undefined
@@ -412,6 +457,9 @@ function parse(
     repeat: repeat ?? 1,
     repeatRunIds,
     baseline,
+    barrier,
+    expectedClients,
+    clockOffsetMs,
     infra: readInfraConfig({ ...env, ...envOverrides }),
   })
 }
@@ -463,6 +511,8 @@ export function startRecordFields(cfg: DriverConfig): {
   group?: string
   repeat?: number
   properties: Record<string, string>
+  expectedClients?: number
+  clockOffsetMs?: number
 } {
   const properties: Record<string, string> = {}
   let bytes = 0
@@ -482,5 +532,7 @@ export function startRecordFields(cfg: DriverConfig): {
     ...(cfg.group === undefined ? {} : { group: cfg.group }),
     ...(cfg.repetition === undefined ? {} : { repeat: cfg.repetition }),
     properties,
+    ...(cfg.expectedClients === undefined ? {} : { expectedClients: cfg.expectedClients }),
+    ...(cfg.clockOffsetMs === undefined ? {} : { clockOffsetMs: cfg.clockOffsetMs }),
   }
 }

@@ -18,7 +18,8 @@ import { formatDriverReport } from './ycsb-output.js'
 import { MemoryBinding } from '../adapters/datastores/memory.js'
 import { BINDING_NAMES, createBinding, IN_PROCESS_BINDINGS } from '../adapters/datastores/index.js'
 import { createLogger } from '../common/logger.js'
-import { parseDriverArgs, type DriverConfig } from './config.js'
+import { BARRIER_READY_LINE, parseDriverArgs, type DriverConfig } from './config.js'
+import { BenchstreamError } from '../core/errors.js'
 import { waitForMergedReport } from './merged-report.js'
 import { findServer } from '../common/server-file.js'
 import { evaluateThresholds, formatThresholdResults } from '../core/reports/thresholds.js'
@@ -116,6 +117,7 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
       status: (l) => process.stderr.write(l + '\n'),
       signal: abort.signal,
       ...(inWorkers === undefined ? {} : { runPhase: inWorkers }),
+      ...(cfg.barrier === 'stdin' ? { barrier: () => stdinBarrier(abort.signal) } : {}),
     })
     const text = formatDriverReport(cfg, outcome)
     if (cfg.exportFile === undefined) process.stdout.write(text)
@@ -132,6 +134,74 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
     await sink.close()
     await binding.cleanup()
   }
+}
+
+/** The last stretch before a start instant is spun rather than slept: a timer wakes a few ms late. */
+const BARRIER_SPIN_MS = 3
+
+/**
+ * --barrier stdin: says it is ready on stderr, reads "start <ms since epoch>" (or "abort") from stdin, and resolves at
+ * that instant of the wall clock. Rejects on abort, a closed stdin or a signal: the run has not started then.
+ */
+export function stdinBarrier(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let buffered = ''
+    const fail = (why: string): void => {
+      cleanup()
+      reject(new BenchstreamError('BS_ERR_AGENT', `the run was called off at its start barrier: ${why}`))
+    }
+    const onData = (chunk: Buffer): void => {
+      buffered += chunk.toString('utf8')
+      const nl = buffered.indexOf('\n')
+      if (nl < 0) {
+        if (buffered.length > 256) fail('a line of more than 256 characters on stdin')
+        return
+      }
+      const line = buffered.slice(0, nl).trim()
+      const m = /^start (\d{12,15})$/.exec(line)
+      if (line === 'abort') return fail('abort')
+      if (m === null) return fail(`${JSON.stringify(line.slice(0, 80))} on stdin, expected "start <ms since epoch>"`)
+      cleanup()
+      dieWithStdin()
+      const at = Number(m[1])
+      const until = performance.now() + (at - Date.now())
+      const spin = (): void => {
+        while (performance.now() < until) {
+          // the last few ms: a timer would wake late
+        }
+        resolve()
+      }
+      const sleepMs = until - performance.now() - BARRIER_SPIN_MS
+      if (sleepMs > 0) setTimeout(spin, sleepMs)
+      else spin()
+    }
+    const onEnd = (): void => fail('stdin closed')
+    const onAbort = (): void => fail('interrupted')
+    const cleanup = (): void => {
+      process.stdin.off('data', onData)
+      process.stdin.off('end', onEnd)
+      signal.removeEventListener('abort', onAbort)
+      process.stdin.pause()
+    }
+    process.stdin.on('data', onData)
+    process.stdin.on('end', onEnd)
+    signal.addEventListener('abort', onAbort, { once: true })
+    process.stderr.write(`${BARRIER_READY_LINE}\n`)
+  })
+}
+
+/**
+ * From the start on, a closed stdin means the agent that started this client is gone (its machine, or the agent
+ * killed): the client ends at once, like a client machine that died, and sends no end record. The run is then
+ * visibly incomplete (a client never ended) instead of looking whole.
+ */
+function dieWithStdin(): void {
+  process.stdin.on('data', () => undefined)
+  process.stdin.once('end', () => {
+    process.stderr.write('benchstream: stdin closed (the agent that started this client is gone): ending now\n')
+    process.exit(75)
+  })
+  process.stdin.resume()
 }
 
 /** How long `run --threshold` waits for the processor to count the whole run. */

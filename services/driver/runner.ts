@@ -86,6 +86,8 @@ export interface StatusSnapshot {
 
 export interface PhaseResult {
   runtimeMs: number
+  /** When the phase's operations began, ms since the epoch (its schedule's origin); undefined if none ran. */
+  firstOpAtMs?: number
   operations: number
   report: Report
   schedule: ScheduleSummary
@@ -543,9 +545,11 @@ export async function runPhase(
     signal?.removeEventListener('abort', onAbort)
   }
   const runtimeMs = performance.now() - t0
+  const operations = group.total.count()
   return {
     runtimeMs,
-    operations: group.total.count(),
+    ...(operations > 0 ? { firstOpAtMs: performance.timeOrigin + t0 } : {}),
+    operations,
     report: buildReport(group.total.aggregates(), runtimeMs, { intended: throttled }),
     schedule: { maxLagMs: lag?.maxLagMs ?? 0, episodes: lag?.episodes ?? 0 },
   }

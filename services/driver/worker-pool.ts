@@ -215,9 +215,12 @@ export async function runPhaseInWorkers(o: WorkerPhaseOptions): Promise<PhaseRes
       maxLagMs = Math.max(maxLagMs, m.maxLagMs)
     }
     const runtimeMs = endHrMs - originHrMs
+    const operations = total.count()
     return {
       runtimeMs,
-      operations: total.count(),
+      // The workers' common origin (process.hrtime) on the wall clock.
+      ...(operations > 0 ? { firstOpAtMs: Date.now() - (hrMs() - originHrMs) } : {}),
+      operations,
       report: buildReport(total.aggregates(), runtimeMs, { intended: o.target > 0 }),
       schedule: { maxLagMs, episodes: episodes.episodes },
     }

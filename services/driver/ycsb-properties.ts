@@ -65,7 +65,9 @@ export function parseYcsbOutput(p: Record<string, string>): YcsbOutputOptions {
     const bad = percentiles.filter((x) => !(REPORT_PERCENTILES as readonly number[]).includes(x))
     if (percentiles.length === 0 || bad.length > 0) {
       throw workload(
-        `hdrhistogram.percentiles=${pl}: ${bad.length > 0 ? `${bad.join(', ')} ${bad.length === 1 ? 'is' : 'are'} ` + `not supported` : 'lists none'}; ` +
+        `hdrhistogram.percentiles=${pl}: ` +
+          (bad.length > 0 ? `${bad.join(', ')} ${bad.length === 1 ? 'is' : 'are'} not supported` : 'lists none') +
+          '; ' +
           `the driver's report holds ${REPORT_PERCENTILES.join(', ')} (choose among them), or run YCSB ` +
           `itself with \`benchstream ycsb -- ...\``,
       )

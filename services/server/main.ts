@@ -16,11 +16,12 @@
 import { SERVER_USAGE } from './usage.js'
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
-import { parseFlags } from '../common/args.js'
+import { parseFlags, type FlagSpecs } from '../common/args.js'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
 import { mergeRaceRetryCount, migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
+import { ClickHouseExperimentStore } from '../adapters/clickhouse/experiment-store.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { ClickHouseRunRegistry } from '../adapters/clickhouse/run-registry.js'
@@ -192,6 +193,8 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         adHoc,
         database: cfg.infra.clickhouse.database,
         profiles: new ClickHouseProfileStore(reader),
+        // Written through the processor's connection: reads and writes of one process share the embedded engine.
+        experiments: new ClickHouseExperimentStore(ch),
         status: () => ({
           clickhouse: ch.mode,
           location: ch.location,
@@ -204,7 +207,10 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           const ping = await withTimeout(readModel.ping(), serverCfg.health.pingTimeoutMs)
           if (ping !== 'ok')
             problems.push(
-              `ClickHouse (${ch.location}) ${ping === 'timeout' ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms` : `failed: ${ping.message}`}`,
+              `ClickHouse (${ch.location}) ` +
+                (ping === 'timeout'
+                  ? `did not answer within ${serverCfg.health.pingTimeoutMs} ms`
+                  : `failed: ${ping.message}`),
             )
           return problems
         },
@@ -260,12 +266,14 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   }
 }
 
+/** The server's flags (parseArgs options). */
+export const SERVER_FLAGS = {
+  'no-api': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagSpecs
+
 export async function serverMain(argv: readonly string[]): Promise<number> {
-  const { values } = parseFlags(
-    argv,
-    { 'no-api': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    SERVER_USAGE,
-  )
+  const { values } = parseFlags(argv, SERVER_FLAGS, SERVER_USAGE)
   if (values.help === true) {
     process.stdout.write(SERVER_USAGE + '\n')
     return 0

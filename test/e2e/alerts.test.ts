@@ -269,7 +269,8 @@ test(
         }>(
           svc.ch,
           `
-      SELECT state, toUnixTimestamp64Milli(starts_at) AS starts_ms, toUnixTimestamp64Milli(ends_at) AS ends_ms, toUnixTimestamp64Milli(at_window) AS at_window_ms,
+      SELECT state, toUnixTimestamp64Milli(starts_at) AS starts_ms, toUnixTimestamp64Milli(ends_at) AS ends_ms,
+             toUnixTimestamp64Milli(at_window) AS at_window_ms,
              notified_at IS NOT NULL AS notified, value, threshold, op
       FROM benchstream.alerts WHERE fingerprint = {fp:String} ORDER BY state`,
           { fp: firedAlert.fingerprint },

@@ -14,6 +14,7 @@ import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
+import { joinRegExp } from '../helpers/regexp.js'
 
 const BIN = path.join(repoRoot(), 'bin', 'benchstream.js')
 
@@ -103,7 +104,8 @@ test(
     const exact = await queryRows<{ op: string; n: string; p50: number; p99: number; max: number }>(
       svc.ch,
       `
-    SELECT op, count() AS n, arraySort(groupArray(intended_us)) AS s, s[bs_rank(0.5, length(s))] AS p50, s[bs_rank(0.99, length(s))] AS p99, max(intended_us) AS max
+    SELECT op, count() AS n, arraySort(groupArray(intended_us)) AS s,
+           s[bs_rank(0.5, length(s))] AS p50, s[bs_rank(0.99, length(s))] AS p99, max(intended_us) AS max
     FROM benchstream.ops WHERE run_id = {runId:String} AND status = 'OK' GROUP BY op`,
       { runId },
     )
@@ -142,7 +144,10 @@ test(
     assert.equal(missing.code, 1)
     assert.match(
       missing.stderr,
-      /^benchstream: BS_ERR_NOT_FOUND: run "no-such-run" has no data \(in http:\/\/127\.0\.0\.1:\d+\); list the runs with `benchstream runs`\n$/,
+      joinRegExp([
+        /^benchstream: BS_ERR_NOT_FOUND: run "no-such-run" has no data \(in http:\/\/127\.0\.0\.1:\d+\); /,
+        /list the runs with `benchstream runs`\n$/,
+      ]),
     )
 
     // Ad hoc SQL: unqualified names in the benchstream database, TSV into a

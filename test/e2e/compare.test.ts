@@ -202,8 +202,24 @@ test(
     )
     for (const f of slow.figures.filter((x) => x.figure === 'error_rate'))
       assert.equal(f.verdict, 'no significant change', `${f.label}: no errors on either side`)
+    // Throttled runs: throughput is judged against the target, never as a change. Whether a side kept it is a fact
+    // of its runs' reports (every run at 99% of the target or more), computed here on its own: on a busy machine a
+    // 3 s run can fall short, and then compare must say so.
+    const keptTarget = (group: string): 'at target' | 'below target' =>
+      [1, 2, 3].every((k) => reports.get(`${group}-${k}`)!.throughputOpsPerSec >= 0.99 * TARGET)
+        ? 'at target'
+        : 'below target'
+    assert.deepEqual(
+      [slow.workloads[0]!.throttle!.baseline.status, slow.workloads[0]!.throttle!.candidate.status],
+      [keptTarget(a), keptTarget(d)],
+    )
     for (const f of slow.figures.filter((x) => x.figure === 'throughput'))
-      assert.equal(f.verdict, 'at target', `${f.label}: ${f.reason}`)
+      assert.ok(f.verdict === 'at target' || f.verdict === 'below target', `${f.label}: ${f.verdict} ${f.reason}`)
+    assert.equal(
+      slow.figures.find((x) => x.op === 'OVERALL' && x.figure === 'throughput')!.verdict,
+      keptTarget(d),
+      "the throughput verdict is the candidate side's",
+    )
     // The values shown are each run's own report (merged over its two clients).
     const scanP99 = slow.figures.find((x) => x.op === 'SCAN' && x.figure === 'p99')!
     assert.deepEqual(
@@ -239,6 +255,8 @@ test(
     ).body
     for (const z of mirrored.figures) {
       const o = slow.figures.find((q) => q.label === z.label)!
+      // Throughput of throttled runs is about the candidate keeping its target, not a change between the sides.
+      if (z.figure === 'throughput') continue
       if (z.pValue === null || o.pValue === null) assert.equal(z.pValue, o.pValue, z.label)
       else assert.ok(Math.abs(z.pValue - o.pValue) < 1e-9, `${z.label}: p ${z.pValue} vs ${o.pValue}`)
       const turned: Record<string, string> = { regression: 'improvement', improvement: 'regression' }
@@ -277,7 +295,8 @@ test(
     assert.ok(expected.self.length > 0 && expected.baselineSamples > 100, `${expected.baselineSamples} samples`)
     assert.equal(
       withProfiles.profiles.diffFlameGraph,
-      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
+      `/profiles?baseline=${encodeURIComponent(withProfiles.baseline.runs.join(','))}` +
+        `&candidate=${encodeURIComponent(withProfiles.candidate.runs.join(','))}`,
     )
     assert.equal(
       (await api<ReleaseComparison>(`/api/v1/compare?baseline=${a}-2&candidate=${a}-3`)).body.profiles,
@@ -300,11 +319,12 @@ test(
       /^\| SCAN p50 \(µs\) \| [\d.]+ ± \d+% \| [\d.k]+ ± \d+% \| \+[\d.]+% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m,
     )
     assert.match(md.stdout, /^\| READ p99 \(µs\) \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \|$/m)
-    assert.match(md.stdout, /^\| OVERALL throughput \(ops\/s\) \| .* \| at target \|$/m)
+    assert.match(md.stdout, new RegExp(`^\\| OVERALL throughput \\(ops\\/s\\) \\| .* \\| ${keptTarget(d)} .*\\|$`, 'm'))
     assert.match(
       md.stdout,
       new RegExp(
-        `\\*\\*Not comparable, compared with --force:\\*\\* property memory\\.delay\\.scan \\(unset\\) → ${SCAN_DELAY_US}`,
+        `\\*\\*Not comparable, compared with --force:\\*\\* ` +
+          `property memory\\.delay\\.scan \\(unset\\) → ${SCAN_DELAY_US}`,
       ),
     )
     assert.match(md.stdout, /^#### Where the CPU time went: [\d,]+ baseline and [\d,]+ candidate profile samples/m)
@@ -363,6 +383,6 @@ test(
     assert.equal(tp.verdict, 'below target', tp.reason)
     assert.match(tp.note ?? '', /^\d+\.\d% short of target 250 ops\/s$/)
     assert.equal(short.workloads[0]!.throttle!.candidate.status, 'below target')
-    assert.equal(short.workloads[0]!.throttle!.baseline.status, 'at target')
+    assert.equal(short.workloads[0]!.throttle!.baseline.status, keptTarget(a))
   },
 )

@@ -164,10 +164,10 @@ test(
     const others = hooks
       .flatMap((h) => h.payload.alerts)
       .filter((a) => a.labels.run_id === cand && a.labels.op !== 'SCAN')
-    if (others.length > 0)
-      process.stdout.write(
-        `# also fired: ${[...new Set(others.map((a) => `${a.labels.op}: ${a.annotations.summary ?? ''}`))].join('; ')}\n`,
-      )
+    if (others.length > 0) {
+      const distinct = new Set(others.map((a) => `${a.labels.op}: ${a.annotations.summary ?? ''}`))
+      process.stdout.write(`# also fired: ${[...distinct].join('; ')}\n`)
+    }
     assert.match(
       alert.annotations.summary ?? '',
       new RegExp(
@@ -179,7 +179,9 @@ test(
     const [run] = await queryRows<{ baseline: string; first_ms: string }>(
       svc.ch,
       `
-    SELECT labels['baseline'] AS baseline, (SELECT toUnixTimestamp64Milli(min(window_start)) FROM benchstream.op_windows WHERE run_id = {r:String}) AS first_ms
+    SELECT labels['baseline'] AS baseline,
+           (SELECT toUnixTimestamp64Milli(min(window_start)) FROM benchstream.op_windows WHERE run_id = {r:String})
+           AS first_ms
     FROM benchstream.runs WHERE run_id = {r:String}`,
       { r: cand },
     )
@@ -196,7 +198,9 @@ test(
       }>(
         svc.ch,
         `
-      SELECT op, state, rule_type, toUnixTimestamp64Milli(starts_at) AS starts_ms, toUnixTimestamp64Milli(at_window) AS at_window_ms, value, threshold FROM benchstream.alerts WHERE run_id = {r:String}`,
+      SELECT op, state, rule_type, toUnixTimestamp64Milli(starts_at) AS starts_ms,
+             toUnixTimestamp64Milli(at_window) AS at_window_ms, value, threshold
+      FROM benchstream.alerts WHERE run_id = {r:String}`,
         { r: cand },
       )
       return r.some((x) => x.state === 'firing' && x.op === 'SCAN') ? r : undefined

@@ -123,13 +123,15 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
     SELECT w.op AS op, q, bs_quantile(q, w.h) AS windows,
            e.s[bs_rank(q, length(e.s))] AS exact
     FROM (SELECT op, sumMap(hist) AS h FROM benchstream.op_windows WHERE run_id = {runId:String} GROUP BY op) AS w
-    JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s FROM benchstream.ops WHERE run_id = {runId:String} GROUP BY op) AS e ON e.op = w.op
+    JOIN (SELECT op, arraySort(groupArray(latency_us)) AS s FROM benchstream.ops WHERE run_id = {runId:String}
+          GROUP BY op) AS e ON e.op = w.op
     ARRAY JOIN [0.5, 0.95, 0.99, 0.999] AS q`,
     { runId },
   )
   assert.equal(acc.length, 8)
   for (const r of acc) {
-    const tolerance = Math.max(0.01 * r.exact, 0.5) // below 256 µs buckets are exact; allow the bucket midpoint's half unit
+    // Below 256 µs buckets are exact; allow the bucket midpoint's half unit.
+    const tolerance = Math.max(0.01 * r.exact, 0.5)
     assert.ok(
       Math.abs(r.windows - r.exact) <= tolerance,
       `${r.op} p${r.q * 100}: windows ${r.windows} vs exact ${r.exact}`,
@@ -219,7 +221,8 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
     const rows = await queryRows<{ op: string; n: string; avg: number; s: number[] }>(
       ch,
       `
-      SELECT op, count() AS n, avg(latency_us) AS avg, arraySort(groupArray(latency_us)) AS s FROM benchstream.ops WHERE run_id = {r:String} AND status = 'OK' GROUP BY op`,
+      SELECT op, count() AS n, avg(latency_us) AS avg, arraySort(groupArray(latency_us)) AS s
+      FROM benchstream.ops WHERE run_id = {r:String} AND status = 'OK' GROUP BY op`,
       { r },
     )
     return new Map(

@@ -115,7 +115,8 @@ test(
       const [exact] = await queryRows<{ p50: number; p95: number; p99: number }>(
         svc.ch,
         `
-      SELECT arraySort(groupArray(latency_us)) AS s, s[bs_rank(0.5, length(s))] AS p50, s[bs_rank(0.95, length(s))] AS p95, s[bs_rank(0.99, length(s))] AS p99
+      SELECT arraySort(groupArray(latency_us)) AS s,
+             s[bs_rank(0.5, length(s))] AS p50, s[bs_rank(0.95, length(s))] AS p95, s[bs_rank(0.99, length(s))] AS p99
       FROM benchstream.ops WHERE run_id = {r:String} AND status = 'OK'`,
         { r: runId },
       )

@@ -163,7 +163,9 @@ for (const binding of BINDINGS) {
             `SELECT
             (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS windows,
             (SELECT count() FROM benchstream.ops WHERE run_id = {runId:String}) AS ops,
-            (SELECT countIf(n >= 2) FROM (SELECT name, count() AS n FROM benchstream.server_metrics WHERE run_id = {runId:String} AND name IN {names:Array(String)} GROUP BY name)) AS metrics`,
+            (SELECT countIf(n >= 2) FROM (SELECT name, count() AS n FROM benchstream.server_metrics
+                                          WHERE run_id = {runId:String} AND name IN {names:Array(String)}
+                                          GROUP BY name)) AS metrics`,
             { runId, names: [...counters] },
           )
           return Number(r!.windows) === OPERATIONS &&

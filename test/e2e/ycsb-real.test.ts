@@ -116,6 +116,11 @@ async function rankSpan(ch: ClickHouse, runId: string, op: string, v: number): P
   return [Number(r!.below), Number(r!.at_most)]
 }
 
+/** A jar file name: one of `names` (each a regular expression), then `.jar`. */
+function jarNamed(names: readonly RegExp[]): RegExp {
+  return new RegExp(`^(?:${names.map((n) => n.source).join('|')})\\.jar$`)
+}
+
 /** deploy/local/ycsb.sh's class path (YCSB core 0.17.0, the bridge, our Redis binding). */
 function classpath(): Promise<string> {
   return new Promise<string>((resolve, reject) => {
@@ -238,9 +243,21 @@ test(
     // same Maven Central jars; YCSB core then comes only from its lib/ (ours leaves core out), the binding by its name.
     const home = path.join(te.dataDir, 'ycsb-home')
     const jars = (await classpath()).split(':')
-    const coreJar =
-      /^(?:core-0\.17\.0|HdrHistogram-[\w.-]+|jackson-(?:core|mapper)-asl-[\w.-]+|htrace-core4-[\w.-]+|jaxb-api-[\w.-]+|javax\.activation-api-[\w.-]+)\.jar$/
-    const bindingJar = /^(?:ycsb-redis-[\w.-]+|jedis-[\w.-]+|commons-pool2-[\w.-]+|gson-[\w.-]+|json-[\w.-]+)\.jar$/
+    const coreJar = jarNamed([
+      /core-0\.17\.0/,
+      /HdrHistogram-[\w.-]+/,
+      /jackson-(?:core|mapper)-asl-[\w.-]+/,
+      /htrace-core4-[\w.-]+/,
+      /jaxb-api-[\w.-]+/,
+      /javax\.activation-api-[\w.-]+/,
+    ])
+    const bindingJar = jarNamed([
+      /ycsb-redis-[\w.-]+/,
+      /jedis-[\w.-]+/,
+      /commons-pool2-[\w.-]+/,
+      /gson-[\w.-]+/,
+      /json-[\w.-]+/,
+    ])
     for (const [dir, re] of [
       ['lib', coreJar],
       ['myredis-binding/lib', bindingJar],

@@ -92,9 +92,13 @@ test(
 
     const samples = await queryRows<{ n: string; hits: string; misses: string }>(
       svc.ch,
-      `SELECT count() AS n, max(value) FILTER (WHERE name = 'blockCacheHitCount') - min(value) FILTER (WHERE name = 'blockCacheHitCount') AS hits,
-            max(value) FILTER (WHERE name = 'blockCacheMissCount') - min(value) FILTER (WHERE name = 'blockCacheMissCount') AS misses
-       FROM benchstream.server_metrics WHERE run_id = {r:String} AND source = 'hbase' AND name IN ('blockCacheHitCount', 'blockCacheMissCount')`,
+      `SELECT count() AS n,
+            max(value) FILTER (WHERE name = 'blockCacheHitCount')
+              - min(value) FILTER (WHERE name = 'blockCacheHitCount') AS hits,
+            max(value) FILTER (WHERE name = 'blockCacheMissCount')
+              - min(value) FILTER (WHERE name = 'blockCacheMissCount') AS misses
+       FROM benchstream.server_metrics
+       WHERE run_id = {r:String} AND source = 'hbase' AND name IN ('blockCacheHitCount', 'blockCacheMissCount')`,
       { r: runId },
     )
     const n = Number(samples[0]!.n) / 2

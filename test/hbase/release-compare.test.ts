@@ -54,8 +54,21 @@ const RELEASE = process.env.TEST_HBASE_RELEASE
 /** A block cache of almost nothing: 0.001 of the 1 GB heap. */
 const SMALL_CACHE = '0.001'
 /** Frames of HBase's block-reading path: what a miss in the block cache runs instead of a cache lookup. */
-const BLOCK_READ_PATH =
-  /HFileBlock|readBlock|FSReader|Checksum|FSDataInputStream|RawLocalFileSystem|BlockIOUtils|LruBlockCache\.(?:cacheBlock|evict)|BlockCacheUtil|pread|positionalRead/
+const BLOCK_READ_PATH = new RegExp(
+  [
+    'HFileBlock',
+    'readBlock',
+    'FSReader',
+    'Checksum',
+    'FSDataInputStream',
+    'RawLocalFileSystem',
+    'BlockIOUtils',
+    /LruBlockCache\.(?:cacheBlock|evict)/.source,
+    'BlockCacheUtil',
+    'pread',
+    'positionalRead',
+  ].join('|'),
+)
 
 interface Setup {
   name: string
@@ -92,7 +105,9 @@ before(
         ...(s.blockCacheSize === undefined ? {} : { blockCacheSize: s.blockCacheSize }),
       })
       log(
-        `${s.name}: HBase ${s.version}${s.blockCacheSize === undefined ? '' : `, hfile.block.cache.size ${s.blockCacheSize}`} ` +
+        `${s.name}: HBase ${s.version}` +
+          (s.blockCacheSize === undefined ? '' : `, hfile.block.cache.size ${s.blockCacheSize}`) +
+          ' ' +
           `up (pid ${s.hb.pid}, info ${s.hb.infoUrl})`,
       )
       const load = await runYcsb(
@@ -261,7 +276,8 @@ async function oneRun(s: Setup, workload: string, rep: number): Promise<void> {
 
 async function compare(a: string, b: string, name: string): Promise<{ json: ReleaseComparison; markdown: string }> {
   const q = (format: string): string =>
-    `${svc.apiUrl}/api/v1/compare?baseline=${encodeURIComponent(`suite=${suite},setup=${a}`)}&candidate=${encodeURIComponent(`suite=${suite},setup=${b}`)}&format=${format}`
+    `${svc.apiUrl}/api/v1/compare?baseline=${encodeURIComponent(`suite=${suite},setup=${a}`)}` +
+    `&candidate=${encodeURIComponent(`suite=${suite},setup=${b}`)}&format=${format}`
   const res = await fetch(q('json'))
   assert.equal(res.status, 200, await res.clone().text())
   const json = (await res.json()) as ReleaseComparison

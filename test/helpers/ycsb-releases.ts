@@ -88,6 +88,9 @@ export function importedRunInfo(runId: string, o: Partial<RunInfo> = {}): RunInf
     properties: {},
     schedule_lag_max_ms: 0,
     behind_schedule_episodes: 0,
+    expected_clients: 0,
+    start_skew_ms: null,
+    clock_offset_max_ms: null,
     origin: 'reported',
     ...o,
   }

@@ -184,9 +184,8 @@ test(
         const one = await ch('query=SELECT%201%20FORMAT%20TSV')
         assert.equal(one.status, 200)
         assert.equal(await one.text(), '1\n')
-        const plain = await ch(
-          `query=${encodeURIComponent(`SELECT op, sum(count) AS n FROM op_windows ` + `WHERE run_id = '${runId}' ` + `GROUP BY op ORDER BY op`)}`,
-        )
+        const plainSql = `SELECT op, sum(count) AS n FROM op_windows WHERE run_id = '${runId}' GROUP BY op ORDER BY op`
+        const plain = await ch(`query=${encodeURIComponent(plainSql)}`)
         assert.match(plain.headers.get('content-type') ?? '', /^text\/tab-separated-values/)
         const tsv = await plain.text()
         assert.equal(

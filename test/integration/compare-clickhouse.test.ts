@@ -160,7 +160,8 @@ test("views equal the report and the TypeScript histograms; our U and Welch test
   }>(
     ch,
     `
-    SELECT run_id, toUnixTimestamp64Milli(window_start) AS t, op, sumMap(hist) AS hist, min(min_us) AS min_us, max(max_us) AS max_us
+    SELECT run_id, toUnixTimestamp64Milli(window_start) AS t, op,
+           sumMap(hist) AS hist, min(min_us) AS min_us, max(max_us) AS max_us
     FROM benchstream.op_windows WHERE status = 'OK' GROUP BY run_id, t, op`,
   )
   const first = new Map<string, number>()
@@ -180,7 +181,8 @@ test("views equal the report and the TypeScript histograms; our U and Welch test
   const [sql] = await queryRows<{ mw: MW; welch: Welch }>(
     ch,
     `
-    SELECT mannWhitneyUTest('two-sided', 1)(p99_us, toUInt8(run_id = 'rb')) AS mw, welchTTest(p99_us, toUInt8(run_id = 'rb')) AS welch
+    SELECT mannWhitneyUTest('two-sided', 1)(p99_us, toUInt8(run_id = 'rb')) AS mw,
+           welchTTest(p99_us, toUInt8(run_id = 'rb')) AS welch
     FROM benchstream.op_window_figures WHERE run_id IN ('ra', 'rb') AND op = 'SCAN'`,
   )
   const xa = windows.filter((w) => w.runId === 'ra' && w.op === 'SCAN').map((w) => w.p99Us!)
@@ -232,7 +234,9 @@ test("views equal the report and the TypeScript histograms; our U and Welch test
       ch,
       `
       SELECT mannWhitneyUTest('two-sided', 1)(v, g) AS mw, welchTTest(v, g) AS welch
-      FROM (SELECT arrayJoin(arrayConcat(arrayMap(a -> (a, toUInt8(0)), {x:Array(Float64)}), arrayMap(b -> (b, toUInt8(1)), {y:Array(Float64)}))) AS p, p.1 AS v, p.2 AS g)`,
+      FROM (SELECT arrayJoin(arrayConcat(arrayMap(a -> (a, toUInt8(0)), {x:Array(Float64)}),
+                                         arrayMap(b -> (b, toUInt8(1)), {y:Array(Float64)}))) AS p,
+                   p.1 AS v, p.2 AS g)`,
       { x, y },
     )
     const m = mannWhitneyU(x, y, { method: 'normal', continuityCorrection: true })

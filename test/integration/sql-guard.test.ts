@@ -276,7 +276,8 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   // A syntax error points at the user's own text.
   const syntax = await q('SELEC 1')
   assert.equal(syntax.body.code, 'BS_ERR_QUERY_FAILED')
-  assert.match(String(syntax.body.message), /Syntax error: failed at position 7 \(1\)/) // the 1 of 'SELEC 1': the user's text, not a rewrite
+  // Position 7 is the 1 of 'SELEC 1': the user's text, not a rewrite.
+  assert.match(String(syntax.body.message), /Syntax error: failed at position 7 \(1\)/)
   // Bodies are validated without coercion: sql must be a string.
   const arr = await svc.api!.inject({ method: 'POST', url: '/api/v1/query', payload: { sql: ['SELECT 1'] } })
   assert.equal(arr.statusCode, 400)

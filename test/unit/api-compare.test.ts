@@ -31,6 +31,9 @@ const runs: RunInfo[] = ['a1', 'a2', 'a3', 'b1', 'b2', 'b3'].map((id) => ({
   properties: {},
   schedule_lag_max_ms: 0,
   behind_schedule_episodes: 0,
+  expected_clients: 0,
+  start_skew_ms: null,
+  clock_offset_max_ms: null,
 }))
 const filters: RunFilter[] = []
 const figures = (id: string): RunFigures => ({

@@ -11,6 +11,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { describeFailure } from '../../services/cli/main.js'
 import { repoRoot } from '../../services/common/repo-root.js'
+import { joinRegExp } from '../helpers/regexp.js'
 
 const BIN = path.join(repoRoot(), 'bin', 'benchstream.js')
 const COMMANDS = [
@@ -125,7 +126,10 @@ test('--seconds with a smaller operationcount says which ends the run; the endin
   ])
   assert.match(
     r.stderr,
-    /note: --seconds 60 and operationcount=500: the run ends at whichever comes first; add -p operationcount=0 to run for the full 60 s/,
+    joinRegExp([
+      /note: --seconds 60 and operationcount=500: the run ends at whichever comes first; /,
+      /add -p operationcount=0 to run for the full 60 s/,
+    ]),
   )
   assert.match(r.stdout, /\[OVERALL\], RunTime\(ms\), \d+/)
   // 500 operations ended it; the verdicts are on stderr and one failed: exit 99.

@@ -89,7 +89,9 @@ test(
     calls.length = 0
     const res = await a.inject({
       method: 'POST',
-      url: '/clickhouse?database=benchstream&default_format=Native&client_protocol_version=54460&max_execution_time=64&limit=500',
+      url:
+        '/clickhouse?database=benchstream&default_format=Native&client_protocol_version=54460' +
+        '&max_execution_time=64&limit=500',
       headers: local,
       payload: 'SELECT 1',
     })

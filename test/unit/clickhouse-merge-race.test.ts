@@ -17,9 +17,11 @@ import {
 
 const SEEN_ON_CI =
   'Code: 107. DB::Exception: Cannot open file ' +
-  '/tmp/benchstream-test-480aba9d-oLixP7/clickhouse/store/392/392c216a-d891-4f70-99d6-a18368c94130/all_3_3_0/data.bin: ' +
-  (', errno: 2, strerror: No such file or directory: (while reading ' +
-    'from part /tmp/benchstream-test-480aba9d-oLixP7/clickhouse/store/392/392c216a-d891-4f70-99d6-a18368c94130/all_3_3_0/ ') +
+  '/tmp/benchstream-test-480aba9d-oLixP7/clickhouse/store/392/' +
+  '392c216a-d891-4f70-99d6-a18368c94130/all_3_3_0/data.bin: ' +
+  ', errno: 2, strerror: No such file or directory: (while reading ' +
+  'from part /tmp/benchstream-test-480aba9d-oLixP7/clickhouse/store/392/' +
+  '392c216a-d891-4f70-99d6-a18368c94130/all_3_3_0/ ' +
   'in table benchstream.run_settings (392c216a-d891-4f70-99d6-a18368c94130) located on disk default ' +
   'of type local, from mark 0 with max_rows_to_read = 1, offset = 0): While reading part all_3_3_0: ' +
   'While executing MergeTreeSelect(pool: ReadPoolInOrder, algorithm: InOrder). (FILE_DOESNT_EXIST) ' +

@@ -13,7 +13,6 @@ import {
   type HistorySource,
 } from '../../services/core/compare/history.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { noisy } from './compare-synthetic.js'
 
 test('natural order: numbers inside labels compare as numbers', () => {
   const versions = ['0.98.10', '0.98.9', '0.98.0', '1.0.0', '0.100.1', '0.98.10-rc1', '0.099.0']
@@ -69,9 +68,13 @@ function source(
   }
 }
 
-test('a 20 % step in 30 noisy versions is found where it happened; a flat series has none', async () => {
-  // 30 versions, throughput 10,000 ops/s with 2 % noise, 20 % lower from the 16th on (index 15).
-  const stepped = noisy(30, 10_000, 0.02, 11).map((v, i) => (i >= 15 ? v * 0.8 : v))
+test('a 20 % step in 30 versions is found where it happened; a flat series has none', async () => {
+  // 30 versions, throughput 10,000 ops/s, 20 % lower from the 16th on (index 15). Without noise: what is checked
+  // here is the wiring (order, points, the change mapped to its version, the text), which then no seed can change;
+  // how E-divisive fares on noisy series is proved with bounds in compare-change-points.test.ts. (The step is
+  // still tested by permutation: only the 2 orders in C(30, 15) = 1.6e8 that sort the levels apart score as high,
+  // so p = 1/200; each flat segment after it scores 0 however it is permuted, so p = 1 and the search stops.)
+  const stepped = Array.from({ length: 30 }, (_, i) => (i >= 15 ? 8000 : 10_000))
   const h = await releaseHistory(source(stepped), { label: 'version', workload: 'e' })
   assert.deepEqual(h.points.map((p) => p.value).slice(0, 3), ['1.0.0', '1.1.0', '1.2.0'])
   assert.equal(h.points[10]!.value, '1.10.0', 'natural order: 1.10.0 after 1.9.0')
@@ -79,9 +82,9 @@ test('a 20 % step in 30 noisy versions is found where it happened; a flat series
   const cp = h.changePoints[0]!
   assert.equal(cp.index, 15)
   assert.equal(cp.value, '1.15.0')
-  assert.ok(cp.changePercent! < -17 && cp.changePercent! > -23, `${cp.changePercent}%`)
-  assert.ok(cp.pValue <= 0.05)
-  const flat = await releaseHistory(source(noisy(30, 10_000, 0.02, 12)), { label: 'version' })
+  assert.equal(cp.changePercent, -20)
+  assert.equal(cp.pValue, 1 / 200)
+  const flat = await releaseHistory(source(Array.from({ length: 30 }, () => 10_000)), { label: 'version' })
   assert.deepEqual(flat.changePoints, [])
   assert.equal(flat.note, null)
   const text = formatHistory(h)

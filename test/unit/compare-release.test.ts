@@ -23,6 +23,7 @@ import type { ProfileSelection } from '../../services/core/ports/profile-store.j
 import type { RunFilter } from '../../services/core/ports/read-model.js'
 import type { Folded } from '../../services/core/profiles/folded.js'
 import { noisy } from './compare-synthetic.js'
+import { joinRegExp } from '../helpers/regexp.js'
 
 function run(id: string, o: Partial<RunInfo> = {}): RunInfo {
   return {
@@ -45,6 +46,9 @@ function run(id: string, o: Partial<RunInfo> = {}): RunInfo {
     properties: { recordcount: '1000', maxexecutiontime: '10' },
     schedule_lag_max_ms: 0,
     behind_schedule_episodes: 0,
+    expected_clients: 0,
+    start_skew_ms: null,
+    clock_offset_max_ms: null,
     ...o,
   }
 }
@@ -227,9 +231,10 @@ test('setups that differ are refused, listed; forced, compared with the differen
     () => compareRuns(side(A), other, f, []),
     (e: unknown) =>
       isBenchstreamError(e, 'BS_ERR_NOT_COMPARABLE') &&
-      /threads: 8 vs 16 \(between sides\); property memory\.delay\.scan: \(unset\) vs 3000 \(between sides\)\. Compare them anyway with --force/.test(
-        e.message,
-      ),
+      joinRegExp([
+        /threads: 8 vs 16 \(between sides\); property memory\.delay\.scan: \(unset\) vs 3000 \(between sides\)\. /,
+        /Compare them anyway with --force/,
+      ]).test(e.message),
   )
   const c = compareRuns(side(A), other, f, [], { force: true })
   assert.equal(c.comparable, false)
@@ -430,7 +435,12 @@ test(
     const md = formatComparison(c, 'markdown')
     assert.match(
       md,
-      /^### `group:a` → `group:b`\n\n\*\*Regressed:\*\* READ p50 \+50\.0%\.\n\n\*\*baseline\*\*: 3 runs \(a1, a2, a3\) {2}\n\*\*candidate\*\*: 3 runs \(b1, b2, b3\)\n/,
+      joinRegExp([
+        /^### `group:a` → `group:b`\n\n/,
+        /\*\*Regressed:\*\* READ p50 \+50\.0%\.\n\n/,
+        /\*\*baseline\*\*: 3 runs \(a1, a2, a3\) {2}\n/,
+        /\*\*candidate\*\*: 3 runs \(b1, b2, b3\)\n/,
+      ]),
     )
     assert.match(md, /^#### workload `workloada`: repetitions as samples \(3 \+ 3 runs, Welch's t-test, on logarithms/m)
     assert.match(md, /^\| figure \| baseline \| candidate \| change \| verdict \|$/m)

@@ -1,8 +1,8 @@
 /**
  * Configuration from the environment: one schema per service, converted,
  * defaulted and validated once, with errors that name the variable, what it
- * got and what is allowed; the README's table is generated from the same
- * schemas and must not drift.
+ * got and what is allowed; the table of docs/reference/configuration.md is
+ * generated from the same schemas and must not drift.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -13,7 +13,7 @@ import { readAlertsConfig } from '../../services/alerts/config.js'
 import { readEnv } from '../../services/common/config.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { configTableMarkdown } from '../../services/cli/generate.js'
+import { configTableMarkdown, GENERATED } from '../../services/cli/generate.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { ProcessorEnv, readProcessorConfig } from '../../services/processor/config.js'
 
@@ -75,14 +75,14 @@ test('a schema is read for its own variables only', () => {
   assert.equal((e as Record<string, unknown>).UNRELATED, undefined)
 })
 
-test('the README configuration table is generated from the schemas (npm run generate)', () => {
-  const readme = readFileSync(path.join(repoRoot(), 'README.md'), 'utf8')
-  const m = /<!-- config-table:begin[^>]*-->\n([\s\S]*?)<!-- config-table:end -->/.exec(readme)
-  assert.ok(m !== null, 'README.md has the generated configuration table between its markers')
+test('the configuration reference is generated from the schemas (npm run generate)', () => {
+  const doc = readFileSync(path.join(repoRoot(), GENERATED.configuration), 'utf8')
+  const m = /<!-- config-table:begin[^>]*-->\n([\s\S]*?)<!-- config-table:end -->/.exec(doc)
+  assert.ok(m !== null, `${GENERATED.configuration} has the generated configuration table between its markers`)
   assert.equal(
     m[1],
     configTableMarkdown(),
-    'README.md configuration table differs from the schemas: run `npm run generate`',
+    `${GENERATED.configuration}: the configuration table differs from the schemas: run \`npm run generate\``,
   )
 })
 

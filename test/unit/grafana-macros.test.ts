@@ -19,6 +19,7 @@ import {
   PLUGIN_MACROS,
   type MacroContext,
 } from '../helpers/grafana-macros.js'
+import { joinRegExp } from '../helpers/regexp.js'
 
 interface Vector {
   name: string
@@ -146,7 +147,10 @@ test('$__timeFrom(col), $__timeTo(col): ClickHouse overrides, exactly one column
   assert.throws(
     () => m('$__timeFrom'),
     fails(
-      /^Could not apply macros: macro \$__timeFrom\(\): unexpected number of arguments: \$__timeFrom expected 1 argument\(s\), received 0$/,
+      joinRegExp([
+        /^Could not apply macros: macro \$__timeFrom\(\): unexpected number of arguments: /,
+        /\$__timeFrom expected 1 argument\(s\), received 0$/,
+      ]),
     ),
   )
 })
@@ -248,7 +252,10 @@ test("arity errors carry the plugin's message, nested ones say which argument", 
   assert.throws(
     () => m('WHERE $__timeFilter(a, b)'),
     fails(
-      /^Could not apply macros: macro \$__timeFilter\(a, b\): unexpected number of arguments: \$__timeFilter expected 1 argument\(s\), received 2$/,
+      joinRegExp([
+        /^Could not apply macros: macro \$__timeFilter\(a, b\): unexpected number of arguments: /,
+        /\$__timeFilter expected 1 argument\(s\), received 2$/,
+      ]),
     ),
   )
   assert.throws(() => m('$__timeFilter(ts'), fails(/received 0$/), 'unbalanced: a call without arguments')

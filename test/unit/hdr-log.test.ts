@@ -97,7 +97,9 @@ test('the uncompressed V2 encoding, Tag= prefixes and absolute timestamps are re
   const compressed = Buffer.from(encodeIntoCompressedBase64(h), 'base64')
   h.destroy()
   const plain = inflateSync(compressed.subarray(8, 8 + compressed.readInt32BE(4))).toString('base64')
-  const text = `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"\nTag=READ,1764000000.500,2.000,30000.000,${plain}\n`
+  const text =
+    '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"\n' +
+    `Tag=READ,1764000000.500,2.000,30000.000,${plain}\n`
   const log = parseHdrLog(text)
   assert.equal(log.startTimeUs, undefined)
   const [iv] = log.intervals

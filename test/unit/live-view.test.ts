@@ -97,6 +97,9 @@ function fakeRun() {
     properties: {},
     schedule_lag_max_ms: 0,
     behind_schedule_episodes: 0,
+    expected_clients: 0,
+    start_skew_ms: null,
+    clock_offset_max_ms: null,
   })
   const inRange = (from: number, to: number) => rows.filter((r) => r.startMs >= from && r.startMs < to)
   const rm = {

@@ -218,7 +218,7 @@ test('a flush commits the intent, then writes under the range token, then commit
   )
 })
 
-test('the next range accumulates while a batch is stored in the background; its flush waits for that batch', async () => {
+test('the next range accumulates while a batch is stored in the background; its flush waits for it', async () => {
   const h = harness()
   h.store.next.push('hang')
   await h.worker.onBatch(opsBatch(0, 3))
@@ -242,7 +242,7 @@ test('the next range accumulates while a batch is stored in the background; its 
   assert.equal(h.worker.phase, 'accumulating')
 })
 
-test('a failed write holds the batch back: the partition pauses, takes nothing more, and resumes after a retry', async () => {
+test('a failed write holds the batch back: the partition pauses, takes nothing more, resumes on retry', async () => {
   const h = harness()
   h.store.next.push('fail')
   await h.worker.onBatch(opsBatch(0, 3))
@@ -325,7 +325,7 @@ test('rows a verified replay finds dropped are written again, counted and logged
   assert.ok(h.lines.some((l) => l.includes('as a duplicate of an insert that never landed')))
 })
 
-test('a rebalance during a background store: the write that resolves afterwards is neither committed nor repeated', async () => {
+test('a rebalance during a background store: a write resolving after it is not committed or repeated', async () => {
   const h = harness()
   h.store.next.push('hang')
   await h.worker.onBatch(opsBatch(0, 3))

@@ -43,9 +43,19 @@ test(
   'frames with spaces, commas and <> keep them; the count is what follows the last space; equal ' + 'stacks are summed',
   () => {
     const r = parseFolded(read('async-profiler-4.6/kafka-broker-cpu-10ms.collapsed'), 'cpu-10ms')
-    const gc =
-      'clone3;start_thread;thread_native_entry;Thread::call_run;GangWorker::run;GangWorker::loop;G1EvacuateRegionsBaseTask::work;G1EvacuateRegionsTask::scan_roots;G1RemSet::scan_heap_roots;G1ScanHRForRegionClosure::scan_heap_roots;void ' +
-      'OopOopIterateDispatch<G1ScanCardClosure>::Table::oop_oop_iterate<InstanceKlass, narrowOop>'
+    const gc = [
+      'clone3',
+      'start_thread',
+      'thread_native_entry',
+      'Thread::call_run',
+      'GangWorker::run',
+      'GangWorker::loop',
+      'G1EvacuateRegionsBaseTask::work',
+      'G1EvacuateRegionsTask::scan_roots',
+      'G1RemSet::scan_heap_roots',
+      'G1ScanHRForRegionClosure::scan_heap_roots',
+      'void OopOopIterateDispatch<G1ScanCardClosure>::Table::oop_oop_iterate<InstanceKlass, narrowOop>',
+    ].join(';')
     assert.equal(r.stacks.get(gc), 2)
     // A stack written on several lines (140 lines, 131 distinct): its lines' counts add up.
     const lines = read('async-profiler-4.6/kafka-broker-cpu-10ms.collapsed').trimEnd().split('\n')

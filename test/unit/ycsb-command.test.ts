@@ -18,6 +18,7 @@ import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { parseYcsbFile } from '../../services/core/ycsb/import.js'
 import { bridgeStatus, compareReports, formatComparison } from '../../services/core/ycsb/report-comparison.js'
 import type { SummaryReport } from '../../services/core/ycsb/report-types.js'
+import { joinRegExp } from '../helpers/regexp.js'
 
 const usageError =
   (re: RegExp) =>
@@ -152,7 +153,13 @@ test(
     assert.match(mapped.note!, /not on Maven Central; using Benchstream's redis binding/)
     const home = {
       bindings: parseBindingsProperties(
-        '# YCSB\nredis:site.ycsb.db.RedisClient\nmongodb:site.ycsb.db.MongoDbClient\nmongodb-async:site.ycsb.db.AsyncMongoDbClient\n',
+        [
+          '# YCSB',
+          'redis:site.ycsb.db.RedisClient',
+          'mongodb:site.ycsb.db.MongoDbClient',
+          'mongodb-async:site.ycsb.db.AsyncMongoDbClient',
+          '',
+        ].join('\n'),
       ),
     }
     assert.deepEqual(chooseBinding('mongodb', home), {
@@ -169,7 +176,10 @@ test(
     assert.throws(
       () => chooseBinding('mongo', home),
       usageError(
-        /neither a short name \(redis, hbase, basic, basicts, or one of the installation's: mongodb, mongodb-async, redis\) nor a Java class name/,
+        joinRegExp([
+          /neither a short name \(redis, hbase, basic, basicts, /,
+          /or one of the installation's: mongodb, mongodb-async, redis\) nor a Java class name/,
+        ]),
       ),
     )
   },

@@ -45,7 +45,10 @@ export HBASE_DATA_DIR="${HBASE_DATA_DIR:-$CHECK_OUT/hbase-data}"
 ycsb_props=(-p "recordcount=$RECORDS" -p hbase.zookeeper.quorum=127.0.0.1
   -p "hbase.zookeeper.property.clientPort=$HBASE_ZK_PORT" -p "maxexecutiontime=$MAX_SECONDS")
 case "${REGISTRY:=rpc}" in
-  rpc) ycsb_props+=(-p "hbase.client.bootstrap.servers=127.0.0.1:${HBASE_MASTER_PORT:-16000},127.0.0.1:${HBASE_RS_PORT:-16020}") ;;
+  rpc)
+    ycsb_props+=(-p
+      "hbase.client.bootstrap.servers=127.0.0.1:${HBASE_MASTER_PORT:-16000},127.0.0.1:${HBASE_RS_PORT:-16020}")
+    ;;
   zk) ;;
   *) die "REGISTRY must be rpc or zk, got '$REGISTRY'" ;;
 esac
@@ -72,7 +75,11 @@ ratio() { # h0 m0 h1 m1
 }
 
 throughput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), \([0-9.]*\).*/\1/p' "$1" | awk '{ printf "%.1f", $1 }'; }
-returns() { grep -E '^\[[A-Z-]+\], Return=' "$1" | sed 's/^\[\([A-Z-]*\)\], Return=\([A-Z_]*\), \([0-9]*\)/\1 \2=\3/' | paste -sd' ' -; }
+returns() {
+  grep -E '^\[[A-Z-]+\], Return=' "$1" \
+    | sed 's/^\[\([A-Z-]*\)\], Return=\([A-Z_]*\), \([0-9]*\)/\1 \2=\3/' \
+    | paste -sd' ' -
+}
 
 ycsb() { # phase workload outfile [extra ycsb args...]
   local phase="$1" workload="$2" out="$3"
@@ -81,7 +88,9 @@ ycsb() { # phase workload outfile [extra ycsb args...]
     >"$out" 2>"${out%.txt}.err"
 }
 
-echo "HBase ${HBASE_VERSION:-2.5.10-hadoop3}, block cache ${HBASE_BLOCKCACHE_SIZE:-0.4}, handlers ${HBASE_HANDLERS:-30}; client registry $REGISTRY; $RECORDS records, $THREADS threads; reports in $CHECK_OUT"
+echo "HBase ${HBASE_VERSION:-2.5.10-hadoop3}, block cache ${HBASE_BLOCKCACHE_SIZE:-0.4}," \
+  "handlers ${HBASE_HANDLERS:-30}; client registry $REGISTRY; $RECORDS records, $THREADS threads;" \
+  "reports in $CHECK_OUT"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
 t0=$(date +%s%N)
@@ -98,11 +107,13 @@ if [[ "$MODE" == workloads ]]; then
   ycsb run workloada "$CHECK_OUT/a.txt" -p "operationcount=$OPS" || die "YCSB workload A failed; see $CHECK_OUT/a.err"
   sleep "${HBASE_METRICS_PERIOD:-1}"; sleep 1   # let the metrics catch up with the last requests
   read -r h1 m1 < <(cache_counts)
-  echo "workload A: $(throughput "$CHECK_OUT/a.txt") ops/s; $(returns "$CHECK_OUT/a.txt"); block cache hit ratio $(ratio "$h0" "$m0" "$h1" "$m1")"
+  echo "workload A: $(throughput "$CHECK_OUT/a.txt") ops/s; $(returns "$CHECK_OUT/a.txt");" \
+    "block cache hit ratio $(ratio "$h0" "$m0" "$h1" "$m1")"
   ycsb run workloade "$CHECK_OUT/e.txt" -p "operationcount=$E_OPS" || die "YCSB workload E failed; see $CHECK_OUT/e.err"
   sleep "${HBASE_METRICS_PERIOD:-1}"; sleep 1
   read -r h2 m2 < <(cache_counts)
-  echo "workload E: $(throughput "$CHECK_OUT/e.txt") ops/s; $(returns "$CHECK_OUT/e.txt"); block cache hit ratio $(ratio "$h1" "$m1" "$h2" "$m2")"
+  echo "workload E: $(throughput "$CHECK_OUT/e.txt") ops/s; $(returns "$CHECK_OUT/e.txt");" \
+    "block cache hit ratio $(ratio "$h1" "$m1" "$h2" "$m2")"
 else
   ycsb run workloada "$CHECK_OUT/outage.txt" -p "operationcount=$OPS" &
   ycsb_pid=$!
@@ -115,7 +126,8 @@ else
   wait "$ycsb_pid" || rc=$?
   echo "YCSB exited with status $rc, $(( ($(date +%s%N) - t_stop) / 1000000 )) ms after HBase was told to stop"
   echo "outage run: $(returns "$CHECK_OUT/outage.txt")"
-  grep -E '^\[(READ|UPDATE)-FAILED\], (Operations|AverageLatency|MaxLatency|95thPercentileLatency|99thPercentileLatency)' "$CHECK_OUT/outage.txt" || true
+  figures='Operations|AverageLatency|MaxLatency|95thPercentileLatency|99thPercentileLatency'
+  grep -E "^\\[(READ|UPDATE)-FAILED\\], ($figures)" "$CHECK_OUT/outage.txt" || true
   grep -E '^HBaseClient:' "$CHECK_OUT/outage.err" | head -n 12 || true
 fi
 

@@ -42,9 +42,11 @@ export class ClickHouseAlertSource implements AlertWindowSource {
     }>(
       `
       SELECT run_id, toUnixTimestamp64Milli(started_at) AS started_ms,
-             if(ended_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ended_at))) AS ended_ms, target, labels['baseline'] AS baseline
+             if(ended_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ended_at))) AS ended_ms,
+             target, labels['baseline'] AS baseline
       FROM ${this.ch.database}.runs
-      WHERE (ended_at IS NULL AND started_at >= fromUnixTimestamp64Milli({since:Int64})) OR ended_at >= fromUnixTimestamp64Milli({since:Int64})
+      WHERE (ended_at IS NULL AND started_at >= fromUnixTimestamp64Milli({since:Int64}))
+         OR ended_at >= fromUnixTimestamp64Milli({since:Int64})
       ORDER BY started_at DESC
       LIMIT {limit:UInt32}`,
       { since: Math.max(0, Math.floor(sinceMs)), limit: MAX_ACTIVE_RUNS },
@@ -68,10 +70,16 @@ export class ClickHouseAlertSource implements AlertWindowSource {
     const rows = await this.query<{ t: Num; op: string; n: Num; e: Num; p50: Num | null; p99: Num | null }>(
       `
       SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS n, sum(errors) AS e,
-             if(sumIf(count, status = 'OK') = 0, NULL, least(greatest(bs_quantile(0.50, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')), maxIf(max_us, status = 'OK'))) AS p50,
-             if(sumIf(count, status = 'OK') = 0, NULL, least(greatest(bs_quantile(0.99, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')), maxIf(max_us, status = 'OK'))) AS p99
+             if(sumIf(count, status = 'OK') = 0, NULL,
+                least(greatest(bs_quantile(0.50, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')),
+                      maxIf(max_us, status = 'OK'))) AS p50,
+             if(sumIf(count, status = 'OK') = 0, NULL,
+                least(greatest(bs_quantile(0.99, sumMapIf(hist, status = 'OK')), minIf(min_us, status = 'OK')),
+                      maxIf(max_us, status = 'OK'))) AS p99
       FROM ${this.ch.database}.op_windows
-      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
+      WHERE run_id = {runId:String}
+        AND window_start >= fromUnixTimestamp64Milli({from:Int64})
+        AND window_start < fromUnixTimestamp64Milli({to:Int64})
       GROUP BY t, op ORDER BY t, op`,
       { runId, from: fromMs, to: toMs },
     )
@@ -99,7 +107,8 @@ export class ClickHouseAlertSource implements AlertWindowSource {
       `
       SELECT run_id, t_s, op, window_ms, operations + errors AS n, p50_us AS p50, p99_us AS p99
       FROM ${this.ch.database}.op_window_figures
-      WHERE run_id IN (SELECT DISTINCT run_id FROM ${this.ch.database}.run_clients WHERE if({group:String} = '', run_id = {ref:String}, group_id = {group:String}))
+      WHERE run_id IN (SELECT DISTINCT run_id FROM ${this.ch.database}.run_clients
+                       WHERE if({group:String} = '', run_id = {ref:String}, group_id = {group:String}))
       ORDER BY run_id, t_s, op
       LIMIT {limit:UInt32}`,
       { ref, group, limit: MAX_BASELINE_ROWS },
@@ -146,7 +155,8 @@ interface AlertRow {
 }
 
 const ALERT_COLUMNS = `rule, rule_type, severity, run_id, op, state, toUnixTimestamp64Milli(starts_at) AS starts_ms,
-  if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms, toUnixTimestamp64Milli(at_window) AS at_window_ms,
+  if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms,
+  toUnixTimestamp64Milli(at_window) AS at_window_ms,
   value, threshold, summary, description, fingerprint`
 
 export class ClickHouseAlertStore implements AlertStore {

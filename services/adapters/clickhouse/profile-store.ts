@@ -176,8 +176,10 @@ export class ClickHouseProfileStore implements ProfileStore {
     }>(
       this.ch,
       `
-      SELECT profile_id, any(run_id) AS run_id, any(labels) AS labels, any(event) AS event, any(interval_ns) AS interval_ns, any(source) AS source,
-             toUnixTimestamp64Milli(min(window_start)) AS from_ms, max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms,
+      SELECT profile_id, any(run_id) AS run_id, any(labels) AS labels, any(event) AS event,
+             any(interval_ns) AS interval_ns, any(source) AS source,
+             toUnixTimestamp64Milli(min(window_start)) AS from_ms,
+             max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms,
              sum(samples) AS samples, count() AS slices, sum(cpu_ms) AS cpu_ms
       FROM (SELECT * FROM ${this.ch.database}.profile_slices WHERE ${where})
       GROUP BY profile_id
@@ -204,7 +206,8 @@ export class ClickHouseProfileStore implements ProfileStore {
       this.ch,
       `
       SELECT run_id, uniqExact(profile_id) AS profiles, sum(samples) AS samples,
-             toUnixTimestamp64Milli(min(window_start)) AS from_ms, max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms
+             toUnixTimestamp64Milli(min(window_start)) AS from_ms,
+             max(toUnixTimestamp64Milli(window_start) + window_ms) AS to_ms
       FROM ${this.ch.database}.profile_slices
       GROUP BY run_id
       ORDER BY to_ms DESC, run_id
@@ -232,7 +235,8 @@ export class ClickHouseProfileStore implements ProfileStore {
       `
       SELECT s.frames AS frames, c.n AS n
       FROM (SELECT stack_id, sum(count) AS n FROM (${samples}) GROUP BY stack_id) AS c
-      INNER JOIN (SELECT stack_id, any(frames) AS frames FROM ${db}.profile_stacks WHERE stack_id IN (SELECT stack_id FROM (${samples})) GROUP BY stack_id) AS s
+      INNER JOIN (SELECT stack_id, any(frames) AS frames FROM ${db}.profile_stacks
+                  WHERE stack_id IN (SELECT stack_id FROM (${samples})) GROUP BY stack_id) AS s
       ON s.stack_id = c.stack_id
       LIMIT {limit:UInt64}`,
       { ...params, limit: maxStacks + 1 },

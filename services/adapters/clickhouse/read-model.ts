@@ -273,7 +273,8 @@ export class ClickHouseReadModel implements ReadModel {
     const rows = await queryRows<FigureRow & { run_id: string; t_s: Num; window_ms: Num }>(
       this.ch,
       `
-      SELECT run_id, t_s, op, window_ms, operations, errors, ops_per_sec, error_rate, avg_us, max_us, p50_us, p95_us, p99_us, p999_us, cache_hit_ratio
+      SELECT run_id, t_s, op, window_ms, operations, errors, ops_per_sec, error_rate, avg_us, max_us,
+             p50_us, p95_us, p99_us, p999_us, cache_hit_ratio
       FROM ${this.db}.op_window_figures WHERE run_id IN {ids:Array(String)}
       ORDER BY run_id, t_s, op
       LIMIT {limit:UInt32}`,
@@ -317,9 +318,11 @@ export class ClickHouseReadModel implements ReadModel {
       this.ch,
       `
       SELECT op, status, sum(count) AS count, sum(sum_us) AS sum_us, min(min_us) AS min_us, max(max_us) AS max_us,
-             sumMap(hist) AS hist, sum(intended_sum_us) AS intended_sum_us, max(intended_max_us) AS intended_max_us, sumMap(intended_hist) AS intended_hist,
+             sumMap(hist) AS hist, sum(intended_sum_us) AS intended_sum_us, max(intended_max_us) AS intended_max_us,
+             sumMap(intended_hist) AS intended_hist,
              sum(cache_hits) AS hits, sum(cache_misses) AS misses, sum(late_events) AS late,
-             toUnixTimestamp64Micro(min(first_start)) AS first_start_us, toUnixTimestamp64Micro(max(last_end)) AS last_end_us
+             toUnixTimestamp64Micro(min(first_start)) AS first_start_us,
+             toUnixTimestamp64Micro(max(last_end)) AS last_end_us
       FROM ${this.db}.op_windows WHERE run_id = {runId:String}
       GROUP BY op, status`,
       { runId },
@@ -418,7 +421,8 @@ export class ClickHouseReadModel implements ReadModel {
     }>(
       this.ch,
       `
-      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS ops, sum(errors) AS errors, sumMap(hist) AS hist, sumMap(intended_hist) AS ihist,
+      SELECT toUnixTimestamp64Milli(window_start) AS t, op, sum(count) AS ops, sum(errors) AS errors,
+             sumMap(hist) AS hist, sumMap(intended_hist) AS ihist,
              sum(cache_hits) AS hits, sum(cache_misses) AS misses,
              (SELECT any(window_ms) FROM ${this.db}.runs WHERE run_id = {runId:String}) AS window_ms
       FROM ${this.db}.op_windows
@@ -447,7 +451,8 @@ export class ClickHouseReadModel implements ReadModel {
     const rows = await queryRows<{ key: string; n: Num }>(
       this.ch,
       `
-      SELECT concat(op, '/', status) AS key, sum(count) AS n FROM ${this.db}.op_windows WHERE run_id = {runId:String} GROUP BY key`,
+      SELECT concat(op, '/', status) AS key, sum(count) AS n
+      FROM ${this.db}.op_windows WHERE run_id = {runId:String} GROUP BY key`,
       { runId },
     )
     const ended = await queryRows<{ n: Num }>(
@@ -512,10 +517,13 @@ export class ClickHouseReadModel implements ReadModel {
     }>(
       this.ch,
       `
-      SELECT toUnixTimestamp64Milli(window_start) AS t, op, status, sum(count) AS n, sum(sum_us) AS sum_us, min(min_us) AS min_us, max(max_us) AS max_us,
+      SELECT toUnixTimestamp64Milli(window_start) AS t, op, status, sum(count) AS n,
+             sum(sum_us) AS sum_us, min(min_us) AS min_us, max(max_us) AS max_us,
              sumMap(hist) AS hist, sumMap(intended_hist) AS ihist, sum(cache_hits) AS hits, sum(cache_misses) AS misses
       FROM ${this.db}.op_windows
-      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
+      WHERE run_id = {runId:String}
+        AND window_start >= fromUnixTimestamp64Milli({from:Int64})
+        AND window_start < fromUnixTimestamp64Milli({to:Int64})
       GROUP BY t, op, status ORDER BY t, op, status`,
       { runId, from: fromMs, to: toMs },
     )
@@ -540,7 +548,9 @@ export class ClickHouseReadModel implements ReadModel {
       `
       SELECT toUnixTimestamp64Milli(window_start) AS t, client_id, sum(count) AS n
       FROM ${this.db}.op_windows
-      WHERE run_id = {runId:String} AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})
+      WHERE run_id = {runId:String}
+        AND window_start >= fromUnixTimestamp64Milli({from:Int64})
+        AND window_start < fromUnixTimestamp64Milli({to:Int64})
       GROUP BY t, client_id ORDER BY t, client_id`,
       { runId, from: fromMs, to: toMs },
     )
@@ -558,7 +568,8 @@ export class ClickHouseReadModel implements ReadModel {
     const rows = await queryRows<{ t: Num; source: string; hits: Num; misses: Num }>(
       this.ch,
       `
-      SELECT intDiv(toUnixTimestamp64Milli(at), {w:UInt32}) * {w:UInt32} AS t, source, sumIf(delta, is_hit) AS hits, sumIf(delta, NOT is_hit) AS misses
+      SELECT intDiv(toUnixTimestamp64Milli(at), {w:UInt32}) * {w:UInt32} AS t, source,
+             sumIf(delta, is_hit) AS hits, sumIf(delta, NOT is_hit) AS misses
       FROM
       (
           SELECT at, source, has(arrayZip({sources:Array(String)}, {hitNames:Array(String)}), (source, name)) AS is_hit,
@@ -568,9 +579,11 @@ export class ClickHouseReadModel implements ReadModel {
               SELECT at, source, name, value, lagInFrame(value) OVER w AS prev, row_number() OVER w AS n
               FROM ${this.db}.server_metrics
               WHERE run_id = {runId:String}
-                AND (has(arrayZip({sources:Array(String)}, {hitNames:Array(String)}), (source, name)) OR has(arrayZip({sources:Array(String)}, {missNames:Array(String)}), (source, name)))
+                AND (has(arrayZip({sources:Array(String)}, {hitNames:Array(String)}), (source, name))
+                     OR has(arrayZip({sources:Array(String)}, {missNames:Array(String)}), (source, name)))
                 AND at >= fromUnixTimestamp64Milli({lookFrom:Int64}) AND at < fromUnixTimestamp64Milli({to:Int64})
-              WINDOW w AS (PARTITION BY client_id, source, name ORDER BY at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+              WINDOW w AS (PARTITION BY client_id, source, name ORDER BY at
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
           )
           WHERE n > 1 AND at >= fromUnixTimestamp64Milli({from:Int64})
       )

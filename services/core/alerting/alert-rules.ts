@@ -1,17 +1,8 @@
 /**
- * Alert rule evaluation, pure: complete windows in, state transitions out.
- *
- * Input per run: its complete windows in order, each with the merged count
- * and errors of every operation (clients and partitions already added
- * together), plus the run's target from the `runs` view. Output: `firing`
- * and `resolved` transitions per (rule, run, op). Nothing here reads a
- * clock, a database or a socket; the alerts service (services/alerts/) feeds
- * it and delivers what it returns, so the same input always gives the same
- * incidents and fingerprints (that is what lets a restarted service replay
- * a run without notifying twice).
- *
- * Each (rule, run, op) is a small state machine: `windows` consecutive bad
- * windows fire it once, `resolveWindows` consecutive good ones resolve it.
+ * Alert rule evaluation, pure: complete windows in (merged over clients and
+ * partitions), `firing`/`resolved` transitions per (rule, run, op) out. No
+ * clock, database or socket, so a restarted service replays a run without
+ * notifying twice. Why and how: docs/design/alerting.md.
  */
 import { createHash } from 'node:crypto'
 import {
@@ -81,7 +72,7 @@ export interface AlertTransition {
   description: string
 }
 
-/** Defaults for optional rule fields, in one place (the README's rules table shows the same). */
+/** Defaults for optional rule fields, in one place. */
 export const RULE_DEFAULTS = {
   warmupWindows: 0,
   baseline: 'median' as BaselineMethod,

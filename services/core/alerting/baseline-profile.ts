@@ -1,33 +1,9 @@
 /**
- * The baseline of a live comparison (rule type vs_baseline, `benchstream
- * run --baseline <run|group:NAME>`), pure: what the baseline did at each
- * offset from its start, per operation, and how much its consecutive
- * windows differ by themselves.
- *
- * Alignment: a window's offset is its distance from its run's first window,
- * in windows (seconds with 1 s windows). The candidate's window at offset k
- * meets the baseline's windows at offset k: the same phase of the workload
- * (warm-up, a load that grows, a compaction at 60 s). Both runs' first
- * windows are partial and every run starts somewhere inside its first
- * window, so phases line up to within one window.
- *
- * Expected value at offset k: the median over the baseline's runs of their
- * window k (one run: its window). The first and last window of each
- * baseline run are left out (partial).
- *
- * Noise: sigma = 1.4826 x the median of |x_k - x_(k-1)| over consecutive
- * windows of the same baseline run. For normal noise that is the standard
- * deviation of the difference of two windows (1.4826 turns a median
- * absolute deviation into a standard deviation), which is exactly what a
- * candidate window minus a baseline window is when nothing changed; the
- * median keeps one hiccup from inflating it, and differences of
- * consecutive windows ignore slow phases (they are what the alignment is
- * for). Fewer than MIN_DIFFERENCES differences: no sigma, not judged.
- *
- * Rule: a candidate window is bad when its throughput is below, or its p50
- * or p99 above, the expected value by more than max(sigmas x sigma, minPercent % of
- * the expected value); the rule's `windows` bad windows in a row fire
- * (a sustained difference, not one slow second).
+ * The baseline of a live comparison (rule type vs_baseline, `benchstream run
+ * --baseline <run|group:NAME>`), pure: per operation and offset from the
+ * start, the median of the baseline's windows and their noise (1.4826 x the
+ * median of consecutive differences). Alignment, noise and the rule:
+ * docs/design/alerting.md#the-live-baseline-baseline-profilets.
  */
 import type { BaselineFigure, VsBaselineRule } from '../../../schemas/alert-rules.v1.js'
 

@@ -1,20 +1,9 @@
 /**
- * The alert rules file (deploy/alerts/rules.json) as Prometheus alerting
- * rules, so that the built-in evaluator and a Prometheus that scrapes the
- * server's /metrics judge the same rules with the same parameters.
- *
- * Prometheus sees the counters only at its evaluation interval, so one
- * "window" there is one evaluation interval (15 s by default) instead of the
- * run's event-time window: every count of a rule (windows, baselineWindows,
- * warmupWindows, resolveWindows) is kept, and each window is stretched to
- * that interval. The built-in evaluator stays the precise one (complete
- * event-time windows, merged over clients, stalls counted as zero); these
- * rules are for setups that already route alerts through Prometheus.
- *
- * Inputs (services/processor/metrics.ts):
- *   benchstream_operations_total{run_id, op, status}        counter
- *   benchstream_run_target_ops_per_second{run_id}           sum of the run's clients' -target (running clients)
- *   benchstream_run_clients_active{run_id}                  clients that started and have not ended
+ * The alert rules file (deploy/alerts/rules.json) as Prometheus alerting rules
+ * over the server's /metrics (benchstream_operations_total,
+ * benchstream_run_target_ops_per_second, benchstream_run_clients_active). One
+ * "window" is one evaluation interval (15 s by default); every count of a rule
+ * is kept. How they map: docs/design/alerting.md#prometheus-rules-prometheus-rulests.
  */
 import type {
   AlertRule,

@@ -643,6 +643,9 @@ function decodeJson(
     if (l.runtimeMs !== undefined) record.runtimeMs = l.runtimeMs
     if (l.scheduleLagMaxMs !== undefined) record.scheduleLagMaxMs = l.scheduleLagMaxMs
     if (l.behindScheduleEpisodes !== undefined) record.behindScheduleEpisodes = l.behindScheduleEpisodes
+    if (l.expectedClients !== undefined) record.expectedClients = l.expectedClients
+    if (l.clockOffsetMs !== undefined) record.clockOffsetMs = l.clockOffsetMs
+    if (l.firstOpUs !== undefined) record.firstOpUs = l.firstOpUs
     return { ok: true, kind, record }
   }
   const m = value as Static<typeof ServerMetricsBody>

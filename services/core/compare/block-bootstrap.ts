@@ -1,26 +1,9 @@
 /**
  * Circular block bootstrap of the difference in means of two sets of
- * per-window series (Politis and Romano 1992).
- *
- * Why: with one or two runs per side there are not enough repetitions to
- * test, but each run has many windows (one figure per second, say). Those
- * are not independent samples: a slow second tends to be followed by a slow
- * second (compaction, GC, cache warm-up), so a test that treats them as
- * independent (t-test, Mann-Whitney on windows) is far too confident and
- * reports regressions that are not there. Resampling whole blocks of
- * consecutive windows keeps that dependence inside each block, so the spread
- * of the resampled means reflects it. "Circular": a block that runs past the
- * end of a run wraps to its start, so every window is equally likely to be
- * drawn (the moving block bootstrap under-weights both ends).
- *
- * The block length is chosen from the data with the rule of Politis and White
- * (2004), as corrected by Patton, Politis and White (2009): it grows with the
- * autocorrelation the series shows (1 for independent windows) and with
- * n^(1/3). It is computed for every run and the longest is used for all, so
- * the more dependent run decides.
- *
- * Deterministic: the resampling uses a seeded PRNG (xoshiro128**), so the
- * same input and seed give the same p-value and interval.
+ * per-window series (Politis and Romano 1992): consecutive windows are
+ * correlated, so whole blocks are resampled. Block length by Politis and White
+ * (2004, corrected 2009), the longest of any run; seeded PRNG, so deterministic.
+ * Why: docs/design/statistical-tests.md#circular-block-bootstrap-block-bootstrapts.
  */
 import { Rng } from '../workload/random.js'
 import { quantileSorted, relativeChange, requireFinite, requireInt, requireOpenRange } from './sample-stats.js'
@@ -55,14 +38,9 @@ const INSIGNIFICANT_RUN = 5
 
 /**
  * Block length for the circular block bootstrap of the mean of `series`
- * (Politis and White 2004; Patton, Politis and White 2009):
- *   1. find the smallest lag m after which 5 consecutive autocorrelations are
- *      below 2 sqrt(log10(n) / n) in absolute value; bandwidth M = 2 max(m, 1);
- *   2. with the flat-top kernel λ(t) = 1 for |t| <= 1/2, 2(1 - |t|) up to 1,
- *      G = sum_{|k|<=M} λ(k/M) |k| R(k) and g = sum_{|k|<=M} λ(k/M) R(k)
- *      (R: autocovariances);
- *   3. b = (2 G^2 / ((4/3) g^2))^(1/3) n^(1/3), rounded up, in [1, ceil(min(3 sqrt(n), n/3))].
- * 1 for a constant series or one of fewer than 4 values.
+ * (Politis and White 2004; Patton, Politis and White 2009), in
+ * [1, ceil(min(3 sqrt(n), n/3))]; 1 for a constant series or fewer than 4
+ * values. The three steps: docs/design/statistical-tests.md.
  */
 export function optimalBlockLength(series: readonly number[]): number {
   const n = series.length

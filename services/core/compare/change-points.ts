@@ -1,40 +1,9 @@
 /**
- * E-divisive means change-point detection (Matteson and James 2014, "A
- * nonparametric approach for multiple change point analysis of multivariate
- * data"), the method MongoDB's signal-processing-algorithms and Apache Otava
- * (formerly Hunter) use to find performance regressions in a series of
- * results: here, the per-window throughput of a run that is still going, or
- * one figure per nightly run.
- *
- * Why this method: it assumes no distribution and no number of changes, it
- * finds shifts in the mean as well as in the spread, and its permutation test
- * gives each change a p-value, so noise alone rarely produces one.
- *
- * The algorithm:
- * 1. Energy statistic of a split of a segment Z into X = Z[a, τ) and
- *    Y = Z[τ, b), with m = τ - a, n = b - τ and exponent α (1 here, the
- *    usual choice; any α in (0, 2) gives a consistent test):
- *      Ê = 2/(mn) Σ|X_i - Y_j|^α - C(m,2)^-1 Σ_{i<k}|X_i - X_k|^α - C(n,2)^-1 Σ_{j<k}|Y_j - Y_k|^α
- *      Q̂ = mn/(m+n) · Ê
- *    (between-group distance minus within-group distances, scaled so that it
- *    grows with evidence). The candidate change in a segment is the τ that
- *    maximizes Q̂, with at least `minSegment` points on each side. As
- *    MongoDB and Otava do, the second sample always runs to the end of the
- *    segment (the paper also searches its end κ; that costs a factor n and
- *    changes little for step changes). We use the paper's normalization
- *    (C(m,2) for X, C(n,2) for Y); the numpy calculator of MongoDB's package
- *    that we read swaps the two and rounds mn/(m+n) down to an integer.
- * 2. Recursive bisection: the best candidate over all current segments is
- *    tested; if significant it becomes a change point, splitting its segment,
- *    and the search goes on; the first non-significant candidate stops it.
- * 3. Permutation test: the points of each current segment are shuffled
- *    (independently, with a seeded PRNG), the largest Q̂ over all segments is
- *    recomputed, R times; p = (1 + #{permuted >= observed}) / (R + 1), the
- *    paper's estimate (MongoDB's omits the +1, which can report p = 0). The
- *    candidate is accepted when p <= significance.
- *
- * Cost: O(R · n²) per change point found, plus one more round to stop
- * (600 windows with one change, R = 199: about 0.6 s on one core).
+ * E-divisive means change-point detection (Matteson and James 2014), as
+ * MongoDB's signal-processing-algorithms and Apache Otava use it: energy
+ * statistic with α = 1, recursive bisection, permutation test with p = (1 +
+ * #{permuted >= observed}) / (R + 1). O(R · n²) per change point. The
+ * algorithm and where we differ from MongoDB's: docs/design/change-points.md.
  */
 import { Rng } from '../workload/random.js'
 import { mean, requireFinite, requireInt, requireOpenRange } from './sample-stats.js'

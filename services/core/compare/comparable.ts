@@ -1,28 +1,9 @@
 /**
- * Are two sets of runs comparable? A release comparison is only about the
- * release if everything else was the same: the workload properties, the
- * record count, threads, target, duration and number of clients. This lists
- * every setting whose values differ, with the values on each side, so that
- * "B is 30 % slower" cannot silently come from "B ran 64 threads instead of 32".
- * It also reports settings that differ among the runs of one side
- * (repetitions that were not repetitions).
- *
- * Ignored properties (IGNORED_PROPERTIES, IGNORED_PREFIXES): they name or
- * report a run but do not change the operations it sends:
- * - identity: `runid`, `clientid`, `label`, `label.*`, `group`, `repeat`;
- * - report output: `exportfile`, `exporter`, `status`, `status.interval`;
- * - YCSB's own latency recording and printing: `measurementtype`,
- *   `hdrhistogram.fileoutput`, `hdrhistogram.output.path`,
- *   `hdrhistogram.percentiles`, `histogram.buckets`, `timeseries.granularity`
- *   (Benchstream measures latencies itself, from the events);
- * - credentials: any property ending in `password` (never printed either).
- * Not ignored, on purpose: `measurement.interval` (it decides whether
- * latencies are service or intended, coordinated-omission corrected, times),
- * binding settings such as `memory.cachesize` or `postgres.poolsize` (they
- * change the load), and where the datastore runs (`redis.host`,
- * `postgres.url`...: another machine is a different experiment; pass them in
- * `ignore` when comparing deliberately across machines). Passwords inside
- * URLs (`postgres://user:secret@host`) are masked in the output.
+ * Are two sets of runs comparable? Lists every setting whose values differ
+ * between the sides (and among the runs of one side), so that "B is 30 %
+ * slower" cannot silently come from "B ran 64 threads". Properties that only
+ * name or report a run are ignored (IGNORED_PROPERTIES, IGNORED_PREFIXES);
+ * passwords are masked. Which, and why: docs/design/verdicts.md#comparable-runs.
  */
 import { requireHalfOpenRange } from './sample-stats.js'
 

@@ -1,13 +1,8 @@
 /**
- * The two probability distributions the tests need: the standard normal
- * (Mann-Whitney's large-sample approximation) and Student's t (Welch's test).
- *
- * Written out here rather than taken from a package because the core imports
- * no third-party code but typebox, and because the p-values must agree with
- * ClickHouse's (Boost.Math) to many digits so that a test can compare them:
- * against 30-digit references, erfc is within 1e-13 relative and the t tails
- * within 1e-12 (worst at 500 degrees of freedom) in the ranges a benchmark
- * comparison uses (see test/unit/compare-distributions.test.ts).
+ * The standard normal and Student's t, written out (the core imports no
+ * third-party code but typebox) to agree with ClickHouse's Boost.Math to many
+ * digits: erfc within 1e-13 relative, the t tails within 1e-12
+ * (test/unit/compare-distributions.test.ts; docs/design/statistical-tests.md).
  */
 
 const SQRT_PI = Math.sqrt(Math.PI)

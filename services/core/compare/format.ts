@@ -1,16 +1,8 @@
 /**
- * Comparison rows and their two renderings: an aligned terminal table
- * (optionally coloured) and a Markdown table, so the CLI, the API and CI
- * comments show the same thing. The layout follows benchstat:
- *
- *   figure              baseline       candidate      change   verdict
- *   throughput (ops/s)  12.35k ± 2%    10.98k ± 1%    -11.09%  regression (p=0.008 n=5+5)
- *   READ p99 (µs)       812 ± 4%       809 ± 5%       ~        ~ (p=0.690 n=5+5)
- *
- * `± x%` is the side's spread (every sample within x % of the median, see
- * SideSummary); the change is `~` when it is not a significant change, as in
- * benchstat; the verdict column carries the p-value and n (runs, or windows
- * when per-window samples were used).
+ * Comparison rows as an aligned terminal table (optionally coloured) and as
+ * Markdown, so the CLI, the API and CI comments show the same thing, laid out
+ * as benchstat does (`± x%` spread, `~` for no significant change, p and n in
+ * the verdict): docs/design/verdicts.md#the-table.
  */
 import type { ThroughputVerdict } from './throttled.js'
 import type { SideSummary, VerdictKind } from './types.js'
@@ -127,7 +119,8 @@ function cellsOf(row: ComparisonRow): string[] {
 
 function sideCell(s: RowSide | null): string {
   if (s === null) return '—'
-  return s.spreadPercent === null ? formatValue(s.center) : `${formatValue(s.center)} ± ${Math.round(s.spreadPercent)}%`
+  if (s.spreadPercent === null) return formatValue(s.center)
+  return `${formatValue(s.center)} ± ${Math.round(s.spreadPercent)}%`
 }
 
 function changeCell(row: ComparisonRow): string {

@@ -156,7 +156,9 @@ export function formatHistory(h: ReleaseHistory, markdown = false): string {
       p.changePercent === null ? '' : `${p.changePercent >= 0 ? '+' : ''}${p.changePercent.toFixed(1)}%`,
       cp === undefined
         ? ''
-        : `◆ ${cp.changePercent === null ? '' : `${cp.changePercent >= 0 ? '+' : ''}${cp.changePercent.toFixed(1)}% `}(mean ` +
+        : '◆ ' +
+          (cp.changePercent === null ? '' : `${cp.changePercent >= 0 ? '+' : ''}${cp.changePercent.toFixed(1)}% `) +
+          '(mean ' +
           `${fmt(cp.meanBefore)} → ${fmt(cp.meanAfter)}, p=${cp.pValue.toFixed(3)})`,
     ]
   })

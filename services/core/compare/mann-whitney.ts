@@ -1,33 +1,9 @@
 /**
- * Mann-Whitney U test (Wilcoxon rank-sum): are values of one sample
- * stochastically larger than those of the other? It compares ranks, not
- * values, so one slow outlier run cannot carry or hide a verdict, and it
- * assumes no distribution; it is what Go's benchstat uses for the same job.
- *
- * Definitions, chosen to match ClickHouse's `mannWhitneyUTest`
- * (src/AggregateFunctions/AggregateFunctionMannWhitney.cpp and StatCommon.h,
- * "the behaviour equals to the similar function from scipy"), so that a test
- * can compare our figures with ClickHouse's on the same data:
- * - x is ClickHouse's first sample (sample_index 0), y the second.
- * - Ranks are 1-based over x and y together; tied values get the mean of the
- *   ranks they span (midranks).
- * - R1 = sum of the ranks of x; U_x = R1 - n1(n1+1)/2 (the number of pairs
- *   with x > y, ties counting 1/2); U_y = n1 n2 - U_x. The statistic
- *   returned is U_x (ClickHouse's `u_statistic`, its `u2`), whatever the
- *   alternative.
- * - Normal approximation: mean n1 n2 / 2, plus 0.5 when the continuity
- *   correction is on (ClickHouse's default, parameter 2 = 1); standard
- *   deviation sqrt(tc * n1 n2 (n1 + n2 + 1) / 12) with the tie correction
- *   tc = 1 - sum(t^3 - t) / (N^3 - N) over groups of t equal values, N = n1 + n2.
- *   two-sided: z = |max(U_x, U_y) - mean| / sd, p = 2 - 2 Φ(z);
- *   'greater' (x larger): z = (U_x - mean) / sd, p = 1 - Φ(z);
- *   'less' (x smaller): z = (U_y - mean) / sd, p = 1 - Φ(z).
- *   When every value is equal (sd = 0), z = 0 (p = 1 two-sided, 0.5 one-sided),
- *   as in current ClickHouse. p is clamped to [0, 1].
- * ClickHouse always uses the normal approximation; pass `method: 'normal'`
- * to compare with it. Our default (`auto`) computes the exact distribution
- * for small samples, where the approximation is poor (3 + 3 runs: normal
- * p = 0.081 vs exact 0.1 for complete separation), as benchstat does.
+ * Mann-Whitney U test (Wilcoxon rank-sum), defined to match ClickHouse's
+ * `mannWhitneyUTest` (x is its sample 0; U_x returned; normal approximation
+ * with continuity correction and tie correction), so tests can compare the
+ * two. `auto` (default) uses the exact distribution for small samples, as
+ * benchstat does. Definitions: docs/design/statistical-tests.md.
  */
 import { normalUpperTail } from './distributions.js'
 import { requireFinite } from './sample-stats.js'

@@ -1,16 +1,8 @@
 /**
- * Many figures, one verdict people can trust. A release comparison tests
- * some thirty figures at once (throughput, avg, p50 ... max, error rate and
- * cache-hit ratio per operation); at a 0.05 level each, two identical
- * releases would show a "regression" somewhere in most comparisons. The
- * p-values of one comparison are therefore adjusted together with
- * Benjamini-Hochberg (1995), which keeps the expected share of false
- * findings among the reported ones at alpha, and, when nothing changed at
- * all, the chance of reporting anything at alpha too. It is less
- * conservative than Bonferroni or Holm, which matters when a real
- * regression moves several figures of one operation together (avg, p50, p99
- * all at once). Its guarantee holds for independent or positively dependent
- * tests, which is what figures of the same runs are.
+ * Benjamini-Hochberg adjustment of the p-values of one comparison: some thirty
+ * figures at 0.05 each would otherwise find a "regression" between identical
+ * releases most of the time. Why this one rather than Bonferroni or Holm:
+ * docs/design/verdicts.md#many-figures-at-once.
  */
 import { requireFinite } from './sample-stats.js'
 

@@ -36,7 +36,13 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     out.push(
       '',
       `${bold('Not comparable, compared with --force:')} ` +
-        `${c.differences.map((d) => `${d.name} ${d.baseline.join('|')} → ${d.candidate.join('|')}${d.where.includes('between sides') ? '' : ` (${d.where.join(', ')})`}`).join('; ')}`,
+        c.differences
+          .map(
+            (d) =>
+              `${d.name} ${d.baseline.join('|')} → ${d.candidate.join('|')}` +
+              (d.where.includes('between sides') ? '' : ` (${d.where.join(', ')})`),
+          )
+          .join('; '),
     )
   }
   if (c.unpaired.length > 0) out.push('', `Not compared: ${c.unpaired.join('; ')}`)
@@ -47,11 +53,16 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     const rows = c.figures.filter((f) => f.workload === name)
     const reported = w.reportedRuns.baseline + w.reportedRuns.candidate
     const runs = w.baselineRuns.length + w.candidateRuns.length
+    const origins =
+      reported === 0
+        ? ''
+        : `${reported === runs ? 'summary runs' : `${reported} of ${runs} runs summary runs`} ` +
+          '(YCSB reports as printed), '
     out.push(
       '',
-      `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ` +
-        `${reported === 0 ? '' : reported === runs ? 'summary runs (YCSB reports as printed), ' : `${reported} of ${runs} runs summary runs (YCSB reports as printed), `}` +
-        `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length, reported === runs)}${throttleText(w.throttle)}`,
+      `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ${origins}` +
+        `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length, reported === runs)}` +
+        throttleText(w.throttle),
       '',
     )
     const shown = md && reported > 0 ? rows.filter(emailRow) : rows
@@ -259,7 +270,11 @@ function samplesText(rows: readonly ComparedFigure[], a: number, b: number, repo
     const welch = rows.some((r) => r.method === 'welch-t')
     return (
       `repetitions as samples (${a} + ${b} runs, ` +
-      `${welch ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney " + 'cannot reach α with so few' : 'Mann-Whitney U'})`
+      (welch
+        ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney's smallest p with so few runs " +
+          'cannot survive the adjustment over the figures'
+        : 'Mann-Whitney U') +
+      ')'
     )
   }
   if (methods.has('windows'))

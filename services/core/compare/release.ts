@@ -1,48 +1,12 @@
 /**
- * Release A vs release B over stored runs: `benchstream compare A B` and
- * GET /api/v1/compare. A side is a run, a group of repetitions
- * (`group:NAME`) or a label selector (`version=0.98.0,workload=e`).
- *
- * What is compared, per workload and operation: throughput, avg, p50, p95,
- * p99, p99.9, max, error rate and the client's cache-hit ratio (OVERALL:
- * throughput, error rate and the datastore's own cache-hit ratio per
- * source). Every figure of a run comes from the run's merged histograms
- * (ClickHouse view run_op_figures, the same numbers as its report); a side's
- * value is the median over its runs, with their spread. Percentiles are
- * never averaged or maxed over clients: the run's clients are merged first.
- *
- * The verdict of each figure (verdict.ts): repetitions as samples when each
- * side has at least 3 runs (Mann-Whitney U, or Welch's t-test where
- * Mann-Whitney cannot reach alpha: 3 + 3), otherwise the runs' steady
- * windows (first and last window of each run left out: they are partial)
- * with a circular block bootstrap. The p-values of all figures of one
- * comparison are adjusted together (multiple-testing.ts): thirty figures at
- * 0.05 each would otherwise find a "regression" between identical releases
- * most of the time.
- *
- * Summary runs (YCSB's final reports imported as printed, run-values.ts)
- * are compared on what their reports hold: throughput, avg, min, max, each
- * printed percentile (the median over clients when a run has several, and
- * said so), errors and the error rate. A summary run has no windows: with
- * fewer than 3 runs a side its figures are shown with their change and
- * "not testable", never a verdict. A percentile YCSB printed in whole ms
- * (before 0.4.0) never has a change smaller than 1 ms called. Where a pair
- * holds a summary run, only the figures both sides have are compared.
- *
- * Runs are paired by workload (the run's workload, else its `workload`
- * label), or by the label named with `by`; runs whose workload is not known
- * are never pooled into one sample, and nothing to compare at all is
- * BS_ERR_NOTHING_TO_COMPARE (no common workload, operation or figure), not
- * an empty table.
- *
- * The rules these users care about:
- * - A throttled candidate that met its target carries no throughput signal:
- *   its throughput rows say `at target`, latency decides; below its target
- *   is a finding (`below target`) (throttled.ts).
- * - Runs whose setups differ (workload properties, record count, threads,
- *   target, duration, clients) are refused with BS_ERR_NOT_COMPARABLE,
- *   listing the differences, unless forced; forced, the differences stay in
- *   the answer (comparable.ts).
+ * Release A vs release B over stored runs: `benchstream compare A B` and GET
+ * /api/v1/compare. A side is a run, `group:NAME` or a label selector; each
+ * figure is the median over its runs of the run's merged figure, judged by
+ * verdict.ts, p-values adjusted together, throttled runs by throttled.ts,
+ * setups checked by comparable.ts. The rules: docs/design/verdicts.md.
+ * Summary runs (YCSB's reports as printed, run-values.ts) are compared on
+ * what their reports hold, paired by workload or --by, never pooled;
+ * nothing to compare is BS_ERR_NOTHING_TO_COMPARE: docs/guides/ycsb-reports.md.
  */
 import type {
   ComparedFigure,
@@ -83,11 +47,13 @@ const MIN_REPETITIONS = 3
 
 export type SideRef =
   | { kind: 'run'; runId: string }
+  | { kind: 'runs'; runIds: string[] }
   | { kind: 'group'; group: string }
   | { kind: 'selector'; labels: Record<string, string>; workload?: string; group?: string }
 
 /**
- * Reads a side: `group:NAME`, a selector `key=value[,key=value...]` (label
+ * Reads a side: `runs:ID,ID,...` (exactly those runs: an experiment's
+ * complete ones), `group:NAME`, a selector `key=value[,key=value...]` (label
  * keys, plus `workload` and `group`), or a run id. BS_ERR_BAD_REQUEST when
  * it is none of them.
  */
@@ -97,6 +63,13 @@ export function parseSideRef(text: string): SideRef {
       'BS_ERR_BAD_REQUEST',
       `${JSON.stringify(text)} is not a run id, group:NAME or key=value[,key=value...] selector: ${why}`,
     )
+  if (text.startsWith('runs:')) {
+    const runIds = text.slice('runs:'.length).split(',')
+    if (runIds.length > MAX_RUNS_PER_SIDE) throw bad(`more than ${MAX_RUNS_PER_SIDE} runs`)
+    for (const id of runIds) if (!ID_PATTERN.test(id)) throw bad(`${JSON.stringify(id)}: a run id is ${ID_RULE}`)
+    if (new Set(runIds).size !== runIds.length) throw bad('a run is named twice')
+    return { kind: 'runs', runIds }
+  }
   if (text.startsWith('group:')) {
     const group = text.slice('group:'.length)
     if (!ID_PATTERN.test(group)) throw bad(`the group name must be ${ID_RULE}`)
@@ -162,6 +135,14 @@ export async function resolveSide(src: CompareSource, text: string): Promise<Run
   if (ref.kind === 'run') {
     const run = await src.getRun(ref.runId)
     runs = run === undefined ? [] : [run]
+  } else if (ref.kind === 'runs') {
+    runs = []
+    for (const id of ref.runIds) {
+      const run = await src.getRun(id)
+      if (run === undefined)
+        throw new BenchstreamError('BS_ERR_NOT_FOUND', `no run ${JSON.stringify(id)} (named in ${text.slice(0, 200)})`)
+      runs.push(run)
+    }
   } else {
     const filter: RunFilter =
       ref.kind === 'group'
@@ -277,7 +258,10 @@ function pairWorkloads(
           (by === undefined ? 'no recorded workload (and no workload label)' : `no ${by} label`) +
           `: nothing tells whether they ran the same workload, and runs of different workloads are never pooled ` +
           `into one sample. Record the workload when importing (import-ycsb --workload NAME, -P FILE, or the ` +
-          `workload file next to the report), ${by === undefined ? 'or label the runs (--label workload=e) or pair them with --by KEY' : `or label every run with ${by}=...`}`,
+          `workload file next to the report), ` +
+          (by === undefined
+            ? 'or label the runs (--label workload=e) or pair them with --by KEY'
+            : `or label every run with ${by}=...`),
       )
   }
   const names = (runs: readonly RunInfo[]): string[] => [...new Set(runs.map((r) => pairingKey(r, by)))].sort()
@@ -782,7 +766,9 @@ function figureRow(
     const ms = `${trim(resolutionUs / 1000)} ms`
     if (row.verdict === 'regression' || row.verdict === 'improvement') {
       row.verdict = 'no significant change'
-      row.reason = `${row.reason}; but the change of ${trim(Math.abs(cb - ca))} µs is below the ${ms} resolution of the printed figures: not called`
+      row.reason =
+        `${row.reason}; but the change of ${trim(Math.abs(cb - ca))} µs is below the ${ms} resolution of the ` +
+        'printed figures: not called'
     }
     row.note = `within the ${ms} resolution`
   }

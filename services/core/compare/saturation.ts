@@ -1,31 +1,8 @@
 /**
- * Where a sweep stops scaling. A sweep runs the same workload at increasing
- * load (x = threads, or target ops/s) and records throughput and p99 at each
- * point. Two points matter to a capacity planner:
- *
- * - Saturation: the point after which throughput stops growing. How that
- *   shows depends on what x is:
- *   - x = threads (or clients): the first point after which throughput grows
- *     by less than `minGrowth` (default 5 %) to the next point, or falls. The
- *     threshold is per step, which suits the usual doubling sweep
- *     (1, 2, 4 ... 64 threads: doubling the threads for less than 5 % more
- *     throughput is saturation by anyone's reading).
- *   - x = target ops/s: throughput follows the target while there is
- *     headroom, so growth per step only mirrors how the targets were spaced
- *     (2 % apart would look "flat" everywhere). Saturation is the last point
- *     that met its target before the first that did not, "met" meaning at
- *     least `targetTolerance` × target, the rule of throttled.ts (99 %). When
- *     even the first point missed its target, saturation is at index 0.
- * - Knee: the first point whose p99 is more than `kneeFactor` (default 2)
- *   times the previous point's. Latency usually stays flat while a resource
- *   has headroom and jumps once requests start to queue; a doubling from one
- *   step to the next is that jump, and it is easy to explain and to check by
- *   eye on the chart. (Maximum-curvature methods such as Kneedle find a knee
- *   in every convex curve, even a gently rising one, and depend on how the
- *   axes are scaled; a factor does not.) A gradual rise that never doubles in
- *   one step has no knee: the chart shows it.
- *
- * Points are sorted by x first; equal x values are kept in input order.
+ * Where a sweep stops scaling: saturation (by threads: growth below `minGrowth`
+ * to the next point; by target: the last point that met its target) and the
+ * knee (p99 more than `kneeFactor` times the previous point's). Points are
+ * sorted by x, ties kept in input order. Why these rules: docs/design/sweeps.md.
  */
 import { BenchstreamError } from '../errors.js'
 import { requireFinite } from './sample-stats.js'

@@ -1,13 +1,8 @@
 /**
- * A sweep as a standalone SVG: throughput against the left axis, p99 against
- * the right one, one labelled position per sweep point, markers at
- * saturation and at the knee, and a legend. Pure string building, so the CLI
- * can write a file and the API can serve it without a browser or a charting
- * library; every text is escaped.
- *
- * The x axis is categorical (points evenly spaced, labelled with their x):
- * sweeps usually double the load (1, 2, 4 ... 64 threads), and on a linear
- * axis the interesting low end would be crowded into the left edge.
+ * A sweep as a standalone SVG (throughput left, p99 right, markers at
+ * saturation and knee), pure string building with every text escaped. The x
+ * axis is categorical: sweeps double the load, and a linear axis would crowd
+ * the low end (docs/design/sweeps.md#the-chart).
  */
 import type { SweepAnalysis } from './saturation.js'
 
@@ -135,7 +130,8 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
   pts.forEach((p, i) =>
     out.push(
       `<circle class="point-throughput" cx="${n1(xAt(i))}" cy="${n1(yTp(p.throughput))}" ` +
-        `r="4" fill="${COLORS.throughput}"><title>${esc(`${tickLabel(p.x)}: ${tickLabel(p.throughput)} ops/s`)}</title></circle>`,
+        `r="4" fill="${COLORS.throughput}">` +
+        `<title>${esc(`${tickLabel(p.x)}: ${tickLabel(p.throughput)} ops/s`)}</title></circle>`,
     ),
   )
   out.push('</g>')
@@ -145,7 +141,9 @@ export function renderSweepChart(analysis: SweepAnalysis, options: SweepChartOpt
       (e): e is { p: typeof e.p & { p99Us: number }; i: number } => e.p.p99Us !== null && Number.isFinite(e.p.p99Us),
     )
   out.push(
-    `<g class="series-p99"><polyline points="${withP99.map((e) => `${n1(xAt(e.i))},${n1(yP99(e.p.p99Us))}`).join(' ')}" ` +
+    '<g class="series-p99"><polyline points="' +
+      withP99.map((e) => `${n1(xAt(e.i))},${n1(yP99(e.p.p99Us))}`).join(' ') +
+      '" ' +
       `fill="none" stroke="${COLORS.p99}" stroke-width="2" stroke-dasharray="5 3"/>`,
   )
   withP99.forEach((e) =>

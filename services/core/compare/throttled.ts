@@ -1,18 +1,8 @@
 /**
- * Throughput verdicts for throttled runs (YCSB's `-target`).
- *
- * A run that met its target did exactly what it was asked: its throughput
- * says nothing about the release, only that the target was reachable. A
- * statistical verdict on it would compare the driver's pacing noise, so the
- * throughput verdict becomes `at target` (compare the latencies instead,
- * which are what a throttled run measures). A run that fell short of its
- * target did find a limit, which is a finding in itself: `below target`, with
- * how far below.
- *
- * "Met" means at least `tolerance` × target, default 0.99: the driver paces
- * to within 1 % of the target (bench/target-accuracy checks exactly that),
- * and the first and last windows of a run are partial, so a run that reached
- * 99.5 % of its target met it.
+ * Throughput verdicts for throttled runs (YCSB's `-target`): a run that met
+ * its target is `at target` (its throughput says nothing about the release),
+ * one that fell short is `below target`. "Met" is at least `tolerance` x
+ * target, default 0.99 (docs/design/verdicts.md#throttled-runs).
  */
 import { BenchstreamError } from '../errors.js'
 import { median, requireFinite } from './sample-stats.js'

@@ -20,14 +20,10 @@ export type Direction = 'higher-is-better' | 'lower-is-better'
 export type VerdictKind = 'regression' | 'improvement' | 'no significant change' | 'insufficient data'
 
 /**
- * How the p-value was obtained.
- * - `mann-whitney-u-exact` / `mann-whitney-u-normal`: repetitions as samples
- *   (benchstat's method), exact null distribution or normal approximation.
- * - `welch-t`: repetitions as samples when Mann-Whitney cannot reach alpha
- *   with so few of them (3 + 3 runs: its smallest two-sided p is 0.1).
- * - `circular-block-bootstrap`: per-window samples of one or two runs per
- *   side, resampled in blocks so that their autocorrelation is kept.
- * - `none`: nothing was tested (insufficient data).
+ * How the p-value was obtained: repetitions as samples (`mann-whitney-u-exact`,
+ * `mann-whitney-u-normal`, or `welch-t` where Mann-Whitney's smallest p cannot survive the adjustment),
+ * per-window samples (`circular-block-bootstrap`), or `none`
+ * (docs/design/verdicts.md#which-samples-and-why).
  */
 export type TestMethod =
   | 'mann-whitney-u-exact'

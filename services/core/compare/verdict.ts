@@ -1,56 +1,11 @@
 /**
- * The verdict on one figure of release A (baseline) vs release B (candidate):
- * `regression`, `improvement` or `no significant change`, with the p-value,
- * the effect (relative change of medians and of means), a confidence interval
- * of the relative change, the sample sizes and the method, in the spirit of
- * Go's benchstat (significance level 0.05, `~` when not significant, n shown
- * for each side).
- *
- * Which samples, and why:
- * 1. Repetitions: when each side has at least 3 runs, each run's figure is one
- *    sample. Runs are independent, so classic tests apply:
- *    - Mann-Whitney U (benchstat's test; ranks, so robust to an outlier run),
- *      exact for small samples. Its effect is the relative change of medians,
- *      with a bootstrap percentile interval (independent resampling).
- *    - Welch's t-test when Mann-Whitney cannot reach alpha with so few runs
- *      (3 + 3 runs: its smallest possible two-sided p is 0.1 > 0.05, so it
- *      could never report anything). Its effect is the relative change of
- *      means, with Welch's interval of the difference divided by the
- *      baseline mean. It assumes roughly normal run-to-run noise; the
- *      output says which test ran.
- * 2. Windows: with fewer repetitions, the per-window figures of the runs
- *    (steady-state windows only; the caller drops warm-up) are the samples.
- *    Consecutive windows are correlated, so a circular block bootstrap of the
- *    difference in means is used (block-bootstrap.ts); at least
- *    `minWindows` windows per side are needed.
- * 3. Otherwise: `insufficient data`, never a guess.
- *
- * Minimum effect: a change that is statistically significant but smaller than
- * `minEffect` (default 1 %) is reported as `no significant change`, with
- * `belowMinEffect` set and the reason saying so. With many windows even a
- * 0.2 % shift becomes "significant", and nobody should chase it: run-to-run
- * differences of about 1 % come from machine placement, memory layout and
- * clock behaviour, not from the release.
- *
- * Ratio-scale figures (`logScale`: latencies, throughput): with 3 + 3 runs
- * the t-test runs on the logarithms of the runs' figures, and its effect is
- * the ratio of their geometric means. A release changes such a figure by a
- * factor, and a loaded machine's run-to-run noise is a factor too: on the
- * raw scale one run whose scans waited 16 ms instead of 8 ms has so much
- * weight that 3 runs at 8-16 ms against 3 at 0.05 ms gave p = 0.064 (Welch's
- * df falls to about 2); on logarithms that is p < 0.001, which is what
- * anyone reading the numbers sees. Needs every sample > 0 (else raw scale);
- * Mann-Whitney is unchanged (ranks do not see the transform), and so are the
- * window bootstrap and the cross-check (ClickHouse is given raw values).
- *
- * Direction: the tests are symmetric; `direction` only decides whether a
- * significant change is a regression or an improvement.
- *
- * Cross-check: `crossCheck` holds ClickHouse-comparable results on the same
- * samples (baseline = ClickHouse's sample 0): `mannWhitneyUTest` (normal
- * approximation, continuity correction on, as ClickHouse's defaults) and
- * `welchTTest` (see mann-whitney.ts and welch-t-test.ts for the definitions).
- * On windows they ignore autocorrelation and are shown for reference only.
+ * The verdict on one figure of release A (baseline) vs B (candidate):
+ * regression, improvement, no significant change or insufficient data, with
+ * p-value, effect, interval, n and method, as benchstat reports them. Samples
+ * are repetitions (>= 3 runs a side: Mann-Whitney where its smallest p can
+ * survive the adjustment of a whole comparison, else Welch on logarithms),
+ * else windows (block bootstrap); changes under `minEffect` are not called.
+ * Why each choice: docs/design/verdicts.md.
  */
 import { Rng } from '../workload/random.js'
 import { blockBootstrapMeans } from './block-bootstrap.js'
@@ -131,6 +86,13 @@ export interface Verdict {
 }
 
 const MIN_REPETITIONS = 3
+/**
+ * Mann-Whitney is used only when its smallest two-sided p is at most alpha / MW_FAMILY_DIVISOR: a change of one
+ * operation moves its six latency figures together, and Benjamini-Hochberg over a comparison's ~25 figures finds
+ * those six when each p <= 6 alpha / 25, about alpha / 4. With fewer runs (4 + 4 at alpha 0.05: smallest p 0.029)
+ * no single operation's change could ever be found, however large.
+ */
+const MW_FAMILY_DIVISOR = 4
 const DEFAULTS = {
   alpha: 0.05,
   minEffect: 0.01,
@@ -214,7 +176,7 @@ function crossCheck(a: readonly number[], b: readonly number[]): Verdict['crossC
 
 function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved): Verdict {
   const base = frame(a, b, a.length, b.length, o)
-  const useMannWhitney = minimumTwoSidedP(a.length, b.length) <= o.alpha
+  const useMannWhitney = minimumTwoSidedP(a.length, b.length) <= o.alpha / MW_FAMILY_DIVISOR
   if (useMannWhitney) {
     const mw = mannWhitneyU(a, b)
     const effect = base.relativeChange.median
@@ -233,8 +195,8 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
     )
   }
   const why =
-    `Mann-Whitney cannot reach p < ${o.alpha} with so few; its minimum ` +
-    `is ${minimumTwoSidedP(a.length, b.length).toFixed(3)}`
+    `Mann-Whitney's smallest p with so few, ${minimumTwoSidedP(a.length, b.length).toFixed(3)}, ` +
+    `cannot survive the adjustment over a comparison's figures (it needs ${(o.alpha / MW_FAMILY_DIVISOR).toFixed(4)})`
   if (o.logScale && [...a, ...b].every((x) => x > 0)) {
     // On logarithms: the difference of mean logs is the log of the ratio of geometric means.
     const w = welchTTest(b.map(Math.log), a.map(Math.log), o.confidenceLevel)

@@ -1,23 +1,8 @@
 /**
- * Welch's t-test: do two samples have the same mean, without assuming the
- * same variance? Used for the verdict when there are too few repetitions for
- * Mann-Whitney to reach the significance level (3 + 3 runs), and reported
- * beside it as a cross-check.
- *
- * Definitions, chosen to match ClickHouse's `welchTTest`
- * (src/AggregateFunctions/AggregateFunctionWelchTTest.cpp, AggregateFunctionTTest.h),
- * x being its first sample (sample_index 0):
- * - s_x^2, s_y^2: sample variances with n - 1 in the denominator.
- * - se = sqrt(s_x^2/n_x + s_y^2/n_y); t = (mean_x - mean_y) / se.
- * - Degrees of freedom (Welch-Satterthwaite):
- *   df = (s_x^2/n_x + s_y^2/n_y)^2 / (s_x^4/(n_x^2 (n_x-1)) + s_y^4/(n_y^2 (n_y-1))).
- * - p = 2 * P(T_df <= -|t|), two-sided only.
- * - With a confidence level L: the interval of mean_x - mean_y,
- *   (mean_x - mean_y) ± t_{(1+L)/2, df} * se.
- * - Undefined (NaN) when either sample has fewer than 2 values, or when t is
- *   not finite (both variances 0): ClickHouse returns NaN there too.
- * ClickHouse computes the variances from running sums (sum x, sum x^2), we
- * from the mean; the results agree to rounding for data of sane magnitude.
+ * Welch's t-test (two-sided), defined to match ClickHouse's `welchTTest` (x is
+ * its sample 0; NaN where ClickHouse gives NaN): the verdict for 3 + 3 runs,
+ * and a cross-check beside Mann-Whitney. Definitions:
+ * docs/design/statistical-tests.md#welchs-t-test-welch-t-testts.
  */
 import { studentTQuantile, studentTTwoSided } from './distributions.js'
 import { mean, requireFinite, requireOpenRange, variance } from './sample-stats.js'

@@ -1,23 +1,9 @@
 /**
- * The port the processor writes through.
- *
- * write() must be idempotent per batch.token: writing the same batch twice
- * (a retry, or a replay after a crash) stores it once.
- *
- * Failures come in two kinds. A store that cannot be reached, times out or
- * runs out of memory throws a retryable error, and the processor retries the
- * whole batch with backoff (what was written already is dropped by the
- * token). A row the store refuses for what it holds (a value it cannot
- * parse) must not stop ingestion: the store isolates such rows, stores
- * everything else of the batch, and returns the refused rows; the processor
- * dead-letters them. Isolation must be deterministic, so a replay refuses the
- * same rows and writes the same rest.
- *
- * With `verify` (a replay after a crash, or a retry after a failed attempt)
- * the store also checks that each table holds the batch's rows after the
- * write, and writes again what a store's own deduplication dropped although
- * it never landed; it reports both what it wrote again and what it could not
- * account for.
+ * The port the processor writes through. write() is idempotent per
+ * batch.token; unreachable stores throw retryable errors; rows the store
+ * refuses are isolated deterministically and returned for dead-lettering;
+ * with `verify` it checks the rows landed and writes missing ones again. The
+ * protocol: docs/design/exactly-once.md.
  */
 import type { FlushBatch } from '../stats/partition-state.js'
 

@@ -1,17 +1,8 @@
 /**
- * Flame graphs as nested sets: one row per node of the merged call tree, in
- * depth-first pre-order (a node, its whole subtree, then its next sibling),
- * one root (`all`, level 0), siblings in byte order of their names. This is
- * the data frame Grafana's flame graph panel reads (level, value, self,
- * label; dashboards/profiles.ts builds the same rows in SQL), and with `x`
- * (the left edge, in samples) what the web view and the SVG draw.
- *
- * Differential flame graphs follow Brendan Gregg's: the tree of the
- * candidate (B) gives the widths, frames only the baseline (A) has are kept
- * with width 0, and each frame is coloured by the change of its share of
- * all samples from A to B (normalized: shares, not counts, so profiles of
- * different lengths compare), in percentage points. flamegraph.pl colours by
- * the self (leaf) change; both the self and the total change are given.
+ * Flame graphs as nested sets (depth-first pre-order, root `all`, siblings in
+ * byte order): the rows Grafana's flame graph panel reads, plus `x` for the
+ * web view and the SVG. Differential ones as Brendan Gregg's, coloured by the
+ * change of share in percentage points (docs/design/profiles.md).
  */
 import { compareBytes, stackFrames, totalSamples, type Folded } from './folded.js'
 

@@ -98,7 +98,9 @@ export function flameGraphSvg(g: FlameGraph | DiffFlameGraph, opts: SvgOptions):
     out.push(
       `<g><title>${esc(info)}</title><rect x="${x.toFixed(2)}" y="${y}" ` +
         `width="${w.toFixed(2)}" height="${FRAME_H - 1}" ` +
-        `fill="${fill}" rx="2" ry="2"/>${text === '' ? '' : `<text x="${(x + 3).toFixed(2)}" y="${y + FRAME_H - 4}">${esc(text)}</text>`}</g>`,
+        `fill="${fill}" rx="2" ry="2"/>` +
+        (text === '' ? '' : `<text x="${(x + 3).toFixed(2)}" y="${y + FRAME_H - 4}">${esc(text)}</text>`) +
+        '</g>',
     )
   }
   out.push('</g>')

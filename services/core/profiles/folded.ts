@@ -1,13 +1,7 @@
 /**
- * Folded stacks ("collapsed" format): one line per stack, frames root first
- * separated by `;`, then a space and the sample count. async-profiler's
- * `collapsed` output and every stackcollapse-*.pl script write it.
- *
- * Observed in async-profiler 4.6 (test/fixtures/profiles/async-profiler-4.6):
- * frames contain spaces, commas, parentheses and `<>`, so the count is what
- * follows the *last* space; the same stack can appear on several lines (call
- * traces that differ only by bytecode index print the same names), so counts
- * of equal stacks are summed; lines are not sorted.
+ * Folded stacks: frames root first separated by `;`, a space, the count. As
+ * async-profiler 4.6 writes them, the count follows the *last* space and equal
+ * stacks on several lines are summed (docs/design/profiles.md#folded-stacks-foldedts).
  */
 import { MAX_FRAME_CHARS, MAX_STACK_DEPTH } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../errors.js'

@@ -1,30 +1,8 @@
 /**
- * `perf script` text to folded stacks, by the rules of FlameGraph's
- * stackcollapse-perf.pl (brendangregg/FlameGraph 41fee1f), so that a
- * recording collapses here exactly as it does there: the expected outputs in
- * test/fixtures/profiles/perf-script/ were written by the Perl script and are
- * matched byte for byte (formatFolded).
- *
- * The rules, in the script's order:
- *  - `#` lines are skipped; a blank line ends a sample: the process name is
- *    put first and the stack counted with the sample's period. A last sample
- *    without a blank line after it is not counted (the script drops it; a
- *    file cut inside a stack would give a wrong stack).
- *  - Header `comm [pid/]tid ... [period] event:`; with one number it is the
- *    tid and the pid is `?`. Only the first event seen is kept (or the
- *    `eventFilter` one); samples of another event are skipped. A missing
- *    period counts 1. Process name `comm`, `comm-pid` (pid) or
- *    `comm-pid/tid` (tid), spaces turned into `_`.
- *  - Frame `pc symbol (module)`: `+0x..` offsets stripped, symbols starting
- *    with `(` skipped, `->` inline chains split (later parts `_[i]`),
- *    `[unknown]` named after the module, `;` turned into `:`, everything
- *    from the first `(` cut (but for `(anonymous namespace)` and Go methods),
- *    quotes removed, a leading `L` of Java names removed in `java*`
- *    processes, `_[k]`/`_[j]` added with `kernel`/`jit`.
- *
- * Not ported: --inline, --context and --srcline (they run addr2line on the
- * binaries). Unlike the script, which warns and goes on, a line that is none
- * of the above is a BS_ERR_DECODE: an importer must not guess.
+ * `perf script` text to folded stacks by the rules of FlameGraph's
+ * stackcollapse-perf.pl (41fee1f), matched byte for byte against the script's
+ * own output (test/fixtures/profiles/perf-script/). Unlike the script, a line
+ * it cannot read is a BS_ERR_DECODE. The rules: docs/design/profiles.md.
  */
 import { MAX_FRAME_CHARS, MAX_STACK_DEPTH } from '../../../schemas/events.v1.js'
 import { decodeError, MAX_PROFILE_SAMPLES, type Folded } from './folded.js'

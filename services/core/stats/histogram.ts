@@ -1,13 +1,8 @@
 /**
- * A log-linear latency histogram (the HdrHistogram layout with 128 linear
- * sub-buckets per power of two), mergeable by adding bucket counts.
- *
- * Values are integer microseconds. 0..255 µs get one bucket each (exact);
- * above that each power-of-two range [2^k, 2^(k+1)) is cut into 128 equal
- * buckets, so a bucket is at most 1/128 of its lower bound wide and its
- * midpoint is within 0.4% of any value in it. The range covers 1 µs to 2^32 µs
- * (71 minutes) in at most 3,328 buckets; the same index function is written
- * in SQL (schemas/clickhouse) so ClickHouse computes identical percentiles.
+ * A log-linear latency histogram (HdrHistogram's layout, 128 sub-buckets per
+ * power of two), mergeable by adding counts. Integer µs: exact below 256 µs,
+ * within 0.4% above, up to 2^32 µs in 3,328 buckets. The same index function
+ * is in SQL (schemas/clickhouse). docs/design/histograms.md.
  */
 
 import { HISTOGRAM_BUCKETS } from '../../../schemas/events.v1.js'
@@ -80,14 +75,9 @@ const NO_COUNTS = new Float64Array(0)
 
 /**
  * Histogram used while aggregating: dense over the index range it has used,
- * not over the whole layout. A window row holds two of these, and a run of a
- * few events makes a row of its own: at 3,328 buckets each, 50,000 one-event
- * runs allocated 2.6 GB of Float64Arrays outside the JS heap in all, and
- * the glibc heap they came from stayed in RSS after they were freed (issue
- * 9, bench/many-runs). The range starts at MIN_SPAN buckets and at least
- * doubles when a value falls outside it, so a wide histogram ends where the
- * dense one began (after at most 8 copies), and the per-event path is one
- * subtraction and a bounds check.
+ * from MIN_SPAN buckets, at least doubling when a value falls outside (50,000
+ * one-event runs at 3,328 buckets each kept 2.6 GB in RSS: issue 9,
+ * docs/design/histograms.md#memory-while-aggregating).
  */
 export class Histogram {
   /** Counts of buckets [base, base + counts.length). */

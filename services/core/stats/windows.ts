@@ -1,17 +1,9 @@
 /**
- * Event-time tumbling windows over operation events.
- *
- * An aggregator accumulates *partial* window rows: every drain() hands out
- * what arrived since the previous drain, and the store adds partial rows of
- * the same window together when it is queried (counts and histogram buckets
- * add; min and max combine). This is what lets the processor write rows for
- * still-open windows every second (fresh dashboards) and lets a late event
- * become one more partial row instead of being dropped.
- *
- * Lateness is judged against a watermark: the newest event time this
- * aggregator has seen for the run. A window [s, s+W) is closed once the
- * watermark passes s + W + allowedLateness; an event for a closed window is
- * still counted, and also counted as late.
+ * Event-time tumbling windows. drain() hands out *partial* rows (what arrived
+ * since the last drain), which the store adds up when queried, so open windows
+ * are written every second and a late event is one more partial row. A window
+ * closes when the run's watermark passes its end + allowedLateness; a later
+ * event still counts, as late (docs/design/windows.md).
  */
 import { OPERATIONS, STATUSES, type Operation, type Status } from '../../../schemas/events.v1.js'
 import type { DecodedOp } from '../codec/event-codec.js'

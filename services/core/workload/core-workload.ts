@@ -1,19 +1,8 @@
 /**
- * YCSB's CoreWorkload, from its documented properties and semantics: a table
- * of `recordcount` records with `fieldcount` string fields, loaded key by
- * key, then exercised by a weighted mix of reads, updates, inserts, scans,
- * read-modify-writes (and, as a Benchstream extension, deletes) whose keys
- * follow the chosen request distribution.
- *
- * Key numbers and key names: record n is named keyprefix + n, where n is
- * first FNV-hashed when insertorder=hashed (the default) so that inserts in
- * key-number order land all over the key space, and zero-padded to
- * `zeropadding` digits. The names match YCSB's, so a table loaded by YCSB can
- * be run by Benchstream and the other way round.
- *
- * Everything on the per-transaction path is chosen to be cheap (no BigInt,
- * value strings sliced from one pre-generated pool) because one driver
- * process is expected to issue well over 500k operations per second.
+ * YCSB's CoreWorkload from its documented properties, plus deletes. Key names
+ * match YCSB's (FNV-hashed with insertorder=hashed, zero-padded), so tables
+ * load and run across both tools. The per-transaction path avoids BigInt and
+ * allocation: a driver issues well over 500k ops/s (docs/design/workload.md).
  */
 import { BenchstreamError } from '../errors.js'
 import {

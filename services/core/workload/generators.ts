@@ -1,12 +1,7 @@
 /**
- * Number generators with YCSB's semantics (site.ycsb.generator.*), written
- * from YCSB's documented behaviour. They pick key numbers, field and scan
- * lengths and operations for CoreWorkload.
- *
- * Every generator that needs randomness takes an Rng as its first argument,
- * so a workload built with a seed is reproducible and tests can use fixed
- * seeds. Nothing here allocates per draw: the driver calls these hundreds of
- * thousands of times per second.
+ * Number generators with YCSB's semantics (site.ycsb.generator.*). Randomness
+ * comes from an Rng argument (seeded, reproducible); nothing allocates per
+ * draw (docs/design/workload.md#generators-generatorsts).
  */
 import { BenchstreamError } from '../errors.js'
 import type { Rng } from './random.js'
@@ -239,14 +234,10 @@ export class CounterGenerator implements NumberGenerator {
 export const ACK_WINDOW_DEFAULT = 1 << 20
 
 /**
- * A counter whose lastValue() is the end of the contiguous prefix of
- * *acknowledged* values (YCSB's AcknowledgedCounterGenerator): key numbers
- * handed to inserts that have not finished yet are never offered to reads.
- *
- * Out-of-order acknowledgements are remembered in a bounded ring of
- * `windowSize` slots; the ring is what bounds memory, so handing out a value
- * more than `windowSize` past the acknowledged prefix throws instead of
- * overwriting a slot that is still pending.
+ * YCSB's AcknowledgedCounterGenerator: lastValue() is the end of the
+ * contiguous acknowledged prefix, so reads never see keys still being
+ * inserted. A ring of `windowSize` slots bounds memory; a value more than
+ * `windowSize` past the prefix throws rather than overwrite a pending slot.
  */
 export class AcknowledgedCounterGenerator extends CounterGenerator {
   private readonly window: Uint8Array
@@ -309,14 +300,10 @@ export class AcknowledgedCounterGenerator extends CounterGenerator {
 }
 
 /**
- * Zipfian-distributed integers in [min, max]: min is the most popular, min+1
- * the next, and so on (YCSB's ZipfianGenerator, after Gray et al., "Quickly
- * Generating Billion-Record Synthetic Databases", SIGMOD 1994).
- *
- * Ranks 1 and 2 are exact (probabilities 1/zeta and 2^-theta/zeta); the rest
- * follow Gray's closed-form approximation, which is what YCSB measures with.
- * zeta is computed once; nextForCount() lets the item count grow (as
- * SkewedLatestGenerator needs) and updates zeta incrementally.
+ * Zipfian integers in [min, max], min the most popular (YCSB's
+ * ZipfianGenerator, after Gray et al., SIGMOD 1994): ranks 1 and 2 exact, the
+ * rest by Gray's approximation, as YCSB measures. nextForCount() grows the
+ * item count and updates zeta incrementally.
  */
 export class ZipfianGenerator implements NumberGenerator {
   /** YCSB's default zipfian constant. */

@@ -1,13 +1,7 @@
 /**
- * YCSB property files (`workloads/workloada` and friends) and `-p key=value`
- * overrides, merged into one flat map of strings.
- *
- * The format is the line-oriented subset of java.util.Properties that YCSB
- * workload files use: `key=value` or `key: value` (the first `=` or `:`
- * separates), or `key value`; `#` and `!` start comment lines; blank lines are
- * skipped; keys and values are trimmed; a line ending in a backslash
- * continues on the next line. Java's `\uXXXX` and other escapes are not
- * interpreted: no YCSB property needs them.
+ * YCSB property files and `-p key=value` overrides, merged into one flat map.
+ * The line-oriented subset of java.util.Properties YCSB's files use; `\uXXXX`
+ * and other escapes are not interpreted (docs/design/workload.md#property-files-propertiests).
  */
 import { closest } from '../suggest.js'
 import { BenchstreamError } from '../errors.js'

@@ -1,26 +1,9 @@
 /**
- * The part of a CoreWorkload that YCSB's client threads share, in a
- * SharedArrayBuffer, so that one client's threads can run in separate
- * worker_threads and still behave as YCSB's threads sharing one CoreWorkload:
- *
- * - the load key sequence (YCSB's keysequence): every load insert takes the
- *   next key number, whichever thread asks;
- * - the run-phase insert key sequence and its acknowledgement window (YCSB's
- *   transactioninsertkeysequence, an AcknowledgedCounterGenerator): 'latest',
- *   zipfian's widened range and 'exponential' read only keys every thread has
- *   finished inserting;
- * - the 'sequential' request distribution's position (YCSB's
- *   SequentialGenerator is one counter for all threads).
- *
- * Everything else a CoreWorkload draws (key choosers, field choices, values,
- * operations) is an independent draw from the same distribution in every
- * thread, as it is in YCSB, so each worker keeps its own generators.
- *
- * Counters are 64-bit (BigInt64Array, Atomics.add), so key numbers up to
- * CoreWorkload's 2^37 need no extra limit. The acknowledged limit is read on
- * every transaction: readers keep it cached and re-read it only when a 32-bit
- * generation word changes, so the common read is one Atomics.load and
- * allocates nothing.
+ * The part of a CoreWorkload YCSB's client threads share, in a
+ * SharedArrayBuffer, so one client's worker_threads behave as YCSB's threads:
+ * the load key sequence, the run-phase insert sequence with its acknowledgement
+ * window, and the `sequential` position. Counters are 64-bit; the acknowledged
+ * limit is cached behind a generation word (docs/design/workload.md).
  */
 import { BenchstreamError } from '../errors.js'
 import { ACK_WINDOW_DEFAULT, type NumberGenerator } from './generators.js'
@@ -132,14 +115,10 @@ export class SharedSequentialGenerator implements NumberGenerator {
 }
 
 /**
- * The run-phase insert key sequence with its acknowledgement window, shared
- * by all threads (YCSB's AcknowledgedCounterGenerator): lastValue() is the
- * end of the contiguous prefix of acknowledged key numbers.
- *
- * acknowledge() marks its slot, then whoever gets the lock advances the limit
- * over the marked slots (YCSB uses tryLock the same way). A thread that fails
- * to get the lock leaves its slot to the holder, which looks at the next slot
- * again after unlocking, so no acknowledgement is left behind.
+ * The run-phase insert key sequence with its acknowledgement window, shared by
+ * all threads. acknowledge() marks its slot; whoever gets the lock advances the
+ * limit (YCSB's tryLock), and the holder re-checks the next slot after
+ * unlocking, so no acknowledgement is left behind.
  */
 export class SharedAcknowledgedCounterGenerator implements NumberGenerator {
   private readonly big: BigInt64Array

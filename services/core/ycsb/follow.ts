@@ -1,16 +1,8 @@
 /**
- * Following the HdrHistogram interval logs a running YCSB writes
- * (`-p hdrhistogram.fileoutput=true`): one log per measurement, one line
- * appended per status tick. Fed the bytes each file grew by, it hands out
- * interval records as soon as they are complete. Pure: the CLI reads the
- * files and sends the records.
- *
- * Pairing: YCSB writes the i-th interval of `READ.hdr` and of
- * `Intended-READ.hdr` at the same tick, and creates both files together
- * with the first READ (Measurements.measure and measureIntended, one after
- * the other, long before the first tick). So a measured interval waits for
- * its intended twin only while an `Intended-` log of its operation exists;
- * when none exists by the time an interval line was written, none will.
+ * Following the HdrHistogram interval logs a running YCSB writes: fed the
+ * bytes each file grew by, it hands out complete intervals. Pure. A measured
+ * interval waits for its intended twin only while an `Intended-` log of its
+ * operation exists (docs/design/ycsb-files.md#following-a-running-ycsb-followts).
  */
 import type { Operation, Status } from '../../../schemas/events.v1.js'
 import { parseHdrLog, type HdrInterval } from './hdr-log.js'

@@ -1,19 +1,8 @@
 /**
- * Writes HdrHistogram interval logs as current HdrHistogram (2.1.5+) writes
- * them: log format 1.3, V2 compressed histograms (cookie 0x1c849314), so
- * HdrHistogram's own tools (HistogramLogReader, HistogramLogProcessor) and
- * YCSB users' scripts read them. Input is Benchstream's buckets: each bucket
- * is recorded at its report value, which falls in an HdrHistogram bucket (3
- * significant digits) lying inside the same Benchstream bucket, so reading
- * the log back (hdr-log.ts) gives exactly the buckets written.
- *
- * Encoding (AbstractHistogram.encodeIntoCompressedByteBuffer):
- *   i32 0x1c849314, i32 deflated length, zlib(
- *     i32 0x1c849313, i32 payload length, i32 normalizing index offset (0),
- *     i32 significant digits, i64 lowest (1), i64 highest, f64 1.0,
- *     payload: ZigZag LEB128 counts in index order, a run of k > 1 empty
- *     buckets written as -k)
- * all big-endian.
+ * Writes HdrHistogram interval logs as HdrHistogram 2.1.5+ does (log format
+ * 1.3, V2 compressed, cookie 0x1c849314), each Benchstream bucket at its
+ * report value, so hdr-log.ts reads back exactly the buckets written. The
+ * encoding: docs/design/ycsb-files.md.
  */
 import { deflateSync } from 'node:zlib'
 import { MAX_LATENCY_US } from '../../../schemas/events.v1.js'
@@ -49,7 +38,13 @@ export function hdrLogLine(
 ): string {
   let max = 0
   for (const [i, c] of buckets) if (c > 0) max = Math.max(max, bucketReportValue(i))
-  return `${(startMs / 1000).toFixed(3)},${(lengthMs / 1000).toFixed(3)},${(max / MAX_VALUE_UNIT_RATIO).toFixed(3)},${encodeCompressedV2(buckets).toString('base64')}\n`
+  const fields = [
+    (startMs / 1000).toFixed(3),
+    (lengthMs / 1000).toFixed(3),
+    (max / MAX_VALUE_UNIT_RATIO).toFixed(3),
+    encodeCompressedV2(buckets).toString('base64'),
+  ]
+  return `${fields.join(',')}\n`
 }
 
 /** Benchstream buckets as one compressed V2 HdrHistogram. */

@@ -1,41 +1,9 @@
 /**
- * Reader for HdrHistogram interval logs (the files YCSB writes with
- * `measurementtype=hdrhistogram hdrhistogram.fileoutput=true`), converting
- * each interval's histogram into Benchstream's bucket layout
- * (services/core/stats/histogram.ts). Pure: text and bytes in, buckets out.
- *
- * Log format (HdrHistogram's HistogramLogWriter, format versions 1.1 to 1.3):
- *
- *   #[Logging for: READ]                                       (YCSB's comment, optional)
- *   #[Histogram log format version 1.1]
- *   #[StartTime: 1700000000.123 (seconds since epoch), Tue Nov 14 ...]
- *   #[BaseTime: 1700000000.123 (seconds since epoch)]        (2.1.5+, optional)
- *   "StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"
- *   [Tag=xxx,]<start s>,<length s>,<max>,<base64 histogram>
- *
- * Histogram encodings, all big-endian, as HdrHistogram's
- * AbstractHistogram.encodeIntoByteBuffer / decodeFromByteBuffer define them.
- * The cookie's 0xf0 nibble is the word size (V0/V1: bytes per count, 2, 4
- * or 8; V2: 0x10, the LEB128 marker) and is masked off to find the format:
- *
- *   V2 (HdrHistogram 2.1.5+, cookie 0x1c849303, compressed 0x1c849304):
- *     i32 cookie  i32 payload length  i32 normalizing index offset  i32 significant digits
- *     i64 lowest discernible value  i64 highest trackable value  f64 int-to-double ratio
- *     payload: ZigZag LEB128 (at most 9 bytes) counts in index order; a
- *     negative value -n stands for n empty buckets.
- *   V1 (HdrHistogram up to 2.1.4; YCSB 0.17.0: cookie 0x1c849381, compressed 0x1c849382):
- *     the same 40-byte header; payload: payload length / word size counts,
- *     each a signed word of the cookie's size.
- *   V0 (the oldest; 2.1.4 still reads it: cookie 0x1c849308 | size, compressed 0x1c849309 | size):
- *     i32 cookie  i32 significant digits  i64 lowest  i64 highest  i64 total count
- *     (32 bytes), then counts of the cookie's word size to the end of the data.
- *   Compressed form of each: i32 compressed cookie  i32 deflated length  zlib bytes,
- *   inflating to the plain form of the same version.
- *
- * Counts are in HdrHistogram's logical index order (the normalizing index
- * offset only says how the writer stored them in memory), so the offset is
- * not applied; the int-to-double ratio belongs to DoubleHistogram, which has
- * cookies of its own (rejected here).
+ * Reader for HdrHistogram interval logs (YCSB's hdrhistogram.fileoutput=true),
+ * log formats 1.1 to 1.3 and histogram encodings V0, V1 (YCSB 0.17.0) and V2,
+ * plain or compressed, converted into Benchstream's buckets. Pure. Counts are
+ * in logical index order, so the normalizing offset is not applied. The
+ * formats: docs/design/ycsb-files.md.
  */
 import { inflateSync } from 'node:zlib'
 import { BenchstreamError } from '../errors.js'

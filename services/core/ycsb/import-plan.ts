@@ -118,8 +118,12 @@ export function planImport(files: readonly YcsbFile[]): ImportPlan {
     if (l.name.kind === 'operation') claim(l.name.op!, l.name.status, l.name.latency, l.source)
     plan.described.push(
       `${l.source}: HdrHistogram interval log (${l.log.intervals[0]?.encoding ?? 'empty'}) of ${l.name.name}, ` +
-        (`${l.log.intervals.length} intervals, ${l.total} ` +
-          `operations${l.name.kind === 'cleanup' ? ' (CLEANUP: reported, not counted)' : l.name.kind === 'other' ? ' (not a YCSB operation: skipped)' : ''}`),
+        `${l.log.intervals.length} intervals, ${l.total} operations` +
+        (l.name.kind === 'cleanup'
+          ? ' (CLEANUP: reported, not counted)'
+          : l.name.kind === 'other'
+            ? ' (not a YCSB operation: skipped)'
+            : ''),
     )
     if (l.name.kind === 'cleanup' && l.name.latency === 'measured')
       plan.cleanup.push({ source: l.source, operations: l.total })
@@ -167,7 +171,11 @@ export function planImport(files: readonly YcsbFile[]): ImportPlan {
       plan.cleanup.push({ source: `${rep.source} ([CLEANUP])`, operations: cleanup.operations ?? 0 })
     if (!withRaw) {
       plan.described.push(
-        `${rep.source}: final report (${rep.format === 'text' ? 'text' : `JSON, ${rep.format === 'json-array' ? 'JSONArrayMeasurementsExporter' : 'JSONMeasurementsExporter'}`}), ` +
+        `${rep.source}: final report (` +
+          (rep.format === 'text'
+            ? 'text'
+            : `JSON, ${rep.format === 'json-array' ? 'JSONArrayMeasurementsExporter' : 'JSONMeasurementsExporter'}`) +
+          '), ' +
           `${rep.measurements.length} measurements, ${rep.operations} operations as reported`,
       )
     }

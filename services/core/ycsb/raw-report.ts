@@ -1,18 +1,8 @@
 /**
- * `measurementtype=raw` output (OneMeasurementRaw, YCSB 0.17.0). Per
- * measurement, at the end of the run:
- *
- *   READ latency raw data: op, timestamp(ms), latency(us)
- *   READ,1796289692269,1488
- *
- * to stdout (after one `Raw data measurement: will output to stdout.` per
- * measurement at start-up, and followed by the text report with `Total
- * Operations`, `Average`, `Min`, `Max`, `p1` ... `p99.99`), or appended to
- * `measurement.raw.output_file` (all measurements into one file, no report).
- * The timestamp is System.currentTimeMillis() taken when DBWrapper records
- * the latency, right after the operation returned: a completion time. So an
- * operation started at timestamp * 1000 - latency µs (to within the 1 ms the
- * timestamp is truncated to).
+ * `measurementtype=raw` output (YCSB 0.17.0): `READ,<timestamp ms>,<latency
+ * us>` lines, on stdout before the text report or in measurement.raw.output_file.
+ * The timestamp is a completion time, so an operation started at timestamp ·
+ * 1000 - latency µs (docs/design/ycsb-files.md#raw-data-raw-reportts).
  */
 import { BenchstreamError } from '../errors.js'
 import type { RawReport, RawSeries, SummaryReport } from './report-types.js'

@@ -1,14 +1,7 @@
 /**
- * What Benchstream reads from the files real YCSB writes (0.17.0, and the
- * `(ms)` percentiles of 0.1.0 to 0.3.1): one typed result per file, whatever
- * its format. Three kinds:
- *
- * - `summary`: YCSB's final report (text exporter, JSON exporters). Every
- *   figure is YCSB's own, as printed: nothing was computed here.
- * - `raw`: `measurementtype=raw` data, one latency per operation, plus the
- *   summary YCSB printed with it when the file has one.
- * - `intervals`: an HdrHistogram interval log of one measurement, mapped
- *   into Benchstream's buckets with exact counts.
+ * What Benchstream reads from real YCSB's files, one typed result per file:
+ * `summary` (figures as YCSB printed them), `raw` (one latency per operation)
+ * or `intervals` (an HdrHistogram log in our buckets). docs/design/ycsb-files.md.
  */
 import type { Operation, Status } from '../../../schemas/events.v1.js'
 import type { HdrLog } from './hdr-log.js'
@@ -48,17 +41,10 @@ export interface MeasurementName {
 }
 
 /**
- * Which of YCSB's measurement types wrote a summary, as far as its lines
- * tell; it decides how the printed percentiles were computed:
- * - `hdrhistogram` (0.17.0's default): HdrHistogram 2.1.4, 3 significant
- *   digits; rank (long)(q*n + 0.5), at least 1; the value printed is the
- *   highest value equivalent to the ranked one (up to 1/1024 above it).
- * - `raw`: exact; the value at 0-based index (int)(n*q) of the sorted
- *   latencies, i.e. rank floor(n*q) + 1 (one above HdrHistogram's rank when
- *   the fraction of n*q is below one half).
- * - `histogram`: 1 ms buckets; the percentile is the lower bound of the
- *   bucket where q is reached, times 1000 (resolution 1 ms).
- * - `timeseries`: no percentiles.
+ * Which of YCSB's measurement types wrote a summary, as far as its lines tell:
+ * it decides how the printed percentiles were computed (rank rules of
+ * `hdrhistogram`, `raw` and `histogram`; none for `timeseries`):
+ * docs/design/ycsb-files.md#what-a-file-becomes-report-typests.
  */
 export type SummaryWriter = 'hdrhistogram' | 'raw' | 'histogram' | 'timeseries' | 'unknown'
 

@@ -1,17 +1,8 @@
 /**
- * YCSB's text report (TextMeasurementsExporter, YCSB's default):
- *
- *   [OVERALL], RunTime(ms), 727
- *   [READ], 95thPercentileLatency(us), 1246
- *
- * read the way people hand it around: pasted into a mail, where lines get
- * re-wrapped (a record over two lines, several records on one), commas get
- * lost and reply quoting (`> `) is added. A record is `[NAME]` followed by a
- * measurement and a number; with the commas any measurement is accepted,
- * without them only the measurement names YCSB writes (there would be no
- * telling where a name ends). Text between records (YCSB's chatter, a
- * mail's own words) is skipped and counted; a `[NAME]` not followed by a
- * measurement and a number is an error naming its line.
+ * YCSB's text report (`[READ], 95thPercentileLatency(us), 1246`), read as
+ * people hand it around: re-wrapped, commas lost, quoted in a mail. Without
+ * commas only YCSB's measurement names are accepted; chatter between records
+ * is skipped and counted (docs/design/ycsb-files.md#text-report-text-reportts).
  */
 import type { SummaryReport } from './report-types.js'
 import { buildSummaryReport, type ReportRecord } from './summary-report.js'

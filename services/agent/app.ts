@@ -1,0 +1,540 @@
+/**
+ * The agent on a client machine (`benchstream agent`): registers on the
+ * control topic and heartbeats, measures its clock against the broker's with
+ * every heartbeat, and runs the work the coordinator addresses to it, if its
+ * own configuration allows it: a client of a run (the driver or real YCSB,
+ * held at the run's start barrier until `go`), a lifecycle step (a command
+ * it allows by name, then a readiness check), or a CPU profile of a process
+ * it allows. Every assignment is checked again here, whatever the
+ * coordinator checked: the topic is input like any other.
+ *
+ * No sockets or processes are opened here: main.ts wires the control bus,
+ * the process launcher and the probes.
+ */
+import { randomUUID } from 'node:crypto'
+import type {
+  AgentHeartbeat,
+  Assign,
+  AssignmentState,
+  AssignmentStatus,
+  ClockEstimate,
+  ControlMessage,
+  RunSpec,
+  Step,
+} from '../../schemas/experiments.v1.js'
+import type { Logger } from '../common/logger.js'
+import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
+import type { ControlBus } from '../core/ports/control-bus.js'
+import type { Launched, ProcessLauncher, ReadinessProbes } from '../core/ports/process-launcher.js'
+import type { AgentConfig } from './config.js'
+
+/** Heartbeats sent quickly at start, each a clock sample, before the steady interval. */
+const CLOCK_BURST = 8
+const CLOCK_BURST_GAP_MS = 50
+/** Clock samples kept: the estimate is the one with the shortest round trip among these. */
+const CLOCK_WINDOW = 16
+/** Lines of a child's output kept for its status (the tail), and the longest text sent. */
+const TAIL_LINES = 40
+const MAX_OUTPUT = 8000
+/** Default seconds a step's command may take, and its readiness check. */
+const STEP_TIMEOUT_S = 600
+const READY_TIMEOUT_S = 120
+const READY_POLL_MS = 500
+/** YCSB-style report lines the driver prints: `[READ], Operations, 1234`. */
+const OPERATIONS_LINE = /^\[([A-Z][A-Z0-9_-]*)\], Operations, (\d+)$/
+/** Property names a plan may not set on this machine: they name files or folders the client would write or read. */
+const FILE_PROPERTY = /file|path|dir|export/i
+/** The driver's line when it is ready at the barrier (services/driver/config.ts BARRIER_READY_LINE). */
+export const READY_LINE = 'benchstream-barrier: ready'
+
+export interface AgentDeps {
+  bus: ControlBus
+  launcher: ProcessLauncher
+  probes: ReadinessProbes
+  /** This machine's clock, ms since the epoch (with the configured skew). */
+  now: () => number
+  log: Logger
+  host: { hostname: string; pid: number; cores: number; version: string }
+  /** How to run `benchstream` here: the command and the arguments before the subcommand. */
+  benchstream: { command: string; args: readonly string[] }
+  /** The environment children start from. */
+  env: Readonly<Record<string, string>>
+  listWorkloads: () => string[]
+  /** A plan's workload file on this machine, or undefined. */
+  resolveWorkload: (name: string) => string | undefined
+  readFile: (path: string) => string
+}
+
+interface Job {
+  assign: Assign
+  child: Launched | undefined
+  state: AssignmentState
+  stdout: string[]
+  tail: string[]
+  barrierTimer: NodeJS.Timeout | undefined
+  cancelled: boolean
+}
+
+export class Agent {
+  readonly instance = randomUUID()
+  private readonly samples: ClockSample[] = []
+  private clock: ClockEstimate | null = null
+  private readonly jobs = new Map<string, Job>()
+  private timer: NodeJS.Timeout | undefined
+  private stopped = false
+  /** What it refused or ignored from the topic, by reason (stats, tests). */
+  readonly refused: Record<string, number> = {}
+
+  constructor(
+    private readonly cfg: AgentConfig,
+    private readonly deps: AgentDeps,
+  ) {}
+
+  get clockEstimate(): ClockEstimate | null {
+    return this.clock
+  }
+
+  async start(): Promise<void> {
+    await this.deps.bus.start({
+      onMessage: (m) => this.onMessage(m),
+      onRejected: (why) => this.deps.log.warn({ why }, 'a message on the control topic was refused'),
+    })
+    for (let i = 0; i < CLOCK_BURST && !this.stopped; i++) {
+      await this.heartbeat()
+      await new Promise((r) => setTimeout(r, CLOCK_BURST_GAP_MS))
+    }
+    const c = this.clock
+    const offset = c === null ? 'unknown' : `${c.offsetMs.toFixed(1)} ms (±${(c.rttMs / 2).toFixed(1)})`
+    this.deps.log.info(
+      { agent: this.cfg.name, instance: this.instance, clock: c },
+      `agent ${this.cfg.name} registered; clock offset from the broker ${offset}`,
+    )
+    const beat = (): void => {
+      this.timer = setTimeout(() => {
+        void this.heartbeat().finally(() => {
+          if (!this.stopped) beat()
+        })
+      }, this.cfg.heartbeatMs)
+    }
+    beat()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    for (const j of this.jobs.values()) {
+      if (j.barrierTimer !== undefined) clearTimeout(j.barrierTimer)
+      j.child?.kill('SIGTERM')
+    }
+    await Promise.allSettled([...this.jobs.values()].flatMap((j) => (j.child === undefined ? [] : [j.child.exited])))
+    await this.deps.bus.close()
+  }
+
+  /** One heartbeat, and the clock sample it gives. */
+  private async heartbeat(): Promise<void> {
+    const hb: AgentHeartbeat = {
+      type: 'agent.heartbeat',
+      sentAtMs: this.deps.now(),
+      agent: this.cfg.name,
+      instance: this.instance,
+      host: this.deps.host.hostname,
+      pid: this.deps.host.pid,
+      cores: this.deps.host.cores,
+      labels: this.cfg.labels,
+      capabilities: {
+        drivers: this.cfg.ycsb ? ['benchstream', 'ycsb'] : ['benchstream'],
+        bindings: this.cfg.bindings,
+        ycsbBindings: this.cfg.ycsb ? this.cfg.ycsbBindings : [],
+        workloads: this.deps.listWorkloads(),
+        commands: Object.keys(this.cfg.commands),
+        env: this.cfg.env,
+        profileTargets: Object.keys(this.cfg.profileTargets),
+      },
+      clock: this.clock,
+      busyWith: this.busyWith() ?? null,
+      version: this.deps.host.version,
+    }
+    try {
+      const sentMs = this.deps.now()
+      const { brokerTimeMs } = await this.deps.bus.publish(hb)
+      const ackedMs = this.deps.now()
+      if (brokerTimeMs !== undefined) {
+        this.samples.push({ sentMs, ackedMs, brokerMs: brokerTimeMs })
+        if (this.samples.length > CLOCK_WINDOW) this.samples.shift()
+        this.clock = estimateClock(this.samples, ackedMs)
+      }
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'heartbeat failed; trying again')
+    }
+  }
+
+  private busyWith(): string | undefined {
+    for (const [id, j] of this.jobs) if (j.assign.run !== undefined && j.state !== 'refused') return id
+    return undefined
+  }
+
+  private onMessage(m: ControlMessage): void {
+    if (this.stopped) return
+    switch (m.type) {
+      case 'assign':
+        if (m.agent === this.cfg.name) void this.onAssign(m)
+        return
+      case 'go':
+        for (const id of m.assignments) this.onGo(id, m.startAtMs)
+        return
+      case 'cancel':
+        for (const id of m.assignments) this.onCancel(id, m.reason)
+        return
+      default:
+        return
+    }
+  }
+
+  private count(reason: string): void {
+    this.refused[reason] = (this.refused[reason] ?? 0) + 1
+  }
+
+  private async status(
+    a: Assign,
+    state: AssignmentState,
+    extra: Partial<Pick<AssignmentStatus, 'detail' | 'operations' | 'exitCode' | 'output'>> = {},
+  ): Promise<void> {
+    const msg: AssignmentStatus = {
+      type: 'assignment.status',
+      sentAtMs: this.deps.now(),
+      experiment: a.experiment,
+      assignment: a.assignment,
+      agent: this.cfg.name,
+      instance: this.instance,
+      state,
+      clock: this.clock,
+      ...extra,
+    }
+    if (msg.detail !== undefined) msg.detail = msg.detail.slice(0, 4096)
+    if (msg.output !== undefined) msg.output = msg.output.slice(-MAX_OUTPUT)
+    try {
+      await this.deps.bus.publish(msg)
+    } catch (err) {
+      this.deps.log.warn({ assignment: a.assignment, state, err: (err as Error).message }, 'status not sent')
+    }
+  }
+
+  private async onAssign(a: Assign): Promise<void> {
+    if (this.jobs.has(a.assignment)) return
+    if (a.instance !== this.instance) {
+      this.count('other_instance')
+      await this.status(a, 'refused', {
+        detail: `addressed to agent ${this.cfg.name}'s instance ${a.instance}; it restarted as ${this.instance}`,
+      })
+      return
+    }
+    const refusal = this.refusal(a)
+    const job: Job = {
+      assign: a,
+      child: undefined,
+      state: refusal === undefined ? 'accepted' : 'refused',
+      stdout: [],
+      tail: [],
+      barrierTimer: undefined,
+      cancelled: false,
+    }
+    this.jobs.set(a.assignment, job)
+    if (refusal !== undefined) {
+      this.count('refused')
+      this.deps.log.warn({ assignment: a.assignment, refusal }, 'assignment refused')
+      await this.status(a, 'refused', { detail: refusal })
+      this.jobs.delete(a.assignment)
+      return
+    }
+    await this.status(a, 'accepted')
+    if (a.run !== undefined) this.startRun(job, a.run)
+    else if (a.step !== undefined) await this.runStep(job, a.step)
+    else if (a.profile !== undefined) await this.runProfile(job, a.profile)
+  }
+
+  /** Why this agent will not do it, or undefined. */
+  private refusal(a: Assign): string | undefined {
+    const kinds = [a.run, a.step, a.profile].filter((x) => x !== undefined).length
+    if (kinds !== 1) return 'an assignment is exactly one of run, step or profile'
+    if (a.run !== undefined) {
+      if (this.clock === null) return `agent ${this.cfg.name} has not measured its clock yet`
+      if (!clockWithin(this.clock, a.clockBoundMs)) return clockRefusal(this.cfg.name, this.clock, a.clockBoundMs)
+      const busy = this.busyWith()
+      if (busy !== undefined) return `agent ${this.cfg.name} is busy with ${busy}`
+      return this.runRefusal(a.run)
+    }
+    if (a.step !== undefined) {
+      const s = a.step
+      if (!Object.hasOwn(this.cfg.commands, s.command))
+        return (
+          `agent ${this.cfg.name} does not allow the command ${JSON.stringify(s.command)}; it allows ` +
+          `${Object.keys(this.cfg.commands).join(', ') || 'none'} (--allow-command NAME=PATH)`
+        )
+      for (const e of Object.keys(s.env ?? {}))
+        if (!this.cfg.env.includes(e))
+          return (
+            `agent ${this.cfg.name} does not let steps set ${e}; it allows ` +
+            `${this.cfg.env.join(', ') || 'none'} (--allow-env)`
+          )
+      if (s.ready?.command !== undefined && !Object.hasOwn(this.cfg.commands, s.ready.command))
+        return `agent ${this.cfg.name} does not allow the readiness command ${JSON.stringify(s.ready.command)}`
+      return undefined
+    }
+    const p = a.profile!
+    if (!Object.hasOwn(this.cfg.profileTargets, p.target))
+      return `agent ${this.cfg.name} has no profile target ${JSON.stringify(p.target)} (--profile-target NAME=PIDFILE)`
+    if (!['cpu', 'wall', 'itimer'].includes(p.event))
+      return `profile event ${JSON.stringify(p.event)}: cpu, wall or itimer`
+    return undefined
+  }
+
+  private runRefusal(r: RunSpec): string | undefined {
+    if (r.driver === 'ycsb') {
+      if (!this.cfg.ycsb) return `agent ${this.cfg.name} does not run YCSB (start it with --ycsb or --ycsb-home)`
+      if (!this.cfg.ycsbBindings.includes(r.binding))
+        return `agent ${this.cfg.name} does not run YCSB's ${r.binding}; it runs ${this.cfg.ycsbBindings.join(', ')}`
+    } else if (!this.cfg.bindings.includes(r.binding))
+      return `agent ${this.cfg.name} does not run the binding ${r.binding}; it runs ${this.cfg.bindings.join(', ')}`
+    if (this.deps.resolveWorkload(r.workload) === undefined)
+      return `agent ${this.cfg.name} has no workload file ${JSON.stringify(r.workload)} in its --workloads folders`
+    for (const k of Object.keys(r.properties))
+      if (FILE_PROPERTY.test(k))
+        return `property ${k} names a file or folder on this machine; plans may not set such properties`
+    if ((r.serverMetrics?.length ?? 0) > 0 && !this.cfg.allowServerMetrics)
+      return `agent ${this.cfg.name} does not sample datastore metrics URLs (--allow-server-metrics)`
+    return undefined
+  }
+
+  /** The command line of a client of a run: Benchstream's driver, or real YCSB through `benchstream ycsb`. */
+  private runArgs(r: RunSpec): string[] {
+    const file = this.deps.resolveWorkload(r.workload)!
+    const own = [
+      '--run-id',
+      r.runId,
+      '--client-id',
+      r.clientId,
+      ...Object.entries(r.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
+      ...(r.group === undefined ? [] : ['--group', r.group]),
+      ...(r.repetition === undefined ? [] : ['--repetition', String(r.repetition)]),
+      '--barrier',
+      'stdin',
+      '--expected-clients',
+      String(r.expectedClients),
+      // This machine's clock minus the broker's.
+      ...(this.clock === null ? [] : ['--clock-offset-ms', (-this.clock.offsetMs).toFixed(3)]),
+    ]
+    const ycsb = [
+      '-P',
+      file,
+      '-db',
+      r.binding,
+      '-threads',
+      String(r.threads),
+      ...(r.target > 0 ? ['-target', String(Math.round(r.target))] : []),
+      ...Object.entries(r.properties).flatMap(([k, v]) => ['-p', `${k}=${v}`]),
+    ]
+    const limit =
+      r.operations !== undefined
+        ? ['-p', `operationcount=${r.operations}`]
+        : r.seconds !== undefined
+          ? ['-p', `maxexecutiontime=${r.seconds}`, '-p', 'operationcount=0']
+          : []
+    if (r.driver === 'benchstream') return [r.phase, ...ycsb, ...(r.phase === 'run' ? limit : []), ...own]
+    return [
+      'ycsb',
+      ...(this.cfg.ycsbHome === undefined ? [] : ['--ycsb-home', this.cfg.ycsbHome]),
+      ...own,
+      ...(r.serverMetrics ?? []).flatMap((s) => ['--server-metrics', s]),
+      '--',
+      r.phase,
+      ...ycsb,
+      ...(r.phase === 'run' ? limit : []),
+    ]
+  }
+
+  private startRun(job: Job, r: RunSpec): void {
+    const a = job.assign
+    const child = this.deps.launcher.launch({
+      command: this.deps.benchstream.command,
+      args: [...this.deps.benchstream.args, ...this.runArgs(r)],
+      env: { ...this.deps.env },
+    })
+    job.child = child
+    child.onLine((stream, line) => {
+      if (stream === 'stdout') {
+        job.stdout.push(line)
+        if (job.stdout.length > 2000) job.stdout.shift()
+      } else {
+        job.tail.push(line)
+        if (job.tail.length > TAIL_LINES) job.tail.shift()
+      }
+      if (stream === 'stderr' && line === READY_LINE && job.state === 'accepted') {
+        job.state = 'ready'
+        job.barrierTimer = setTimeout(() => {
+          if (job.state !== 'ready') return
+          job.cancelled = true
+          child.write('abort\n')
+          job.tail.push(`benchstream agent: no go within ${a.barrierTimeoutS} s of being ready: called off`)
+        }, a.barrierTimeoutS * 1000)
+        void this.status(a, 'ready')
+      }
+    })
+    void child.exited.then(async (exit) => {
+      if (job.barrierTimer !== undefined) clearTimeout(job.barrierTimer)
+      const operations: Record<string, number> = {}
+      for (const l of job.stdout) {
+        const m = OPERATIONS_LINE.exec(l)
+        if (m !== null && m[1] !== 'OVERALL' && !m[1]!.startsWith('Intended-')) operations[m[1]!] = Number(m[2])
+      }
+      const ok = exit.code === 0 && !job.cancelled
+      const output = job.tail.join('\n')
+      job.state = ok ? 'ended' : 'failed'
+      this.jobs.delete(a.assignment)
+      // Free again: say so at once rather than at the next heartbeat (the coordinator waits for free agents).
+      void this.heartbeat()
+      await this.status(a, job.state, {
+        operations,
+        exitCode: exit.code,
+        output,
+        ...(ok
+          ? {}
+          : {
+              detail: job.cancelled
+                ? 'called off (cancelled, or no go in time)'
+                : `the client exited with ${exit.code === null ? `signal ${exit.signal}` : `code ${exit.code}`}`,
+            }),
+      })
+    })
+  }
+
+  private onGo(id: string, startAtMs: number): void {
+    const job = this.jobs.get(id)
+    if (job === undefined || job.child === undefined || job.state !== 'ready') return
+    if (job.barrierTimer !== undefined) clearTimeout(job.barrierTimer)
+    job.state = 'started'
+    // startAtMs is on the broker's clock; the child's clock is the machine's (without the skew tests add).
+    const offset = this.clock?.offsetMs ?? 0
+    const local = Math.round(startAtMs - offset - this.cfg.clockSkewMs)
+    job.child.write(`start ${local}\n`)
+    void this.status(job.assign, 'started')
+  }
+
+  private onCancel(id: string, reason: string): void {
+    const job = this.jobs.get(id)
+    if (job === undefined || job.child === undefined) return
+    job.cancelled = true
+    job.tail.push(`benchstream agent: cancelled: ${reason}`)
+    if (job.state === 'ready' || job.state === 'accepted') job.child.write('abort\n')
+    else job.child.kill('SIGTERM')
+  }
+
+  private async runStep(job: Job, s: Step): Promise<void> {
+    const a = job.assign
+    const path = this.cfg.commands[s.command]!
+    const child = this.deps.launcher.launch({
+      command: path,
+      args: s.args ?? [],
+      env: { ...this.deps.env, ...s.env },
+    })
+    job.child = child
+    child.onLine((_stream, line) => {
+      job.tail.push(line)
+      if (job.tail.length > TAIL_LINES) job.tail.shift()
+    })
+    const timeoutS = s.timeoutS ?? STEP_TIMEOUT_S
+    const timer = setTimeout(() => {
+      job.tail.push(`benchstream agent: ${s.command} took longer than ${timeoutS} s: killed`)
+      child.kill('SIGKILL')
+    }, timeoutS * 1000)
+    const exit = await child.exited
+    clearTimeout(timer)
+    let failure: string | undefined =
+      exit.code === 0
+        ? undefined
+        : `${s.command} exited with ${exit.code === null ? `signal ${exit.signal}` : `code ${exit.code}`}`
+    if (failure === undefined && s.ready !== undefined) failure = await this.waitReady(s, job)
+    this.jobs.delete(a.assignment)
+    await this.status(a, failure === undefined ? 'ended' : 'failed', {
+      exitCode: exit.code,
+      output: job.tail.join('\n'),
+      ...(failure === undefined ? {} : { detail: failure }),
+    })
+  }
+
+  /** undefined once ready; why not, after the readiness check's time is up. */
+  private async waitReady(s: Step, job: Job): Promise<string | undefined> {
+    const r = s.ready!
+    const deadline = this.deps.now() + (r.timeoutS ?? READY_TIMEOUT_S) * 1000
+    for (;;) {
+      let ok = true
+      if (r.tcp !== undefined) ok &&= await this.deps.probes.tcp(r.tcp, 2000)
+      if (ok && r.http !== undefined) ok &&= await this.deps.probes.http(r.http, 2000)
+      if (ok && r.command !== undefined) {
+        const c = this.deps.launcher.launch({
+          command: this.cfg.commands[r.command]!,
+          args: [],
+          env: { ...this.deps.env },
+        })
+        c.onLine((_s, line) => {
+          job.tail.push(line)
+          if (job.tail.length > TAIL_LINES) job.tail.shift()
+        })
+        ok = (await c.exited).code === 0
+      }
+      if (ok) return undefined
+      if (this.deps.now() >= deadline || this.stopped) {
+        const what = [r.tcp && `tcp ${r.tcp}`, r.http && `http ${r.http}`, r.command && `command ${r.command}`]
+        return `not ready after ${r.timeoutS ?? READY_TIMEOUT_S} s (${what.filter(Boolean).join(', ')})`
+      }
+      await new Promise((res) => setTimeout(res, READY_POLL_MS))
+    }
+  }
+
+  private async runProfile(job: Job, p: NonNullable<Assign['profile']>): Promise<void> {
+    const a = job.assign
+    let pid: string
+    try {
+      pid = this.deps.readFile(this.cfg.profileTargets[p.target]!).trim()
+      if (!/^\d{1,10}$/.test(pid)) throw new Error(`the pid file holds ${JSON.stringify(pid.slice(0, 40))}`)
+    } catch (err) {
+      this.jobs.delete(a.assignment)
+      await this.status(a, 'failed', { detail: `profile target ${p.target}: ${(err as Error).message}` })
+      return
+    }
+    const child = this.deps.launcher.launch({
+      command: this.deps.benchstream.command,
+      args: [
+        ...this.deps.benchstream.args,
+        'profile',
+        'capture',
+        '--pid',
+        pid,
+        '--run-id',
+        p.runId,
+        '--seconds',
+        String(p.seconds),
+        '--event',
+        p.event,
+        '--label',
+        `target=${p.target}`,
+      ],
+      env: { ...this.deps.env },
+    })
+    job.child = child
+    child.onLine((_s, line) => {
+      job.tail.push(line)
+      if (job.tail.length > TAIL_LINES) job.tail.shift()
+    })
+    const exit = await child.exited
+    this.jobs.delete(a.assignment)
+    await this.status(a, exit.code === 0 ? 'ended' : 'failed', {
+      exitCode: exit.code,
+      output: job.tail.join('\n'),
+      ...(exit.code === 0 ? {} : { detail: `profile capture exited with code ${exit.code}` }),
+    })
+  }
+}
+
+export function build(cfg: AgentConfig, deps: AgentDeps): Agent {
+  return new Agent(cfg, deps)
+}

@@ -1,0 +1,17 @@
+/**
+ * What the coordinator of an experiment reads about its runs once the
+ * clients have ended: each run's report (whether every client ended and
+ * every event it sent is counted), and the comparisons at the end. The CLI
+ * wires a running server's API (services/cli/reader.ts).
+ */
+import type { ReleaseComparison, RunReport } from '../../../schemas/api.v1.js'
+
+export interface ExperimentRuns {
+  /** undefined while the run has no data yet. */
+  report(runId: string): Promise<RunReport | undefined>
+  compare(
+    baseline: string,
+    candidate: string,
+    options: { alpha?: number; minEffect?: number; force?: boolean },
+  ): Promise<ReleaseComparison>
+}
