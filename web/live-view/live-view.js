@@ -77,6 +77,7 @@
     if (v < 1e6) return (v / 1000).toFixed(v < 1e4 ? 2 : 1) + ' ms'
     return (v / 1e6).toFixed(2) + ' s'
   }
+  const fmtMs = (ms) => (ms == null ? '–' : (Math.abs(ms) >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10) + ' ms')
   const fmtPct = (r) => (r == null ? '–' : (100 * r).toFixed(1) + '%')
   const fmtTime = (ms) => (ms == null ? '–' : new Date(ms).toLocaleTimeString('en-GB'))
   const fmtDate = (text) => {
@@ -616,6 +617,10 @@
     item('window', live.main.windowMs == null ? '–' : live.main.windowMs + ' ms', 'window')
     item('started', fmtDate(r.started_at), 'started')
     item('finished', r.ended_at ? fmtDate(r.ended_at) : 'running', 'finished')
+    // An experiment's runs: the spread of the clients' first operations, and the worst client clock offset from the
+    // broker's as the agents measured it (windows are cut on the clients' clocks).
+    if (r.start_skew_ms != null) item('start skew', fmtMs(r.start_skew_ms), 'startSkew')
+    if (r.clock_offset_max_ms != null) item('worst clock offset', fmtMs(r.clock_offset_max_ms), 'clockOffsetMax')
     const labels = document.createElement('span')
     labels.dataset.field = 'labels'
     labels.append('labels ')

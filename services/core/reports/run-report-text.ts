@@ -16,6 +16,10 @@ export function formatRunReport(r: RunReport): string {
         `[BENCHSTREAM], MaxScheduleLag(ms), ${r.run.schedule_lag_max_ms}`,
         `[BENCHSTREAM], BehindScheduleEpisodes, ${r.run.behind_schedule_episodes}`,
       )
+    // An experiment's runs know these (agents measure their clocks, the start barrier the skew); others print neither.
+    if (r.run.start_skew_ms !== null) lines.push(`[BENCHSTREAM], StartSkew(ms), ${round4(r.run.start_skew_ms)}`)
+    if (r.run.clock_offset_max_ms !== null)
+      lines.push(`[BENCHSTREAM], ClockOffsetMax(ms), ${round4(r.run.clock_offset_max_ms)}`)
   }
   for (const [op, ratio] of Object.entries(r.cacheHitRatio))
     if (ratio !== null) lines.push(`[BENCHSTREAM], CacheHitRatio(${op}), ${round4(ratio)}`)
