@@ -39,6 +39,8 @@ function printed(file: string, section: string, name: string): number {
   return Number(m[1])
 }
 const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0)
+/** Imports running at once: each opens its own Kafka producer. */
+const IMPORTS_AT_ONCE = 8
 
 test(
   'YCSB reports as summary runs through Kafka: runs, report, compare 1 + 1 and 3 + 3, history and the API ' +
@@ -53,30 +55,33 @@ test(
     // The data directory is this test's own: run ids as a user would give them (the guide shows this output).
     const id = (name: string): string => name
 
-    const imported: string[] = []
-    const importRun = async (runId: string, files: string[], flags: string[]): Promise<void> => {
-      for (const [i, file] of files.entries()) {
-        const out: string[] = []
-        const args = ['--run-id', runId, '--client-id', CLIENTS[i] ?? `client${i + 1}`, ...flags, file]
-        assert.equal(await importYcsbMain(args, te.env, (x) => out.push(x)), 0)
-        imported.push(out.join(''))
-      }
+    /** What each import printed, by `run/client`; imports run a few at a time (each is its own Kafka producer). */
+    const imported = new Map<string, string>()
+    const jobs: Array<() => Promise<void>> = []
+    const runIds: string[] = []
+    const importRun = (runId: string, files: string[], flags: string[]): void => {
+      runIds.push(runId)
+      files.forEach((file, i) =>
+        jobs.push(async () => {
+          const out: string[] = []
+          const client = CLIENTS[i] ?? `client${i + 1}`
+          const args = ['--run-id', runId, '--client-id', client, ...flags, file]
+          assert.equal(await importYcsbMain(args, te.env, (x) => out.push(x)), 0)
+          imported.set(`${runId}/${client}`, out.join(''))
+        }),
+      )
     }
     const both = (release: 'A' | 'B', w: string, k: number): string[] =>
       CLIENTS.map((c) => releaseReport(release, w, k, c))
-    // Release A names its workload with -P, release B with --workload: both record workloada/workloade.
     // Release A names each workload with -P, release B with --workload: both record workloada ... workloadf.
     // version=A/B: repetition 1 of workloads A to F (1 + 1); rel=A/B: the 3 repetitions of workload A (3 + 3).
-    const runIds: string[] = []
-    const release = async (r: 'A' | 'B', w: string, k: number, labels: string[]): Promise<void> => {
+    const release = (r: 'A' | 'B', w: string, k: number, labels: string[]): void => {
       const named = r === 'A' ? ['-P', `workloads/workload${w}`] : ['--workload', w]
-      runIds.push(id(`${r}-${w}-${k}`))
-      await importRun(id(`${r}-${w}-${k}`), both(r, w, k), [...named, ...labels.flatMap((l) => ['--label', l])])
+      importRun(id(`${r}-${w}-${k}`), both(r, w, k), [...named, ...labels.flatMap((l) => ['--label', l])])
     }
     for (const w of WORKLOADS)
-      for (const r of ['A', 'B'] as const)
-        await release(r, w, 1, w === 'a' ? [`version=${r}`, `rel=${r}`] : [`version=${r}`])
-    for (const k of [2, 3]) for (const r of ['A', 'B'] as const) await release(r, 'a', k, [`rel=${r}`])
+      for (const r of ['A', 'B'] as const) release(r, w, 1, w === 'a' ? [`version=${r}`, `rel=${r}`] : [`version=${r}`])
+    for (const k of [2, 3]) for (const r of ['A', 'B'] as const) release(r, 'a', k, [`rel=${r}`])
     // YCSB's output saved with 2>&1 holds its Command line: the workload comes from there.
     const saved = CLIENTS.map((c) => {
       const f = path.join(te.dataDir, `c-${c}.txt`)
@@ -84,26 +89,25 @@ test(
       writeFileSync(f, readFileSync(report.replace('.stdout.', '.stderr.'), 'utf8') + readFileSync(report, 'utf8'))
       return f
     })
-    runIds.push(id('C-c'), id('C-e'))
-    await importRun(id('C-c'), saved, ['--label', 'version=C'])
-    await importRun(id('C-e'), both('B', 'e', 2), ['--workload', 'e', '--label', 'version=C'])
+    importRun(id('C-c'), saved, ['--label', 'version=C'])
+    importRun(id('C-e'), both('B', 'e', 2), ['--workload', 'e', '--label', 'version=C'])
     // The series: the workload file next to the reports names the workload.
-    for (const v of HISTORY_VERSIONS) {
-      runIds.push(id(`h-${v}`))
-      await importRun(
+    for (const v of HISTORY_VERSIONS)
+      importRun(
         id(`h-${v}`),
         [path.join(FIXTURES, 'history', `${v}.stdout.txt`)],
         ['--label', `version=${v}`, '--label', 'series=h'],
       )
-    }
-    assert.match(imported[0]!, /^ {2}workload: workloada \(from -P workloads\/workloada\)$/m)
-    assert.match(imported[2]!, /^ {2}workload: workloada \(from --workload\)$/m)
+    for (let at = 0; at < jobs.length; at += IMPORTS_AT_ONCE)
+      await Promise.all(jobs.slice(at, at + IMPORTS_AT_ONCE).map((j) => j()))
+    assert.match(imported.get('A-a-1/client1')!, /^ {2}workload: workloada \(from -P workloads\/workloada\)$/m)
+    assert.match(imported.get('B-a-1/client1')!, /^ {2}workload: workloada \(from --workload\)$/m)
     assert.match(
-      imported.at(-12)!,
+      imported.get('C-c/client1')!,
       /^ {2}workload: workloadc \(from .*c-client1\.txt's Command line: -P workloads\/workloadc\)$/m,
     )
     assert.match(
-      imported.at(-1)!,
+      imported.get('h-0.9.15/client1')!,
       /^ {2}workload: workloada \(from test\/fixtures\/ycsb-0\.17\.0\/history\/workloada\)$/m,
     )
 
