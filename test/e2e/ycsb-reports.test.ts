@@ -23,12 +23,14 @@ import type {
 } from '../../schemas/api.v1.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
+import { generatedDir } from '../../dashboards/index.js'
 import { importYcsbMain } from '../../services/cli/import-ycsb.js'
 import { formatHistory } from '../../services/core/compare/history.js'
 import { formatComparison } from '../../services/core/compare/release-format.js'
 import { startServer } from '../../services/server/main.js'
-import { cli } from '../helpers/cli.js'
+import { cli as runCli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
+import { expandQuery } from '../helpers/grafana-macros.js'
 import { joinRegExp } from '../helpers/regexp.js'
 import { CLIENTS, FIXTURES, HISTORY_VERSIONS, releaseReport, releaseRun, WORKLOADS } from '../helpers/ycsb-releases.js'
 
@@ -50,8 +52,16 @@ test(
     // The reports carry no time of their own: they are stored at import time.
     const te = testEnv({ ALERTS_ENABLED: 'false' })
     t.after(te.cleanup)
+    const t0 = Date.now()
     const svc = await startServer(te.env, { api: true })
     t.after(() => svc.stop())
+    t.diagnostic(`server started in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+    const cli = async (env: Record<string, string>, args: string[]) => {
+      const at = Date.now()
+      const r = await runCli(env, args)
+      t.diagnostic(`benchstream ${args.join(' ')}: ${((Date.now() - at) / 1000).toFixed(1)} s`)
+      return r
+    }
     // The data directory is this test's own: run ids as a user would give them (the guide shows this output).
     const id = (name: string): string => name
 
@@ -98,6 +108,7 @@ test(
         [path.join(FIXTURES, 'history', `${v}.stdout.txt`)],
         ['--label', `version=${v}`, '--label', 'series=h'],
       )
+    const started = Date.now()
     for (let at = 0; at < jobs.length; at += IMPORTS_AT_ONCE)
       await Promise.all(jobs.slice(at, at + IMPORTS_AT_ONCE).map((j) => j()))
     assert.match(imported.get('A-a-1/client1')!, /^ {2}workload: workloada \(from -P workloads\/workloada\)$/m)
@@ -124,6 +135,8 @@ test(
       const want = sum(runIds.map((r2) => clientsOf(r2)))
       return Number(r!.reports) === want && Number(r!.ended) === want ? true : undefined
     })
+
+    t.diagnostic(`${jobs.length} imports stored in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 
     // Stored as printed: the read model gives back exactly what the reports say.
     const rm = new ClickHouseReadModel(svc.ch)
@@ -160,6 +173,26 @@ test(
       sum(both('A', 'a', 1).flatMap((f) => ['READ', 'UPDATE'].map((op) => printed(f, op, 'Operations')))),
     )
     assert.equal(a1.properties.readproportion, '0.5', "-P records the workload file's properties")
+
+    // Grafana's run pickers: a summary run shown marked, its value the run id (the query as Grafana sends it).
+    const liveDashboard = JSON.parse(readFileSync(path.join(generatedDir(), 'benchstream-live.json'), 'utf8')) as {
+      templating: { list: Array<{ name: string; query: string }> }
+    }
+    const picker = liveDashboard.templating.list.find((v) => v.name === 'run')!.query
+    const options = await queryRows<{ __text: string; __value: string }>(
+      svc.ch,
+      expandQuery(picker, {
+        fromMs: Date.now() - 3_600_000,
+        toMs: Date.now() + 60_000,
+        intervalMs: 1000,
+        variables: {},
+      }),
+    )
+    assert.deepEqual(
+      options.find((o) => o.__value === id('A-a-1')),
+      { __text: `${id('A-a-1')} (reported)`, __value: id('A-a-1') },
+    )
+    assert.equal(options.length, runIds.length)
 
     // report: YCSB's layout, the exact merges, each client's report as printed.
     const report = await cli(te.env, ['report', id('A-a-1')])
