@@ -235,7 +235,10 @@ export function runsInRangeWhere(alias = ''): string {
   return `${p}started_at <= $__toTime_ms AND (${p}ended_at IS NULL OR ${p}ended_at >= $__fromTime_ms)`
 }
 
-/** A run picker: runs overlapping the time range, newest first. */
+/**
+ * A run picker: runs overlapping the time range, newest first; a summary run (YCSB's final reports as printed, view
+ * reported_runs) is shown as `<run> (reported)`, its value still the run id.
+ */
 export function runVariable(
   cfg: DashboardConfig,
   name: string,
@@ -243,10 +246,11 @@ export function runVariable(
   description: string,
 ): QueryVariableBuilder {
   const query = sql`
-    SELECT run_id
-    FROM ${cfg.database}.runs
-    WHERE ${runsInRangeWhere()}
-    ORDER BY started_at DESC, run_id`
+    SELECT if(p.origin = 'reported', concat(r.run_id, ' (reported)'), r.run_id) AS __text, r.run_id AS __value
+    FROM ${cfg.database}.runs AS r
+    LEFT JOIN (SELECT run_id, origin FROM ${cfg.database}.reported_runs) AS p ON p.run_id = r.run_id
+    WHERE ${runsInRangeWhere('r')}
+    ORDER BY r.started_at DESC, r.run_id`
   return queryVariable(cfg, name, label, description, query)
 }
 

@@ -28,7 +28,7 @@ import { formatComparison } from '../core/compare/release-format.js'
 import { compareReleases } from '../core/compare/release.js'
 import { profileComparison } from '../core/compare/profile-changes.js'
 import { BenchstreamError } from '../core/errors.js'
-import { formatRunReport } from '../core/reports/run-report-text.js'
+import { formatAnyRunReport, readRunReport } from '../core/reports/read-report.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
@@ -137,8 +137,9 @@ const routes =
       '/api/v1/runs/:runId/report',
       { schema: { params: RunIdParams, querystring: ReportQuery } },
       async (req, reply) => {
-        const report = await rm.runReport(req.params.runId)
-        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatRunReport(report))
+        // A summary run's report is its clients' YCSB reports as printed (origin 'reported').
+        const report = await readRunReport(rm, req.params.runId)
+        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatAnyRunReport(report))
         return report
       },
     )
@@ -169,6 +170,7 @@ const routes =
         ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
         ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
         force: q.force === true,
+        ...(q.by === undefined ? {} : { by: q.by }),
         ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
       })
       if (q.format === 'markdown' || q.format === 'text')

@@ -13,6 +13,7 @@ import type {
   AlertPageRequest,
   AlertsPage,
   ReadModel,
+  ReportedRun,
   RunFigures,
   RunFilter,
   RunInfo,
@@ -98,6 +99,10 @@ export class CachedReadModel implements ReadModel {
 
   windowFigures(runIds: readonly string[]): Promise<WindowFigures[]> {
     return this.inner.windowFigures(runIds)
+  }
+
+  reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]> {
+    return this.inner.reportedRuns(runIds)
   }
 
   runCounts(runId: string): ReturnType<ReadModel['runCounts']> {

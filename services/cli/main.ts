@@ -8,6 +8,7 @@
  */
 import { flagNames } from '../common/args.js'
 import { isBenchstreamError } from '../core/errors.js'
+import { NOTHING_TO_COMPARE_EXIT } from '../common/cli-env.js'
 import { closest } from '../core/suggest.js'
 
 /** A command's flags as written on a command line (`--seconds`, `-threads`), or its subcommands' flags. */
@@ -228,6 +229,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await command.run(rest)
   } catch (err) {
     process.stderr.write(describeFailure(err, debug))
+    if (isBenchstreamError(err, 'BS_ERR_NOTHING_TO_COMPARE')) return NOTHING_TO_COMPARE_EXIT
     return isBenchstreamError(err) && err.code === 'BS_ERR_USAGE' ? 2 : 1
   }
 }

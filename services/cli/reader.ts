@@ -42,7 +42,7 @@ export interface Reader {
   compare(
     baseline: string,
     candidate: string,
-    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
   ): Promise<ReleaseComparison>
   history(options: HistoryOptions): Promise<ReleaseHistory>
   alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage>
@@ -138,7 +138,7 @@ class ApiReader implements Reader {
   compare(
     baseline: string,
     candidate: string,
-    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
   ): Promise<ReleaseComparison> {
     const params: Array<[string, string]> = [
       ['baseline', baseline],
@@ -147,6 +147,7 @@ class ApiReader implements Reader {
     if (o.alpha !== undefined) params.push(['alpha', String(o.alpha)])
     if (o.minEffect !== undefined) params.push(['minEffect', String(o.minEffect)])
     if (o.force === true) params.push(['force', 'true'])
+    if (o.by !== undefined) params.push(['by', o.by])
     return this.get('/api/v1/compare', params)
   }
 
@@ -240,7 +241,7 @@ class DirectReader implements Reader {
   compare(
     baseline: string,
     candidate: string,
-    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
   ): Promise<ReleaseComparison> {
     return this.call(() =>
       compareReleases(this.rm, baseline, candidate, {

@@ -76,7 +76,7 @@ interface Result {
  * The columns each query must return, by `uid/panel title/refId` or `uid/$variable`. A new panel must be added here.
  */
 const EXPECTED: Record<string, string[]> = {
-  'benchstream-live/$run': ['run_id'],
+  'benchstream-live/$run': ['__text', '__value'],
   'benchstream-live/$op': ['op'],
   'benchstream-live/Operations/A': ['operations'],
   'benchstream-live/Current throughput/A': ['ops_per_s'],
@@ -99,8 +99,8 @@ const EXPECTED: Record<string, string[]> = {
   'benchstream-compare/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
   'benchstream-sweep/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
   'benchstream-profiles/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
-  'benchstream-compare/$baseline': ['run_id'],
-  'benchstream-compare/$candidate': ['run_id'],
+  'benchstream-compare/$baseline': ['__text', '__value'],
+  'benchstream-compare/$candidate': ['__text', '__value'],
   'benchstream-compare/Throughput since start/A': ['t_s', 'baseline', 'candidate'],
   'benchstream-compare/p99 latency since start/A': ['t_s', 'baseline', 'candidate'],
   'benchstream-compare/Per measurement: baseline vs candidate/A': [
@@ -428,7 +428,8 @@ test('every dashboard query runs on real data and shows the numbers the reports 
       key,
     )
     covered.add(key)
-    return res.data.map((r) => String(Object.values(r)[0]))
+    // A run picker shows __text (a summary run marked "(reported)") and sets __value, the run id.
+    return res.data.map((r) => String(r.__value ?? Object.values(r)[0]))
   }
 
   /** Runs every target of a dashboard with one variable set; returns results by `title/refId`. */

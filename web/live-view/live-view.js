@@ -158,7 +158,7 @@
     on('snapshot', (d) => {
       applySnapshot(live.main, d)
       live.snapshots++
-      showProblem('')
+      showProblem(reportedNote())
     })
     on('update', (d) => {
       applyUpdate(live.main, d)
@@ -216,7 +216,7 @@
     const options = runs.map((r) => {
       const o = document.createElement('option')
       o.value = r.run_id
-      o.textContent = r.run_id + (r.ended_at ? '' : '  (running)')
+      o.textContent = r.run_id + (r.origin === 'reported' ? '  (reported)' : r.ended_at ? '' : '  (running)')
       return o
     })
     if (options.length === 0) {
@@ -233,7 +233,23 @@
       picker.prepend(o)
     }
     picker.value = live.runId
-    if (!pinnedRun && runs.length > 0 && runs[0].run_id !== live.runId) connect(runs[0].run_id)
+    // Follow the newest run that has windows to draw; a summary run (imported YCSB reports) has none.
+    const newest = runs.find((r) => r.origin !== 'reported')
+    if (!pinnedRun && newest && newest.run_id !== live.runId) connect(newest.run_id)
+    if (reportedNote()) showProblem(reportedNote())
+  }
+
+  /** What the page says about a summary run, which has figures but no time series. */
+  function reportedNote() {
+    const r = live.runs.find((x) => x.run_id === live.runId)
+    if (!r || r.origin !== 'reported') return ''
+    return (
+      r.run_id +
+      " is a summary run (YCSB's final reports as printed): no time series to draw. Its report: " +
+      '/api/v1/runs/' +
+      encodeURIComponent(r.run_id) +
+      '/report?format=text'
+    )
   }
 
   $('run-picker').addEventListener('change', (e) => {

@@ -15,6 +15,9 @@ import type {
   OpFigures,
   PercentileCheck,
   ReadModel,
+  ReportedClient,
+  ReportedMeasurement,
+  ReportedRun,
   RunFigures,
   RunFilter,
   RunInfo,
@@ -175,17 +178,92 @@ export class ClickHouseReadModel implements ReadModel {
       where.push('mapContains(r.labels, {hasLabel:String})')
       params.hasLabel = filter.hasLabel
     }
+    // A summary run has no windows: its operations are the ones its YCSB reports count (view reported_runs). With two
+    // joins ClickHouse names r.* 's key `r.run_id`: it is selected by name.
     return queryRows(
       this.ch,
       `
-      SELECT r.*, toUInt64(ifNull(w.operations, 0)) AS operations
+      SELECT r.run_id AS run_id, r.* EXCEPT (run_id), if(p_origin = 'reported', 'reported', 'events') AS origin,
+             toUInt64(if(p_origin = 'reported', p_operations, ifNull(w.operations, 0))) AS operations
       FROM ${this.db}.runs AS r
       LEFT JOIN (SELECT run_id, sum(count) AS operations FROM ${this.db}.op_windows GROUP BY run_id) AS w USING (run_id)
+      LEFT JOIN (SELECT run_id, origin AS p_origin, operations AS p_operations FROM ${this.db}.reported_runs) AS p
+        USING (run_id)
       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
       ORDER BY r.started_at DESC
       LIMIT {limit:UInt32}`,
       params,
     )
+  }
+
+  async reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]> {
+    if (runIds.length === 0) return []
+    const rows = await queryRows<{
+      run_id: string
+      client_id: string
+      measurement: string
+      kind: ReportedMeasurement['kind']
+      op: string
+      latency: ReportedMeasurement['latency']
+      status: string
+      format: string
+      source: string
+      runtime_ms: Num | null
+      throughput: Num | null
+      operations: Num | null
+      average_us: Num | null
+      min_us: Num | null
+      max_us: Num | null
+      percentiles_us: Record<string, Num>
+      percentiles_in_ms: Num
+      returns: Record<string, Num>
+    }>(
+      this.ch,
+      `
+      SELECT run_id, client_id, measurement, kind, op, latency, status, format, source, runtime_ms, throughput,
+             operations, average_us, min_us, max_us, percentiles_us, percentiles_in_ms, returns
+      FROM ${this.db}.reported_measurements WHERE run_id IN {ids:Array(String)}
+      ORDER BY run_id, client_id, src_partition, src_offset, measurement`,
+      { ids: runIds },
+    )
+    const runs = new Map<string, Map<string, ReportedClient>>()
+    for (const r of rows) {
+      let clients = runs.get(r.run_id)
+      if (clients === undefined) runs.set(r.run_id, (clients = new Map()))
+      let c = clients.get(r.client_id)
+      if (c === undefined) {
+        c = {
+          clientId: r.client_id,
+          source: r.source,
+          format: r.format,
+          runtimeMs: num(r.runtime_ms),
+          throughputOpsPerSec: num(r.throughput),
+          measurements: [],
+        }
+        clients.set(r.client_id, c)
+      }
+      const unit = Number(r.percentiles_in_ms) === 1 ? 'ms' : 'us'
+      c.measurements.push({
+        name: r.measurement,
+        kind: r.kind,
+        op: r.op,
+        latency: r.latency,
+        status: r.status,
+        operations: num(r.operations),
+        averageUs: num(r.average_us),
+        minUs: num(r.min_us),
+        maxUs: num(r.max_us),
+        percentiles: Object.entries(r.percentiles_us)
+          .map(([p, v]) => ({ percentile: Number(p), valueUs: Number(v), unit }) as const)
+          .sort((a, b) => a.percentile - b.percentile),
+        returns: Object.fromEntries(Object.entries(r.returns).map(([k, v]) => [k, Number(v)])),
+      })
+    }
+    // In the order asked for; runs without reports are left out.
+    return runIds.flatMap((id) => {
+      const clients = runs.get(id)
+      return clients === undefined ? [] : [{ runId: id, clients: [...clients.values()] }]
+    })
   }
 
   async runFigures(runIds: readonly string[]): Promise<RunFigures[]> {
@@ -270,9 +348,16 @@ export class ClickHouseReadModel implements ReadModel {
   }
 
   async getRun(runId: string): Promise<RunInfo | undefined> {
-    const rows = await queryRows<RunInfo>(this.ch, `SELECT * FROM ${this.db}.runs WHERE run_id = {runId:String}`, {
-      runId,
-    })
+    const rows = await queryRows<RunInfo>(
+      this.ch,
+      `
+      SELECT r.run_id AS run_id, r.* EXCEPT (run_id), if(p_origin = 'reported', 'reported', 'events') AS origin
+      FROM ${this.db}.runs AS r
+      LEFT JOIN (SELECT run_id, origin AS p_origin FROM ${this.db}.reported_runs WHERE run_id = {runId:String}) AS p
+        USING (run_id)
+      WHERE r.run_id = {runId:String}`,
+      { runId },
+    )
     return rows[0]
   }
 

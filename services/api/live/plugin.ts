@@ -206,8 +206,9 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
         started_at: r.started_at,
         ended_at: r.ended_at,
         operations: Number(r.operations),
+        origin: r.origin ?? 'events',
       }))
-      const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at]))
+      const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at, r.origin]))
       if (key === last) return
       last = key
       s.send('runs', { runs: items })

@@ -8,6 +8,9 @@ import type {
   Alert,
   AlertsPage,
   OpFigures,
+  ReportedClient,
+  ReportedMeasurement,
+  ReportedRun,
   RunFigures,
   RunInfo,
   RunReport,
@@ -16,7 +19,19 @@ import type {
 } from '../../../schemas/api.v1.js'
 import type { RunProgress } from '../stats/window-completeness.js'
 
-export type { Alert, AlertsPage, OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures }
+export type {
+  Alert,
+  AlertsPage,
+  OpFigures,
+  ReportedClient,
+  ReportedMeasurement,
+  ReportedRun,
+  RunFigures,
+  RunInfo,
+  RunReport,
+  TimelinePoint,
+  WindowFigures,
+}
 
 /** Which alert incidents to list; every given condition must hold. */
 export interface AlertFilter {
@@ -94,7 +109,7 @@ export interface RunFilter {
 }
 
 export interface ReadModel {
-  /** Newest first. */
+  /** Newest first; `origin` says which are summary runs, whose operations are those their reports count. */
   listRuns(limit: number, filter?: RunFilter): Promise<Array<RunInfo & { operations: number }>>
   getRun(runId: string): Promise<RunInfo | undefined>
   /** The run's report merged over clients and time; BS_ERR_NOT_FOUND when it has no data. */
@@ -105,6 +120,11 @@ export interface ReadModel {
    * ratio. Runs without data are left out.
    */
   runFigures(runIds: readonly string[]): Promise<RunFigures[]>
+  /**
+   * Per run: its clients' final YCSB reports as imported (table reported_measurements), figures as printed. Runs
+   * without one are left out.
+   */
+  reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]>
   /**
    * Per run, window and operation (OVERALL excluded), merged over clients, in window order (view op_window_figures).
    */
