@@ -282,7 +282,8 @@ test('Grafana: the generated dashboards as they are, the ClickHouse datasources 
   const dir = path.join(root, 'dashboards/generated')
   const generated = readdirSync(dir).filter((f) => f.endsWith('.json'))
   assert.deepEqual(Object.keys(dashboards).sort(), generated.sort())
-  for (const f of generated) assert.equal(dashboards[f], readFileSync(path.join(dir, f), 'utf8'), f)
+  for (const f of generated)
+    assert.equal(dashboards[f], readFileSync(path.join(dir, f), 'utf8'), `${f}: run npm run k8s:render`)
   const provisioning = find(all, 'ConfigMap', 'benchstream-grafana-provisioning').data as Record<string, string>
   const ds = YAML.parse(provisioning['datasources.yaml']!) as {
     apiVersion: number
