@@ -37,6 +37,7 @@ import { QUIET } from './client.js'
 import { ARROW_FORMATS, ARROW_SOURCE, ArrowCutter, type ArrowFormat } from './arrow-ipc.js'
 import { NativeFormatError, NativeReframer } from './native-format.js'
 import { ROW_BINARY_FORMATS, ROW_BINARY_SOURCE, RowBinaryCutter, type RowBinaryFormat } from './row-binary.js'
+import { jsonDocument, LineCutter, textPlan } from './text-formats.js'
 
 /** Limits of one ad hoc query, enforced by the engine and, for the result, by us. */
 export interface GuardLimits extends AdHocLimits {
@@ -87,7 +88,16 @@ export const ALLOWED_FORMATS = [
   'JSONCompact',
   'JSONEachRow',
   'JSONCompactEachRow',
+  'JSONCompactEachRowWithNames',
+  'JSONCompactEachRowWithNamesAndTypes',
+  'JSONStringsEachRow',
+  'JSONCompactStringsEachRow',
+  'JSONCompactStringsEachRowWithNames',
+  'JSONCompactStringsEachRowWithNamesAndTypes',
+  'JSONLines',
+  'NDJSON',
   'JSONStrings',
+  'JSONCompactStrings',
   'Pretty',
   'PrettyCompact',
   'PrettyCompactMonoBlock',
@@ -140,7 +150,7 @@ const MAX_QUERY_BYTES = 256 * 1024
 interface GuardConnection {
   /** One statement's whole result as text (TSVRaw); `params` are bound server-side. */
   text(sql: string, params?: Record<string, string>): Promise<string>
-  /** A statement's result in chunks of text, cancelled when the iteration stops. */
+  /** A statement's result in chunks of text, cancelled when the iteration stops (chDB: a block's whole result each). */
   stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string>
   /**
    * A statement's result in a binary format (Native: revision 0 framing), in chunks of bytes, cancelled when the
@@ -519,8 +529,15 @@ export class SqlGuard implements AdHocQueries {
     const texts: string[] = []
     let bytes = 0
     let truncated = false
+    const plan = format === undefined ? undefined : textPlan(format)
+    const lines = plan === undefined ? undefined : new LineCutter(plan.headerLines, caps, conn.wholeChunks)
+    const t0 = performance.now()
     try {
-      outer: for await (const chunk of conn.stream(query, format ?? 'JSONEachRow', ac.signal)) {
+      outer: for await (const chunk of conn.stream(query, plan?.source ?? format ?? 'JSONEachRow', ac.signal)) {
+        if (lines !== undefined) {
+          if (!lines.push(chunk)) break
+          continue
+        }
         if (format !== undefined) {
           if (bytes + Buffer.byteLength(chunk) > caps.maxBytes) {
             truncated = true
@@ -552,6 +569,18 @@ export class SqlGuard implements AdHocQueries {
       throw failed(err, false)
     } finally {
       clearTimeout(timer)
+    }
+    if (lines !== undefined) {
+      const text = plan!.source === format ? lines.text() : jsonDocument(format!, lines, performance.now() - t0)
+      const size = Buffer.byteLength(text)
+      return {
+        rows: undefined,
+        text,
+        format: format!,
+        rowCount: lines.rows.length,
+        bytes: size,
+        truncated: lines.truncated,
+      }
     }
     return format === undefined
       ? { rows, text: undefined, format: 'JSONEachRow', rowCount: rows.length, bytes, truncated }
