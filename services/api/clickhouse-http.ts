@@ -427,7 +427,10 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
     r.data !== undefined ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) : Buffer.from(r.text ?? '')
   // ClickHouse's compressed blocks (compress=1) inside, HTTP Content-Encoding outside, as the server layers them.
   if (p('compress') === '1') payload = compressBlocks(payload)
-  const encoding = p('enable_http_compression') === '1' ? chooseEncoding(req.headers['accept-encoding']) : undefined
+  // enable_http_compression is 1 by default in ClickHouse 26 (system.settings says so, and clickhouse-connect then
+  // sends only Accept-Encoding); 0 turns it off.
+  const encoding =
+    p('enable_http_compression') === '0' ? undefined : chooseEncoding(single(req.headers['accept-encoding']))
   if (encoding !== undefined) {
     payload = encodeBody(encoding, payload)
     void reply.header('content-encoding', encoding)
