@@ -64,10 +64,11 @@ interface Path {
 }
 
 /** Column types we serve, one query each (values include NULLs, empty arrays, multi-byte text). */
-const TYPES = [
+const TYPES: Array<[string, string]> = [
   [
     'numbers',
-    'SELECT toUInt8(number) AS a, toInt16(-number) AS b, toUInt64(number * 1e12) AS c, toFloat64(number / 3) AS d, toInt128(number) AS e, toUInt256(number) AS f FROM numbers(50)',
+    'SELECT toUInt8(number) AS a, toInt16(-number) AS b, toUInt64(number * 1e12) AS c, toFloat64(number / 3) AS d, ' +
+      'toInt128(number) AS e, toUInt256(number) AS f FROM numbers(50)',
   ],
   [
     'strings',
@@ -75,30 +76,38 @@ const TYPES = [
   ],
   [
     'dates',
-    "SELECT toDate('2024-01-01') + number AS d, toDate32('1960-01-01') + number AS d32, toDateTime('2024-01-01 00:00:00', 'UTC') + number AS t, toDateTime64('2024-01-01 00:00:00.123', 3, 'UTC') + number AS t64 FROM numbers(50)",
+    "SELECT toDate('2024-01-01') + number AS d, toDate32('1960-01-01') + number AS d32, " +
+      "toDateTime('2024-01-01 00:00:00', 'UTC') + number AS t, " +
+      "toDateTime64('2024-01-01 00:00:00.123', 3, 'UTC') + number AS t64 FROM numbers(50)",
   ],
   [
     'nullable',
-    'SELECT if(number % 3 = 0, NULL, number) AS n, if(number % 2 = 0, NULL, toString(number)) AS s, NULL AS z FROM numbers(50)',
+    'SELECT if(number % 3 = 0, NULL, number) AS n, if(number % 2 = 0, NULL, toString(number)) AS s, ' +
+      'NULL AS z FROM numbers(50)',
   ],
   [
     'arrays and maps',
-    "SELECT range(number % 4) AS a, [toString(number), ''] AS s, map('k', number, 'l', 1) AS m, [[number], []] AS aa, [if(number % 2 = 0, NULL, number)] AS an FROM numbers(50)",
+    "SELECT range(number % 4) AS a, [toString(number), ''] AS s, map('k', number, 'l', 1) AS m, " +
+      '[[number], []] AS aa, [if(number % 2 = 0, NULL, number)] AS an FROM numbers(50)',
   ],
   [
     'tuples',
-    "SELECT (number, toString(number)) AS t, tuple(number, [number, 1], 'x') AS t2, CAST((number, 'y') AS Tuple(a UInt64, b String)) AS named FROM numbers(50)",
+    "SELECT (number, toString(number)) AS t, tuple(number, [number, 1], 'x') AS t2, " +
+      "CAST((number, 'y') AS Tuple(a UInt64, b String)) AS named FROM numbers(50)",
   ],
   [
     'low cardinality',
-    'SELECT toLowCardinality(toString(number % 7)) AS l, toLowCardinality(if(number % 2 = 0, NULL, toString(number))) AS ln FROM numbers(50)',
+    'SELECT toLowCardinality(toString(number % 7)) AS l, ' +
+      'toLowCardinality(if(number % 2 = 0, NULL, toString(number))) AS ln FROM numbers(50)',
   ],
   [
     'others',
-    "SELECT toUUID('61f0c404-5cb3-11e7-907b-a6006ad3dba0') AS u, toIPv4('1.2.3.4') AS ip4, toIPv6('::1') AS ip6, toDecimal32(number / 7, 3) AS d32, toDecimal128(number, 10) AS d128, CAST(number % 2 AS Enum8('a' = 0, 'b' = 1)) AS e, number % 2 = 0 AS b FROM numbers(50)",
+    "SELECT toUUID('61f0c404-5cb3-11e7-907b-a6006ad3dba0') AS u, toIPv4('1.2.3.4') AS ip4, toIPv6('::1') AS ip6, " +
+      'toDecimal32(number / 7, 3) AS d32, toDecimal128(number, 10) AS d128, ' +
+      "CAST(number % 2 AS Enum8('a' = 0, 'b' = 1)) AS e, number % 2 = 0 AS b FROM numbers(50)",
   ],
   ['geo', 'SELECT (1.5, 2.5)::Point AS p, [(1., 2.), (3., 4.)]::Ring AS r FROM numbers(50)'],
-] as const
+]
 
 test('RowBinary: what the engine writes for each type we serve, cut at exactly k rows', async () => {
   const s = new Session()

@@ -87,7 +87,7 @@ test('compressed blocks: ch-go writes, we read (LZ4 and none); we write, and the
   assert.deepEqual(decompressBlocks(compressBlocks(t, 4096), 1 << 20), t)
 })
 
-test('compressed blocks: corrupt, truncated, oversized and unknown-method bodies fail with CompressedBlockError', () => {
+test('compressed blocks: corrupt, truncated, oversized, unknown-method bodies fail with CompressedBlockError', () => {
   const good = compressBlocks(text())
   const flipped = Buffer.from(good)
   flipped[40] = flipped[40]! ^ 1

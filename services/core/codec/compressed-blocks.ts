@@ -81,7 +81,8 @@ export function decompressBlocks(body: Uint8Array, maxSize: number): Buffer {
       raw = (zlib as ZstdZlib).zstdDecompressSync!(data, { maxOutputLength: rawSize })
     else
       throw new CompressedBlockError(
-        `compression method 0x${method.toString(16)} is not supported here; send LZ4 (0x82) or uncompressed (0x02) blocks`,
+        `compression method 0x${method.toString(16)} is not supported here; ` +
+          'send LZ4 (0x82) or uncompressed (0x02) blocks',
       )
     if (raw.length !== rawSize)
       throw new CompressedBlockError(

@@ -112,7 +112,8 @@ export function decodeBody(encoding: string, data: Uint8Array, maxSize: number):
     }
   } catch (err) {
     throw new HttpEncodingError(
-      `the request body could not be decoded as ${e} (${(err as Error).message}); at most ${maxSize} bytes once decoded`,
+      `the request body could not be decoded as ${e} (${(err as Error).message}); ` +
+        `at most ${maxSize} bytes once decoded`,
     )
   }
   throw new HttpEncodingError(
