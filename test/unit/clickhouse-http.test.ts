@@ -319,7 +319,7 @@ test('hostile requests get a ClickHouse error or an answer, never a crash', asyn
   )
 })
 
-test("compression: compress=1, decompress=1 (ClickHouse's blocks), Content-Encoding both ways, bad bodies", async () => {
+test("compression: compress=1, decompress=1 (ClickHouse's blocks), Content-Encoding both ways, bad input", async () => {
   answer = async (sql, opts) => ({
     rows: undefined,
     text: `${sql}\n`,
