@@ -6,7 +6,9 @@
 // Every test in these tiers asserts what holds however busy the machine is.
 // Two more tiers, asked for by name only: timing (figures that depend on
 // wall-clock time: rates at a target, alert latency, sampling rates; npm run
-// test:timing) and hbase (real HBases and YCSB; npm run test:hbase).
+// test:timing), hbase (real HBases and YCSB; npm run test:hbase) and clients (the
+// query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
+// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -14,6 +16,7 @@
 //   node test/run.mjs hbase           the HBase smoke test and release comparison: real HBases
 //                                     and YCSB, about 10 minutes
 //   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
+//   node test/run.mjs clients         JDBC and Python query tools, about a minute once they are fetched
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -31,8 +34,8 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase']
-// What a plain `node test/run.mjs` (npm test) runs; timing and hbase are asked for by name.
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase and clients are asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
