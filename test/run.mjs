@@ -6,7 +6,9 @@
 // Every test in these tiers asserts what holds however busy the machine is.
 // Two more tiers, asked for by name only: timing (figures that depend on
 // wall-clock time: rates at a target, alert latency, sampling rates; npm run
-// test:timing) and hbase (real HBases and YCSB; npm run test:hbase).
+// test:timing), hbase (real HBases and YCSB; npm run test:hbase) and clients (the
+// query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
+// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -14,6 +16,7 @@
 //   node test/run.mjs hbase           the HBase smoke test and release comparison: real HBases
 //                                     and YCSB, about 10 minutes
 //   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
+//   node test/run.mjs clients         JDBC and Python query tools, about a minute once they are fetched
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -31,8 +34,8 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase']
-// What a plain `node test/run.mjs` (npm test) runs; timing and hbase are asked for by name.
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase and clients are asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
@@ -149,7 +152,7 @@ function startBroker(version) {
 // One file at a time: two cores, and the broker is shared. Human-readable
 // output on stdout; one JSON line per finished test (test/results-reporter.mjs)
 // to count the results and find the slowest from.
-async function runFiles(list, env) {
+async function runFiles(list, env, concurrency = 1) {
   const results = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-results-')), 'results.jsonl')
   // --test-force-exit: a test file whose work is done must not hang the run on a
   // stray client socket (seen once with kafkajs after a broker restart).
@@ -157,7 +160,7 @@ async function runFiles(list, env) {
     process.execPath,
     [
       '--test',
-      '--test-concurrency=1',
+      `--test-concurrency=${concurrency}`,
       '--test-force-exit',
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
@@ -183,21 +186,34 @@ async function runFiles(list, env) {
 const started = Date.now()
 const passes = []
 {
+  // The unit tier is pure: its files run side by side, one per core, and while the broker starts for the others.
+  const unitDir = path.join(root, 'dist', 'test', 'unit') + path.sep
+  const unitFiles = files.filter((f) => f.startsWith(unitDir))
+  const otherFiles = files.filter((f) => !f.startsWith(unitDir))
+  const unitRun =
+    unitFiles.length === 0 ? undefined : runFiles(unitFiles, { ...process.env }, Math.max(1, os.availableParallelism()))
   let broker
   const env = { ...process.env }
-  if (needsKafka && !external) {
+  if (needsKafka && !external && otherFiles.length > 0) {
     broker = startBroker(process.env.TEST_KAFKA_VERSION || undefined)
     if (broker === undefined) process.exit(1)
     Object.assign(env, broker.testEnv)
   }
-  const label =
-    broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
-  try {
-    passes.push({ label, ...(await runFiles(files, env)) })
-  } finally {
-    broker?.stop()
+  if (unitRun !== undefined) {
+    passes.push({ label: 'unit', ...(await unitRun) })
+    passes.at(-1).seconds = Math.round((Date.now() - started) / 1000)
   }
-  passes.at(-1).seconds = Math.round((Date.now() - started) / 1000)
+  if (otherFiles.length > 0) {
+    const from = Date.now()
+    const label =
+      broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
+    try {
+      passes.push({ label, ...(await runFiles(otherFiles, env)) })
+    } finally {
+      broker?.stop()
+    }
+    passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+  }
 }
 if (!external && kafkaFiles.length > 0) {
   for (const version of also) {

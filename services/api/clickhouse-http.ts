@@ -27,6 +27,9 @@
  *   that clients back off as with /api/v1/query).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { CompressedBlockError, compressBlocks, decompressBlocks } from '../core/codec/compressed-blocks.js'
+import { chooseEncoding, decodeBody, encodeBody, HttpEncodingError } from '../core/codec/http-encoding.js'
+import { Lz4Error } from '../core/codec/lz4.js'
 import { isBenchstreamError } from '../core/errors.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import { checkAccess, OWN_ACCESS_CHECK, type AccessOptions } from './http-guards.js'
@@ -46,6 +49,8 @@ const CODES = {
   REQUIRED_PASSWORD: 194,
   TOO_MANY_SIMULTANEOUS_QUERIES: 202,
   QUERY_IS_TOO_LARGE: 229,
+  CANNOT_DECOMPRESS: 271,
+  UNKNOWN_COMPRESSION_METHOD: 432,
   ACCESS_DENIED: 497,
   AUTHENTICATION_FAILED: 516,
   UNKNOWN_EXCEPTION: 1002,
@@ -143,7 +148,12 @@ const ACCEPTED = new Set([
   'buffer_size',
   'compress',
   'decompress',
+  'cancel_http_readonly_queries_on_client_close',
+  'http_zlib_compression_level',
 ])
+
+/** Most bytes a request body may decompress to (the guard takes queries of up to 256 KiB). */
+const MAX_DECODED_BODY = 1 << 20
 
 /** An error as ClickHouse's HTTP interface writes it. */
 export interface ClickHouseHttpError {
@@ -221,6 +231,10 @@ export function toClickHouseError(err: unknown): ClickHouseHttpError {
         return chError('UNKNOWN_EXCEPTION', 'the server failed to answer; the server log has the details')
     }
   }
+  if (err instanceof CompressedBlockError || err instanceof Lz4Error || err instanceof HttpEncodingError) {
+    const unknown = /not supported/.test(err.message)
+    return chError(unknown ? 'UNKNOWN_COMPRESSION_METHOD' : 'CANNOT_DECOMPRESS', err.message)
+  }
   // fastify's own: body too large, unreadable body.
   const e = err as { statusCode?: number; message?: string }
   if (e.statusCode === 413)
@@ -261,7 +275,7 @@ function credential(req: FastifyRequest): string | undefined {
 /** Content types ClickHouse sends for the formats the guard allows. */
 function contentType(format: string): string {
   const f = format.toLowerCase()
-  if (f === 'native') return 'application/octet-stream'
+  if (f === 'native' || f.startsWith('rowbinary') || f.startsWith('arrow')) return 'application/octet-stream'
   if (f.startsWith('json')) return 'application/json; charset=UTF-8'
   if (f.startsWith('csv')) return 'text/csv; charset=UTF-8; header=absent'
   if (f.startsWith('tsv') || f.startsWith('tabseparated')) return 'text/tab-separated-values; charset=UTF-8'
@@ -359,13 +373,6 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
       )
   }
   const p = (name: string): string | undefined => single(params[name])
-  if (p('compress') === '1' || p('decompress') === '1')
-    throw new EndpointError(
-      chError(
-        'NOT_IMPLEMENTED',
-        "compress=1 and decompress=1 (ClickHouse's compressed blocks) are not supported; HTTP responses are plain",
-      ),
-    )
   const database = p('database') ?? single(req.headers['x-clickhouse-database'])
   if (database !== undefined && database !== '' && database !== opts.database) {
     throw new EndpointError(
@@ -382,8 +389,14 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
     integer('max_result_rows', p('max_result_rows'), Number.MAX_SAFE_INTEGER) || Infinity,
   )
   const format = p('default_format') ?? single(req.headers['x-clickhouse-format']) ?? 'TabSeparated'
-  // ClickHouse's HTTPHandler: the query parameter, a newline, then the body.
-  const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : ''
+  // ClickHouse's HTTPHandler: the query parameter, a newline, then the body, which may be compressed twice:
+  // HTTP Content-Encoding outside, ClickHouse's compressed blocks (decompress=1) inside.
+  let raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)
+  const contentEncoding = single(req.headers['content-encoding'])
+  if (contentEncoding !== undefined && contentEncoding !== '' && raw.length > 0)
+    raw = decodeBody(contentEncoding, raw, MAX_DECODED_BODY)
+  if (p('decompress') === '1' && raw.length > 0) raw = decompressBlocks(raw, MAX_DECODED_BODY)
+  const body = raw.toString('utf8')
   const param = p('query')
   const sql = param === undefined ? body : body === '' ? param : `${param}\n${body}`
   if (sql.trim() === '')
@@ -394,9 +407,33 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
     nativeRevision: revision,
     ...(Number.isFinite(limit) ? { maxRows: limit } : {}),
   })
-  void reply.header('x-clickhouse-format', r.format).header('x-benchstream-truncated', String(r.truncated))
+  const queryId = p('query_id') ?? single(req.headers['x-clickhouse-query-id'])
+  if (queryId !== undefined) void reply.header('x-clickhouse-query-id', queryId.slice(0, 200))
+  void reply
+    .header('x-clickhouse-format', r.format)
+    .header('x-benchstream-truncated', String(r.truncated))
+    // What ClickHouse reports when a query ends; clients expose it (clickhouse-connect: QueryResult.summary).
+    .header(
+      'x-clickhouse-summary',
+      JSON.stringify({
+        result_rows: String(Math.max(r.rowCount, 0)),
+        result_bytes: String(r.bytes),
+        elapsed_ns: String(Math.round(r.elapsedMs * 1e6)),
+        benchstream_truncated: String(r.truncated),
+      }),
+    )
   if (r.truncated) void reply.header('x-benchstream-limits', `rows=${r.limits.maxRows}, bytes=${r.limits.maxBytes}`)
-  const payload =
-    r.data !== undefined ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) : (r.text ?? '')
+  let payload: Buffer =
+    r.data !== undefined ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) : Buffer.from(r.text ?? '')
+  // ClickHouse's compressed blocks (compress=1) inside, HTTP Content-Encoding outside, as the server layers them.
+  if (p('compress') === '1') payload = compressBlocks(payload)
+  // enable_http_compression is 1 by default in ClickHouse 26 (system.settings says so, and clickhouse-connect then
+  // sends only Accept-Encoding); 0 turns it off.
+  const encoding =
+    p('enable_http_compression') === '0' ? undefined : chooseEncoding(single(req.headers['accept-encoding']))
+  if (encoding !== undefined) {
+    payload = encodeBody(encoding, payload)
+    void reply.header('content-encoding', encoding)
+  }
   return reply.type(contentType(r.format)).send(payload)
 }

@@ -19,6 +19,7 @@ import path from 'node:path'
 import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
 import { repoRoot } from '../common/repo-root.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
+import { scheduleVerdict } from '../core/reports/schedule-kept.js'
 import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { BenchstreamError } from '../core/errors.js'
 import {
@@ -184,6 +185,8 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
       )
     }
     await accuracy(rm, runId)
+    const schedule = scheduleVerdict(report)
+    if (schedule !== undefined) say(`  schedule: ${schedule.text}`)
     const ratio = Object.entries(report.cacheHitRatio)
       .map(([op, r]) => `${op} ${r === null ? 'n/a' : (r * 100).toFixed(1) + '%'}`)
       .join(', ')

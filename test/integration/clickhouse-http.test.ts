@@ -214,12 +214,12 @@ test(
     )
 
     await t.test('the same guard: refusals in ClickHouse form, the row cap, 429 when busy', async () => {
-      const outside = await ch('', { method: 'POST', body: 'SELECT name FROM system.tables' })
+      const outside = await ch('', { method: 'POST', body: 'SELECT query FROM system.processes' })
       assert.equal(outside.status, 403)
       assert.equal(outside.headers.get('x-clickhouse-exception-code'), '497')
       assert.match(
         await outside.text(),
-        /^Code: 497\. DB::Exception: table system\.tables is outside the benchstream database.*\(ACCESS_DENIED\)\n$/,
+        /^Code: 497\. DB::Exception: table system\.processes is outside the benchstream database.*\(ACCESS_DENIED\)\n$/,
       )
       const write = await ch('', { method: 'POST', body: `INSERT INTO runs (run_id) VALUES ('x')` })
       assert.ok(write.status >= 400, `${write.status}`)
@@ -307,7 +307,7 @@ test(
             '-password',
             TOKEN,
             ...queries,
-            'SELECT name FROM system.tables',
+            'SELECT query FROM system.processes',
           ],
           { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 },
         )
@@ -342,7 +342,7 @@ test(
         // A refusal reaches the plugin as ClickHouse's error text, which it shows as a query error.
         assert.match(
           results[queries.length]!.error ?? '',
-          /\[HTTP 403\] response body: "Code: 497\. DB::Exception: table system\.tables is outside/,
+          /\[HTTP 403\] response body: "Code: 497\. DB::Exception: table system\.processes is outside/,
         )
       },
     )

@@ -1,8 +1,11 @@
 /**
- * The command line as a user meets it, through the real entry file
- * (bin/benchstream.js): help everywhere, one-line errors with what is
- * allowed, "did you mean", the same range whatever was wrong, and no stack
- * trace unless --debug. No services are started.
+ * The command line as a user meets it: help everywhere, one-line errors with
+ * what is allowed, "did you mean", the same range whatever was wrong, and no
+ * stack trace unless --debug. No services are started. The help and argument
+ * matrices call the CLI's main() in this process (a hundred process starts
+ * would cost a minute); the real entry file (bin/benchstream.js) is run for
+ * the top-level help, a whole run and a failure, where the process itself is
+ * what is checked.
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -29,6 +32,8 @@ const COMMANDS = [
   'history',
   'sweep',
   'alerts',
+  'agent',
+  'experiment',
 ]
 
 function cli(
@@ -43,20 +48,44 @@ function cli(
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
+/**
+ * main() for each command line, all in one process (test/helpers/cli-batch.ts), with each call's stdout, stderr
+ * and exit code: what bin/benchstream.js runs, minus a process start each.
+ */
+function inProcess(
+  calls: Array<{ args: string[]; env?: Record<string, string> }>,
+): Array<{ code: number; stdout: string; stderr: string }> {
+  const r = spawnSync(process.execPath, [BATCH, JSON.stringify(calls)], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.status, 0, r.stderr)
+  return JSON.parse(r.stdout) as Array<{ code: number; stdout: string; stderr: string }>
+}
+const BATCH = new URL('../helpers/cli-batch.js', import.meta.url).pathname
+
 const STACK = /\n\s+at .+\(.*:\d+:\d+\)|\n\s+at file:/
 
 test('every subcommand answers --help, -h and `help <command>` with its usage, on stdout, exit 0', () => {
-  for (const c of COMMANDS) {
-    const long = cli([c, '--help'])
+  const forms = (c: string): string[][] => [
+    [c, '--help'],
+    [c, '-h'],
+    ['help', c],
+  ]
+  const r = inProcess([
+    ...COMMANDS.flatMap((c) => forms(c).map((args) => ({ args }))),
+    { args: ['sql', '--help'] },
+    { args: ['help', 'thresholds'] },
+  ])
+  COMMANDS.forEach((c, i) => {
+    const [long, short, help] = r.slice(3 * i, 3 * i + 3) as [(typeof r)[0], (typeof r)[0], (typeof r)[0]]
     assert.equal(long.code, 0, `${c} --help: ${long.stderr}`)
     assert.match(long.stdout, /^usage: benchstream /, `${c} --help`)
     assert.equal(long.stderr, '', `${c} --help wrote to stderr`)
-    assert.equal(cli([c, '-h']).stdout, long.stdout, `${c} -h`)
-    assert.equal(cli(['help', c]).stdout, long.stdout, `help ${c}`)
-  }
+    assert.equal(short.stdout, long.stdout, `${c} -h`)
+    assert.equal(help.stdout, long.stdout, `help ${c}`)
+  })
   // sql --help is help, not a query named "--help"
-  assert.match(cli(['sql', '--help']).stdout, /read-only query/)
-  assert.match(cli(['help', 'thresholds']).stdout, /exits with code 99/)
+  assert.match(r.at(-2)!.stdout, /read-only query/)
+  assert.match(r.at(-1)!.stdout, /exits with code 99/)
+  // The real entry file, once.
   const top = cli(['--help'])
   assert.equal(top.code, 0)
   for (const c of COMMANDS) assert.match(top.stdout, new RegExp(`\\n  ${c} `), `top-level help lists ${c}`)
@@ -82,8 +111,9 @@ test('unknown commands, flags, properties and bindings name the closest valid on
       /unknown metric p999 \(did you mean p99\.9\?\)|unknown metric p999 \(did you mean p99\?\)/,
     ],
   ]
-  for (const [args, want] of cases) {
-    const r = cli(args)
+  const results = inProcess(cases.map(([args]) => ({ args })))
+  for (const [i, [args, want]] of cases.entries()) {
+    const r = results[i]!
     assert.notEqual(r.code, 0, args.join(' '))
     assert.match(r.stderr, want, args.join(' '))
     assert.doesNotMatch(r.stderr, STACK, `${args.join(' ')} printed a stack trace`)
@@ -91,24 +121,32 @@ test('unknown commands, flags, properties and bindings name the closest valid on
 })
 
 test('a flag states one range whatever was wrong with its value', () => {
-  const messages = ['abc', '0', '-1', '1.5', '100001', ''].map((v) => cli(['run', '-threads', v]).stderr.split('\n')[0])
-  for (const m of messages)
-    assert.match(m!, /^benchstream: BS_ERR_USAGE: -threads ".*" is not allowed: expected an integer from 1 to 100000$/)
-  for (const v of ['abc', '0'])
+  const threads = ['abc', '0', '-1', '1.5', '100001', '']
+  const demo = ['abc', '0']
+  const r = inProcess([
+    ...threads.map((v) => ({ args: ['run', '-threads', v] })),
+    ...demo.map((v) => ({ args: ['demo', '--threads', v] })),
+    { args: ['run', '--seconds', '0'] },
+  ])
+  for (const x of r.slice(0, threads.length))
     assert.match(
-      cli(['demo', '--threads', v]).stderr,
-      /--threads ".*" is not allowed: expected an integer from 1 to 100000/,
+      x.stderr.split('\n')[0]!,
+      /^benchstream: BS_ERR_USAGE: -threads ".*" is not allowed: expected an integer from 1 to 100000$/,
     )
-  assert.match(cli(['run', '--seconds', '0']).stderr, /--seconds "0" is not allowed: expected an integer from 1 to/)
+  for (const x of r.slice(threads.length, threads.length + demo.length))
+    assert.match(x.stderr, /--threads ".*" is not allowed: expected an integer from 1 to 100000/)
+  assert.match(r.at(-1)!.stderr, /--seconds "0" is not allowed: expected an integer from 1 to/)
 })
 
 test('thresholds: a latency needs a unit, OVERALL has no latency, the grammar is stated', () => {
-  assert.match(cli(['run', '--threshold', 'READ.p99<2']).stderr, /latency needs a unit: us, ms or s/)
-  assert.match(cli(['run', '--threshold', 'OVERALL.p99<2ms']).stderr, /OVERALL has no latency/)
-  assert.match(
-    cli(['report', 'r', '--threshold', 'READ p99 < 2ms']).stderr,
-    /expected <measurement>\.<metric><operator><value>\[unit\]/,
-  )
+  const [unit, overall, grammar] = inProcess([
+    { args: ['run', '--threshold', 'READ.p99<2'] },
+    { args: ['run', '--threshold', 'OVERALL.p99<2ms'] },
+    { args: ['report', 'r', '--threshold', 'READ p99 < 2ms'] },
+  ])
+  assert.match(unit!.stderr, /latency needs a unit: us, ms or s/)
+  assert.match(overall!.stderr, /OVERALL has no latency/)
+  assert.match(grammar!.stderr, /expected <measurement>\.<metric><operator><value>\[unit\]/)
 })
 
 test('--seconds with a smaller operationcount says which ends the run; the ending is k6-like with thresholds', () => {

@@ -9,6 +9,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
+import zlib from 'node:zlib'
+import { compressBlocks, decompressBlocks } from '../../services/core/codec/compressed-blocks.js'
+import { decodeBody, encodeBody } from '../../services/core/codec/http-encoding.js'
 import { BenchstreamError } from '../../services/core/errors.js'
 import type { AdHocOptions, AdHocQueries, AdHocResult } from '../../services/core/ports/ad-hoc-queries.js'
 import type { ReadModel } from '../../services/core/ports/read-model.js'
@@ -246,31 +249,27 @@ test("guard errors in ClickHouse form with ClickHouse's status; busy is 429", as
   }
 })
 
-test(
-  'parameters: settings it cannot honour are READONLY, query parameters ' + 'and compression 501, other databases 404',
-  async () => {
-    const a = app()
-    const req = (qs: string, payload = 'SELECT 1') =>
-      a.inject({ method: 'POST', url: `/clickhouse/?${qs}`, headers: local, payload })
-    assert.match(
-      chError(await req('max_memory_usage=1'), 500, 164, 'READONLY'),
-      /Cannot modify 'max_memory_usage' setting in readonly mode/,
-    )
-    chError(await req('param_x=1'), 501, 48, 'NOT_IMPLEMENTED')
-    chError(await req('compress=1'), 501, 48, 'NOT_IMPLEMENTED')
-    chError(await req('database=system'), 404, 81, 'UNKNOWN_DATABASE')
-    chError(await req('client_protocol_version=abc'), 400, 36, 'BAD_ARGUMENTS')
-    chError(await req('limit=-1'), 400, 36, 'BAD_ARGUMENTS')
-    chError(await req('', '   '), 400, 62, 'SYNTAX_ERROR')
-    chError(
-      await a.inject({ method: 'POST', url: '/clickhouse/', headers: local, payload: 'x'.repeat(2 * 1024 * 1024) }),
-      413,
-      229,
-      'QUERY_IS_TOO_LARGE',
-    )
-    assert.equal((await a.inject({ method: 'GET', url: '/clickhouse/nothing', headers: local })).statusCode, 404)
-  },
-)
+test('parameters: settings it cannot honour are READONLY, query parameters 501, other databases 404', async () => {
+  const a = app()
+  const req = (qs: string, payload = 'SELECT 1') =>
+    a.inject({ method: 'POST', url: `/clickhouse/?${qs}`, headers: local, payload })
+  assert.match(
+    chError(await req('max_memory_usage=1'), 500, 164, 'READONLY'),
+    /Cannot modify 'max_memory_usage' setting in readonly mode/,
+  )
+  chError(await req('param_x=1'), 501, 48, 'NOT_IMPLEMENTED')
+  chError(await req('database=system'), 404, 81, 'UNKNOWN_DATABASE')
+  chError(await req('client_protocol_version=abc'), 400, 36, 'BAD_ARGUMENTS')
+  chError(await req('limit=-1'), 400, 36, 'BAD_ARGUMENTS')
+  chError(await req('', '   '), 400, 62, 'SYNTAX_ERROR')
+  chError(
+    await a.inject({ method: 'POST', url: '/clickhouse/', headers: local, payload: 'x'.repeat(2 * 1024 * 1024) }),
+    413,
+    229,
+    'QUERY_IS_TOO_LARGE',
+  )
+  assert.equal((await a.inject({ method: 'GET', url: '/clickhouse/nothing', headers: local })).statusCode, 404)
+})
 
 test('hostile requests get a ClickHouse error or an answer, never a crash', async () => {
   answer = async (sql) => {
@@ -317,5 +316,81 @@ test('hostile requests get a ClickHouse error or an answer, never a crash', asyn
       })
     ).body,
     'Ok.\n',
+  )
+})
+
+test("compression: compress=1, decompress=1 (ClickHouse's blocks), Content-Encoding both ways, bad input", async () => {
+  answer = async (sql, opts) => ({
+    rows: undefined,
+    text: `${sql}\n`,
+    format: opts?.format ?? 'TabSeparated',
+    rowCount: 1,
+    bytes: 3,
+    truncated: false,
+    limits: { maxRows: 10, maxBytes: 100 },
+    elapsedMs: 1,
+  })
+  const a = app()
+  const sql = 'SELECT 1'
+  const blocks = await a.inject({ method: 'POST', url: '/clickhouse/?compress=1', headers: local, payload: sql })
+  assert.equal(blocks.statusCode, 200)
+  assert.equal(decompressBlocks(blocks.rawPayload, 1000).toString(), `${sql}\n`)
+  const inBlocks = await a.inject({
+    method: 'POST',
+    url: '/clickhouse/?decompress=1',
+    headers: local,
+    payload: compressBlocks(Buffer.from(sql)),
+  })
+  assert.equal(inBlocks.body, `${sql}\n`)
+  for (const enc of ['lz4', 'gzip', 'deflate', 'br'] as const) {
+    const r = await a.inject({
+      method: 'POST',
+      url: '/clickhouse/',
+      headers: { ...local, 'accept-encoding': enc, 'content-encoding': enc },
+      payload: encodeBody(enc, Buffer.from(sql)),
+    })
+    assert.equal(r.headers['content-encoding'], enc)
+    assert.equal(decodeBody(enc, r.rawPayload, 1000).toString(), `${sql}\n`, enc)
+  }
+  const off = await a.inject({
+    method: 'POST',
+    url: '/clickhouse/?enable_http_compression=0',
+    headers: { ...local, 'accept-encoding': 'gzip' },
+    payload: sql,
+  })
+  assert.equal(off.headers['content-encoding'], undefined)
+  chError(
+    await a.inject({
+      method: 'POST',
+      url: '/clickhouse/?decompress=1',
+      headers: local,
+      payload: 'not blocks at all, no',
+    }),
+    500,
+    271,
+    'CANNOT_DECOMPRESS',
+  )
+  chError(
+    await a.inject({
+      method: 'POST',
+      url: '/clickhouse/',
+      headers: { ...local, 'content-encoding': 'compress' },
+      payload: 'x',
+    }),
+    500,
+    432,
+    'UNKNOWN_COMPRESSION_METHOD',
+  )
+  // A gzip bomb stops at the decoded-size limit.
+  chError(
+    await a.inject({
+      method: 'POST',
+      url: '/clickhouse/',
+      headers: { ...local, 'content-encoding': 'gzip' },
+      payload: zlib.gzipSync(Buffer.alloc(4 << 20)),
+    }),
+    500,
+    271,
+    'CANNOT_DECOMPRESS',
   )
 })

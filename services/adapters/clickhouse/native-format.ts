@@ -32,15 +32,16 @@ export class NativeFormatError extends Error {
 }
 
 /** Thrown inside the walk when the buffer ends before the block does: wait for more bytes. */
-class Incomplete extends Error {}
+export class Incomplete extends Error {}
 
-type Spec =
+/** How a type's values are laid out: what the Native and RowBinary walks need to know of a type. */
+export type Spec =
   | { kind: 'fixed'; size: number }
   | { kind: 'string' }
   | { kind: 'nullable'; inner: Spec }
   | { kind: 'array'; inner: Spec }
   | { kind: 'tuple'; items: Spec[] }
-  | { kind: 'lowcardinality'; keys: Spec }
+  | { kind: 'lowcardinality'; keys: Spec; inner: Spec }
 
 /** Byte widths of the fixed-size types (IColumn of numbers, dates, IPs, UUIDs, decimals by name). */
 const FIXED: Record<string, number> = {
@@ -179,7 +180,7 @@ function parseType(t: string, whole: string): Spec {
     case 'LowCardinality': {
       // The dictionary holds the nested type without Nullable (index 0 stands for NULL).
       const inner = parseType(arg(0), whole)
-      return { kind: 'lowcardinality', keys: inner.kind === 'nullable' ? inner.inner : inner }
+      return { kind: 'lowcardinality', keys: inner.kind === 'nullable' ? inner.inner : inner, inner }
     }
   }
   const size = FIXED[name]
@@ -191,7 +192,7 @@ function parseType(t: string, whole: string): Spec {
 }
 
 /** Reads little-endian/varint values from a buffer, throwing Incomplete at its end. */
-class Cursor {
+export class Cursor {
   constructor(
     readonly buf: Buffer,
     public pos: number,
@@ -347,7 +348,7 @@ function readBlock(buf: Buffer, pos: number): ParsedBlock {
   return { rows, columns, end: c.pos }
 }
 
-function uvarint(v: number): Buffer {
+export function uvarint(v: number): Buffer {
   const out: number[] = []
   while (v >= 0x80) {
     out.push((v % 0x80) | 0x80)
@@ -357,7 +358,7 @@ function uvarint(v: number): Buffer {
   return Buffer.from(out)
 }
 
-function str(s: string): Buffer {
+export function str(s: string): Buffer {
   const b = Buffer.from(s, 'utf8')
   return Buffer.concat([uvarint(b.length), b])
 }

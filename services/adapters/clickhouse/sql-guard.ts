@@ -34,7 +34,10 @@ import { BenchstreamError } from '../../core/errors.js'
 import type { AdHocLimits, AdHocOptions, AdHocQueries, AdHocResult } from '../../core/ports/ad-hoc-queries.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
 import { QUIET } from './client.js'
+import { ARROW_FORMATS, ARROW_SOURCE, ArrowCutter, type ArrowFormat } from './arrow-ipc.js'
 import { NativeFormatError, NativeReframer } from './native-format.js'
+import { ROW_BINARY_FORMATS, ROW_BINARY_SOURCE, RowBinaryCutter, type RowBinaryFormat } from './row-binary.js'
+import { jsonDocument, LineCutter, textPlan } from './text-formats.js'
 
 /** Limits of one ad hoc query, enforced by the engine and, for the result, by us. */
 export interface GuardLimits extends AdHocLimits {
@@ -85,7 +88,16 @@ export const ALLOWED_FORMATS = [
   'JSONCompact',
   'JSONEachRow',
   'JSONCompactEachRow',
+  'JSONCompactEachRowWithNames',
+  'JSONCompactEachRowWithNamesAndTypes',
+  'JSONStringsEachRow',
+  'JSONCompactStringsEachRow',
+  'JSONCompactStringsEachRowWithNames',
+  'JSONCompactStringsEachRowWithNamesAndTypes',
+  'JSONLines',
+  'NDJSON',
   'JSONStrings',
+  'JSONCompactStrings',
   'Pretty',
   'PrettyCompact',
   'PrettyCompactMonoBlock',
@@ -98,9 +110,31 @@ export const ALLOWED_FORMATS = [
   'XML',
 ] as const
 /**
- * The binary format a caller may allow (AdHocOptions.nativeRevision): ClickHouse's own, re-framed by native-format.ts.
+ * The binary formats a caller may allow (AdHocOptions.nativeRevision): ClickHouse's Native, re-framed by
+ * native-format.ts; RowBinary (row-binary.ts) and Arrow (arrow-ipc.ts), cut at whole rows or batches.
  */
 const NATIVE = 'Native'
+export const BINARY_FORMATS = [NATIVE, ...ROW_BINARY_FORMATS, ...ARROW_FORMATS] as const
+/**
+ * System tables a query may name, answered from views of the same name in the `<database>_meta` database
+ * (schemas/clickhouse/0013-query-tools.sql): system.tables, columns and databases of our database only, a curated
+ * read-only system.settings, and the engine's lists of functions and types. What the JDBC driver's DatabaseMetaData,
+ * clickhouse-connect's set-up and DBeaver's navigator read.
+ */
+export const MIRRORED_SYSTEM_TABLES = [
+  'tables',
+  'columns',
+  'databases',
+  'settings',
+  'functions',
+  'data_type_families',
+  'table_engines',
+  'formats',
+] as const
+/** The database of the mirrored system tables. */
+export function metaDatabase(database: string): string {
+  return `${database}_meta`
+}
 /** Engine errors whose message names only the user's own text (safe to return); others are returned by name only. */
 const MESSAGE_SAFE_CODES = new Set([
   47, 46, 62, 60, 81, 43, 42, 53, 386, 35, 36, 184, 215, 159, 158, 307, 241, 396, 160, 164, 168, 167,
@@ -116,13 +150,18 @@ const MAX_QUERY_BYTES = 256 * 1024
 interface GuardConnection {
   /** One statement's whole result as text (TSVRaw); `params` are bound server-side. */
   text(sql: string, params?: Record<string, string>): Promise<string>
-  /** A statement's result in chunks of text, cancelled when the iteration stops. */
+  /** A statement's result in chunks of text, cancelled when the iteration stops (chDB: a block's whole result each). */
   stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string>
   /**
-   * A statement's result in the Native format (revision 0 framing), in chunks of bytes, cancelled when the iteration
-   * stops.
+   * A statement's result in a binary format (Native: revision 0 framing), in chunks of bytes, cancelled when the
+   * iteration stops.
    */
-  native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array>
+  binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array>
+  /**
+   * True when every chunk of binary() is a block's whole result, with the format's own header (chDB formats each
+   * streamed block on its own); false for one stream cut anywhere (a server's HTTP body).
+   */
+  readonly wholeChunks: boolean
   close(): Promise<void>
 }
 
@@ -148,6 +187,7 @@ function settings(limits: GuardLimits): Array<[string, string | number]> {
 
 /** chDB: a Session of its own on the data directory, the settings as connection arguments. */
 class ChdbGuardConnection implements GuardConnection {
+  readonly wholeChunks = true
   private constructor(private readonly session: Session) {}
 
   static async open(path: string, database: string, limits: GuardLimits): Promise<ChdbGuardConnection> {
@@ -191,9 +231,9 @@ class ChdbGuardConnection implements GuardConnection {
     }
   }
 
-  async *native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  async *binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
     // raw(): the chunk's bytes; text() would mangle binary data.
-    const s = this.session.queryStream(sql, { format: NATIVE, signal })
+    const s = this.session.queryStream(sql, { format, signal })
     try {
       for await (const chunk of s) yield chunk.raw()
     } finally {
@@ -208,6 +248,7 @@ class ChdbGuardConnection implements GuardConnection {
 
 /** A ClickHouse server: a dedicated client whose every query carries the settings. */
 class HttpGuardConnection implements GuardConnection {
+  readonly wholeChunks = false
   private constructor(private readonly client: ClickHouseClient) {}
 
   static open(cfg: ClickHouseConfig & { url: string }, limits: GuardLimits): HttpGuardConnection {
@@ -244,9 +285,9 @@ class HttpGuardConnection implements GuardConnection {
     }
   }
 
-  async *native(sql: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
-    // exec returns the raw body; without client_protocol_version the server writes revision 0, like chDB.
-    const { stream } = await this.client.exec({ query: `${sql} FORMAT ${NATIVE}`, abort_signal: signal })
+  async *binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
+    // exec returns the raw body; without client_protocol_version the server writes Native at revision 0, like chDB.
+    const { stream } = await this.client.exec({ query: `${sql} FORMAT ${format}`, abort_signal: signal })
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk
     } finally {
@@ -302,13 +343,16 @@ export class SqlGuard implements AdHocQueries {
       const t0 = performance.now()
       const { query, format: clause } = await this.check(conn, sql)
       const format = clause ?? this.allowedFormat(limits.format, limits.nativeRevision !== undefined)
-      if (format === NATIVE) {
+      if ((BINARY_FORMATS as readonly string[]).includes(format ?? '')) {
         if (limits.nativeRevision === undefined)
           throw this.refuse(
             'format',
-            `FORMAT ${NATIVE} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`,
+            `FORMAT ${format} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`,
           )
-        const result = await this.executeNative(conn, query, limits.nativeRevision, caps)
+        const result =
+          format === NATIVE
+            ? await this.executeNative(conn, query, limits.nativeRevision, caps)
+            : await this.executeCut(conn, query, format as RowBinaryFormat | ArrowFormat, caps)
         return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
       }
       const result = await this.execute(conn, query, format, caps)
@@ -333,13 +377,14 @@ export class SqlGuard implements AdHocQueries {
     let format: string | undefined
     const f = /\sFORMAT\s+([A-Za-z][A-Za-z0-9_]*)$/.exec(canonical)
     if (f !== null) {
-      format = [...ALLOWED_FORMATS, NATIVE].find((x) => x.toLowerCase() === f[1]!.toLowerCase())
+      format = [...ALLOWED_FORMATS, ...BINARY_FORMATS].find((x) => x.toLowerCase() === f[1]!.toLowerCase())
       if (format === undefined)
         throw this.refuse('format', `FORMAT ${f[1]} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
       query = canonical.slice(0, f.index)
     }
     const shown = this.introspection(query)
     if (shown !== undefined) return { query: shown, format }
+    query = this.mirrorSystemTables(query)
     // EXPLAIN AST parses only; it runs nothing (not even url() schema inference).
     const ast = (await this.explain(conn, 'AST', query)).split('\n')
     if (ast[0] !== 'SelectWithUnionQuery (children 1)') {
@@ -419,16 +464,31 @@ export class SqlGuard implements AdHocQueries {
 
   private allowedFormat(name: string | undefined, native: boolean): string | undefined {
     if (name === undefined) return undefined
-    const format = [...ALLOWED_FORMATS, ...(native ? [NATIVE] : [])].find((x) => x.toLowerCase() === name.toLowerCase())
+    const format = [...ALLOWED_FORMATS, ...(native ? BINARY_FORMATS : [])].find(
+      (x) => x.toLowerCase() === name.toLowerCase(),
+    )
     if (format === undefined)
       throw this.refuse('format', `format ${name} is not allowed; allowed formats are ${ALLOWED_FORMATS.join(', ')}`)
     return format
+  }
+
+  /**
+   * Names of the mirrored system tables (system.tables, system.settings, ...) made to name their views in the meta
+   * database, on the parser's canonical text, where a table is written `system.name` (quotes only where needed).
+   * Not a check: the rewritten query is checked as any other, so a rewrite in the wrong place (inside a string, say)
+   * can only change what the user's own query reads, never let more through.
+   */
+  private mirrorSystemTables(canonical: string): string {
+    const meta = metaDatabase(this.opts.database)
+    const names = MIRRORED_SYSTEM_TABLES.join('|')
+    return canonical.replace(new RegExp(`(?<![\\w.\`])system\\.(${names})(?![\\w\`])`, 'g'), `${meta}.$1`)
   }
 
   private checkTable(name: string): void {
     const db = this.opts.database
     const [first, second] = name.split('.')
     if (second === undefined) return // unqualified: resolved in the tree, inside the database
+    if (first === metaDatabase(db) && (MIRRORED_SYSTEM_TABLES as readonly string[]).includes(second)) return
     if (first !== db && name !== 'system.one')
       throw this.refuse(
         'database',
@@ -469,8 +529,15 @@ export class SqlGuard implements AdHocQueries {
     const texts: string[] = []
     let bytes = 0
     let truncated = false
+    const plan = format === undefined ? undefined : textPlan(format)
+    const lines = plan === undefined ? undefined : new LineCutter(plan.headerLines, caps, conn.wholeChunks)
+    const t0 = performance.now()
     try {
-      outer: for await (const chunk of conn.stream(query, format ?? 'JSONEachRow', ac.signal)) {
+      outer: for await (const chunk of conn.stream(query, plan?.source ?? format ?? 'JSONEachRow', ac.signal)) {
+        if (lines !== undefined) {
+          if (!lines.push(chunk)) break
+          continue
+        }
         if (format !== undefined) {
           if (bytes + Buffer.byteLength(chunk) > caps.maxBytes) {
             truncated = true
@@ -503,6 +570,18 @@ export class SqlGuard implements AdHocQueries {
     } finally {
       clearTimeout(timer)
     }
+    if (lines !== undefined) {
+      const text = plan!.source === format ? lines.text() : jsonDocument(format!, lines, performance.now() - t0)
+      const size = Buffer.byteLength(text)
+      return {
+        rows: undefined,
+        text,
+        format: format!,
+        rowCount: lines.rows.length,
+        bytes: size,
+        truncated: lines.truncated,
+      }
+    }
     return format === undefined
       ? { rows, text: undefined, format: 'JSONEachRow', rowCount: rows.length, bytes, truncated }
       : { rows: undefined, text: texts.join(''), format, rowCount: -1, bytes, truncated }
@@ -520,7 +599,7 @@ export class SqlGuard implements AdHocQueries {
     const framer = new NativeReframer(revision, caps)
     const parts: Buffer[] = []
     try {
-      for await (const chunk of conn.native(query, ac.signal)) {
+      for await (const chunk of conn.binary(query, NATIVE, ac.signal)) {
         parts.push(...framer.push(chunk))
         // Leaving the loop cancels the query.
         if (framer.truncated) break
@@ -547,6 +626,54 @@ export class SqlGuard implements AdHocQueries {
       rowCount: framer.rows,
       bytes: data.length,
       truncated: framer.truncated,
+    }
+  }
+
+  /** Runs a query in RowBinary or Arrow: the engine writes the format with types, cut here at the caps. */
+  private async executeCut(
+    conn: GuardConnection,
+    query: string,
+    format: RowBinaryFormat | ArrowFormat,
+    caps: AdHocLimits,
+  ): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
+    const ac = new AbortController()
+    const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
+    const arrow = (ARROW_FORMATS as readonly string[]).includes(format)
+    const rowCutter = arrow ? undefined : new RowBinaryCutter(format as RowBinaryFormat, caps)
+    const arrowCutter = arrow ? new ArrowCutter(format as ArrowFormat, caps) : undefined
+    const parts: Buffer[] = []
+    try {
+      for await (const chunk of conn.binary(query, arrow ? ARROW_SOURCE : ROW_BINARY_SOURCE, ac.signal)) {
+        // Leaving the loop cancels the query.
+        if (rowCutter !== undefined) {
+          parts.push(...rowCutter.push(chunk, conn.wholeChunks))
+          if (rowCutter.truncated) break
+        } else if (!arrowCutter!.push(chunk)) break
+      }
+      rowCutter?.end()
+      if (arrowCutter !== undefined) parts.push(arrowCutter.result())
+    } catch (err) {
+      if (err instanceof NativeFormatError)
+        throw new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
+      if (ac.signal.aborted)
+        throw new BenchstreamError(
+          'BS_ERR_QUERY_FAILED',
+          `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`,
+        )
+      throw failed(err, false)
+    } finally {
+      clearTimeout(timer)
+    }
+    const data = Buffer.concat(parts)
+    const cutter = rowCutter ?? arrowCutter!
+    return {
+      rows: undefined,
+      text: undefined,
+      data,
+      format,
+      rowCount: cutter.rows,
+      bytes: data.length,
+      truncated: cutter.truncated,
     }
   }
 

@@ -1,0 +1,187 @@
+/**
+ * ClickHouse's RowBinary formats, cut at the row and byte caps. The engine
+ * writes RowBinaryWithNamesAndTypes:
+ *
+ *   uvarint ncols, ncols names (String), ncols types (String), then rows
+ *
+ * and every value of a row follows the last, with no length: a row ends
+ * where its last value ends, so rows are found by walking the values by type
+ * (what the JDBC driver does to read them):
+ *
+ *   numbers, dates, UUID, IPs, enums, decimals: fixed width, little-endian
+ *   String: uvarint length, bytes; FixedString(N): N bytes
+ *   Nullable(T): UInt8 1 for NULL (nothing follows), else 0 and T
+ *   Array(T): uvarint count, the elements; Map(K, V): uvarint count, key value pairs
+ *   Tuple(...): the elements in order; LowCardinality(T): as T
+ *
+ * chDB formats every streamed block as a whole result of its own, header
+ * included: push(chunk, true) says a chunk starts with a header again, which
+ * must equal the first and is dropped. The output keeps the header the client asked for (RowBinary: none,
+ * RowBinaryWithNames: the count and names, RowBinaryWithNamesAndTypes: all)
+ * and whole rows up to the caps. Types it does not walk (JSON, Dynamic,
+ * Variant, aggregate states) are refused by typeSpec with a message that says
+ * to cast them.
+ */
+import { Cursor, Incomplete, NativeFormatError, str, typeSpec, uvarint, type Spec } from './native-format.js'
+
+export const ROW_BINARY_FORMATS = ['RowBinary', 'RowBinaryWithNames', 'RowBinaryWithNamesAndTypes'] as const
+export type RowBinaryFormat = (typeof ROW_BINARY_FORMATS)[number]
+
+/** The format the engine is asked for: the types are needed to find where rows end. */
+export const ROW_BINARY_SOURCE = 'RowBinaryWithNamesAndTypes'
+
+/** Skips one value of the type. */
+function skipValue(spec: Spec, c: Cursor): void {
+  switch (spec.kind) {
+    case 'fixed':
+      return c.skip(spec.size)
+    case 'string':
+      return c.skip(c.uvarint())
+    case 'nullable': {
+      c.need(1)
+      const isNull = c.buf[c.pos++]!
+      if (isNull > 1) throw new NativeFormatError('a Nullable flag in the RowBinary stream is neither 0 nor 1')
+      if (isNull === 0) skipValue(spec.inner, c)
+      return
+    }
+    case 'array': {
+      const n = c.uvarint()
+      if (n > 1_000_000_000) throw new NativeFormatError('an array in the RowBinary stream is too large')
+      if (spec.inner.kind === 'fixed') return c.skip(n * spec.inner.size)
+      for (let i = 0; i < n; i++) skipValue(spec.inner, c)
+      return
+    }
+    case 'tuple':
+      for (const item of spec.items) skipValue(item, c)
+      return
+    case 'lowcardinality':
+      return skipValue(spec.inner, c)
+  }
+}
+
+interface Header {
+  names: string[]
+  types: string[]
+  specs: Spec[]
+  end: number
+}
+
+function readHeader(buf: Buffer): Header {
+  const c = new Cursor(buf, 0)
+  const n = c.uvarint()
+  if (n > 100_000) throw new NativeFormatError(`a RowBinary header with ${n} columns is not plausible`)
+  const names: string[] = []
+  const types: string[] = []
+  for (let i = 0; i < n; i++) names.push(c.str())
+  for (let i = 0; i < n; i++) types.push(c.str())
+  return { names, types, specs: types.map((t) => typeSpec(t)), end: c.pos }
+}
+
+export interface RowCaps {
+  maxRows: number
+  maxBytes: number
+}
+
+/**
+ * Cuts a RowBinaryWithNamesAndTypes stream fed in arbitrary chunks into the
+ * asked RowBinary format, at whole rows within the caps. push() returns the
+ * bytes ready so far; once a cap is reached `truncated` is set and further
+ * input is ignored.
+ */
+export class RowBinaryCutter {
+  private pending: Buffer = Buffer.alloc(0)
+  private header: Header | undefined
+  rows = 0
+  bytes = 0
+  truncated = false
+
+  constructor(
+    private readonly format: RowBinaryFormat,
+    private readonly caps: RowCaps,
+  ) {}
+
+  /** Column names and types, once the header has arrived. */
+  get columns(): Array<{ name: string; type: string }> | undefined {
+    return this.header?.names.map((name, i) => ({ name, type: this.header!.types[i]! }))
+  }
+
+  /** Takes a chunk of the stream (`whole`: a block's whole result, starting with its own header). */
+  push(chunk: Uint8Array, whole = false): Buffer[] {
+    if (this.truncated) return []
+    const out: Buffer[] = []
+    let pos = 0
+    if (whole && this.header !== undefined) {
+      if (this.pending.length > 0)
+        throw new NativeFormatError(`a RowBinary block ended inside a row (${this.pending.length} bytes left over)`)
+      const again = readHeader(Buffer.from(chunk))
+      if (again.types.join('\0') !== this.header.types.join('\0'))
+        throw new NativeFormatError('the RowBinary stream changed its columns between blocks')
+      chunk = chunk.subarray(again.end)
+    }
+    this.pending = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk])
+    if (this.header === undefined) {
+      try {
+        this.header = readHeader(this.pending)
+      } catch (err) {
+        if (err instanceof Incomplete) return out
+        throw err
+      }
+      pos = this.header.end
+      const head = this.headerBytes(this.header)
+      if (head.length > this.caps.maxBytes) {
+        this.truncated = true
+        return out
+      }
+      out.push(head)
+      this.bytes += head.length
+    }
+    const start = pos
+    const c = new Cursor(this.pending, pos)
+    while (c.pos < this.pending.length) {
+      if (this.rows >= this.caps.maxRows) {
+        this.truncated = true
+        break
+      }
+      const rowStart = c.pos
+      try {
+        for (const spec of this.header.specs) skipValue(spec, c)
+      } catch (err) {
+        if (err instanceof Incomplete) {
+          c.pos = rowStart
+          break
+        }
+        throw err
+      }
+      if (this.bytes + (c.pos - start) > this.caps.maxBytes) {
+        c.pos = rowStart
+        this.truncated = true
+        break
+      }
+      this.rows++
+      // A row of no columns has no bytes: stop rather than loop.
+      if (c.pos === rowStart) break
+    }
+    if (c.pos > start) {
+      out.push(Buffer.from(this.pending.subarray(start, c.pos)))
+      this.bytes += c.pos - start
+    }
+    this.pending = this.truncated ? Buffer.alloc(0) : this.pending.subarray(c.pos)
+    return out
+  }
+
+  /** Throws when the stream ended inside the header or a row. */
+  end(): void {
+    if (this.truncated) return
+    if (this.header === undefined && this.pending.length > 0)
+      throw new NativeFormatError('the RowBinary stream ended inside its header')
+    if (this.pending.length > 0)
+      throw new NativeFormatError(`the RowBinary stream ended inside a row (${this.pending.length} bytes left over)`)
+  }
+
+  private headerBytes(h: Header): Buffer {
+    if (this.format === 'RowBinary') return Buffer.alloc(0)
+    const parts = [uvarint(h.names.length), ...h.names.map(str)]
+    if (this.format === 'RowBinaryWithNamesAndTypes') parts.push(...h.types.map(str))
+    return Buffer.concat(parts)
+  }
+}
