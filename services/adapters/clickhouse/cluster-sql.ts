@@ -56,16 +56,19 @@ export function localName(qualified: string): string {
 export function clusterStatements(statement: string, t: ClusterTarget): string[] {
   const sql = statement.trim()
   const db = escapeRegExp(t.database)
+  // Benchstream's database or one of its companions (`<db>_meta`, the views query tools read: migration 0013), for
+  // CREATE DATABASE and views; tables live in Benchstream's database only.
+  const anyDb = `${db}(?:_[A-Za-z0-9]+)?`
   const on = `ON CLUSTER ${ident(t.cluster)}`
   let m: RegExpExecArray | null
 
-  if ((m = new RegExp(`^(CREATE\\s+DATABASE\\s+IF\\s+NOT\\s+EXISTS\\s+${db})$`, 'i').exec(sql)) !== null)
+  if ((m = new RegExp(`^(CREATE\\s+DATABASE\\s+IF\\s+NOT\\s+EXISTS\\s+${anyDb})$`, 'i').exec(sql)) !== null)
     return [`${m[1]} ${on}`]
 
   // CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] name AS ..., CREATE [OR REPLACE] VIEW [IF NOT EXISTS] db.v AS ...
   m = new RegExp(
     `^(CREATE\\s+(?:OR\\s+REPLACE\\s+)?(?:FUNCTION|VIEW)\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?` +
-      `(?:[A-Za-z_]\\w*|${db}\\.[A-Za-z_]\\w*))(\\s+AS\\b[\\s\\S]*)$`,
+      `(?:[A-Za-z_]\\w*|${anyDb}\\.[A-Za-z_]\\w*))(\\s+AS\\b[\\s\\S]*)$`,
     'i',
   ).exec(sql)
   if (m !== null) return [`${m[1]} ${on}${m[2]}`]
