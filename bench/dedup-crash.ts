@@ -57,6 +57,7 @@ const FLAGS = {
 async function child(dir: string, inflight: number, mode: Mode, rows: number): Promise<void> {
   const ch = openClickHouse({
     url: undefined,
+    cluster: undefined,
     user: 'default',
     password: '',
     database: 'default',

@@ -6,6 +6,7 @@
 import path from 'node:path'
 import { Type } from 'typebox'
 import type { WindowCompleteness } from '../core/stats/window-completeness.js'
+import { BenchstreamError } from '../core/errors.js'
 import { EnvVar, readEnv, type Env } from './config.js'
 
 const BROKER = '[A-Za-z0-9.\\-[\\]:]+:\\d{1,5}'
@@ -107,6 +108,14 @@ export const InfraEnv = Type.Object({
     allowed: 'http://host:port or https://host:port; unset for the embedded engine',
     description: 'ClickHouse server; unset = embedded chDB in the server process',
   }),
+  CLICKHOUSE_CLUSTER: EnvVar.optional({
+    pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,63}$',
+    allowed:
+      "a cluster of the server's remote_servers: letters, digits, _ and - (not starting with a digit), at most 64",
+    description:
+      'ClickHouse cluster (needs CLICKHOUSE_URL): replicated tables, Distributed tables for reads, ON CLUSTER DDL; ' +
+      'unset = one server',
+  }),
   CLICKHOUSE_USER: EnvVar.string({ default: 'default', description: 'ClickHouse server user' }),
   CLICKHOUSE_PASSWORD: EnvVar.string({ default: '', description: 'ClickHouse server password' }),
   CLICKHOUSE_DATABASE: EnvVar.string({
@@ -145,6 +154,11 @@ export interface TopicsConfig {
 export interface ClickHouseConfig {
   /** Server URL; undefined means the embedded chDB engine. */
   url: string | undefined
+  /**
+   * Cluster the tables are replicated over (schemas/clickhouse in cluster form: docs/guides/deploy.md); undefined
+   * means one server (or the embedded engine).
+   */
+  cluster: string | undefined
   user: string
   password: string
   database: string
@@ -163,6 +177,12 @@ export interface InfraConfig {
 
 export function readInfraConfig(env: Env): InfraConfig {
   const e = readEnv(InfraEnv, env)
+  if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `CLICKHOUSE_CLUSTER=${JSON.stringify(e.CLICKHOUSE_CLUSTER)} needs CLICKHOUSE_URL: the embedded engine is one ` +
+        'process, not a cluster; set CLICKHOUSE_URL to a server of the cluster or unset CLICKHOUSE_CLUSTER',
+    )
   const dataDir = path.resolve(e.BENCHSTREAM_DATA_DIR)
   return {
     dataDir,
@@ -176,6 +196,7 @@ export function readInfraConfig(env: Env): InfraConfig {
     },
     clickhouse: {
       url: e.CLICKHOUSE_URL,
+      cluster: e.CLICKHOUSE_CLUSTER,
       user: e.CLICKHOUSE_USER,
       password: e.CLICKHOUSE_PASSWORD,
       database: e.CLICKHOUSE_DATABASE,

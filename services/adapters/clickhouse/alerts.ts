@@ -26,7 +26,7 @@ import type {
   SilenceStore,
   WindowCountRow,
 } from '../../core/ports/alerts.js'
-import { queryRows, type ClickHouse } from './client.js'
+import { queryRows, writeTable, type ClickHouse } from './client.js'
 import { queryRunProgress } from './run-progress.js'
 
 /** Runs evaluated at once; beyond this the oldest active runs are left out. */
@@ -197,7 +197,7 @@ export class ClickHouseAlertStore implements AlertStore {
   async record(t: AlertTransition, notifiedAtMs: number | undefined): Promise<void> {
     try {
       await this.ch.client.insert({
-        table: `${this.ch.database}.alerts`,
+        table: writeTable(this.ch, `${this.ch.database}.alerts`),
         format: 'JSONEachRow',
         values: [
           {
@@ -297,7 +297,7 @@ export class ClickHouseSilenceStore implements SilenceStore {
   async save(x: SilenceSpec): Promise<void> {
     try {
       await this.ch.client.insert({
-        table: `${this.ch.database}.silences`,
+        table: writeTable(this.ch, `${this.ch.database}.silences`),
         format: 'JSONEachRow',
         values: [
           {

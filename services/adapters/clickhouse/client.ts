@@ -20,11 +20,14 @@ import { createChdbConnection } from 'chdb/connection'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
 import { repoRoot } from '../../common/repo-root.js'
+import { clusterStatements, localName } from './cluster-sql.js'
 
 export interface ClickHouse {
   client: ClickHouseClient
   database: string
   mode: 'embedded' | 'server'
+  /** The cluster the tables are replicated over (CLICKHOUSE_CLUSTER); undefined on one server or embedded. */
+  cluster: string | undefined
   /** Where the data is: the embedded directory or the server URL. */
   location: string
   close(): Promise<void>
@@ -58,7 +61,14 @@ export function openClickHouse(
     )
     const connection = opts.wrapConnection === undefined ? raw : opts.wrapConnection(raw)
     const client = createClient({ connection, log: QUIET })
-    return { client, database: cfg.database, mode: 'embedded', location: cfg.embeddedPath, close: () => client.close() }
+    return {
+      client,
+      database: cfg.database,
+      mode: 'embedded',
+      cluster: undefined,
+      location: cfg.embeddedPath,
+      close: () => client.close(),
+    }
   }
   const client = createClient({
     url: cfg.url,
@@ -66,8 +76,55 @@ export function openClickHouse(
     password: cfg.password,
     request_timeout: 60_000,
     log: QUIET,
+    ...(cfg.cluster === undefined ? {} : { clickhouse_settings: CLUSTER_SETTINGS }),
   })
-  return { client, database: cfg.database, mode: 'server', location: cfg.url, close: () => client.close() }
+  return {
+    client,
+    database: cfg.database,
+    mode: 'server',
+    cluster: cfg.cluster,
+    location: cfg.url,
+    close: () => client.close(),
+  }
+}
+
+/**
+ * Settings of every request to a cluster. insert_quorum 'auto': an insert returns once a majority of the shard's
+ * replicas have its part, so a batch whose offsets are then committed in Kafka cannot be lost with one replica (with
+ * the default 1, the replica that took it could fail before any other fetched it, and its token would still drop the
+ * replay). distributed_product_mode 'global': an IN or JOIN over a Distributed table inside a query over another
+ * (alerts.ts, a migration's INSERT ... SELECT) is evaluated once on the initiator rather than refused once there
+ * is more than one shard.
+ */
+export const CLUSTER_SETTINGS = { insert_quorum: 'auto', distributed_product_mode: 'global' } as const
+
+/**
+ * The table a writer inserts into: `db.t` itself on one server or embedded, its replicated local table `db.t_local`
+ * in a cluster (`db.t` is then the Distributed table readers read). One shard (migrate() checks), so an insert on
+ * any replica lands in the shard's one deduplication log, and a replay on another replica is dropped as well.
+ */
+export function writeTable(ch: Pick<ClickHouse, 'cluster'>, qualified: string): string {
+  return ch.cluster === undefined ? qualified : localName(qualified)
+}
+
+/**
+ * Counts rows of `db.t` matching `where` where an insert just made is sure to be seen. One server: the table. A
+ * cluster: the local table on every replica of the cluster, taking the replica with the most (the one that took the
+ * insert has it; another may not have fetched it yet, and a count of 0 from a replica that lags would have the
+ * processor's verified write write the batch again). A replica that cannot be reached fails the query, and the
+ * write is retried.
+ */
+export function verifiedCountSql(ch: Pick<ClickHouse, 'cluster'>, qualified: string, where: string): string {
+  if (ch.cluster === undefined) return `SELECT count() AS n FROM ${qualified} WHERE ${where}`
+  const [db, table] = qualified.split('.') as [string, string]
+  return (
+    `SELECT max(c) AS n FROM (SELECT hostName() AS h, count() AS c FROM ` +
+    `clusterAllReplicas(${sqlQuote(ch.cluster)}, ${db}, ${localName(table)}) WHERE ${where} GROUP BY h)`
+  )
+}
+
+function sqlQuote(s: string): string {
+  return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
 }
 
 /**
@@ -208,8 +265,16 @@ interface Migration {
   statements: string[]
 }
 
-/** Reads schemas/clickhouse/NNNN-name.sql in order; `{db}` becomes the database name. */
-export function loadMigrations(database: string, dir = path.join(repoRoot(), 'schemas', 'clickhouse')): Migration[] {
+/**
+ * Reads schemas/clickhouse/NNNN-name.sql in order; `{db}` becomes the database name. With a cluster, each statement
+ * becomes its cluster form (cluster-sql.ts).
+ */
+export function loadMigrations(
+  database: string,
+  opts: { cluster?: string | undefined; dir?: string } = {},
+): Migration[] {
+  const dir = opts.dir ?? path.join(repoRoot(), 'schemas', 'clickhouse')
+  const cluster = opts.cluster
   return readdirSync(dir)
     .filter((f) => /^\d{4}-[a-z0-9-]+\.sql$/.test(f))
     .sort()
@@ -219,13 +284,15 @@ export function loadMigrations(database: string, dir = path.join(repoRoot(), 'sc
         .filter((l) => !l.trimStart().startsWith('--'))
         .join('\n')
         .replaceAll('{db}', database)
+      const statements = sql
+        .split(/;\s*(?:\n|$)/)
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
       return {
         version: Number(file.slice(0, 4)),
         name: file.slice(5, -4),
-        statements: sql
-          .split(/;\s*(?:\n|$)/)
-          .map((s) => s.trim())
-          .filter((s) => s !== ''),
+        statements:
+          cluster === undefined ? statements : statements.flatMap((s) => clusterStatements(s, { cluster, database })),
       }
     })
 }
@@ -237,38 +304,29 @@ export function loadMigrations(database: string, dir = path.join(repoRoot(), 'sc
  */
 export async function migrate(ch: ClickHouse, opts: { opsTtlDays: number }): Promise<number[]> {
   const db = ch.database
+  const frame = migrationFrame(db, ch.cluster)
   const applied: number[] = []
   try {
-    await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` })
-    await ch.client.command({
-      query:
-        `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at ` +
-        `DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version`,
-    })
+    if (ch.cluster !== undefined) await checkCluster(ch, ch.cluster)
+    for (const query of frame.create) await ch.client.command({ query })
     const rs = await ch.client.query({
       query: `SELECT DISTINCT version FROM ${db}.schema_migrations`,
       format: 'JSONEachRow',
     })
     const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)))
-    for (const m of loadMigrations(db)) {
+    for (const m of loadMigrations(db, { cluster: ch.cluster })) {
       if (done.has(m.version)) continue
       for (const statement of m.statements) await ch.client.command({ query: statement })
       await ch.client.insert({
-        table: `${db}.schema_migrations`,
+        table: writeTable(ch, `${db}.schema_migrations`),
         values: [{ version: m.version, name: m.name }],
         format: 'JSONEachRow',
       })
       applied.push(m.version)
     }
     // TTL follows the configuration on every start: it can be changed or switched off later.
-    await ch.client
-      .command({
-        query:
-          opts.opsTtlDays > 0
-            ? `ALTER TABLE ${db}.ops MODIFY TTL toDateTime(start) + INTERVAL ${opts.opsTtlDays} DAY`
-            : `ALTER TABLE ${db}.ops REMOVE TTL`,
-      })
-      .catch((err: unknown) => {
+    for (const query of frame.ttl(opts.opsTtlDays))
+      await ch.client.command({ query }).catch((err: unknown) => {
         // REMOVE TTL on a table that has none is an error in ClickHouse; that is the state we want.
         if (opts.opsTtlDays > 0 || !String((err as Error).message).includes('TTL')) throw err
       })
@@ -281,6 +339,60 @@ export async function migrate(ch: ClickHouse, opts: { opsTtlDays: number }): Pro
     )
   }
   return applied
+}
+
+/**
+ * What migrate() runs around the migrations, for one server or in a cluster's form: the database and the table of
+ * applied versions first, the TTL of raw events (BENCHSTREAM_OPS_TTL_DAYS, 0 = none) last.
+ */
+export function migrationFrame(
+  database: string,
+  cluster: string | undefined,
+): { create: string[]; ttl: (days: number) => string[] } {
+  const form = (sql: string): string[] =>
+    cluster === undefined ? [sql] : clusterStatements(sql, { cluster, database })
+  return {
+    create: [
+      ...form(`CREATE DATABASE IF NOT EXISTS ${database}`),
+      ...form(
+        `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version UInt32, name String, applied_at ` +
+          `DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version`,
+      ),
+    ],
+    ttl: (days) =>
+      form(
+        days > 0
+          ? `ALTER TABLE ${database}.ops MODIFY TTL toDateTime(start) + INTERVAL ${days} DAY`
+          : `ALTER TABLE ${database}.ops REMOVE TTL`,
+      ),
+  }
+}
+
+/**
+ * The cluster must be defined on the server we talk to, and have one shard: the processor's inserts go to the local
+ * tables of whichever replica takes them, and only within one shard does a replay meet the first attempt's token
+ * (docs/guides/deploy.md#clickhouse-cluster).
+ */
+async function checkCluster(ch: ClickHouse, cluster: string): Promise<void> {
+  const [r] = await queryRows<{ shards: number | string; replicas: number | string; known: string[] }>(
+    ch,
+    `SELECT uniqExactIf(shard_num, cluster = {c:String}) AS shards, countIf(cluster = {c:String}) AS replicas,
+            groupUniqArray(cluster) AS known FROM system.clusters`,
+    { c: cluster },
+  )
+  const shards = Number(r?.shards ?? 0)
+  if (shards === 0)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `CLICKHOUSE_CLUSTER=${cluster}: the server at ${ch.location} has no such cluster in its remote_servers ` +
+        `(it has: ${(r?.known ?? []).join(', ') || 'none'})`,
+    )
+  if (shards > 1)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `CLICKHOUSE_CLUSTER=${cluster} has ${shards} shards; Benchstream's exactly-once writes need one shard ` +
+        `(any number of replicas): a replayed batch must reach the deduplication log of the first attempt's shard`,
+    )
 }
 
 /** Runs a query and returns its rows as objects. */

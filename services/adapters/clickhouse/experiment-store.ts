@@ -7,7 +7,7 @@ import type { ExperimentState, ExperimentSummary } from '../../../schemas/experi
 import { BenchstreamError } from '../../core/errors.js'
 import { summaryOf } from '../../core/experiments/state.js'
 import type { ExperimentStore } from '../../core/ports/experiment-store.js'
-import { queryRows, type ClickHouse } from './client.js'
+import { queryRows, writeTable, type ClickHouse } from './client.js'
 
 /** ms since the epoch as DateTime64(3) text: 2026-12-04 16:42:18.849 (UTC). */
 function dateTime64(ms: number): string {
@@ -20,7 +20,7 @@ export class ClickHouseExperimentStore implements ExperimentStore {
   async save(s: ExperimentState): Promise<void> {
     try {
       await this.ch.client.insert({
-        table: `${this.ch.database}.experiments`,
+        table: writeTable(this.ch, `${this.ch.database}.experiments`),
         format: 'JSONEachRow',
         values: [
           {

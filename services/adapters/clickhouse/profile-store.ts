@@ -18,7 +18,7 @@ import type {
   ProfileStore,
   StoreResult,
 } from '../../core/ports/profile-store.js'
-import { queryRows, type ClickHouse } from './client.js'
+import { queryRows, writeTable, type ClickHouse } from './client.js'
 
 export interface StackRow {
   stack_id: string
@@ -253,7 +253,7 @@ export class ClickHouseProfileStore implements ProfileStore {
 
   private async insert(table: string, token: string, values: object[]): Promise<void> {
     await this.ch.client.insert({
-      table,
+      table: writeTable(this.ch, table),
       values,
       format: 'JSONEachRow',
       clickhouse_settings: { insert_deduplication_token: token },

@@ -6,7 +6,7 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { RunWindowRegistry } from '../../core/ports/run-registry.js'
-import { queryRows, type ClickHouse } from './client.js'
+import { queryRows, writeTable, type ClickHouse } from './client.js'
 
 export class ClickHouseRunRegistry implements RunWindowRegistry {
   /** @param claimant who registers (processor instance id), the tie-breaker between claims at the same microsecond. */
@@ -22,7 +22,7 @@ export class ClickHouseRunRegistry implements RunWindowRegistry {
       const missing = runIds.filter((r) => !known.has(r))
       if (missing.length === 0) return known
       await this.ch.client.insert({
-        table: `${this.ch.database}.run_settings`,
+        table: writeTable(this.ch, `${this.ch.database}.run_settings`),
         format: 'JSONEachRow',
         values: missing.map((run_id) => ({ run_id, window_ms: windowMs, claimed_by: this.claimant })),
       })

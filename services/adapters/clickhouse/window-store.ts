@@ -17,7 +17,7 @@ import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type SummaryReportRecord } from '
 import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
 import type { MissingRows, RefusedRow, WindowStore, WriteOptions, WriteResult } from '../../core/ports/window-store.js'
-import { queryRows, type ClickHouse } from './client.js'
+import { queryRows, verifiedCountSql, writeTable, type ClickHouse } from './client.js'
 import { knownStacks, profileRecordRows, type ProfileRows } from './profile-store.js'
 import {
   fixedColumn,
@@ -363,11 +363,7 @@ export class ClickHouseWindowStore implements WindowStore {
   }
 
   private async countRows(step: TableStep): Promise<number> {
-    const [r] = await queryRows<{ n: string }>(
-      this.ch,
-      `SELECT count() AS n FROM ${step.table} WHERE ${step.where}`,
-      step.params,
-    )
+    const [r] = await queryRows<{ n: string }>(this.ch, verifiedCountSql(this.ch, step.table, step.where), step.params)
     return Number(r?.n ?? 0)
   }
 
@@ -510,7 +506,7 @@ export class ClickHouseWindowStore implements WindowStore {
 
   private async insertRows(table: string, token: string, values: Array<Record<string, unknown>>): Promise<void> {
     await this.ch.client.insert({
-      table,
+      table: writeTable(this.ch, table),
       values,
       format: 'JSONEachRow',
       clickhouse_settings: { insert_deduplication_token: token },
@@ -537,7 +533,7 @@ export class ClickHouseWindowStore implements WindowStore {
     block: Uint8Array[],
     token: string,
   ): Promise<void> {
-    const head = `INSERT INTO ${table} (${columns.join(', ')})`
+    const head = `INSERT INTO ${writeTable(this.ch, table)} (${columns.join(', ')})`
     const settings = `SETTINGS insert_deduplication_token = ${sqlString(token)}`
     if (this.ch.mode === 'server') {
       const r = await this.ch.client.exec({
