@@ -210,8 +210,11 @@ test(
     const status = { baseline: throttle.baseline.status, candidate: throttle.candidate.status }
     process.stdout.write(`# throttled: baseline ${status.baseline}, candidate ${status.candidate}\n`)
     for (const side of [status.baseline, status.candidate]) assert.ok(side === 'at target' || side === 'below target')
-    for (const f of slow.figures.filter((x) => x.figure === 'throughput'))
-      assert.ok(f.verdict === 'at target' || f.verdict === 'below target', `${f.label}: ${f.verdict} ${f.reason}`)
+    // An operation's share of a target met carries no signal (at target); when the candidate fell short, each
+    // operation's throughput keeps its statistical verdict (release.ts), so only OVERALL is pinned then.
+    if (status.candidate === 'at target')
+      for (const f of slow.figures.filter((x) => x.figure === 'throughput'))
+        assert.equal(f.verdict, 'at target', `${f.label}: ${f.reason}`)
     assert.equal(
       slow.figures.find((x) => x.op === 'OVERALL' && x.figure === 'throughput')!.verdict,
       status.candidate,

@@ -422,3 +422,22 @@ test('rule validation names the bad field and what it allows', () => {
   assert.match(many, /rules\[0\]\.fraction/)
   assert.match(many, /rules\[1\]\.windows: got 0/)
 })
+
+test('the catch-up after a stall neither holds the incident open nor becomes the norm: one incident, no second', () => {
+  // A throttled run behind its schedule runs faster until it has caught up. Those windows are good, but a baseline
+  // that took them in would judge the run's normal rate afterwards as a drop (1000 < 70% of a median of 1600).
+  const ev = new AlertEvaluator([drop])
+  const stall = Array.from({ length: 4 }, () => ({ read: 50 }))
+  const catchUp = Array.from({ length: 4 }, () => ({ read: 1600 }))
+  const ts = feed(ev, [...steady(10).map((w) => ({ read: w.read })), ...stall, ...catchUp, ...steady(12)])
+  assert.deepEqual(
+    ts.map((t) => [t.state, t.i]),
+    [
+      ['firing', 12],
+      ['resolved', 15],
+    ],
+    JSON.stringify(ts, null, 1),
+  )
+  assert.equal(ts[1]!.endsAtMs, T0 + 14 * W, 'ends at the first window of the catch-up')
+  assert.deepEqual(ev.openIncidents(), [])
+})

@@ -320,8 +320,10 @@ export class AlertEvaluator {
     const threshold = base * (1 - rule.percent / 100)
     // A sparse operation's rate is mostly noise: judge it only above the floor.
     const bad = base >= (rule.minBaselineOpsPerSec ?? RULE_DEFAULTS.minBaselineOpsPerSec) && value < threshold
-    if (!bad) {
-      // Only good windows enter the baseline, so a long drop never becomes the norm.
+    // Only ordinary windows enter the baseline: not a drop (a long one would become the norm), nothing while an
+    // incident is open, and no burst above base / (1 - percent): a throttled run catching up after a stall runs
+    // faster for a while, and a baseline that took that in would call the run's normal rate a drop afterwards.
+    if (!bad && s.streak.open === undefined && value * (1 - rule.percent / 100) <= base) {
       s.baseline.push(value)
       if (s.baseline.length > rule.baselineWindows) s.baseline.shift()
     }
