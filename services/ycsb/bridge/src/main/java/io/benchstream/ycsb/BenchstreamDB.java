@@ -107,16 +107,17 @@ public final class BenchstreamDB extends DB {
   }
 
   /**
-   * The number of client threads YCSB's Client creates (Client.initDb): threadcount, but no more than the
-   * operations (or records to insert) when those are fewer.
+   * The number of client threads YCSB 0.17.0's Client creates (Client.initDb): threadcount, but no more than the
+   * operations (or records to insert), 0 included: operationcount=0 there means no client thread at all, so a run
+   * bounded by maxexecutiontime alone needs a large operationcount.
    */
   static int clientThreads(Properties p) {
     int threads = Integer.parseInt(p.getProperty("threadcount", "1").trim());
     boolean transactions = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
     String count = transactions ? p.getProperty("operationcount", "0")
         : p.getProperty("insertcount", p.getProperty("recordcount", "0"));
-    long ops = Long.parseLong(count.trim());
-    return ops > 0 && threads > ops ? (int) ops : threads;
+    int ops = Integer.parseInt(count.trim());
+    return Math.min(threads, ops);
   }
 
   private void openInner(Properties props) throws DBException {

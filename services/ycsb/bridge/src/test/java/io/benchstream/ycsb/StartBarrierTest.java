@@ -81,6 +81,7 @@ class StartBarrierTest {
     p.setProperty("benchstream.clientid", "client-b");
     p.setProperty("benchstream.barrier", "stdin");
     p.setProperty("workload", "site.ycsb.workloads.CoreWorkload");
+    p.setProperty("operationcount", "1000");
     for (int i = 0; i < kv.length; i += 2) {
       p.setProperty(kv[i], kv[i + 1]);
     }
@@ -287,13 +288,16 @@ class StartBarrierTest {
   @Test
   void clientThreadsAreCountedAsYcsbsClientCountsThem() {
     Properties p = new Properties();
+    p.setProperty("operationcount", "1000");
     assertEquals(1, BenchstreamDB.clientThreads(p));
     p.setProperty("threadcount", "8");
-    assertEquals(8, BenchstreamDB.clientThreads(p), "operationcount 0: no limit");
+    assertEquals(8, BenchstreamDB.clientThreads(p));
+    p.setProperty("operationcount", "0");
+    assertEquals(0, BenchstreamDB.clientThreads(p), "YCSB 0.17.0: operationcount 0 means no thread at all");
     p.setProperty("operationcount", "5");
     assertEquals(5, BenchstreamDB.clientThreads(p), "no more threads than operations");
     p.setProperty("dotransactions", "false");
-    assertEquals(8, BenchstreamDB.clientThreads(p), "a load counts records, 0 by default");
+    assertEquals(0, BenchstreamDB.clientThreads(p), "a load counts records, 0 by default");
     p.setProperty("recordcount", "3");
     assertEquals(3, BenchstreamDB.clientThreads(p));
     p.setProperty("insertcount", "100");
