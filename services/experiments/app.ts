@@ -266,11 +266,14 @@ export class Conductor {
           },
         })
       }
-    if (plan.profile !== undefined) {
-      const p = plan.profile
+    for (const [what, p] of [
+      ['the profile', plan.profile],
+      ...plan.setups.map((s) => [`setup ${s.name}'s profile`, s.profile] as const),
+    ] as const) {
+      if (p === undefined) continue
       need.push({
         agent: p.agent,
-        what: 'the profile',
+        what,
         check: (a) =>
           a.capabilities.profileTargets.includes(p.target) ? undefined : `it has no profile target ${p.target}`,
       })
@@ -484,11 +487,18 @@ export class Conductor {
         },
         expectedClients: n,
         experiment: state.id,
-        ...(plan.serverMetrics === undefined ? {} : { serverMetrics: plan.serverMetrics }),
+        ...((setup.serverMetrics ?? plan.serverMetrics) === undefined
+          ? {}
+          : { serverMetrics: setup.serverMetrics ?? plan.serverMetrics }),
       }
       await this.assign({ assignment: ids[i]!, agent: a, run })
     }
-    const outcome = await this.conduct(attempt, ids, picked, phase === 'run' ? plan : undefined)
+    const outcome = await this.conduct(
+      attempt,
+      ids,
+      picked,
+      phase === 'run' ? (setup.profile ?? plan.profile) : undefined,
+    )
     if (outcome !== undefined) {
       attempt.state = outcome.state
       attempt.reason = outcome.reason
@@ -516,7 +526,7 @@ export class Conductor {
     attempt: Attempt,
     ids: string[],
     agents: AgentHeartbeat[],
-    plan: Plan | undefined,
+    profile: Plan['profile'],
   ): Promise<{ state: 'failed' | 'incomplete'; reason: string } | undefined> {
     const ready = await this.waitAll(ids, agents, ['ready'], READY_WAIT_MS, attempt)
     if (ready !== undefined) {
@@ -535,7 +545,7 @@ export class Conductor {
     for (const c of attempt.clients) c.state = 'started'
     await this.save()
     const p = this.state!.plan
-    if (plan?.profile !== undefined && !attempt.runId.endsWith('-load')) await this.profile(attempt.runId, plan)
+    if (profile !== undefined && !attempt.runId.endsWith('-load')) await this.profile(attempt.runId, profile, p)
     const runMs = p.seconds !== undefined ? p.seconds * 1000 : OPERATIONS_RUN_MAX_MS
     const ended = await this.waitAll(ids, agents, ['ended'], START_LEAD_MS + runMs + END_SLACK_MS, attempt)
     if (ended !== undefined) {
@@ -546,8 +556,7 @@ export class Conductor {
   }
 
   /** A CPU profile of the plan's target during the run, attached to it; a failure is a note, not a failed run. */
-  private async profile(runId: string, plan: Plan): Promise<void> {
-    const p = plan.profile!
+  private async profile(runId: string, p: NonNullable<Plan['profile']>, plan: Plan): Promise<void> {
     const agent = this.alive(plan).find((a) => a.hb.agent === p.agent)
     if (agent === undefined) return this.note(`${runId}: no profile: agent ${p.agent} is not heartbeating`)
     const seconds = Math.max(1, Math.min(p.seconds ?? 10, (plan.seconds ?? 11) - 1))
