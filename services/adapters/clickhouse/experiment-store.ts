@@ -8,6 +8,7 @@ import { BenchstreamError } from '../../core/errors.js'
 import { summaryOf } from '../../core/experiments/state.js'
 import type { ExperimentStore } from '../../core/ports/experiment-store.js'
 import { queryRows, type ClickHouse } from './client.js'
+import { usToDateTime64 } from './window-store.js'
 
 export class ClickHouseExperimentStore implements ExperimentStore {
   constructor(private readonly ch: ClickHouse) {}
@@ -22,8 +23,9 @@ export class ClickHouseExperimentStore implements ExperimentStore {
             experiment_id: s.id,
             name: s.name,
             status: s.status,
-            created_at: s.createdAtMs / 1000,
-            updated_at: s.updatedAtMs / 1000,
+            // As text ("seconds.micros"): a JSON number is refused for a DateTime64 (chDB: "expected ','").
+            created_at: usToDateTime64(Math.round(s.createdAtMs * 1000)),
+            updated_at: usToDateTime64(Math.round(s.updatedAtMs * 1000)),
             version: s.version,
             state: JSON.stringify(s),
           },
