@@ -192,7 +192,13 @@ final class Emitter {
     if (transport == null) {
       transport = factory.apply(cfg);
     }
-    sendControl(lifecycle("start"));
+    if (barrier == null) {
+      sendControl(lifecycle("start"));
+    } else {
+      // At a barrier the instant is near: a round trip to Kafka must not make this client start late. The record is
+      // sent now, acknowledged while the client waits for the instant, and counted if it fails.
+      sendControlAsync(lifecycle("start"));
+    }
     delivery = new Thread(this::deliver, "benchstream-delivery");
     delivery.setDaemon(true);
     delivery.start();
@@ -435,6 +441,15 @@ final class Emitter {
       undeliveredRecords.incrementAndGet();
       log.println("[BENCHSTREAM] could not send the run '" + r.phase + "' record to Kafka at " + cfg.brokers + ": " + e);
     }
+  }
+
+  private void sendControlAsync(LifecycleRecord r) {
+    transport.send(cfg.runId + ":" + cfg.clientId + ":ctl", r.encode(), err -> {
+      if (err != null) {
+        undeliveredRecords.incrementAndGet();
+        log.println("[BENCHSTREAM] could not send the run '" + r.phase + "' record to Kafka at " + cfg.brokers + ": " + err);
+      }
+    });
   }
 
   /** Figures of a finished run (tests). */
