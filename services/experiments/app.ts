@@ -434,7 +434,9 @@ export class Conductor {
   private async runOnce(cell: Cell, phase: 'run' | 'load'): Promise<Attempt> {
     const state = this.state!
     const plan = state.plan
-    const runId = phase === 'load' ? `${cell.group}-${cell.repetition}` : runIdOf(cell, cell.attempts.length + 1)
+    // runIdOf for the load too: its group (<group>-load) is 5 characters longer than the cell's, and the readable
+    // id must fall back to the short one past the id rule's 64 characters.
+    const runId = runIdOf(cell, phase === 'load' ? 1 : cell.attempts.length + 1)
     const picked = await this.pickClientsWaiting(plan)
     if (typeof picked === 'string') {
       const a = emptyAttempt(runId, 'failed', picked)
