@@ -90,7 +90,8 @@ const example = checkPlan(
 const [BASE, RELEASE] = example.setups.map((s) => s.name) as [string, string]
 const SAME = `${BASE}-same`
 const SMALL = `${BASE}-small-cache`
-const experimentId = `hbase-release-test-${Date.now().toString(36)}`
+// Short: run ids are <experiment>-<setup>-<workload>[-warmup]-<k>, readable up to the id rule's 64 characters.
+const experimentId = `hb-${Date.now().toString(36)}`
 const out = resolve(process.env.TEST_HBASE_OUT ?? join(repoRoot(), '.benchstream', 'test-hbase'))
 const expDir = join(out, experimentId)
 
