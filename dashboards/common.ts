@@ -19,6 +19,7 @@ import {
   BigValueTextMode,
 } from '@grafana/grafana-foundation-sdk/common'
 import {
+  AnnotationQueryBuilder,
   DatasourceVariableBuilder,
   QueryVariableBuilder,
   RowBuilder,
@@ -26,6 +27,8 @@ import {
   ThresholdsMode,
   VariableRefresh,
   VariableSort,
+  AnnotationEventFieldSource,
+  type AnnotationEventFieldMapping,
   type DashboardBuilder,
   type Dashboard,
   type Panel,
@@ -232,7 +235,10 @@ export function runsInRangeWhere(alias = ''): string {
   return `${p}started_at <= $__toTime_ms AND (${p}ended_at IS NULL OR ${p}ended_at >= $__fromTime_ms)`
 }
 
-/** A run picker: runs overlapping the time range, newest first. */
+/**
+ * A run picker: runs overlapping the time range, newest first; a summary run (YCSB's final reports as printed, view
+ * reported_runs) is shown as `<run> (reported)`, its value still the run id.
+ */
 export function runVariable(
   cfg: DashboardConfig,
   name: string,
@@ -240,10 +246,11 @@ export function runVariable(
   description: string,
 ): QueryVariableBuilder {
   const query = sql`
-    SELECT run_id
-    FROM ${cfg.database}.runs
-    WHERE ${runsInRangeWhere()}
-    ORDER BY started_at DESC, run_id`
+    SELECT if(p.origin = 'reported', concat(r.run_id, ' (reported)'), r.run_id) AS __text, r.run_id AS __value
+    FROM ${cfg.database}.runs AS r
+    LEFT JOIN (SELECT run_id, origin FROM ${cfg.database}.reported_runs) AS p ON p.run_id = r.run_id
+    WHERE ${runsInRangeWhere('r')}
+    ORDER BY r.started_at DESC, r.run_id`
   return queryVariable(cfg, name, label, description, query)
 }
 
@@ -266,6 +273,48 @@ export function queryVariable(
       .refresh(VariableRefresh.OnDashboardLoad)
       .sort(VariableSort.Disabled)
   )
+}
+
+// -- alerts -------------------------------------------------------------------
+
+/** Grafana's annotation field names (standardAnnotationSupport) and the columns the alerts query gives them. */
+const ANNOTATION_FIELDS = ['time', 'timeEnd', 'title', 'text', 'tags'] as const
+
+/**
+ * The alerts of the runs the dashboard shows, as Grafana annotations on every time panel: a region from the incident's
+ * start to its end (to now while it fires), the rule, operation and state as title, the evaluator's summary as text,
+ * and rule, op, severity (and `silenced`) as tags, which Grafana splits on commas. The plugin uses Grafana's standard
+ * annotation support, which maps columns by name (case-insensitive); the mappings say so explicitly.
+ *
+ * @param runCondition SQL over run_id: which runs' alerts (the dashboard's run variables).
+ */
+export function alertsAnnotation(cfg: DashboardConfig, runCondition: string): AnnotationQueryBuilder {
+  const query = sql`
+    SELECT starts_at AS time,
+           ifNull(ends_at, greatest(starts_at, now64(3, 'UTC'))) AS timeEnd,
+           concat(rule, ' (', op, '): ', toString(state), if(silenced_by = '', '', ', silenced')) AS title,
+           summary AS text,
+           concat(rule, ',', op, ',', severity, if(silenced_by = '', '', ',silenced')) AS tags
+    FROM ${cfg.database}.alert_incidents
+    WHERE ${runCondition}
+      AND starts_at <= $__toTime_ms AND (ends_at IS NULL OR ends_at >= $__fromTime_ms)
+    ORDER BY time, rule, op`
+  return new AnnotationQueryBuilder()
+    .name('Alerts')
+    .datasource(datasourceRef(cfg))
+    .enable(true)
+    .hide(false)
+    .iconColor('red')
+    .target(sqlTarget(cfg, 'Anno', SQL_FORMAT.table, query))
+    .mappings(Object.fromEntries(ANNOTATION_FIELDS.map((f) => [f, new AnnotationFieldBuilder(f)])))
+}
+
+/** A field mapping of an annotation: the column of that name. */
+class AnnotationFieldBuilder implements cog.Builder<AnnotationEventFieldMapping> {
+  constructor(private readonly column: string) {}
+  build(): AnnotationEventFieldMapping {
+    return { source: AnnotationEventFieldSource.Field, value: this.column }
+  }
 }
 
 // -- panel defaults -----------------------------------------------------------
@@ -423,6 +472,16 @@ export function finishDashboard(d: Dashboard, cfg: DashboardConfig): Dashboard {
       throw new BenchstreamError('BS_ERR_CONFIG', `${where} needs an explicit unit and thresholds`)
   }
   for (const p of d.panels ?? []) visit(p)
+  for (const a of d.annotations?.list ?? [])
+    if (
+      a.datasource?.uid !== ds ||
+      (a.target as { pluginVersion?: string } | undefined)?.pluginVersion !== PLUGIN_VERSION
+    )
+      throw new BenchstreamError(
+        'BS_ERR_CONFIG',
+        `annotation ${JSON.stringify(a.name)} of dashboard ${d.uid ?? ''} needs datasource ${ds} and a query ` +
+          `of plugin version ${PLUGIN_VERSION}`,
+      )
   const variables = d.templating.list ?? []
   if (variables[0]?.name !== DATASOURCE_VARIABLE)
     throw new BenchstreamError(

@@ -12,6 +12,7 @@ import {
   type Dashboard,
 } from '@grafana/grafana-foundation-sdk/dashboard'
 import {
+  alertsAnnotation,
   datasourceVariable,
   finishDashboard,
   indentTail,
@@ -214,7 +215,7 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
     // The range only chooses the runs the pickers list (the panels take whole runs,
     // aligned on their start): the last day's runs by default, widen it for older ones.
     .time({ from: 'now-24h', to: 'now' })
-    .annotations([])
+    .annotations([alertsAnnotation(cfg, `run_id IN (${BASELINE}, ${CANDIDATE})`)])
     .withVariable(datasourceVariable(cfg))
     .withVariable(runVariable(cfg, 'baseline', 'Baseline', 'Runs active in the time range, newest first.'))
     .withVariable(runVariable(cfg, 'candidate', 'Candidate', 'Runs active in the time range, newest first.'))

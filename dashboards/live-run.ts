@@ -3,10 +3,20 @@
  * target, latency percentiles from merged histograms, coordinated-omission
  * corrected p99, cache-hit ratios as the client and as the server see them,
  * errors and per-client throughput. Every panel follows the time range; the
- * stat row summarises the run within it.
+ * stat row summarises the run within it. The run's alerts are annotations on
+ * every time panel, a table of those firing now and a state timeline per rule.
  */
-import { DashboardBuilder, DashboardCursorSync, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
 import {
+  DashboardBuilder,
+  DashboardCursorSync,
+  MappingType,
+  type Dashboard,
+} from '@grafana/grafana-foundation-sdk/dashboard'
+import { VisibilityMode } from '@grafana/grafana-foundation-sdk/common'
+import { PanelBuilder as StateTimelinePanelBuilder } from '@grafana/grafana-foundation-sdk/statetimeline'
+import {
+  alertsAnnotation,
+  datasourceRef,
   dashedLine,
   datasourceVariable,
   finishDashboard,
@@ -19,6 +29,7 @@ import {
   SQL_FORMAT,
   sqlTarget,
   statPanel,
+  tablePanel,
   thresholds,
   timeseriesPanel,
   UNITS,
@@ -34,6 +45,9 @@ const OPS = '${op:singlequote}'
 
 /** Seconds of closed windows that "current throughput" averages over. */
 const CURRENT_LOOKBACK_S = 10
+
+/** The state timeline's values: a rule with no open incident, one firing, one firing but silenced. */
+export const ALERT_STATE_VALUES = { ok: 0, firing: 1, silenced: 2 } as const
 
 export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
   const db = cfg.database
@@ -347,6 +361,99 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
       .span(24),
   ]
 
+  const incidents = `${db}.alert_incidents`
+  const alerts = [
+    tablePanel(
+      cfg,
+      'Firing now',
+      "The run's alerts that are firing now (an incident of a rule and operation, from its first breaching " +
+        'window): value is what the rule measured when it fired (ops/s, an error fraction, or seconds without ' +
+        'data), threshold what it was compared with. A silenced one is still shown, with its silence.',
+    )
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.table,
+          sql`
+        SELECT rule, op, severity, starts_at AS since, value, threshold, summary, silenced_by
+        FROM ${incidents}
+        WHERE run_id = ${RUN} AND state = 'firing'
+        ORDER BY since DESC, rule, op`,
+        ),
+      )
+      .noValue('no alert firing')
+      .height(8)
+      .span(10),
+    new StateTimelinePanelBuilder()
+      .title('Alert state per rule')
+      .description(
+        "Each rule's state over the run: firing while any of its incidents (of any operation) is open, " +
+          'silenced while only silenced ones are, ok from the run start otherwise. Rules that never fired ' +
+          'in this run have no row.',
+      )
+      .datasource(datasourceRef(cfg))
+      .withTarget(
+        sqlTarget(
+          cfg,
+          'A',
+          SQL_FORMAT.timeSeries,
+          sql`
+        SELECT time, rule,
+               multiIf(firing > 0, ${ALERT_STATE_VALUES.firing},
+                       silenced > 0, ${ALERT_STATE_VALUES.silenced},
+                       ${ALERT_STATE_VALUES.ok}) AS state
+        FROM
+        (
+            SELECT time, rule,
+                   sum(d_firing) OVER w AS firing,
+                   sum(d_silenced) OVER w AS silenced
+            FROM
+            (
+                SELECT time, rule, sum(df) AS d_firing, sum(ds) AS d_silenced
+                FROM
+                (
+                    SELECT toDateTime64(starts_at, 3, 'UTC') AS time, rule,
+                           toInt32(silenced_by = '') AS df, toInt32(silenced_by != '') AS ds
+                    FROM ${incidents}
+                    WHERE run_id = ${RUN}
+                    UNION ALL
+                    SELECT toDateTime64(assumeNotNull(ends_at), 3, 'UTC') AS time, rule,
+                           -toInt32(silenced_by = '') AS df, -toInt32(silenced_by != '') AS ds
+                    FROM ${incidents}
+                    WHERE run_id = ${RUN} AND ends_at IS NOT NULL
+                    UNION ALL
+                    SELECT toDateTime64(assumeNotNull(r.started_at), 3, 'UTC') AS time, i.rule AS rule, 0 AS df, 0 AS ds
+                    FROM (SELECT DISTINCT rule FROM ${incidents} WHERE run_id = ${RUN}) AS i
+                    CROSS JOIN (SELECT started_at FROM ${db}.runs WHERE run_id = ${RUN} AND started_at IS NOT NULL) AS r
+                )
+                GROUP BY time, rule
+            )
+            WINDOW w AS (PARTITION BY rule ORDER BY time ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+        )
+        ORDER BY time, rule`,
+        ),
+      )
+      .displayName('${__field.labels.rule}')
+      .unit(UNITS.none)
+      .thresholds(thresholds([{ value: null, color: 'green' }]))
+      .mappings([
+        {
+          type: MappingType.ValueToText,
+          options: {
+            [ALERT_STATE_VALUES.ok]: { text: 'ok', color: 'green', index: 0 },
+            [ALERT_STATE_VALUES.firing]: { text: 'firing', color: 'red', index: 1 },
+            [ALERT_STATE_VALUES.silenced]: { text: 'silenced', color: 'purple', index: 2 },
+          },
+        },
+      ])
+      .showValue(VisibilityMode.Auto)
+      .mergeValues(true)
+      .noValue('no alert in this run')
+      .height(8)
+      .span(14),
+  ]
+
   const builder = new DashboardBuilder('Benchstream — live run')
     .uid(LIVE_RUN_UID)
     .description('One benchmark run as it happens, from ClickHouse windows written by the Benchstream processor.')
@@ -356,7 +463,7 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
     .tooltip(DashboardCursorSync.Crosshair)
     .time({ from: 'now-15m', to: 'now' })
     .refresh(LIVE_REFRESH)
-    .annotations([])
+    .annotations([alertsAnnotation(cfg, `run_id = ${RUN}`)])
     .withVariable(datasourceVariable(cfg))
     .withVariable(runVariable(cfg, 'run', 'Run', 'Runs active in the time range, newest first.'))
     .withVariable(
@@ -377,6 +484,7 @@ export function liveRunDashboard(cfg: DashboardConfig): Dashboard {
   withSections(builder, [
     // One row of stats: 24 grid columns shared evenly.
     ['Run so far (within the time range)', stats.map((p) => p.span(Math.floor(24 / stats.length)))],
+    ['Alerts', alerts],
     ['Throughput', throughput],
     ['Latency', latency],
     ['Cache', cache],

@@ -14,6 +14,7 @@
  */
 import { DashboardBuilder, PanelBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
 import {
+  alertsAnnotation,
   datasourceRef,
   datasourceVariable,
   finishDashboard,
@@ -228,7 +229,7 @@ export function profilesDashboard(cfg: DashboardConfig): Dashboard {
     .editable()
     .timezone('browser')
     .time({ from: 'now-24h', to: 'now' })
-    .annotations([])
+    .annotations([alertsAnnotation(cfg, `run_id IN (${RUN}, ${BASELINE}, ${CANDIDATE})`)])
     .withVariable(datasourceVariable(cfg))
     .withVariable(queryVariable(cfg, 'run', 'Run', 'Runs with profile slices in the time range, newest first.', runs))
     .withVariable(

@@ -8,6 +8,7 @@
  */
 import { DashboardBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard'
 import {
+  alertsAnnotation,
   barChartPanel,
   datasourceVariable,
   finishDashboard,
@@ -219,7 +220,18 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     // The range chooses the runs of the sweep (each counts whole): a sweep is usually run
     // in one sitting, so the last day's by default; widen it for a sweep spread over days.
     .time({ from: 'now-24h', to: 'now' })
-    .annotations([])
+    .annotations([
+      alertsAnnotation(
+        cfg,
+        sql`
+        run_id IN
+        (
+            SELECT run_id FROM ${db}.runs
+            WHERE ${runsInRangeWhere()} AND mapContains(labels, ${LABEL})
+              AND (${WORKLOAD} = '${ANY_WORKLOAD}' OR workload = ${WORKLOAD})
+        )`,
+      ),
+    ])
     .withVariable(datasourceVariable(cfg))
     .withVariable(
       queryVariable(

@@ -251,5 +251,10 @@ export const AlertNotice = Type.Object({
   summary: Type.String(),
   description: Type.String(),
   fingerprint: Type.String(),
+  /**
+   * The silence the incident was silenced by when it fired (its webhook was held back), else null; absent in notices
+   * written before silences existed.
+   */
+  silencedBy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 })
 export type AlertNotice = Static<typeof AlertNotice>

@@ -3,6 +3,7 @@
  * are derived from the same objects). Served under /api/v1.
  */
 import { Type, type Static, type TSchema } from 'typebox'
+import { ALERT_STATES, RULE_NAME_PATTERN, RULE_TYPES, SEVERITIES } from './alert-rules.v1.js'
 
 /** Largest time accepted in a query parameter: 2100-01-01, ms since the epoch. */
 const MAX_EPOCH_MS = 4_102_444_800_000
@@ -96,6 +97,14 @@ export const CompareQuery = Type.Object(
     force: Type.Optional(
       Type.Boolean({ description: 'compare even when the setups differ (the differences are listed)' }),
     ),
+    by: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+        description:
+          "pair the sides' runs by this label's value instead of by workload (runs of different values are " +
+          'never pooled)',
+      }),
+    ),
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('markdown'), Type.Literal('text')], {
         description: 'json (default), markdown or text (the terminal table)',
@@ -106,19 +115,32 @@ export const CompareQuery = Type.Object(
 )
 export type CompareQuery = Static<typeof CompareQuery>
 
+/**
+ * The figures compare and history know by name. A run with events has throughput, avg, p50, p95, p99, p99.9, max,
+ * error_rate and cache_hit_ratio per operation; a summary run (YCSB's report as printed) has throughput, avg, min,
+ * max, errors (its `Return=` lines that are not OK), error_rate and every percentile it printed (`p95`, `p99`, and
+ * any other as `p<percent>`).
+ */
 export const FIGURE_KEYS = [
   'throughput',
   'avg',
+  'min',
   'p50',
+  'p90',
   'p95',
   'p99',
   'p99.9',
+  'p99.99',
   'max',
+  'errors',
   'error_rate',
   'cache_hit_ratio',
   'server_cache_hit_ratio',
 ] as const
 export type FigureKey = (typeof FIGURE_KEYS)[number]
+/** A figure of a comparison: a named one, or a percentile a report printed (`p75`). */
+export const FIGURE_KEY_PATTERN =
+  '^(?:throughput|avg|min|max|errors|error_rate|cache_hit_ratio|server_cache_hit_ratio|p\\d+(?:\\.\\d+)?)$'
 
 export const HistoryQuery = Type.Object(
   {
@@ -133,9 +155,28 @@ export const HistoryQuery = Type.Object(
       Type.String({ pattern: '^[A-Z][A-Z-]{0,31}$', description: 'operation (READ, SCAN, ...) or OVERALL (default)' }),
     ),
     figure: Type.Optional(
-      Type.Enum(['throughput', 'avg', 'p50', 'p95', 'p99', 'p99.9', 'max', 'error_rate', 'cache_hit_ratio'], {
-        description: 'throughput (default), avg, p50, p95, p99, p99.9, max, error_rate, cache_hit_ratio',
-      }),
+      Type.Enum(
+        [
+          'throughput',
+          'avg',
+          'min',
+          'p50',
+          'p90',
+          'p95',
+          'p99',
+          'p99.9',
+          'p99.99',
+          'max',
+          'errors',
+          'error_rate',
+          'cache_hit_ratio',
+        ],
+        {
+          description:
+            'throughput (default), avg, min, p50, p90, p95, p99, p99.9, p99.99, max, errors, error_rate, ' +
+            'cache_hit_ratio (min and errors: summary runs; percentiles a summary run did not print are absent)',
+        },
+      ),
     ),
     filter: Type.Optional(
       Type.Array(Type.String({ pattern: LABEL_TERM }), {
@@ -214,6 +255,8 @@ export const Report = Type.Object({
 })
 export type Report = Static<typeof Report>
 
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+
 /** One run, as its drivers announced it (ClickHouse view `runs`). */
 export const RunInfo = Type.Object({
   run_id: Type.String(),
@@ -246,8 +289,249 @@ export const RunInfo = Type.Object({
   start_skew_ms: Type.Union([Type.Number(), Type.Null()]),
   /** The clients' largest clock offset from the broker's as their agents measured it, ms (absolute); null unknown. */
   clock_offset_max_ms: Type.Union([Type.Number(), Type.Null()]),
+  /**
+   * Where the run's figures come from: `events` (every operation, or YCSB's interval logs, through the windows) or
+   * `reported` (a summary run: only YCSB's final reports, figures as YCSB printed them). Absent: events.
+   */
+  origin: Type.Optional(Type.Union([Type.Literal('events'), Type.Literal('reported')])),
 })
 export type RunInfo = Static<typeof RunInfo>
+
+// ---------------------------------------------------------------- alerts and silences
+
+const RUN_ID = {
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+  description: 'run id: 1-64 characters from A-Z a-z 0-9 . _ : -',
+}
+/** Where the next page starts: `<startsAt ms>-<fingerprint>` of the last alert of a page (keyset paging). */
+export const ALERT_CURSOR_PATTERN = '^[0-9]{1,16}-[0-9a-f]{16}$'
+/** Alerts per page at most (GET /api/v1/alerts?limit=). */
+export const MAX_ALERTS_PAGE = 1000
+
+/** GET /api/v1/alerts: incidents, newest first; every given filter must hold. Unknown parameters are refused. */
+export const AlertsQuery = Type.Object(
+  {
+    run: Type.Optional(Type.String(RUN_ID)),
+    state: Type.Optional(
+      Type.Enum([...ALERT_STATES], {
+        description: 'firing (open now) or resolved: the latest state of the incident',
+      }),
+    ),
+    rule: Type.Optional(
+      Type.String({ pattern: RULE_NAME_PATTERN, description: 'a rule name (the alertname label), exactly' }),
+    ),
+    since: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_EPOCH_MS,
+        description:
+          'only incidents firing at some time at or after this one (still open, or ended at or after it): ms since ' +
+          `the Unix epoch, 0 to ${MAX_EPOCH_MS} (year 2100)`,
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_ALERTS_PAGE, description: `alerts per page, 1 to ${MAX_ALERTS_PAGE}` }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        pattern: ALERT_CURSOR_PATTERN,
+        description: 'nextCursor of the previous page: the page after it',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type AlertsQuery = Static<typeof AlertsQuery>
+
+/**
+ * One incident of an alert rule (rule, run, operation, start), with its latest state: the rows of table `alerts`
+ * (one per state change) folded into one.
+ */
+export const Alert = Type.Object({
+  /** Identifies the incident; the webhook's and the alerts topic's fingerprint. */
+  fingerprint: Type.String(),
+  rule: Type.String(),
+  ruleType: Type.Enum([...RULE_TYPES]),
+  severity: Type.Enum([...SEVERITIES]),
+  runId: Type.String(),
+  /** An operation, or ALL for a rule about the whole run. */
+  op: Type.String(),
+  state: Type.Enum([...ALERT_STATES]),
+  /** Start of the first breaching window, ISO 8601 (UTC). */
+  startsAt: Type.String(),
+  /** When it ended (start of the first good window, or the run's end); null while firing. */
+  endsAt: Nullable(Type.String()),
+  /** What fired it: the measured value at the firing window and what it was compared with. */
+  value: Type.Number(),
+  threshold: Type.Number(),
+  /** Why it fired, in words. */
+  summary: Type.String(),
+  description: Type.String(),
+  /** How it ended, in words; null while firing. */
+  resolvedSummary: Nullable(Type.String()),
+  /** The silence that held its webhook back, decided when it fired; null when it was not silenced. */
+  silencedBy: Nullable(Type.String()),
+})
+export type Alert = Static<typeof Alert>
+
+export const AlertsPage = Type.Object({
+  alerts: Type.Array(Alert),
+  /** Pass as ?cursor= for the next page; null on the last one. */
+  nextCursor: Nullable(Type.String()),
+})
+export type AlertsPage = Static<typeof AlertsPage>
+
+/** Label names a silence can match: the labels of the webhook's alerts (and of the generated Prometheus rules). */
+export const SILENCE_LABELS = ['alertname', 'run_id', 'op', 'severity'] as const
+export type SilenceLabel = (typeof SILENCE_LABELS)[number]
+
+/**
+ * One matcher of a silence, Alertmanager's shape: `isEqual` true matches alerts whose label has this value, false those
+ * whose label has another. Regular expressions are not supported (isRegex, if given, must be false).
+ */
+export const SilenceMatcher = Type.Object(
+  {
+    name: Type.Enum([...SILENCE_LABELS], { description: `a label: ${SILENCE_LABELS.join(', ')}` }),
+    value: Type.String({ minLength: 1, maxLength: 256, description: 'the label value, 1-256 characters' }),
+    isEqual: Type.Optional(Type.Boolean({ description: 'true (default): label = value; false: label != value' })),
+    isRegex: Type.Optional(
+      Type.Literal(false, { description: 'false: only exact values are matched (no regular expressions)' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type SilenceMatcher = Static<typeof SilenceMatcher>
+
+/**
+ * POST /api/v1/silences: Alertmanager's postable silence, with two differences: times default (startsAt: now), and
+ * endsAt may be left out when a matcher names a run (`run_id` equal): the silence then lasts as long as that run.
+ */
+export const SilenceBody = Type.Object(
+  {
+    matchers: Type.Array(SilenceMatcher, {
+      minItems: 1,
+      maxItems: 16,
+      description: 'at least one matcher with isEqual true, at most 16; an alert is silenced when all match',
+    }),
+    startsAt: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 time; default now' })),
+    endsAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'ISO 8601 time after startsAt; required unless a run_id matcher with isEqual true is given',
+      }),
+    ),
+    createdBy: Type.Optional(Type.String({ maxLength: 256, description: 'who made it, at most 256 characters' })),
+    comment: Type.Optional(Type.String({ maxLength: 1000, description: 'why, at most 1000 characters' })),
+  },
+  { additionalProperties: false },
+)
+export type SilenceBody = Static<typeof SilenceBody>
+
+export const SILENCE_STATES = ['pending', 'active', 'expired'] as const
+export type SilenceState = (typeof SILENCE_STATES)[number]
+
+/** A stored silence (Alertmanager's gettable silence). */
+export const Silence = Type.Object({
+  id: Type.String(),
+  matchers: Type.Array(
+    Type.Object({ name: Type.Enum([...SILENCE_LABELS]), value: Type.String(), isEqual: Type.Boolean() }),
+  ),
+  startsAt: Type.String(),
+  /** null: until the run it names has no more alerts (a silence for a run). */
+  endsAt: Nullable(Type.String()),
+  createdBy: Type.String(),
+  comment: Type.String(),
+  updatedAt: Type.String(),
+  /** pending before startsAt, active until endsAt, then expired. */
+  status: Type.Object({ state: Type.Enum([...SILENCE_STATES]) }),
+})
+export type Silence = Static<typeof Silence>
+
+export const SilencesQuery = Type.Object(
+  {
+    state: Type.Optional(Type.Enum([...SILENCE_STATES], { description: 'pending, active or expired' })),
+  },
+  { additionalProperties: false },
+)
+export type SilencesQuery = Static<typeof SilencesQuery>
+
+export const SilenceIdParams = Type.Object({
+  silenceId: Type.String({ pattern: '^[0-9a-f-]{36}$', description: 'a silence id (a UUID)' }),
+})
+export type SilenceIdParams = Static<typeof SilenceIdParams>
+/** A percentile as YCSB printed it. */
+export const ReportedPercentile = Type.Object({
+  /** In percent: 95, 99.9. */
+  percentile: Type.Number(),
+  valueUs: Type.Number(),
+  /** `ms`: printed in whole milliseconds (YCSB 0.1.0 to 0.3.1), so a resolution of 1000 µs. */
+  unit: Type.Union([Type.Literal('us'), Type.Literal('ms')]),
+})
+export type ReportedPercentile = Static<typeof ReportedPercentile>
+
+/** One `[NAME]` section of a YCSB report, figures as printed (µs). */
+export const ReportedMeasurement = Type.Object({
+  /** As printed: READ, READ-FAILED, Intended-UPDATE, CLEANUP, HdrREAD. */
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('operation'), Type.Literal('cleanup'), Type.Literal('other')]),
+  /** The operation for kind operation, else ''. */
+  op: Type.String(),
+  latency: Type.Union([Type.Literal('measured'), Type.Literal('intended')]),
+  status: Type.String(),
+  operations: Nullable(Type.Integer()),
+  averageUs: Nullable(Type.Number()),
+  minUs: Nullable(Type.Number()),
+  maxUs: Nullable(Type.Number()),
+  /** In ascending order of percentile. */
+  percentiles: Type.Array(ReportedPercentile),
+  /** `Return=STATUS` counts as printed (`OK`, `NOT_FOUND`; `0`/`-1` before YCSB 0.4.0). */
+  returns: Type.Record(Type.String(), Type.Integer()),
+})
+export type ReportedMeasurement = Static<typeof ReportedMeasurement>
+
+/** One client's final report as stored (table reported_measurements). */
+export const ReportedClient = Type.Object({
+  clientId: Type.String(),
+  /** The file it was imported from. */
+  source: Type.String(),
+  /** text, json-array, json-objects or raw. */
+  format: Type.String(),
+  runtimeMs: Nullable(Type.Number()),
+  throughputOpsPerSec: Nullable(Type.Number()),
+  measurements: Type.Array(ReportedMeasurement),
+})
+export type ReportedClient = Static<typeof ReportedClient>
+
+/** The final reports of one run's clients. */
+export const ReportedRun = Type.Object({
+  runId: Type.String(),
+  clients: Type.Array(ReportedClient),
+})
+export type ReportedRun = Static<typeof ReportedRun>
+
+/**
+ * The report of a summary run (GET /api/v1/runs/:id/report of a run with origin `reported`): YCSB's figures as
+ * printed, merged over clients only where a merge is exact (counts and throughput add up, averages weigh by
+ * operations, min of mins, max of maxes); percentiles only per client when there are several.
+ */
+export const ReportedRunReport = Type.Object({
+  runId: Type.String(),
+  origin: Type.Literal('reported'),
+  run: Type.Optional(RunInfo),
+  clients: Type.Integer(),
+  /** The longest client's RunTime(ms). */
+  runtimeMs: Nullable(Type.Number()),
+  /** Sum of the clients' Throughput(ops/sec). */
+  throughputOpsPerSec: Nullable(Type.Number()),
+  /** Operations of the run: measured operations of every client (CLEANUP and the Raw half of two-in-one left out). */
+  operations: Type.Integer(),
+  /** Each measurement over the clients that report it; percentiles only when one client does. */
+  measurements: Type.Array(Type.Object({ ...ReportedMeasurement.properties, clients: Type.Integer() })),
+  /** True with more than one client: the percentiles are in perClient only. */
+  percentilesPerClient: Type.Boolean(),
+  perClient: Type.Array(ReportedClient),
+})
+export type ReportedRunReport = Static<typeof ReportedRunReport>
 
 export const RunReport = Type.Object({
   ...Report.properties,
@@ -274,6 +558,8 @@ export const RunReport = Type.Object({
     undelivered: Type.Integer(),
   }),
   lateEvents: Type.Integer(),
+  /** The alerts the run raised (incidents, newest first), silenced ones included. */
+  alerts: Type.Array(Alert),
 })
 export type RunReport = Static<typeof RunReport>
 
@@ -293,8 +579,6 @@ export const TimelinePoint = Type.Object({
   misses: Type.Integer(),
 })
 export type TimelinePoint = Static<typeof TimelinePoint>
-
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 
 /**
  * One operation of a run (or OVERALL) as its report computes it, from the
@@ -372,13 +656,19 @@ const ComparedSide = Type.Object({
   values: Type.Array(Nullable(Type.Number())),
   /** Samples the test used: runs, or windows over all runs. */
   n: Type.Integer(),
+  /**
+   * A percentile of a summary run with several clients: each client's figure as printed (the run's figure is their
+   * median, see ComparedFigure.clientMedian); null otherwise.
+   */
+  perClient: Nullable(Type.Array(Type.Object({ runId: Type.String(), clientId: Type.String(), value: Type.Number() }))),
 })
 
 export const ComparedFigure = Type.Object({
   workload: Type.String(),
   /** An operation, or OVERALL. */
   op: Type.String(),
-  figure: Type.Enum([...FIGURE_KEYS]),
+  /** One of FIGURE_KEYS, or a percentile a report printed (`p75`). */
+  figure: Type.String({ pattern: FIGURE_KEY_PATTERN }),
   /** `READ p99 (µs)`, `OVERALL throughput (ops/s)`. */
   label: Type.String(),
   direction: Type.Union([Type.Literal('higher-is-better'), Type.Literal('lower-is-better')]),
@@ -398,6 +688,16 @@ export const ComparedFigure = Type.Object({
   ci: Nullable(Type.Object({ level: Type.Number(), low: Type.Number(), high: Type.Number() })),
   note: Nullable(Type.String()),
   reason: Type.String(),
+  /**
+   * Smallest step of the figure as printed, µs: 1000 for the whole-ms percentiles of YCSB before 0.4.0 (a change
+   * smaller than this is never called), 0 when exact or finer than the figure.
+   */
+  resolutionUs: Type.Number(),
+  /**
+   * Largest number of clients whose printed percentiles a run's value is the median of (summary runs with several
+   * clients: percentiles of clients cannot be merged); 0 when each run's value is its own figure.
+   */
+  clientMedian: Type.Integer(),
 })
 export type ComparedFigure = Static<typeof ComparedFigure>
 
@@ -468,6 +768,13 @@ export const ReleaseComparison = Type.Object({
       where: Type.Array(Type.String()),
     }),
   ),
+  /**
+   * What pairs the sides' runs: null for the workload (the run's workload, else its `workload` label), or the label
+   * named with --by.
+   */
+  by: Nullable(Type.String()),
+  /** What the reader must know about how the sides were compared (setups that could not be compared, and why). */
+  notes: Type.Array(Type.String()),
   /** Workload pairs compared; a workload only one side ran is listed in unpaired. */
   workloads: Type.Array(
     Type.Object({
@@ -476,8 +783,11 @@ export const ReleaseComparison = Type.Object({
       baselineRuns: Type.Array(Type.String()),
       candidateRuns: Type.Array(Type.String()),
       throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
+      /** Runs of this pair that are summary runs (figures as YCSB reported them), per side. */
+      reportedRuns: Type.Object({ baseline: Type.Integer(), candidate: Type.Integer() }),
     }),
   ),
+  /** Workloads (or --by values) one side only has, and pairs with nothing to compare, each with why. */
   unpaired: Type.Array(Type.String()),
   figures: Type.Array(ComparedFigure),
   summary: Type.Object({
@@ -628,6 +938,10 @@ export const LiveFrontier = Type.Object({
 })
 export type LiveFrontier = Static<typeof LiveFrontier>
 
+/** The run's alerts, newest first: in a snapshot, and as an `alerts` event whenever they change. */
+export const LiveAlerts = Type.Object({ alerts: Type.Array(Alert) })
+export type LiveAlerts = Static<typeof LiveAlerts>
+
 /** Everything the page needs for one run: the first message of a stream (and again after a rebuild). */
 export const LiveSnapshot = Type.Object({
   run: RunInfo,
@@ -641,6 +955,8 @@ export const LiveSnapshot = Type.Object({
   droppedWindows: Type.Integer(),
   frontier: LiveFrontier,
   summary: LiveSummary,
+  /** The run's alerts (incidents with their latest state), newest first. */
+  alerts: Type.Array(Alert),
 })
 export type LiveSnapshot = Static<typeof LiveSnapshot>
 
@@ -661,5 +977,7 @@ export const LiveRunItem = Type.Object({
   started_at: Type.Union([Type.String(), Type.Null()]),
   ended_at: Type.Union([Type.String(), Type.Null()]),
   operations: Type.Integer(),
+  /** `reported`: a summary run (YCSB's final reports only): no windows to draw, its report instead. */
+  origin: Type.Union([Type.Literal('events'), Type.Literal('reported')]),
 })
 export type LiveRunItem = Static<typeof LiveRunItem>

@@ -373,7 +373,7 @@ export class Agent {
         job.tail.push(line)
         if (job.tail.length > TAIL_LINES) job.tail.shift()
       }
-      if (stream === 'stderr' && line === READY_LINE && job.state === 'accepted') {
+      if (stream === 'stderr' && line === READY_LINE && job.state === 'accepted' && !job.cancelled) {
         job.state = 'ready'
         job.barrierTimer = setTimeout(() => {
           if (job.state !== 'ready') return
@@ -395,6 +395,8 @@ export class Agent {
       const output = job.tail.join('\n')
       job.state = ok ? 'ended' : 'failed'
       this.jobs.delete(a.assignment)
+      // Free again: say so at once rather than at the next heartbeat (the coordinator waits for free agents).
+      void this.heartbeat()
       await this.status(a, job.state, {
         operations,
         exitCode: exit.code,
@@ -412,7 +414,8 @@ export class Agent {
 
   private onGo(id: string, startAtMs: number): void {
     const job = this.jobs.get(id)
-    if (job === undefined || job.child === undefined || job.state !== 'ready') return
+    // A go after a cancel must not start a client that was told to abort.
+    if (job === undefined || job.child === undefined || job.state !== 'ready' || job.cancelled) return
     if (job.barrierTimer !== undefined) clearTimeout(job.barrierTimer)
     job.state = 'started'
     // startAtMs is on the broker's clock; the child's clock is the machine's (without the skew tests add).
@@ -425,6 +428,7 @@ export class Agent {
   private onCancel(id: string, reason: string): void {
     const job = this.jobs.get(id)
     if (job === undefined || job.child === undefined) return
+    if (job.barrierTimer !== undefined) clearTimeout(job.barrierTimer)
     job.cancelled = true
     job.tail.push(`benchstream agent: cancelled: ${reason}`)
     if (job.state === 'ready' || job.state === 'accepted') job.child.write('abort\n')

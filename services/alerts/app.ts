@@ -16,6 +16,12 @@
  * fails stays in a bounded outbox and is retried on the next tick; a
  * notifier that fails (after its own bounded retries) is counted, not
  * retried forever.
+ *
+ * Silences (services/core/alerting/silences.ts) are read every tick. An
+ * incident that fires while a matching silence is active is marked with the
+ * silence's id, and so is its resolved transition: both are recorded and
+ * published on the alerts topic, but channels muted by silences (the webhook)
+ * do not get them.
  */
 import type { AlertState } from '../../schemas/alert-rules.v1.js'
 import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
@@ -27,12 +33,14 @@ import {
   type RunProgress,
 } from '../core/stats/window-completeness.js'
 import { buildBaselineProfile, VS_BASELINE_DEFAULTS, type BaselineProfile } from '../core/alerting/baseline-profile.js'
+import { silencedBy, type SilenceSpec } from '../core/alerting/silences.js'
 import type {
   AlertNotifier,
   AlertRunInfo,
   AlertStore,
   AlertWindowSource,
   DeliveryResult,
+  SilenceStore,
   WindowCountRow,
 } from '../core/ports/alerts.js'
 import type { AlertsConfig } from './config.js'
@@ -41,6 +49,8 @@ export interface AlertEngineDeps {
   source: AlertWindowSource
   store: AlertStore
   notifiers: readonly AlertNotifier[]
+  /** Where silences are read from; without it nothing is silenced. */
+  silences?: Pick<SilenceStore, 'current'>
   /** Wall clock, ms (tests may pass their own). */
   now?: () => number
   /** Where tick errors and failed deliveries are reported. */
@@ -61,8 +71,12 @@ export interface AlertEngineStats {
   transitions: number
   /** Transitions not delivered because the store already had that state (replay after a restart). */
   suppressed: number
-  /** Per channel: notifications delivered and failed (after retries). */
-  notifications: Record<string, { sent: number; failed: number }>
+  /** Per channel: notifications delivered, failed (after retries), and held back by a silence. */
+  notifications: Record<string, { sent: number; failed: number; silenced: number }>
+  /** Transitions of silenced incidents (firing and resolved). */
+  silenced: number
+  /** Reads of the silences that failed (the last ones read stay in force). */
+  silenceReadFailures: number
   recorded: number
   recordFailures: number
   /** Transitions dropped because the outbox was full (the store was down too long). */
@@ -103,6 +117,8 @@ export class AlertEngine {
   private readonly known = new Map<string, AlertTransition>()
   private readonly outbox: Pending[] = []
   private openLoaded = false
+  /** The silences read last: pending and active ones. */
+  private silences: SilenceSpec[] = []
   private timer: NodeJS.Timeout | undefined
   private current: Promise<void> | undefined
   private running = false
@@ -121,7 +137,9 @@ export class AlertEngine {
       windowsEvaluated: 0,
       transitions: 0,
       suppressed: 0,
-      notifications: Object.fromEntries(deps.notifiers.map((n) => [n.channel, { sent: 0, failed: 0 }])),
+      notifications: Object.fromEntries(deps.notifiers.map((n) => [n.channel, { sent: 0, failed: 0, silenced: 0 }])),
+      silenced: 0,
+      silenceReadFailures: 0,
       recorded: 0,
       recordFailures: 0,
       outboxDropped: 0,
@@ -158,6 +176,14 @@ export class AlertEngine {
   /** One evaluation round. Errors are counted and reported, never thrown (the next tick retries). */
   async tick(): Promise<void> {
     this.stats.ticks++
+    if (this.deps.silences !== undefined) {
+      try {
+        this.silences = await this.deps.silences.current(this.now())
+      } catch (err) {
+        this.stats.silenceReadFailures++
+        this.deps.log?.(`alerts: reading silences failed, the last ones read stay in force: ${(err as Error).message}`)
+      }
+    }
     try {
       await this.evaluate()
     } catch (err) {
@@ -315,13 +341,20 @@ export class AlertEngine {
     if (prev === undefined || rank(t.state) >= rank(prev.state)) this.known.set(t.fingerprint, t)
   }
 
-  private enqueue(t: AlertTransition): void {
+  private enqueue(transition: AlertTransition): void {
     this.stats.transitions++
-    const prev = this.known.get(t.fingerprint)
-    if (prev !== undefined && rank(prev.state) >= rank(t.state)) {
+    const prev = this.known.get(transition.fingerprint)
+    if (prev !== undefined && rank(prev.state) >= rank(transition.state)) {
       this.stats.suppressed++
       return
     }
+    // Silenced as a whole, decided when it fires: a resolved transition follows its firing one.
+    const silence =
+      transition.state === 'resolved' && prev !== undefined
+        ? prev.silencedBy
+        : silencedBy(transition, this.silences, this.now())
+    const t: AlertTransition = { ...transition, silencedBy: silence }
+    if (silence !== undefined) this.stats.silenced++
     this.known.set(t.fingerprint, t)
     if (this.outbox.length >= MAX_OUTBOX) {
       this.outbox.shift()
@@ -336,7 +369,12 @@ export class AlertEngine {
       if (!p.notified) {
         for (const n of this.deps.notifiers) {
           const c =
-            this.stats.notifications[n.channel] ?? (this.stats.notifications[n.channel] = { sent: 0, failed: 0 })
+            this.stats.notifications[n.channel] ??
+            (this.stats.notifications[n.channel] = { sent: 0, failed: 0, silenced: 0 })
+          if (p.t.silencedBy !== undefined && n.mutedBySilences) {
+            c.silenced++
+            continue
+          }
           let r: DeliveryResult
           try {
             r = await n.notify(p.t)

@@ -1,6 +1,6 @@
 /**
- * The HTTP API: runs, reports, live timelines, ad hoc read-only SQL and a
- * live web page. build() assembles the app without listening, so tests use
+ * The HTTP API: runs, reports, live timelines, alerts and silences, ad hoc
+ * read-only SQL and a live web page. build() assembles the app without listening, so tests use
  * app.inject() and need no port. Its OpenAPI document (OPENAPI_PATH) is built
  * from the routes' own schemas; docs/reference/openapi.json is a copy of it.
  */
@@ -19,6 +19,7 @@ import {
   TimelineQuery,
 } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { SilenceStore } from '../core/ports/alerts.js'
 import type { ExperimentStore } from '../core/ports/experiment-store.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
 import type { ReadModel } from '../core/ports/read-model.js'
@@ -27,10 +28,11 @@ import { formatComparison } from '../core/compare/release-format.js'
 import { compareReleases } from '../core/compare/release.js'
 import { profileComparison } from '../core/compare/profile-changes.js'
 import { BenchstreamError } from '../core/errors.js'
-import { formatRunReport } from '../core/reports/run-report-text.js'
+import { formatAnyRunReport, readRunReport } from '../core/reports/read-report.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
 import { clickhouseHttp } from './clickhouse-http.js'
+import { alertRoutes } from './alerts.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
 import { liveView } from './live/plugin.js'
 import { experimentRoutes } from './experiments.js'
@@ -50,6 +52,10 @@ export interface ApiDeps {
   profiles?: ProfileStore
   /** Experiments (benchstream experiment run): stored and served; without it the experiment routes are not served. */
   experiments?: ExperimentStore
+  /** Where silences are kept; without it the silence routes are not served. */
+  silences?: SilenceStore
+  /** Wall clock, ms (silences: what is active now); tests may pass their own. */
+  now?: () => number
   /** Extra status to show on /healthz (the processor's counters when it runs in this process). */
   status?: () => Record<string, unknown>
   /** What is wrong now, in words; /healthz answers 503 with them when any. */
@@ -94,7 +100,7 @@ const OPENAPI_INFO = {
     title: 'Benchstream API',
     version: '1',
     description:
-      'Runs, reports, comparisons, ad hoc SQL, CPU profiles and the live view. Every error is ' +
+      'Runs, reports, comparisons, alerts and silences, ad hoc SQL, CPU profiles and the live view. Every error is ' +
       '{ statusCode, code: "BS_ERR_*", error, message } (the ClickHouse endpoint /clickhouse/ answers as ClickHouse ' +
       'does). With API_TOKEN set, every route but /healthz needs Authorization: Bearer <API_TOKEN>.',
   },
@@ -131,8 +137,9 @@ const routes =
       '/api/v1/runs/:runId/report',
       { schema: { params: RunIdParams, querystring: ReportQuery } },
       async (req, reply) => {
-        const report = await rm.runReport(req.params.runId)
-        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatRunReport(report))
+        // A summary run's report is its clients' YCSB reports as printed (origin 'reported').
+        const report = await readRunReport(rm, req.params.runId)
+        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(formatAnyRunReport(report))
         return report
       },
     )
@@ -163,6 +170,7 @@ const routes =
         ...(q.alpha === undefined ? {} : { alpha: q.alpha }),
         ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
         force: q.force === true,
+        ...(q.by === undefined ? {} : { by: q.by }),
         ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
       })
       if (q.format === 'markdown' || q.format === 'text')
@@ -182,6 +190,9 @@ const routes =
         filter: labelTerms(q.filter),
       })
     })
+
+    // Alert incidents (GET /api/v1/alerts) and silences (services/api/alerts.ts).
+    void app.register(alertRoutes, { readModel: rm, silences: deps.silences, now: deps.now ?? Date.now })
 
     app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
 

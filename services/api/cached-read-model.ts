@@ -9,7 +9,11 @@
  * answer (a burst of 50 clients asking for one report costs one query).
  */
 import type {
+  AlertFilter,
+  AlertPageRequest,
+  AlertsPage,
   ReadModel,
+  ReportedRun,
   RunFigures,
   RunFilter,
   RunInfo,
@@ -73,7 +77,8 @@ export class CachedReadModel implements ReadModel {
     return this.cached(
       `report:${runId}`,
       () => this.inner.runReport(runId),
-      (r) => this.isFinal(r.run),
+      // An alert still firing will be resolved (at the latest when the evaluator sees the run has ended): read again.
+      (r) => this.isFinal(r.run) && r.alerts.every((a) => a.state === 'resolved'),
     )
   }
 
@@ -96,12 +101,21 @@ export class CachedReadModel implements ReadModel {
     return this.inner.windowFigures(runIds)
   }
 
+  reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]> {
+    return this.inner.reportedRuns(runIds)
+  }
+
   runCounts(runId: string): ReturnType<ReadModel['runCounts']> {
     return this.inner.runCounts(runId)
   }
 
   percentileCheck(runId: string, quantiles: readonly number[]): ReturnType<ReadModel['percentileCheck']> {
     return this.inner.percentileCheck(runId, quantiles)
+  }
+
+  /** Alerts change while a run is judged, and silences are created any time: read fresh. */
+  alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage> {
+    return this.inner.alerts(filter, page)
   }
 
   deadLetterCounts(): Promise<Record<string, number>> {

@@ -24,6 +24,7 @@ export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   BS_ERR_NOT_FOUND: 404,
   BS_ERR_NOT_COMPARABLE: 409,
   BS_ERR_TOO_LARGE: 413,
+  BS_ERR_NOTHING_TO_COMPARE: 422,
   BS_ERR_BUSY: 429,
   BS_ERR_CLICKHOUSE: 502,
   BS_ERR_LIVE_LIMIT: 503,
@@ -98,8 +99,8 @@ export function errorShape(app: FastifyInstance, log: (err: unknown) => void): v
           'BS_ERR_NOT_FOUND',
           `no route ${req.method} ${req.url.split('?')[0]}; see GET / for the live view and /api/v1/runs, ` +
             `/api/v1/runs/:id/report, /api/v1/runs/:id/timeline, /api/v1/runs/:id/figures, /api/v1/compare, ` +
-            `/api/v1/history, POST /api/v1/query, and /clickhouse/ (ClickHouse's HTTP interface, read-only); ` +
-            `GET /api/v1/openapi.json lists every route`,
+            `/api/v1/history, /api/v1/alerts, /api/v1/silences, POST /api/v1/query, and /clickhouse/ ` +
+            `(ClickHouse's HTTP interface, read-only); GET /api/v1/openapi.json lists every route`,
         ),
       )
   })

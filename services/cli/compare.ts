@@ -45,6 +45,7 @@ export const COMPARE_FLAGS = {
   force: { type: 'boolean' },
   alpha: { type: 'string' },
   'min-effect': { type: 'string' },
+  by: { type: 'string' },
 } as const satisfies FlagSpecs
 
 /** The flags of history (parseArgs options). */
@@ -71,12 +72,18 @@ export async function compareMain(argv: readonly string[]): Promise<number> {
   const format = formatOf(v, COMPARE_USAGE)
   const alpha = fraction('--alpha', v.alpha, true, COMPARE_USAGE)
   const minEffect = fraction('--min-effect', v['min-effect'], false, COMPARE_USAGE)
+  if (v.by !== undefined && !ID_PATTERN.test(v.by))
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `--by ${JSON.stringify(v.by)} is not allowed: a label key of ${ID_RULE}\n${COMPARE_USAGE}`,
+    )
   const reader = openReader(process.env)
   try {
     const c = await reader.compare(baseline, candidate, {
       ...(alpha === undefined ? {} : { alpha }),
       ...(minEffect === undefined ? {} : { minEffect }),
       force: v.force === true,
+      ...(v.by === undefined ? {} : { by: v.by }),
     })
     if (format === 'json') process.stdout.write(JSON.stringify(c, null, 2) + '\n')
     else

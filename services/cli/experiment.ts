@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parse as parseYaml } from 'yaml'
+import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import type { ExperimentState } from '../../schemas/experiments.v1.js'
 import { ApiExperimentStore } from '../adapters/http/experiment-api.js'
 import { KafkaControlBus } from '../adapters/kafka/control-bus.js'
@@ -191,9 +192,12 @@ async function runCommand(argv: readonly string[]): Promise<number> {
     )
     return 0
   }
+  // The id names the experiment's runs, groups and folder: checked here, before anything runs or is stored.
+  if (v.id !== undefined && !ID_PATTERN.test(v.id))
+    throw usage(`--id ${JSON.stringify(v.id)} is not allowed: ${ID_RULE}`)
   const id = v.id ?? experimentIdOf(plan.name, Date.now())
   const base = outBase(v.out)
-  const { c, close } = conductor(base, true)
+  const { c, store, close } = conductor(base, true)
   let stop = false
   const onSignal = (): void => {
     if (stop) process.exit(130)
@@ -203,6 +207,8 @@ async function runCommand(argv: readonly string[]): Promise<number> {
   }
   process.on('SIGINT', onSignal)
   try {
+    // The server must answer before anything runs: it stores the experiment and counts its runs.
+    await store.list(1)
     await c.start()
     process.stderr.write(`benchstream: experiment ${id}: waiting for the agents the plan needs\n`)
     const state = await c.run(plan, id)

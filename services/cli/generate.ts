@@ -27,6 +27,7 @@ import { ServerEnv } from '../server/config.js'
 import { CliEnv } from '../common/cli-env.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { ProfileStore } from '../core/ports/profile-store.js'
+import type { SilenceStore } from '../core/ports/alerts.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 
 /** Generated files, relative to the project root. */
@@ -69,7 +70,7 @@ export function writeDocs(docPath = path.join(repoRoot(), GENERATED.configuratio
 
 /**
  * The API's OpenAPI document as it serves it, fetched with inject (no port). Every optional route is on (profiles,
- * /metrics); the ports are never called while the document is built, and fail if they were.
+ * silences, /metrics); the ports are never called while the document is built, and fail if they were.
  */
 export async function openApiDocument(): Promise<string> {
   const unused = new Proxy(
@@ -88,6 +89,7 @@ export async function openApiDocument(): Promise<string> {
     adHoc: unused as AdHocQueries,
     database: 'benchstream',
     profiles: unused as ProfileStore,
+    silences: unused as SilenceStore,
     metricsHandler: () => undefined,
   })
   try {

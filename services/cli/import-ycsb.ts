@@ -16,7 +16,7 @@
  * on one key so they stay in order on one partition.
  */
 import { IMPORT_YCSB_USAGE } from './usage.js'
-import { existsSync, openSync, readdirSync, readSync, closeSync, statSync, fstatSync } from 'node:fs'
+import { existsSync, openSync, readdirSync, readFileSync, readSync, closeSync, statSync, fstatSync } from 'node:fs'
 import path from 'node:path'
 import { ID_PATTERN, ID_RULE, RECORD_KIND, type RunLifecycle } from '../../schemas/events.v1.js'
 import { KafkaRecordSender } from '../adapters/kafka/record-sender.js'
@@ -30,6 +30,16 @@ import { MAX_YCSB_FILE_BYTES, parseYcsbFile } from '../core/ycsb/import.js'
 import { planImport, type ImportPlan, type PlannedInterval } from '../core/ycsb/import-plan.js'
 import { measurementFromFileName, parseMeasurementName } from '../core/ycsb/measurement-name.js'
 import type { YcsbFile } from '../core/ycsb/report-types.js'
+import { parseProperties, type Properties } from '../core/workload/properties.js'
+import {
+  commandLineWorkloadFiles,
+  isWorkloadFileName,
+  normalizeWorkload,
+  propertiesNamesFor,
+  workloadNameOfFile,
+  workloadNameOfFiles,
+  workloadProperties,
+} from '../core/ycsb/workload-source.js'
 
 /** Raw events per OPS message (about 10 bytes each). */
 const EVENTS_PER_BATCH = 4096
@@ -37,6 +47,8 @@ const EVENTS_PER_BATCH = 4096
 const FOLLOW_POLL_MS = 250
 /** Without --pid, --follow ends after this long without a new interval. */
 const DEFAULT_IDLE_TIMEOUT_S = 60
+/** Largest workload file read (YCSB's are a few KB). */
+const MAX_WORKLOAD_FILE_BYTES = 1024 * 1024
 /** The processor's default MAX_EVENT_AGE_S: older data is dead-lettered there, so say so here. */
 const DEFAULT_MAX_EVENT_AGE_US = 30 * 86_400e6
 
@@ -47,6 +59,10 @@ export interface ImportYcsbArgs {
   brokers: string | undefined
   /** Files, with the measurement an `OP=FILE` argument names. */
   files: Array<{ path: string; measurement: string | undefined }>
+  /** --workload NAME (`e` is `workloade`). */
+  workload: string | undefined
+  /** -P FILE (repeatable): the workload files the run used. */
+  workloadFiles: string[]
   dryRun: boolean
   /** --follow PREFIX: the hdrhistogram.output.path YCSB writes its logs under. */
   follow: { prefix: string; pid: number | undefined; idleTimeoutS: number } | undefined
@@ -73,6 +89,8 @@ export const IMPORT_YCSB_FLAGS = {
   pid: { type: 'string' },
   'idle-timeout': { type: 'string' },
   'dry-run': { type: 'boolean' },
+  workload: { type: 'string' },
+  'workload-file': { type: 'string', multiple: true, short: 'P' },
 } as const satisfies FlagSpecs
 
 export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
@@ -104,6 +122,13 @@ export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
       throw usage(`${flag} ${JSON.stringify(raw)} is not allowed: expected an integer from ${min} to ${max}`)
     return v
   }
+  const workload = values.workload === undefined ? undefined : normalizeWorkload(values.workload)
+  if (workload !== undefined && (workload === '' || workload.length > 1024 || /[\s,]/.test(workload)))
+    throw usage(
+      `--workload ${JSON.stringify(values.workload)} is not allowed: a workload name such as workloade or e, ` +
+        `1 to 1024 characters without spaces or commas`,
+    )
+  const workloadFiles = values['workload-file'] ?? []
   const pid = int('--pid', values.pid, 1, 2 ** 31 - 1)
   const idle = int('--idle-timeout', values['idle-timeout'], 1, 86_400)
   if (values.follow !== true) {
@@ -134,6 +159,8 @@ export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
       labels,
       brokers: values['kafka-brokers'],
       files,
+      workload,
+      workloadFiles,
       dryRun: values['dry-run'] === true,
       follow: undefined,
     }
@@ -150,6 +177,8 @@ export function parseImportYcsbArgs(argv: readonly string[]): ImportYcsbArgs {
     labels,
     brokers: values['kafka-brokers'],
     files: [],
+    workload,
+    workloadFiles,
     dryRun: false,
     follow: { prefix: positionals[0]!, pid, idleTimeoutS: idle ?? (pid === undefined ? DEFAULT_IDLE_TIMEOUT_S : 0) },
   }
@@ -205,7 +234,9 @@ export async function importYcsbMain(
   if (args.follow !== undefined) return follow(args, args.follow, infra, out, signal)
 
   // Every file is read and checked before anything is sent: a bad line must not leave half a run behind.
-  const plan = planImport(args.files.map((f) => readYcsbFile(f.path, f.measurement)))
+  const files = args.files.map((f) => readYcsbFile(f.path, f.measurement))
+  const plan = planImport(files)
+  const workload = findWorkload(args, files)
   const operations = Object.values(plan.sent).reduce((a, b) => a + b, 0)
   if (operations === 0 && plan.summaries.length === 0)
     throw new BenchstreamError(
@@ -223,7 +254,7 @@ export async function importYcsbMain(
     const nowUs = Date.now() * 1000
     const sender = await KafkaRecordSender.open(infra, `import-ycsb-${args.clientId}`, `${args.runId}:${args.clientId}`)
     try {
-      await sender.send([encodeJsonRecord(lifecycle(args, 'start', plan.firstUs ?? nowUs, 'ycsb-import'))])
+      await sender.send([encodeJsonRecord(lifecycle(args, 'start', plan.firstUs ?? nowUs, 'ycsb-import', workload))])
       for (const iv of plan.intervals)
         await sender.add(encodeIntervalHistogram({ runId: args.runId, clientId: args.clientId, ...iv }))
       for (const buf of rawMessages(args, plan)) await sender.add(buf)
@@ -239,14 +270,135 @@ export async function importYcsbMain(
         )
       await sender.flush()
       await sender.send([
-        encodeJsonRecord(lifecycle(args, 'end', plan.lastUs ?? nowUs, 'ycsb-import', plan.sent, plan.runtimeMs)),
+        encodeJsonRecord(
+          lifecycle(args, 'end', plan.lastUs ?? nowUs, 'ycsb-import', workload, plan.sent, plan.runtimeMs),
+        ),
       ])
     } finally {
       await sender.close()
     }
   }
-  out(formatImportSummary(args, plan))
+  out(formatImportSummary(args, plan, workload))
   return 0
+}
+
+/** The workload of an import, and where it was found (workload-source.ts). */
+export interface FoundWorkload {
+  /** undefined: not recorded. */
+  name: string | undefined
+  properties: Properties | undefined
+  /** Where it came from, or why nothing was found: for the import's summary. */
+  from: string
+}
+
+function readSmall(file: string, what: string): string {
+  let size: number
+  try {
+    size = statSync(file).size
+  } catch (err) {
+    throw new BenchstreamError(
+      'BS_ERR_USAGE',
+      `cannot read ${what} ${JSON.stringify(file)}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    )
+  }
+  if (size > MAX_WORKLOAD_FILE_BYTES)
+    throw new BenchstreamError(
+      'BS_ERR_TOO_LARGE',
+      `${what} ${file} is ${size} bytes; a workload file has at most ${MAX_WORKLOAD_FILE_BYTES}`,
+    )
+  return readFileSync(file, 'utf8')
+}
+
+/**
+ * The workload the imported run ran (services/core/ycsb/workload-source.ts): --workload, -P FILE, a workload file
+ * next to a report, or the `Command line:` YCSB wrote into a report saved with its stderr.
+ */
+export function findWorkload(
+  args: Pick<ImportYcsbArgs, 'workload' | 'workloadFiles' | 'files'>,
+  files: readonly YcsbFile[],
+): FoundWorkload {
+  if (args.workloadFiles.length > 0) {
+    const properties: Properties = {}
+    for (const f of args.workloadFiles) Object.assign(properties, parseProperties(readSmall(f, '-P'), f))
+    return {
+      name: args.workload ?? workloadNameOfFiles(args.workloadFiles),
+      properties,
+      from: `-P ${args.workloadFiles.join(' -P ')}${args.workload === undefined ? '' : ', named by --workload'}`,
+    }
+  }
+  if (args.workload !== undefined) return { name: args.workload, properties: undefined, from: '--workload' }
+  const notes: string[] = []
+  for (const dir of new Set(args.files.map((f) => path.dirname(f.path)))) {
+    const near = args.files.filter((f) => path.dirname(f.path) === dir)
+    for (const candidate of near.flatMap((f) => propertiesNamesFor(f.path)).map((n) => path.join(dir, n))) {
+      if (!existsSync(candidate)) continue
+      const text = readSmall(candidate, 'workload file')
+      const props = workloadProperties(text, candidate)
+      if (props === undefined) continue
+      const name = workloadNameOfFile(text, candidate, props)
+      if (name !== undefined) return { name, properties: props, from: candidate }
+      notes.push(`${candidate} names no workload (no benchstream.workload property, no "# Workload X:" line)`)
+    }
+    let names: string[] = []
+    try {
+      names = readdirSync(dir).filter(isWorkloadFileName).sort()
+    } catch {
+      // an unreadable folder holds no workload file
+    }
+    const found = names.flatMap((n) => {
+      const file = path.join(dir, n)
+      try {
+        if (!statSync(file).isFile() || statSync(file).size > MAX_WORKLOAD_FILE_BYTES) return []
+      } catch {
+        return []
+      }
+      const text = readFileSync(file, 'utf8')
+      const props = workloadProperties(text, file)
+      return props === undefined ? [] : [{ file, text, props }]
+    })
+    if (found.length === 1) {
+      const f = found[0]!
+      const name = workloadNameOfFile(f.text, f.file, f.props)
+      if (name !== undefined) return { name, properties: f.props, from: f.file }
+    } else if (found.length > 1)
+      notes.push(
+        `several workload files in ${dir} (${found.map((f) => path.basename(f.file)).join(', ')}): ` +
+          'say which with -P FILE',
+      )
+  }
+  // YCSB's stderr starts with its command line; a report saved with 2>&1 holds it.
+  for (const f of files) {
+    if (f.kind !== 'summary' || f.format !== 'text') continue
+    const named = commandLineWorkloadFiles(readSmallReport(f.source))
+    if (named !== undefined && named.length > 0)
+      return {
+        name: workloadNameOfFiles(named),
+        properties: undefined,
+        from: `${f.source}'s Command line: -P ${named.join(' -P ')}`,
+      }
+  }
+  return {
+    name: undefined,
+    properties: undefined,
+    from:
+      `not recorded${notes.length === 0 ? '' : ` (${notes.join('; ')})`}: give --workload NAME or -P FILE, ` +
+      `since compare pairs runs by workload and never pools runs whose workload is unknown`,
+  }
+}
+
+function readSmallReport(file: string): string {
+  // Already read once and bounded by MAX_YCSB_FILE_BYTES; only its first lines can hold the command line.
+  const fd = openSync(file, 'r')
+  try {
+    const buf = Buffer.alloc(64 * 1024)
+    const n = readSync(fd, buf, 0, buf.length, 0)
+    return buf.toString('utf8', 0, n)
+  } finally {
+    closeSync(fd)
+  }
 }
 
 function lifecycle(
@@ -254,6 +406,7 @@ function lifecycle(
   phase: 'start' | 'end',
   atUs: number,
   source: string,
+  workload: FoundWorkload | undefined,
   sent?: Record<string, number>,
   runtimeMs?: number,
 ): RunLifecycle {
@@ -264,7 +417,8 @@ function lifecycle(
     clientId: args.clientId,
     atUs,
     labels: { source, ...args.labels },
-    workload: '',
+    workload: workload?.name ?? '',
+    ...(workload?.properties === undefined ? {} : { properties: workload.properties }),
     binding: 'ycsb',
     threads: 0,
     target: 0,
@@ -288,6 +442,7 @@ function* rawMessages(args: ImportYcsbArgs, plan: ImportPlan): Generator<Buffer>
 export function formatImportSummary(
   args: Pick<ImportYcsbArgs, 'runId' | 'clientId' | 'dryRun'>,
   plan: ImportPlan,
+  workload?: FoundWorkload,
 ): string {
   const operations = Object.values(plan.sent).reduce((a, b) => a + b, 0)
   const events = plan.raw.reduce((a, s) => a + s.startUs.length, 0)
@@ -296,6 +451,10 @@ export function formatImportSummary(
       `${args.clientId}${plan.runtimeMs === undefined ? '' : `, ${(plan.runtimeMs / 1000).toFixed(3)} s`}`,
   ]
   for (const d of plan.described) lines.push(`  ${d}`)
+  if (workload !== undefined)
+    lines.push(
+      `  workload: ${workload.name === undefined ? workload.from : `${workload.name} (from ${workload.from})`}`,
+    )
   const byOp = Object.entries(plan.sent)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')
@@ -326,6 +485,9 @@ async function follow(
   const dir = f.prefix.endsWith('/') ? f.prefix : path.dirname(f.prefix)
   const base = f.prefix.endsWith('/') ? '' : path.basename(f.prefix)
   const follower = new IntervalLogFollower()
+  // --follow has no report to look next to: the workload is what --workload and -P say.
+  const followWorkload =
+    args.workloadFiles.length > 0 || args.workload !== undefined ? findWorkload(args, []) : undefined
   const offsets = new Map<string, number>()
   const sent: Record<string, number> = {}
   let firstUs: number | undefined
@@ -351,7 +513,13 @@ async function follow(
       started = true
       await sender.send([
         encodeJsonRecord(
-          lifecycle(args, 'start', Math.min(...intervals.map((iv) => iv.intervalStartUs)), 'ycsb-follow'),
+          lifecycle(
+            args,
+            'start',
+            Math.min(...intervals.map((iv) => iv.intervalStartUs)),
+            'ycsb-follow',
+            followWorkload,
+          ),
         ),
       ])
     }
@@ -448,6 +616,7 @@ async function follow(
             'end',
             lastUs ?? Date.now() * 1000,
             'ycsb-follow',
+            followWorkload,
             sent,
             firstUs === undefined || lastUs === undefined ? undefined : Math.round((lastUs - firstUs) / 1000),
           ),

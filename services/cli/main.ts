@@ -8,6 +8,7 @@
  */
 import { flagNames } from '../common/args.js'
 import { isBenchstreamError } from '../core/errors.js'
+import { NOTHING_TO_COMPARE_EXIT } from '../common/cli-env.js'
 import { closest } from '../core/suggest.js'
 
 /** A command's flags as written on a command line (`--seconds`, `-threads`), or its subcommands' flags. */
@@ -67,6 +68,13 @@ const COMMANDS: Record<string, Command> = {
     usage: async () => (await import('./usage.js')).READ_USAGE.runs,
     flags: async () => flagNames((await import('./read.js')).READ_FLAGS.runs),
     run: async (argv) => (await import('./read.js')).readMain('runs', argv),
+  },
+  alerts: {
+    summary: 'alerts of runs (--follow: as they fire and resolve), and silences that hold their webhook back',
+    usage: async () => (await import('./usage.js')).ALERTS_USAGE,
+    // One list for every form: the listing takes no subcommand word, which a per-subcommand list would need.
+    flags: async () => [...new Set(Object.values((await import('./alerts.js')).ALERTS_FLAGS).flatMap(flagNames))],
+    run: async (argv) => (await import('./alerts.js')).alertsMain(argv),
   },
   compare: {
     summary: 'release A vs release B: runs, groups or label selectors, a verdict per figure (terminal, Markdown, JSON)',
@@ -221,6 +229,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await command.run(rest)
   } catch (err) {
     process.stderr.write(describeFailure(err, debug))
+    if (isBenchstreamError(err, 'BS_ERR_NOTHING_TO_COMPARE')) return NOTHING_TO_COMPARE_EXIT
     return isBenchstreamError(err) && err.code === 'BS_ERR_USAGE' ? 2 : 1
   }
 }

@@ -11,7 +11,7 @@ import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { readApiConfig } from '../api/config.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import type { RunInfo, RunReport } from '../../schemas/api.v1.js'
+import type { RunInfo } from '../../schemas/api.v1.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import type { RunFilter } from '../core/ports/read-model.js'
 import {
@@ -20,7 +20,7 @@ import {
   parseThreshold,
   type Threshold,
 } from '../core/reports/thresholds.js'
-import { formatRunReport } from '../core/reports/run-report-text.js'
+import { formatAnyRunReport, isReportedReport, readRunReport, type AnyRunReport } from '../core/reports/read-report.js'
 import { THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
 import { apiError, apiOf, openReader } from './reader.js'
 
@@ -62,7 +62,7 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
       const body = await res.text()
       if (res.status === 404) throw notFound(args[0]!, api)
       if (!res.ok) throw apiError(res.status, body)
-      return printReport(JSON.parse(body) as RunReport, json, thresholds)
+      return printReport(JSON.parse(body) as AnyRunReport, json, thresholds)
     }
     const res = await fetch(`${api}/api/v1/query`, {
       method: 'POST',
@@ -116,7 +116,7 @@ async function readDirect(
   if (cmd === 'report') {
     let r
     try {
-      r = await new ClickHouseReadModel(ch).runReport(arg)
+      r = await readRunReport(new ClickHouseReadModel(ch), arg)
     } catch (err) {
       if (isBenchstreamError(err, 'BS_ERR_NOT_FOUND')) throw notFound(arg, ch.location)
       throw err
@@ -145,7 +145,18 @@ async function readDirect(
   return 0
 }
 
-function printReport(r: RunReport, json: boolean, thresholds: readonly Threshold[]): number {
+function printReport(r: AnyRunReport, json: boolean, thresholds: readonly Threshold[]): number {
+  if (isReportedReport(r)) {
+    if (thresholds.length > 0)
+      throw new BenchstreamError(
+        'BS_ERR_USAGE',
+        `run ${r.runId} is a summary run (YCSB's reports as printed): --threshold checks a run's merged figures, ` +
+          `which only a run with events has (import raw data or interval logs to check thresholds); its figures ` +
+          `are printed by benchstream report ${r.runId}`,
+      )
+    process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatAnyRunReport(r))
+    return 0
+  }
   const results = evaluateThresholds(r, thresholds)
   if (json)
     process.stdout.write(
@@ -162,7 +173,7 @@ function printReport(r: RunReport, json: boolean, thresholds: readonly Threshold
     )
   else {
     // Verdicts on stderr: stdout stays a YCSB report that parsers can read.
-    process.stdout.write(formatRunReport(r))
+    process.stdout.write(formatAnyRunReport(r))
     process.stderr.write(formatThresholdResults(results, `run ${r.runId}, all clients`))
   }
   return results.some((x) => !x.passed) ? THRESHOLD_FAILED_EXIT : 0
@@ -218,10 +229,16 @@ function printRuns(runs: RunInfo[], json: boolean): void {
   }
   for (const r of runs) {
     const group = r.group_id === '' ? '' : `\tgroup ${r.group_id}${r.repeat > 0 ? ` #${r.repeat}` : ''}`
+    // A summary run: YCSB's final reports only, figures as printed (its target and threads are not known).
+    const how =
+      r.origin === 'reported'
+        ? 'reported (YCSB report as printed)'
+        : r.target > 0
+          ? `target ${r.target} ops/s`
+          : 'unthrottled'
     process.stdout.write(
-      `${r.run_id}\t${r.started_at ?? ''}\t${r.workload}\t${r.binding}\t${r.clients} ` +
-        `client${r.clients === 1 ? '' : 's'}\t${r.target > 0 ? `target ${r.target} ops/s` : 'unthrottled'}` +
-        `${group}\t${JSON.stringify(r.labels)}\n`,
+      `${r.run_id}\t${r.started_at ?? ''}\t${r.workload === '' ? '(workload not recorded)' : r.workload}\t` +
+        `${r.binding}\t${r.clients} client${r.clients === 1 ? '' : 's'}\t${how}${group}\t${JSON.stringify(r.labels)}\n`,
     )
   }
 }

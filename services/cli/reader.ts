@@ -1,14 +1,25 @@
 /**
- * Where the release commands (runs, compare, history, sweep) read from: a
+ * Where the release commands (runs, compare, history, sweep, alerts) read from: a
  * running Benchstream API (BENCHSTREAM_API_URL, or the server holding this
  * data directory, found through its server.json), else ClickHouse itself.
  * In the embedded mode the server owns the data directory, so the API is
  * the only way in while it runs; both ways compute with the same core code.
  */
+import { randomUUID } from 'node:crypto'
+import { ClickHouseSilenceStore } from '../adapters/clickhouse/alerts.js'
 import { openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
-import type { ReleaseComparison, ReleaseHistory, RunFigures, RunInfo, RunReport } from '../../schemas/api.v1.js'
+import type {
+  AlertsPage,
+  ReleaseComparison,
+  ReleaseHistory,
+  RunFigures,
+  RunInfo,
+  RunReport,
+  Silence,
+  SilenceBody,
+} from '../../schemas/api.v1.js'
 import { readCliEnv } from '../common/cli-env.js'
 import type { Env } from '../common/config.js'
 import { readInfraConfig } from '../common/infra-config.js'
@@ -16,8 +27,9 @@ import { findServer } from '../common/server-file.js'
 import { releaseHistory, type HistoryOptions } from '../core/compare/history.js'
 import { profileComparison } from '../core/compare/profile-changes.js'
 import { compareReleases, type CompareOptions } from '../core/compare/release.js'
+import { expireSilence, newSilence, silenceView } from '../core/alerting/silences.js'
 import { BenchstreamError, ERROR_CODES, isBenchstreamError, type ErrorCode } from '../core/errors.js'
-import type { RunFilter } from '../core/ports/read-model.js'
+import type { AlertFilter, AlertPageRequest, RunFilter } from '../core/ports/read-model.js'
 
 export interface Reader {
   /** The API's URL or ClickHouse's location, for messages. */
@@ -30,11 +42,18 @@ export interface Reader {
   compare(
     baseline: string,
     candidate: string,
-    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
   ): Promise<ReleaseComparison>
   history(options: HistoryOptions): Promise<ReleaseHistory>
+  alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage>
+  silences(): Promise<Silence[]>
+  createSilence(body: SilenceBody): Promise<Silence>
+  expireSilence(id: string): Promise<Silence>
   close(): Promise<void>
 }
+
+/** Silences a listing shows at most. */
+const MAX_SILENCES_LISTED = 1000
 
 /** The API of a running server when there is one (BENCHSTREAM_API_URL, or server.json in the data directory). */
 export function apiOf(env: Env): { api: string | undefined; token: string | undefined } {
@@ -72,12 +91,22 @@ class ApiReader implements Reader {
     private readonly token: string | undefined,
   ) {}
 
-  private async get<T>(path: string, params: Array<[string, string]> = []): Promise<T> {
+  private async get<T>(
+    path: string,
+    params: Array<[string, string]> = [],
+    method: 'GET' | 'POST' | 'DELETE' = 'GET',
+    payload?: unknown,
+  ): Promise<T> {
     const qs = params.length === 0 ? '' : `?${new URLSearchParams(params).toString()}`
     let res: Response
     try {
       res = await fetch(`${this.where}${path}${qs}`, {
-        headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
+        method,
+        headers: {
+          ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
       })
     } catch (err) {
       throw new BenchstreamError(
@@ -109,7 +138,7 @@ class ApiReader implements Reader {
   compare(
     baseline: string,
     candidate: string,
-    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
   ): Promise<ReleaseComparison> {
     const params: Array<[string, string]> = [
       ['baseline', baseline],
@@ -118,6 +147,7 @@ class ApiReader implements Reader {
     if (o.alpha !== undefined) params.push(['alpha', String(o.alpha)])
     if (o.minEffect !== undefined) params.push(['minEffect', String(o.minEffect)])
     if (o.force === true) params.push(['force', 'true'])
+    if (o.by !== undefined) params.push(['by', o.by])
     return this.get('/api/v1/compare', params)
   }
 
@@ -128,6 +158,28 @@ class ApiReader implements Reader {
     if (o.figure !== undefined) params.push(['figure', o.figure])
     for (const [k, v] of Object.entries(o.filter ?? {})) params.push(['filter', `${k}=${v}`])
     return this.get('/api/v1/history', params)
+  }
+
+  alerts(f: AlertFilter, page: AlertPageRequest): Promise<AlertsPage> {
+    const params: Array<[string, string]> = [['limit', String(page.limit)]]
+    if (f.runId !== undefined) params.push(['run', f.runId])
+    if (f.state !== undefined) params.push(['state', f.state])
+    if (f.rule !== undefined) params.push(['rule', f.rule])
+    if (f.sinceMs !== undefined) params.push(['since', String(f.sinceMs)])
+    if (page.cursor !== undefined) params.push(['cursor', page.cursor])
+    return this.get('/api/v1/alerts', params)
+  }
+
+  async silences(): Promise<Silence[]> {
+    return (await this.get<{ silences: Silence[] }>('/api/v1/silences')).silences
+  }
+
+  createSilence(body: SilenceBody): Promise<Silence> {
+    return this.get('/api/v1/silences', [], 'POST', body)
+  }
+
+  expireSilence(id: string): Promise<Silence> {
+    return this.get(`/api/v1/silences/${encodeURIComponent(id)}`, [], 'DELETE')
   }
 
   async close(): Promise<void> {}
@@ -189,7 +241,7 @@ class DirectReader implements Reader {
   compare(
     baseline: string,
     candidate: string,
-    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force'>,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
   ): Promise<ReleaseComparison> {
     return this.call(() =>
       compareReleases(this.rm, baseline, candidate, {
@@ -201,6 +253,39 @@ class DirectReader implements Reader {
 
   history(o: HistoryOptions): Promise<ReleaseHistory> {
     return this.call(() => releaseHistory(this.rm, o))
+  }
+
+  alerts(f: AlertFilter, page: AlertPageRequest): Promise<AlertsPage> {
+    return this.call(() => this.rm.alerts(f, page))
+  }
+
+  silences(): Promise<Silence[]> {
+    return this.call(async () => {
+      const now = Date.now()
+      return (await new ClickHouseSilenceStore(this.ch).list(MAX_SILENCES_LISTED)).map((x) => silenceView(x, now))
+    })
+  }
+
+  createSilence(body: SilenceBody): Promise<Silence> {
+    return this.call(async () => {
+      const now = Date.now()
+      const x = newSilence(body, randomUUID(), now)
+      await new ClickHouseSilenceStore(this.ch).save(x)
+      return silenceView(x, now)
+    })
+  }
+
+  expireSilence(id: string): Promise<Silence> {
+    return this.call(async () => {
+      const store = new ClickHouseSilenceStore(this.ch)
+      const now = Date.now()
+      const x = await store.get(id)
+      if (x === undefined)
+        throw new BenchstreamError('BS_ERR_NOT_FOUND', `no silence ${JSON.stringify(id)} in ${this.ch.location}`)
+      const expired = expireSilence(x, now)
+      if (expired !== x) await store.save(expired)
+      return silenceView(expired, now)
+    })
   }
 
   close(): Promise<void> {

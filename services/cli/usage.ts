@@ -28,7 +28,11 @@ export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--se
 export const READ_USAGE = {
   report: `usage: benchstream report <run-id> [--json] [--threshold EXPR]...
   The run's report merged over its clients, in YCSB's layout (with
-  [Intended-OP] sections when the run had a target), or JSON.
+  [Intended-OP] sections when the run had a target), or JSON. A summary run
+  (imported YCSB reports only) shows YCSB's figures as printed, marked
+  [BENCHSTREAM], Origin, reported: merged over clients where that is exact
+  (counts, throughput, weighted averages, min of mins, max of maxes), and with
+  several clients each client's report, percentiles included, as printed.
   --json              the report as JSON (the API's shape)
   --threshold EXPR    pass/fail criterion, e.g. 'READ.p99<2ms' (repeatable; exit code 99
                       when one fails; see benchstream help thresholds)
@@ -40,20 +44,52 @@ export const READ_USAGE = {
   FORMAT clause. Limits: API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES, API_QUERY_TIMEOUT_MS.
   --json              JSON output (ClickHouse's JSON format)`,
   runs: `usage: benchstream runs [--group NAME] [--label KEY=VALUE]... [--limit N] [--json]
-  The most recent runs, newest first: id, start, workload, binding, clients, target,
-  group and repetition, labels.
+  The most recent runs, newest first: id, start, workload, binding, clients, target
+  ("reported" for a summary run: YCSB's reports as printed), group and repetition, labels.
   --group NAME        only the runs of this group of repetitions (run --group/--repeat)
   --label KEY=VALUE   only runs with this label value (repeatable: all must match)
   --limit N           at most N runs, 1 to 1000 (default 100)
   --json              as JSON (the runs view's rows: properties, group, repeat, ...)`,
 } as const
 
+export const ALERTS_USAGE = `usage: benchstream alerts [--run R] [--state firing|resolved] [--rule NAME] [--since WHEN]
+                          [--limit N] [--json] [--follow]
+       benchstream alerts silence (--rule NAME | --run R | --op OP | --severity S)...
+                          [--for DURATION | --until TIME] [--from TIME] [--comment TEXT] [--by NAME] [--json]
+       benchstream alerts silences [--all] [--json]
+       benchstream alerts expire ID [--json]
+  Alerts the evaluator raised (one line per incident, newest first: state, start, end,
+  rule, severity, run, operation, why), read through a running server or ClickHouse.
+  --run R             only alerts of this run
+  --state S           firing (open now) or resolved
+  --rule NAME         only this rule (the alertname label)
+  --since WHEN        only alerts firing at some time since WHEN: an ISO 8601 time or a
+                      duration back from now (90s, 30m, 2h, 7d)
+  --limit N           at most N alerts, 1 to 10000 (default 100)
+  --json              as JSON (the API's shape; with --follow one object per line)
+  --follow            then print every transition (firing, resolved) as it is published
+                      on the alerts topic (KAFKA_BROKERS, BENCHSTREAM_TOPIC_ALERTS), until
+                      Ctrl-C; the filters apply to it too
+  silence: hold the webhook back for alerts matching every given flag (Alertmanager's
+  model; silenced alerts are still stored and listed, marked "silenced by ID").
+  --rule, --run, --op, --severity   what to match (at least one)
+  --for DURATION      for this long from the start (90s, 30m, 2h, 7d)
+  --until TIME        until this ISO 8601 time
+  --from TIME         start later than now (ISO 8601 or a duration ahead)
+                      without --for/--until a silence needs --run and lasts as long as that run
+  --comment TEXT      why; --by NAME who (default: this user)
+  silences: the active and pending silences (--all: expired ones too).
+  expire ID: end a silence now.`
+
 export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force]
-                           [--alpha P] [--min-effect F]
+                           [--by KEY] [--alpha P] [--min-effect F]
   Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,
   p99.9, max, error rate and cache-hit ratio, each with its spread over the runs, the
   change, and a verdict: regression, improvement or ~ (no significant change), with p
-  and the sample counts (benchstat's layout).
+  and the sample counts (benchstat's layout). Summary runs (imported YCSB reports) are
+  compared on what their reports hold: throughput, avg, min, max, each printed
+  percentile (the median of a run's clients when it has several), errors; with 1 + 1
+  runs both values and the change are shown, "n = 1 + 1: not testable".
   BASELINE, CANDIDATE  a run id, group:NAME (runs of benchstream run --repeat/--group),
                        or a label selector KEY=VALUE[,KEY=VALUE...] such as
                        version=0.98.0 or version=0.98.4,workload=e (workload= and group=
@@ -67,9 +103,15 @@ export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--f
                       release email or a JIRA comment) or json (also --json)
   --force             compare runs whose setups differ (properties, record count, threads,
                       target, duration, clients); without it they are refused, listed
+  --by KEY            pair the runs by the value of label KEY instead of by workload (the
+                      run's workload, else its workload label); never pooled across values
   --alpha P           significance level, greater than 0 and less than 1 (default 0.05)
   --min-effect F      smallest change called a regression or improvement, a fraction from
-                      0 to below 1 (default 0.01 = 1%)`
+                      0 to below 1 (default 0.01 = 1%)
+  Exit codes: 0 compared (whatever the verdicts), 4 nothing to compare
+  (BS_ERR_NOTHING_TO_COMPARE: no common workload, operation or figure; the message says
+  which and what to do), 1 refused (BS_ERR_NOT_COMPARABLE: setups differ, or several runs
+  of a side have no recorded workload) or failed, 2 usage error.`
 
 export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F]
                            [--filter KEY=VALUE]... [--format terminal|markdown|json]
@@ -79,8 +121,9 @@ export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload
   --label KEY         the label that orders the runs, e.g. version or date
   --workload W        only runs of this workload (workloade, or e)
   --op OP             an operation (READ, SCAN, ...) or OVERALL (default)
-  --figure F          throughput (default), avg, p50, p95, p99, p99.9, max, error_rate,
-                      cache_hit_ratio
+  --figure F          throughput (default), avg, min, p50, p90, p95, p99, p99.9, p99.99,
+                      max, errors, error_rate, cache_hit_ratio (summary runs: the figures
+                      their reports hold; a percentile of several clients is their median)
   --filter KEY=VALUE  only runs with this label value (repeatable)
   --format F          terminal (default), markdown or json (also --json)`
 
@@ -100,7 +143,8 @@ export const SWEEP_USAGE = `usage: benchstream sweep -P FILE (-threads A,B,... |
   Every other option is passed to benchstream run (see benchstream help run).`
 
 export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --client-id C [--label k=v]...
-                               [--kafka-brokers host:port,...] [--dry-run] FILE|OP=FILE...
+                               [--workload NAME | -P FILE...] [--kafka-brokers host:port,...]
+                               [--dry-run] FILE|OP=FILE...
        benchstream import-ycsb --follow --run-id R --client-id C [--label k=v]... [--pid P]
                                [--idle-timeout S] PREFIX
 
@@ -117,11 +161,19 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
          [Intended-]${OPERATIONS.join('|')} or CLEANUP
          (case-insensitive), e.g. read=client1.hlog
   --dry-run        read and check the files, print what would be sent, send nothing
+  --workload NAME  the workload the run ran (e is workloade): compare pairs runs by it
+  -P FILE          the workload file the run used, as YCSB takes it (repeatable): its name
+                   is the workload (workloads/workloade: workloade), its properties are
+                   recorded. Without either: a workload file next to the report
+                   (<report>.properties, or the one workload* file holding YCSB workload
+                   properties), else YCSB's "Command line: ... -P FILE" in the report
   --follow PREFIX  tail the logs a running YCSB writes under hdrhistogram.output.path=PREFIX
                    (PREFIXREAD.hdr, PREFIXIntended-READ.hdr, ...; a directory ends in /) and
                    send each interval as it appears; ends when process --pid exits, or after
                    --idle-timeout seconds without a new interval (default 60 without --pid)
-  Several clients of one run: the same --run-id, each its own --client-id.`
+  Several clients of one run: the same --run-id, each its own --client-id.
+  Final reports alone make a summary run: benchstream report, compare, history, the
+  API and the live view's picker show it, marked as reported.`
 export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]...
                         [--threshold EXPR]... [--server-metrics hbase=URL] [--group G] [--repetition K]
                         [--barrier stdin] [--expected-clients N] [--clock-offset-ms X] -- <YCSB arguments>

@@ -35,5 +35,11 @@ export function readCliEnv(env: Env): {
   }
 }
 
+/**
+ * Exit code of `compare` when the sides have no figure in common (BS_ERR_NOTHING_TO_COMPARE: no common workload,
+ * operation or figure): nothing was compared, which must not pass for "nothing changed".
+ */
+export const NOTHING_TO_COMPARE_EXIT = 4
+
 /** Exit code of a command whose --threshold failed (k6's value, so CI scripts can tell it from a crash). */
 export const THRESHOLD_FAILED_EXIT = 99

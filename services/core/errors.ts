@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   BS_ERR_FORBIDDEN: { retryable: false, summary: 'request refused' },
   BS_ERR_TOO_LARGE: { retryable: false, summary: 'request too large' },
   BS_ERR_NOT_COMPARABLE: { retryable: false, summary: 'runs with different setups compared without --force' },
+  BS_ERR_NOTHING_TO_COMPARE: {
+    retryable: false,
+    summary: 'no figure both sides have: no common workload, operation or figure',
+  },
   BS_ERR_PLAN: { retryable: false, summary: 'invalid experiment plan' },
   BS_ERR_AGENT: { retryable: true, summary: 'no agent can run it' },
   BS_ERR_INTERNAL: { retryable: false, summary: 'internal error' },

@@ -38,8 +38,6 @@ export interface DriverOutcome {
 }
 
 export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<DriverOutcome> {
-  // Everything is ready: the run starts at the barrier (nothing was sent yet, so an abort leaves no trace).
-  await deps.barrier?.()
   const base = {
     runId: cfg.runId,
     clientId: cfg.clientId,
@@ -56,6 +54,9 @@ export async function runDriver(cfg: DriverConfig, deps: DriverDeps): Promise<Dr
     ...base,
     ...startRecordFields(cfg),
   })
+  // Everything is ready and announced (the start record's round trip to Kafka is not in the start's skew): the
+  // run starts at the barrier. A run called off there has a start record and no end: visibly incomplete.
+  await deps.barrier?.()
   const sample = deps.binding.sampleServerMetrics?.bind(deps.binding)
   const sampler =
     sample !== undefined && cfg.phase === 'run'

@@ -302,6 +302,35 @@ export class Conductor {
       if (why !== undefined) failedSetups.set(s.name, why)
     }
     if (!grouped) for (const s of plan.setups) await startSetup(s)
+    // Runs whose clients all ended are counted in the background while the next runs; one found incomplete makes
+    // its cell due again (while its attempts last), so the matrix is gone through until nothing is left.
+    for (;;) {
+      await this.matrixPass(failedSetups, grouped, started, startSetup)
+      if (this.verifying.size === 0 || this.stopping) break
+      await Promise.all(this.verifying)
+      if (nextCell(state) === undefined) break
+    }
+    for (const s of plan.setups) if (started.has(s.name) && !this.stoppedSetups.has(s.name)) await this.stopSetup(s)
+    state.currentRun = null
+    if (!this.stopping) await this.compareAll()
+    const c = counts(state)
+    state.status = this.stopping ? 'interrupted' : c.done === state.cells.length ? 'done' : 'failed'
+    if (c.failed > 0) this.note(`${c.failed} of ${state.cells.length} runs failed after ${maxAttempts(plan)} attempts`)
+    await this.save()
+    return state
+  }
+
+  /** Verifications of runs whose clients all ended, going on in the background. */
+  private readonly verifying = new Set<Promise<void>>()
+
+  private async matrixPass(
+    failedSetups: Map<string, string>,
+    grouped: boolean,
+    started: Set<string>,
+    startSetup: (s: Setup) => Promise<void>,
+  ): Promise<void> {
+    const state = this.state!
+    const plan = state.plan
     for (let cell = nextCell(state); cell !== undefined && !this.stopping; cell = nextCell(state)) {
       const setup = plan.setups.find((s) => s.name === cell.setup)!
       if (grouped) {
@@ -330,14 +359,6 @@ export class Conductor {
       }
       await this.runCell(cell)
     }
-    for (const s of plan.setups) if (started.has(s.name) && !this.stoppedSetups.has(s.name)) await this.stopSetup(s)
-    state.currentRun = null
-    if (!this.stopping) await this.compareAll()
-    const c = counts(state)
-    state.status = this.stopping ? 'interrupted' : c.done === state.cells.length ? 'done' : 'failed'
-    if (c.failed > 0) this.note(`${c.failed} of ${state.cells.length} runs failed after ${maxAttempts(plan)} attempts`)
-    await this.save()
-    return state
   }
 
   private readonly stoppedSetups = new Set<string>()
@@ -426,7 +447,7 @@ export class Conductor {
 
   private async runCell(cell: Cell): Promise<void> {
     const attempt = await this.runOnce(cell, 'run')
-    if (attempt.state !== 'done')
+    if (attempt.state !== 'done' && attempt.state !== 'running')
       this.note(`${attempt.runId}: ${attempt.state}${attempt.reason === undefined ? '' : `: ${attempt.reason}`}`)
   }
 
@@ -434,8 +455,7 @@ export class Conductor {
   private async runOnce(cell: Cell, phase: 'run' | 'load'): Promise<Attempt> {
     const state = this.state!
     const plan = state.plan
-    // runIdOf for the load too: its group (<group>-load) is 5 characters longer than the cell's, and the readable
-    // id must fall back to the short one past the id rule's 64 characters.
+    // A load is one attempt of its own cell; runIdOf keeps its id within the id rule (`<group>-load-<n>` may not).
     const runId = runIdOf(cell, phase === 'load' ? 1 : cell.attempts.length + 1)
     const picked = await this.pickClientsWaiting(plan)
     if (typeof picked === 'string') {
@@ -501,12 +521,23 @@ export class Conductor {
       picked,
       phase === 'run' ? (setup.profile ?? plan.profile) : undefined,
     )
+    attempt.endedAtMs = this.deps.now()
+    state.currentRun = null
     if (outcome !== undefined) {
       attempt.state = outcome.state
       attempt.reason = outcome.reason
-    } else await this.verify(attempt, n)
-    attempt.endedAtMs = this.deps.now()
-    state.currentRun = null
+    } else if (phase === 'load') await this.verify(attempt, n)
+    else {
+      // Counted in the background: the agents are free for the next run already.
+      const v: Promise<void> = this.verify(attempt, n)
+        .then(async () => {
+          if (attempt.state !== 'done')
+            this.note(`${attempt.runId}: ${attempt.state}${attempt.reason === undefined ? '' : `: ${attempt.reason}`}`)
+          await this.save()
+        })
+        .finally(() => this.verifying.delete(v))
+      this.verifying.add(v)
+    }
     await this.save()
     return attempt
   }

@@ -21,6 +21,7 @@ import type { ProcessorConfig } from './config.js'
 import {
   newProcessorStats,
   PartitionWorker,
+  type PartitionSnapshot,
   type ProcessorStats,
   type WorkerContext,
   type WorkerPorts,
@@ -122,6 +123,15 @@ export class Processor {
     await Promise.allSettled(this.inflight)
     await this.flushAll().catch(() => undefined)
     await this.deps.source.close().catch(() => undefined)
+  }
+
+  /** Every worker's state, for /healthz and diagnostics; revoked workers still storing are counted. */
+  partitions(): { workers: PartitionSnapshot[]; revokedStoring: number[] } {
+    const now = Date.now()
+    return {
+      workers: [...this.workers.values()].map((w) => w.snapshot(now)).sort((a, b) => a.partition - b.partition),
+      revokedStoring: [...this.revoking.keys()].sort((a, b) => a - b),
+    }
   }
 
   /** Partitions whose batch the store has not taken, with how long they have been failing (health). */

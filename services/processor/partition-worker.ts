@@ -169,6 +169,23 @@ const ALL_BUT_REVOKED: readonly WorkerPhase[] = [
   'held-back',
 ]
 
+/** A worker's state in figures (PartitionWorker.snapshot). */
+export interface PartitionSnapshot {
+  partition: number
+  phase: WorkerPhase
+  /** Where the state starts (the committed position when it was opened or last committed); null before. */
+  committed: number | null
+  /** The last offset taken; null before any. */
+  read: number | null
+  /** The batch the store has not taken yet, as its offsets. */
+  inFlight: string | null
+  failures: number
+  /** A store (or a predecessor's) is still running. */
+  background: boolean
+  lag: number
+  sinceAdvancedMs: number
+}
+
 export class PartitionWorker {
   /** The protocol's phase: the one field that says where the partition is (see the file comment). */
   private current: WorkerPhase = 'closed'
@@ -294,6 +311,21 @@ export class PartitionWorker {
     const f = this.batch
     if (f === undefined || f.failures === 0) return undefined
     return { partition: this.partition, failures: f.failures, failingForMs: now - f.failingSince }
+  }
+
+  /** Where the worker stands, for /healthz and for a test that waited in vain. */
+  snapshot(now = Date.now()): PartitionSnapshot {
+    return {
+      partition: this.partition,
+      phase: this.current,
+      committed: this.st?.startOffset ?? null,
+      read: this.st === undefined || this.st.lastOffset < 0 ? null : this.st.lastOffset,
+      inFlight: this.batch === undefined ? null : `${this.batch.batch.firstOffset}-${this.batch.batch.lastOffset}`,
+      failures: this.batch?.failures ?? 0,
+      background: this.background !== undefined,
+      lag: this.lag,
+      sinceAdvancedMs: now - this.advancedAt,
+    }
   }
 
   /** A problem for /healthz when the partition has lag and its committed position has not moved for `stallMs`. */

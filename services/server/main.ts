@@ -5,8 +5,8 @@
  * and hands them to the three services as ports:
  *
  *   processor (services/processor/app.ts)  PartitionSource, DeadLetterSink, WindowStore, RunWindowRegistry
- *   alerts    (services/alerts/app.ts)     AlertWindowSource, AlertStore, AlertNotifier[]
- *   API       (services/api/app.ts)        ReadModel
+ *   alerts    (services/alerts/app.ts)     AlertWindowSource, AlertStore, AlertNotifier[], SilenceStore
+ *   API       (services/api/app.ts)        ReadModel, SilenceStore
  *
  * Why one process: the embedded ClickHouse (chDB) binds its data directory
  * to one process, so the process that writes the windows also serves them.
@@ -19,7 +19,7 @@ import os from 'node:os'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
-import { ClickHouseAlertSource, ClickHouseAlertStore } from '../adapters/clickhouse/alerts.js'
+import { ClickHouseAlertSource, ClickHouseAlertStore, ClickHouseSilenceStore } from '../adapters/clickhouse/alerts.js'
 import { mergeRaceRetryCount, migrate, openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseExperimentStore } from '../adapters/clickhouse/experiment-store.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
@@ -147,6 +147,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     const reader = opts.clickhouse === undefined ? openClickHouse(cfg.infra.clickhouse) : opts.clickhouse
     if (reader !== ch) closers.push(() => reader.close())
     const readModel = new ClickHouseReadModel(reader)
+    const silences = new ClickHouseSilenceStore(reader)
 
     let alerts: AlertEngine | undefined
     if (alertsCfg.enabled) {
@@ -169,6 +170,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         source: new ClickHouseAlertSource(reader),
         store: new ClickHouseAlertStore(reader),
         notifiers,
+        silences,
         log: (line) => log.warn({ component: 'alerts' }, line),
       })
       engine.start()
@@ -193,6 +195,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
         adHoc,
         database: cfg.infra.clickhouse.database,
         profiles: new ClickHouseProfileStore(reader),
+        silences,
         // Written through the processor's connection: reads and writes of one process share the embedded engine.
         experiments: new ClickHouseExperimentStore(ch),
         status: () => ({
@@ -200,6 +203,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           location: ch.location,
           processor: processor.stats,
           heldBack: processor.heldBack(),
+          partitions: processor.partitions(),
           ...(alerts === undefined ? {} : { alerts: alerts.stats }),
         }),
         problems: async () => {

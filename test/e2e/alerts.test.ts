@@ -32,57 +32,21 @@ import { readAlertsConfig } from '../../services/alerts/config.js'
 import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
-import type { FieldValues } from '../../services/core/workload/workload-types.js'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
-import type { Binding, OpResult } from '../../services/core/ports/binding.js'
 import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
+import { STALL_MS, StalledBinding } from '../helpers/stalled-binding.js'
 
 const THREADS = 10
 const TARGET = 1000
 /** Per-operation latency while throttled: THREADS / 200 ms = 50 ops/s at most, 5% of the target. */
-const THROTTLE_MS = 200
+const THROTTLE_MS = STALL_MS
 const W = 1000
-
-/** The datastore, made slower on demand: every operation takes at least `delayMs` longer. */
-class ThrottledBinding implements Binding {
-  delayMs = 0
-  constructor(private readonly inner: Binding) {}
-  get name(): string {
-    return this.inner.name
-  }
-  init(): Promise<void> {
-    return this.inner.init()
-  }
-  read(t: string, k: string, f: string[] | undefined): Promise<OpResult> {
-    return this.slow(this.inner.read(t, k, f))
-  }
-  scan(t: string, k: string, n: number, f: string[] | undefined): Promise<OpResult> {
-    return this.slow(this.inner.scan(t, k, n, f))
-  }
-  update(t: string, k: string, v: FieldValues): Promise<OpResult> {
-    return this.slow(this.inner.update(t, k, v))
-  }
-  insert(t: string, k: string, v: FieldValues): Promise<OpResult> {
-    return this.slow(this.inner.insert(t, k, v))
-  }
-  delete(t: string, k: string): Promise<OpResult> {
-    return this.slow(this.inner.delete(t, k))
-  }
-  cleanup(): Promise<void> {
-    return this.inner.cleanup()
-  }
-  private async slow(p: Promise<OpResult>): Promise<OpResult> {
-    const r = await p
-    if (this.delayMs > 0) await new Promise((res) => setTimeout(res, this.delayMs))
-    return r
-  }
-}
 
 test(
   'a throughput drop fires within 5 windows, resolves after recovery, and a steady run raises nothing',
@@ -185,7 +149,7 @@ test(
         { bindings: BINDING_NAMES },
       )
       const workload = CoreWorkload.fromProperties(cfg.properties)
-      const binding = new ThrottledBinding(createBinding(cfg.binding, cfg.properties))
+      const binding = new StalledBinding(createBinding(cfg.binding, cfg.properties))
       await runPhase(workload, binding, new NullSink(), {
         phase: 'load',
         threads: 2,
@@ -387,7 +351,11 @@ test(
 
     // A restarted evaluator (new engine, same table) replays both runs and notifies nothing.
     const replayed: AlertTransition[] = []
-    const capture: AlertNotifier = { channel: 'capture', notify: async (x) => (replayed.push(x), { ok: true }) }
+    const capture: AlertNotifier = {
+      channel: 'capture',
+      mutedBySilences: false,
+      notify: async (x) => (replayed.push(x), { ok: true }),
+    }
     const cfg = readAlertsConfig(env)
     const again = build(cfg, {
       source: new ClickHouseAlertSource(svc.ch),

@@ -7,6 +7,14 @@
  * (exactly what the drivers sent), p99 (merged histograms, within 1% of the
  * raw events), the compare table (equal to the run report), per-client
  * throughput (adds up to the total), the target line and server-side ratio.
+ *
+ * Alerts: a third run meets a stalled datastore (200 ms per operation, at
+ * most 5% of its target) and the alert evaluator (services/alerts/app.ts on
+ * the real ClickHouse, its clock stepped) writes real alert rows: one rule
+ * plain, one silenced. Every dashboard's annotation query, the live
+ * dashboard's "Firing now" table and its state timeline are run while the
+ * incidents fire and again once the run's end resolves them, and checked
+ * against the rows in `alerts`.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -27,6 +35,12 @@ import { NullSink } from '../../services/core/ports/event-sink.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { generateDashboards, generatedDir } from '../../dashboards/index.js'
+import { ALERT_STATE_VALUES } from '../../dashboards/live-run.js'
+import { ClickHouseAlertSource, ClickHouseAlertStore } from '../../services/adapters/clickhouse/alerts.js'
+import { build as buildAlerts } from '../../services/alerts/app.js'
+import type { AlertRule } from '../../schemas/alert-rules.v1.js'
+import type { SilenceSpec } from '../../services/core/alerting/silences.js'
+import { STALL_MS, StalledBinding } from '../helpers/stalled-binding.js'
 import { expandQuery, type ExpandContext } from '../helpers/grafana-macros.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
@@ -50,6 +64,7 @@ interface JsonDashboard {
   uid: string
   panels: JsonPanel[]
   templating: { list: JsonVariable[] }
+  annotations: { list: Array<{ name: string; target: Target }> }
 }
 type Row = Record<string, unknown>
 interface Result {
@@ -61,7 +76,7 @@ interface Result {
  * The columns each query must return, by `uid/panel title/refId` or `uid/$variable`. A new panel must be added here.
  */
 const EXPECTED: Record<string, string[]> = {
-  'benchstream-live/$run': ['run_id'],
+  'benchstream-live/$run': ['__text', '__value'],
   'benchstream-live/$op': ['op'],
   'benchstream-live/Operations/A': ['operations'],
   'benchstream-live/Current throughput/A': ['ops_per_s'],
@@ -78,8 +93,14 @@ const EXPECTED: Record<string, string[]> = {
   'benchstream-live/Cache-hit ratio per operation (client)/A': ['time', 'op', 'hit_ratio'],
   'benchstream-live/Cache-hit ratio (server)/A': ['time', 'source', 'hit_ratio'],
   'benchstream-live/Errors per second by status/A': ['time', 'status', 'errors_per_s'],
-  'benchstream-compare/$baseline': ['run_id'],
-  'benchstream-compare/$candidate': ['run_id'],
+  'benchstream-live/Firing now/A': ['rule', 'op', 'severity', 'since', 'value', 'threshold', 'summary', 'silenced_by'],
+  'benchstream-live/Alert state per rule/A': ['time', 'rule', 'state'],
+  'benchstream-live/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
+  'benchstream-compare/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
+  'benchstream-sweep/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
+  'benchstream-profiles/annotation/Alerts': ['time', 'timeEnd', 'title', 'text', 'tags'],
+  'benchstream-compare/$baseline': ['__text', '__value'],
+  'benchstream-compare/$candidate': ['__text', '__value'],
   'benchstream-compare/Throughput since start/A': ['t_s', 'baseline', 'candidate'],
   'benchstream-compare/p99 latency since start/A': ['t_s', 'baseline', 'candidate'],
   'benchstream-compare/Per measurement: baseline vs candidate/A': [
@@ -135,8 +156,17 @@ const EXPECTED: Record<string, string[]> = {
 /** Dashboards whose queries another e2e file runs on data of their own (profiles: test/e2e/profiles.test.ts). */
 const TESTED_ELSEWHERE = new Set(['benchstream-profiles'])
 
-/** Panels that may legitimately return no rows for these runs (the memory binding never fails an operation). */
-const MAY_BE_EMPTY = new Set(['benchstream-live/Errors per second by status/A'])
+/**
+ * Panels that may legitimately return no rows for a run: the memory binding never fails an operation, and only the
+ * stalled run raises alerts.
+ */
+const MAY_BE_EMPTY = new Set([
+  'benchstream-live/Errors per second by status/A',
+  'benchstream-live/Firing now/A',
+  'benchstream-live/Alert state per rule/A',
+])
+/** The live dashboard's alert panels, run on the stalled run. */
+const ALERT_PANELS = new Set(['Firing now', 'Alert state per rule'])
 
 async function execute(ch: ClickHouse, query: string): Promise<Result> {
   const rs = await ch.client.query({ query, format: 'JSON' })
@@ -144,6 +174,8 @@ async function execute(ch: ClickHouse, query: string): Promise<Result> {
 }
 
 const num = (v: unknown): number => Number(v)
+/** ClickHouse's DateTime64 text in UTC (`2026-01-10 12:00:05.000`) as ms since the epoch. */
+const utcMs = (v: unknown): number => Date.parse(`${String(v).replace(' ', 'T')}Z`)
 const close = (a: number, b: number, what: string, rel = 1e-9): void =>
   assert.ok(Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1), `${what}: ${a} vs ${b}`)
 
@@ -154,7 +186,8 @@ interface RunOutcome {
 }
 
 test('every dashboard query runs on real data and shows the numbers the reports show', async (t) => {
-  const te = testEnv()
+  // The server's own evaluator is off: the alerts come from one this test drives, on a clock it steps.
+  const te = testEnv({ ALERTS_ENABLED: 'false' })
   t.after(te.cleanup)
   const svc = await startServer(te.env, { api: true })
   t.after(() => svc.stop())
@@ -220,6 +253,53 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     '--label',
     `point=${point}`,
   ]
+  // The stalled run: 10 threads at 200 ms per operation, at most 50 ops/s against a target of 1000.
+  const stalled = async (runId: string): Promise<{ runId: string; sentEvents: number }> => {
+    const cfg = parseDriverArgs(
+      'run',
+      [
+        '-P',
+        'workloads/workloada',
+        '-p',
+        'recordcount=1000',
+        '-p',
+        'operationcount=100000000',
+        '-p',
+        'maxexecutiontime=5',
+        '-threads',
+        '10',
+        '-target',
+        '1000',
+        '-db',
+        'memory',
+        '--run-id',
+        runId,
+        '--client-id',
+        'stalled-a',
+        '--label',
+        'alerting=stalled',
+      ],
+      te.env,
+      { bindings: BINDING_NAMES },
+    )
+    const workload = CoreWorkload.fromProperties(cfg.properties)
+    const binding = new StalledBinding(createBinding(cfg.binding, cfg.properties))
+    await runPhase(workload, binding, new NullSink(), {
+      phase: 'load',
+      threads: 2,
+      target: 0,
+      operationCount: 0,
+      maxExecutionTimeS: 0,
+      statusIntervalS: 0,
+    })
+    binding.delayMs = STALL_MS
+    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: 'stalled-a' })
+    const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
+    await sink.close()
+    assert.equal(outcome.delivery.undelivered, 0)
+    return { runId, sentEvents: outcome.delivery.sentEvents }
+  }
+  const alerting = stalled(`dash-alert-${stamp}`)
   const baseline = await drive(`dash-base-${stamp}`, [
     {
       id: 'base-a',
@@ -269,6 +349,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     },
   ])
   const runs = [baseline, candidate]
+  const alertRun = await alerting
 
   await waitFor('both runs complete in ClickHouse', async () => {
     const rows = await queryRows<{ run_id: string; n: string; ended: string; samples: string }>(
@@ -301,11 +382,25 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     return a === (await count()) ? true : undefined
   })
 
+  const [alertRunInfo] = await waitFor('the stalled run complete in ClickHouse', async () => {
+    const rows = await queryRows<{ n: string; ended_ms: string | null }>(
+      ch,
+      `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {id:String}) AS n,
+              toUnixTimestamp64Milli(ended_at) AS ended_ms
+       FROM benchstream.runs WHERE run_id = {id:String}`,
+      { id: alertRun.runId },
+    )
+    return rows[0] !== undefined && Number(rows[0].n) === alertRun.sentEvents && rows[0].ended_ms !== null
+      ? rows
+      : undefined
+  })
+  const alertRunEndMs = Number(alertRunInfo!.ended_ms)
+
   const [span] = await queryRows<{ first_ms: string }>(
     ch,
     `SELECT toUnixTimestamp64Milli(min(started_at)) AS first_ms FROM benchstream.runs WHERE run_id ` +
       `IN {ids:Array(String)}`,
-    { ids: runs.map((r) => r.runId) },
+    { ids: [...runs, alertRun].map((r) => r.runId) },
   )
   const range = { fromMs: Number(span!.first_ms) - 60_000, toMs: Date.now() + 60_000, intervalMs: 1000 }
   const [win] = await queryRows<{ w_ms: number; kinds: string }>(
@@ -333,7 +428,8 @@ test('every dashboard query runs on real data and shows the numbers the reports 
       key,
     )
     covered.add(key)
-    return res.data.map((r) => String(Object.values(r)[0]))
+    // A run picker shows __text (a summary run marked "(reported)") and sets __value, the run id.
+    return res.data.map((r) => String(r.__value ?? Object.values(r)[0]))
   }
 
   /** Runs every target of a dashboard with one variable set; returns results by `title/refId`. */
@@ -341,9 +437,12 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     d: JsonDashboard,
     variables: ExpandContext['variables'],
     ctx: Partial<ExpandContext> = {},
+    only?: ReadonlySet<string>,
   ): Promise<Map<string, Row[]>> => {
     const out = new Map<string, Row[]>()
-    const flat = d.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row')
+    const flat = d.panels
+      .flatMap((p) => [p, ...(p.panels ?? [])])
+      .filter((p) => p.type !== 'row' && (only === undefined || only.has(p.title)))
     for (const p of flat) {
       for (const target of p.targets ?? []) {
         const key = `${d.uid}/${p.title}/${target.refId}`
@@ -580,7 +679,14 @@ test('every dashboard query runs on real data and shows the numbers the reports 
 
   // -- sweep ------------------------------------------------------------------
   const sweep = byUid('benchstream-sweep')
-  assert.deepEqual(await variable(sweep, 'label', {}), ['point', 'sweep', 'sweep.param', 'threads', 'version'])
+  assert.deepEqual(await variable(sweep, 'label', {}), [
+    'alerting',
+    'point',
+    'sweep',
+    'sweep.param',
+    'threads',
+    'version',
+  ])
   const workloads = await variable(sweep, 'workload', { label: 'threads' })
   assert.equal(workloads[0], '*')
   assert.ok(workloads.length >= 2)
@@ -657,6 +763,171 @@ test('every dashboard query runs on real data and shows the numbers the reports 
     )
   }
 
+  // -- alerts -----------------------------------------------------------------
+  // Two rules that the stalled run breaks from its first judged window; the second one silenced for this run.
+  const rules: AlertRule[] = [
+    { type: 'below_target', name: 'DashBelowTarget', severity: 'warning', fraction: 0.5, windows: 1 },
+    { type: 'below_target', name: 'DashBelowTargetQuiet', severity: 'info', fraction: 0.5, windows: 1 },
+  ]
+  const silence: SilenceSpec = {
+    id: '0b5c8f6e-1d3a-4c2b-9e7f-aa11bb22cc33',
+    matchers: [
+      { name: 'alertname', value: 'DashBelowTargetQuiet', isEqual: true },
+      { name: 'run_id', value: alertRun.runId, isEqual: true },
+    ],
+    startsAtMs: 0,
+    endsAtMs: undefined,
+    createdBy: 'e2e',
+    comment: '',
+    updatedAtMs: 0,
+  }
+  const completeness = { allowedLatenessMs: 2000, endGraceMs: 5000, partitionIdleMs: 10_000 }
+  const clock = { now: alertRunEndMs + 1 }
+  const engine = buildAlerts(
+    { rules, intervalMs: 1000, completeness, lookbackS: 3600, maxWindowsPerQuery: 600 },
+    {
+      source: new ClickHouseAlertSource(ch),
+      store: new ClickHouseAlertStore(ch),
+      notifiers: [],
+      silences: { current: async () => [silence] },
+      now: () => clock.now,
+    },
+  )
+  interface AlertRow {
+    rule: string
+    state: string
+    starts_ms: string
+    ends_ms: string | null
+    summary: string
+    silenced_by: string
+  }
+  const alertRows = async (): Promise<AlertRow[]> =>
+    queryRows<AlertRow>(
+      ch,
+      `SELECT rule, state, toUnixTimestamp64Milli(starts_at) AS starts_ms, toUnixTimestamp64Milli(ends_at) AS ends_ms,
+              summary, silenced_by
+       FROM benchstream.alerts WHERE run_id = {id:String} ORDER BY rule, state`,
+      { id: alertRun.runId },
+    )
+  // Before the run's end grace is over only windows the watermark has passed are judged: both rules fire.
+  await engine.tick()
+  const firingRows = await alertRows()
+  assert.deepEqual(
+    firingRows.map((r) => [r.rule, r.state, r.silenced_by]),
+    [
+      ['DashBelowTarget', 'firing', ''],
+      ['DashBelowTargetQuiet', 'firing', silence.id],
+    ],
+    engine.stats.lastError,
+  )
+  const startsMs = Number(firingRows[0]!.starts_ms)
+  const allDashboards = generateDashboards().map(
+    (g) => JSON.parse(readFileSync(path.join(generatedDir(), g.file), 'utf8')) as JsonDashboard,
+  )
+  const annotationVariables: Record<string, ExpandContext['variables']> = {
+    'benchstream-live': { run: alertRun.runId },
+    'benchstream-compare': { baseline: baseline.runId, candidate: alertRun.runId },
+    'benchstream-sweep': { label: 'alerting', workload: '*' },
+    'benchstream-profiles': { run: alertRun.runId, baseline: baseline.runId, candidate: candidate.runId },
+  }
+  /** Every dashboard's alert annotations for the stalled run: the same rows on each. */
+  const annotations = async (): Promise<Row[]> => {
+    let first: Row[] | undefined
+    for (const d of allDashboards) {
+      const a = d.annotations.list.find((x) => x.name === 'Alerts') ?? assert.fail(`${d.uid} has no Alerts annotation`)
+      const key = `${d.uid}/annotation/Alerts`
+      const variables = annotationVariables[d.uid] ?? assert.fail(`no variables for ${key}`)
+      const res = await execute(ch, expandQuery(a.target.rawSql, { ...range, variables }))
+      assert.deepEqual(
+        res.meta.map((m) => m.name),
+        EXPECTED[key],
+        key,
+      )
+      assert.match(res.meta[0]!.type, /^DateTime64/, `${key}: time is a time`)
+      assert.match(res.meta[1]!.type, /^DateTime64/, `${key}: timeEnd is a time`)
+      covered.add(key)
+      // A firing alert's end is "now", which moves between two queries.
+      const fixed = (rows: Row[]): Row[] => rows.map((r) => ({ ...r, timeEnd: undefined }))
+      if (first === undefined) first = res.data
+      else assert.deepEqual(fixed(res.data), fixed(first), `${key}: the same alerts as the live dashboard's`)
+    }
+    return first ?? []
+  }
+  const live2 = byUid('benchstream-live')
+  const alertPanels = async (): Promise<Map<string, Row[]>> =>
+    panels(live2, { run: alertRun.runId, op: ['READ', 'UPDATE'] }, {}, ALERT_PANELS)
+  const timeline = (rows: Row[], rule: string): Array<[number, number]> =>
+    rows.filter((r) => r.rule === rule).map((r) => [utcMs(r.time), num(r.state)])
+  const [runStart] = await queryRows<{ ms: string }>(
+    ch,
+    'SELECT toUnixTimestamp64Milli(started_at) AS ms FROM benchstream.runs WHERE run_id = {id:String}',
+    { id: alertRun.runId },
+  )
+  const runStartMs = Number(runStart!.ms)
+
+  // While firing.
+  let anno = await annotations()
+  assert.deepEqual(
+    anno.map((r) => [utcMs(r.time), r.title, r.text, r.tags]),
+    [
+      [startsMs, 'DashBelowTarget (ALL): firing', firingRows[0]!.summary, 'DashBelowTarget,ALL,warning'],
+      [
+        startsMs,
+        'DashBelowTargetQuiet (ALL): firing, silenced',
+        firingRows[1]!.summary,
+        'DashBelowTargetQuiet,ALL,info,silenced',
+      ],
+    ],
+  )
+  assert.ok(
+    anno.every((r) => utcMs(r.timeEnd) >= startsMs),
+    'a firing alert spans from its start to now',
+  )
+  let ap = await alertPanels()
+  assert.deepEqual(
+    (ap.get('Firing now/A') ?? []).map((r) => [r.rule, r.op, r.severity, utcMs(r.since), r.silenced_by]),
+    [
+      ['DashBelowTarget', 'ALL', 'warning', startsMs, ''],
+      ['DashBelowTargetQuiet', 'ALL', 'info', startsMs, silence.id],
+    ],
+  )
+  const st = ap.get('Alert state per rule/A') ?? []
+  assert.deepEqual(timeline(st, 'DashBelowTarget'), [
+    [runStartMs, ALERT_STATE_VALUES.ok],
+    [startsMs, ALERT_STATE_VALUES.firing],
+  ])
+  assert.deepEqual(timeline(st, 'DashBelowTargetQuiet'), [
+    [runStartMs, ALERT_STATE_VALUES.ok],
+    [startsMs, ALERT_STATE_VALUES.silenced],
+  ])
+
+  // The run's end grace over: the run is judged to its end, and its end resolves both.
+  clock.now = alertRunEndMs + completeness.endGraceMs + 1
+  await engine.tick()
+  const resolvedRows = (await alertRows()).filter((r) => r.state === 'resolved')
+  assert.deepEqual(
+    resolvedRows.map((r) => [r.rule, Number(r.ends_ms), r.silenced_by]),
+    [
+      ['DashBelowTarget', alertRunEndMs, ''],
+      ['DashBelowTargetQuiet', alertRunEndMs, silence.id],
+    ],
+  )
+  anno = await annotations()
+  assert.deepEqual(
+    anno.map((r) => [utcMs(r.time), utcMs(r.timeEnd), r.title]),
+    [
+      [startsMs, alertRunEndMs, 'DashBelowTarget (ALL): resolved'],
+      [startsMs, alertRunEndMs, 'DashBelowTargetQuiet (ALL): resolved, silenced'],
+    ],
+  )
+  ap = await alertPanels()
+  assert.deepEqual(ap.get('Firing now/A'), [], 'nothing fires any more')
+  assert.deepEqual(timeline(ap.get('Alert state per rule/A') ?? [], 'DashBelowTarget'), [
+    [runStartMs, ALERT_STATE_VALUES.ok],
+    [startsMs, ALERT_STATE_VALUES.firing],
+    [alertRunEndMs, ALERT_STATE_VALUES.ok],
+  ])
+
   // Every query of every dashboard ran at least once.
   const all = dashboards.flatMap((d) => [
     ...d.templating.list.filter((v) => v.type === 'query').map((v) => `${d.uid}/$${v.name}`),
@@ -664,6 +935,7 @@ test('every dashboard query runs on real data and shows the numbers the reports 
       .flatMap((p) => [p, ...(p.panels ?? [])])
       .flatMap((p) => (p.targets ?? []).map((tg) => `${d.uid}/${p.title}/${tg.refId}`)),
   ])
+  all.push(...allDashboards.flatMap((d) => d.annotations.list.map((a) => `${d.uid}/annotation/${a.name}`)))
   assert.deepEqual(
     all.filter((k) => !covered.has(k)),
     [],

@@ -20,11 +20,11 @@
  * opened on the finished two-client run, whose chart layout is checked: one plot per chart, nothing overlapping.
  */
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
-import { chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
@@ -38,19 +38,9 @@ import { parseDriverArgs } from '../../services/driver/config.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { startServer } from '../../services/server/main.js'
+import { openBrowser } from '../helpers/chromium.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-/** Without the background-networking flags Chromium keeps calling out to a network that is not there. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 const CLIENTS = ['client-a', 'client-b']
 /** Per client, ops/s. */
 const TARGET = 500
@@ -192,26 +182,13 @@ async function figures(page: Page): Promise<PageFigures> {
 }
 
 test('the live view draws complete windows pushed over SSE, with the numbers of the report', async (t) => {
-  assert.ok(
-    existsSync(CHROMIUM),
-    `the live view test needs Chromium at ${CHROMIUM} (Debian package chromium; deploy/local/system-deps.sh ` +
-      `installs it, CHROMIUM_PATH names another)`,
-  )
   const started = Date.now()
   const te = testEnv()
   t.after(te.cleanup)
   const svc = await startServer(te.env, { api: true })
   t.after(() => svc.stop())
   const shots = mkdtempSync(path.join(os.tmpdir(), 'benchstream-live-view-'))
-  const profile = mkdtempSync(path.join(os.tmpdir(), 'benchstream-chromium-'))
-  t.after(() => rmSync(profile, { recursive: true, force: true }))
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1400, height: 1000 },
-  })
-  t.after(() => browser.close())
+  const browser = await openBrowser(t)
   const page = await browser.newPage()
   const pageErrors: string[] = []
   page.on('pageerror', (err) => pageErrors.push(err.message))

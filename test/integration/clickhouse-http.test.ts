@@ -283,9 +283,11 @@ test(
           intervalMs: 1000,
           variables: { run: runId, op: [...span!.ops].sort() },
         }
-        const panelSql = (live.panels ?? [])
-          .flatMap((p) => ('targets' in p ? (p.targets ?? []) : []))
-          .map((tg) => expandQuery((tg as unknown as { rawSql: string }).rawSql, ctx))
+        const panelSql = [
+          ...(live.panels ?? []).flatMap((p) => ('targets' in p ? (p.targets ?? []) : [])),
+          // The alerts annotation (Grafana runs it through the same datasource).
+          ...(live.annotations?.list ?? []).flatMap((a) => (a.target === undefined ? [] : [a.target])),
+        ].map((tg) => expandQuery((tg as unknown as { rawSql: string }).rawSql, ctx))
         const typed = [
           `SELECT run_id, labels, clients, started_at, workload FROM runs WHERE run_id = '${runId}'`,
           `SELECT * FROM op_windows WHERE run_id = '${runId}' ORDER BY window_start, op, status, client_id LIMIT 50`,

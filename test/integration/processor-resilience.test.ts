@@ -218,7 +218,13 @@ test('a Kafka broker restart mid-stream is survived, exactly', async (t) => {
     'all events after the restart',
     async () => (sameAsTruth(await stored(svc.ch, 'restart-run'), p.truth) ? true : undefined),
     120_000,
-  )
+  ).catch((err: unknown) => {
+    // What the processor was doing when it did not get there: for the defect's report.
+    process.stdout.write(
+      `# stats ${JSON.stringify(svc.processor.stats)} ` + `partitions ${JSON.stringify(svc.processor.partitions())}\n`,
+    )
+    throw err
+  })
   assertExact(await stored(svc.ch, 'restart-run'), p.truth)
 })
 

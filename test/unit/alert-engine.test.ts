@@ -18,6 +18,7 @@ import type {
 import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
 import type { RunProgress } from '../../services/core/stats/window-completeness.js'
 import type { BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
+import type { SilenceSpec } from '../../services/core/alerting/silences.js'
 
 const T0 = 1_700_000_000_000
 const rules: AlertRule[] = [
@@ -123,7 +124,10 @@ class FakeStore implements AlertStore {
 class Capture implements AlertNotifier {
   readonly got: AlertTransition[] = []
   fail = false
-  constructor(readonly channel = 'webhook') {}
+  constructor(
+    readonly channel = 'webhook',
+    readonly mutedBySilences = true,
+  ) {}
   async notify(t: AlertTransition): Promise<DeliveryResult> {
     if (this.fail) return { ok: false, error: 'HTTP 500' }
     this.got.push(t)
@@ -160,7 +164,7 @@ test(
     assert.ok(src.queries >= 4, 'bounded queries of at most 7 windows')
     assert.equal(store.rows.length, 2)
     assert.ok(store.rows.every((r) => r.notifiedAtMs === T0 + 40_000))
-    assert.deepEqual(e.stats.notifications, { webhook: { sent: 2, failed: 0 } })
+    assert.deepEqual(e.stats.notifications, { webhook: { sent: 2, failed: 0, silenced: 0 } })
     await e.tick()
     assert.equal(cap.got.length, 2, 'nothing new on the next tick')
   },
@@ -247,7 +251,7 @@ test('a failed record is retried on the next tick; failed notifications are coun
   assert.equal(e.stats.recordFailures, 1)
   assert.deepEqual(
     e.stats.notifications,
-    { webhook: { sent: 0, failed: 1 }, kafka: { sent: 1, failed: 0 } },
+    { webhook: { sent: 0, failed: 1, silenced: 0 }, kafka: { sent: 1, failed: 0, silenced: 0 } },
     'the queue waits behind the failed record',
   )
   await e.tick()
@@ -257,7 +261,7 @@ test('a failed record is retried on the next tick; failed notifications are coun
   )
   assert.deepEqual(
     e.stats.notifications,
-    { webhook: { sent: 0, failed: 2 }, kafka: { sent: 2, failed: 0 } },
+    { webhook: { sent: 0, failed: 2, silenced: 0 }, kafka: { sent: 2, failed: 0, silenced: 0 } },
     'the firing notice was not sent again',
   )
   assert.equal(kafka.got.length, 2)
@@ -293,3 +297,166 @@ test('an incident left open in the store for a run no longer evaluated is resolv
   assert.equal(cap.got.length, 1)
   assert.equal(e.stats.openIncidents, 0)
 })
+
+/** A silence of rule Drop (this file's rule) on one run, active from T0 on. */
+function dropSilence(id: string, runId: string, endsAtMs?: number): SilenceSpec {
+  return {
+    id,
+    matchers: [
+      { name: 'alertname', value: 'Drop', isEqual: true },
+      { name: 'run_id', value: runId, isEqual: true },
+    ],
+    startsAtMs: T0,
+    endsAtMs,
+    createdBy: 'test',
+    comment: '',
+    updatedAtMs: T0,
+  }
+}
+
+test(
+  'a silenced incident is recorded and published, marked, ' + 'but not sent to the webhook; both of its states',
+  async () => {
+    const src = new FakeSource()
+    for (let i = 0; i < 30; i++) src.addWindow(i, i >= 12 && i <= 16 ? 500 : 1000)
+    src.infos.set('s1', { runId: 's1', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+    src.infos.set('s2', { runId: 's2', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+    const store = new FakeStore()
+    const webhook = new Capture('webhook', true)
+    const kafka = new Capture('kafka', false)
+    const silences = { current: async () => [dropSilence('b-silence', 's1'), dropSilence('a-silence', 's1')] }
+    const e = new AlertEngine(config, {
+      source: src,
+      store,
+      notifiers: [webhook, kafka],
+      silences,
+      now: () => T0 + 31_000,
+    })
+    await e.tick()
+    // s1 is silenced (the smallest matching id speaks), s2 (same windows, no silence) is not.
+    assert.deepEqual(
+      kafka.got.map((t) => [t.runId, t.state, t.silencedBy]),
+      [
+        ['s1', 'firing', 'a-silence'],
+        ['s1', 'resolved', 'a-silence'],
+        ['s2', 'firing', undefined],
+        ['s2', 'resolved', undefined],
+      ],
+    )
+    assert.deepEqual(
+      webhook.got.map((t) => [t.runId, t.state]),
+      [
+        ['s2', 'firing'],
+        ['s2', 'resolved'],
+      ],
+    )
+    assert.deepEqual(
+      store.rows.map((r) => [r.t.runId, r.t.state, r.t.silencedBy]),
+      kafka.got.map((t) => [t.runId, t.state, t.silencedBy]),
+      'every transition recorded, silenced ones marked',
+    )
+    assert.deepEqual(e.stats.notifications, {
+      webhook: { sent: 2, failed: 0, silenced: 2 },
+      kafka: { sent: 4, failed: 0, silenced: 0 },
+    })
+    assert.equal(e.stats.silenced, 2)
+  },
+)
+
+test('an incident is silenced as a whole, decided when it fires', async () => {
+  // Windows 0..17 first: the watermark lets windows up to 14 be judged, where the drop (from 12) fires.
+  const src = new FakeSource()
+  for (let i = 0; i < 18; i++) src.addWindow(i, i >= 12 && i <= 16 ? 500 : 1000)
+  src.infos.set('s3', { runId: 's3', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+  src.infos.set('s4', { runId: 's4', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+  const clock = { now: T0 + 18_000 }
+  const active: SilenceSpec[] = [dropSilence('for-s4', 's4', T0 + 19_000)]
+  const store = new FakeStore()
+  const webhook = new Capture('webhook', true)
+  const e = new AlertEngine(config, {
+    source: src,
+    store,
+    notifiers: [webhook],
+    silences: { current: async () => active },
+    now: () => clock.now,
+  })
+  await e.tick()
+  assert.deepEqual(
+    webhook.got.map((t) => [t.runId, t.state]),
+    [['s3', 'firing']],
+  )
+  // A silence made after s3 fired does not hide its end; s4's silence expires before s4 resolves, which stays silenced.
+  active.push(dropSilence('for-s3', 's3'))
+  for (let i = 18; i < 30; i++) src.addWindow(i, 1000)
+  clock.now = T0 + 31_000
+  await e.tick()
+  assert.deepEqual(
+    webhook.got.map((t) => [t.runId, t.state]),
+    [
+      ['s3', 'firing'],
+      ['s3', 'resolved'],
+    ],
+  )
+  assert.deepEqual(
+    store.rows.map((r) => [r.t.runId, r.t.state, r.t.silencedBy]),
+    [
+      ['s3', 'firing', undefined],
+      ['s4', 'firing', 'for-s4'],
+      ['s3', 'resolved', undefined],
+      ['s4', 'resolved', 'for-s4'],
+    ],
+  )
+})
+
+test(
+  'after a restart, the resolved transition of a silenced incident stays silenced; ' +
+    'failed reads keep the last silences',
+  async () => {
+    const src = new FakeSource()
+    for (let i = 0; i < 20; i++) src.addWindow(i, i >= 12 ? 400 : 1000)
+    src.infos.set('s5', { runId: 's5', startedAtMs: T0, endedAtMs: undefined, targetOpsPerSec: 0 })
+    const store = new FakeStore()
+    const clock = { now: T0 + 21_000 }
+    const first = new Capture('webhook', true)
+    await new AlertEngine(config, {
+      source: src,
+      store,
+      notifiers: [first],
+      silences: { current: async () => [dropSilence('x', 's5')] },
+      now: () => clock.now,
+    }).tick()
+    assert.deepEqual(first.got, [])
+    assert.deepEqual(
+      store.rows.map((r) => [r.t.state, r.t.silencedBy]),
+      [['firing', 'x']],
+    )
+    // A new engine whose silence store fails: the run recovers and the incident resolves, still silenced.
+    for (let i = 20; i < 30; i++) src.addWindow(i, 1000)
+    clock.now = T0 + 31_000
+    const second = new Capture('webhook', true)
+    const lines: string[] = []
+    const e2 = new AlertEngine(config, {
+      source: src,
+      store,
+      notifiers: [second],
+      silences: {
+        current: async () => {
+          throw new Error('ClickHouse down')
+        },
+      },
+      now: () => clock.now,
+      log: (l) => lines.push(l),
+    })
+    await e2.tick()
+    assert.deepEqual(second.got, [])
+    assert.deepEqual(
+      store.rows.map((r) => [r.t.state, r.t.silencedBy]),
+      [
+        ['firing', 'x'],
+        ['resolved', 'x'],
+      ],
+    )
+    assert.equal(e2.stats.silenceReadFailures, 1)
+    assert.ok(lines.some((l) => l.includes('reading silences failed')))
+  },
+)

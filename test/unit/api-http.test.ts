@@ -19,6 +19,7 @@ const readModel = {
   runReport: async (runId: string) => {
     throw new BenchstreamError('BS_ERR_NOT_FOUND', `run ${runId} has no data`)
   },
+  reportedRuns: async () => [],
   timeline: async () => [],
 } as unknown as ReadModel
 const adHoc: AdHocQueries = {

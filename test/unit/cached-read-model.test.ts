@@ -8,13 +8,19 @@ import { test } from 'node:test'
 import { CachedReadModel } from '../../services/api/cached-read-model.js'
 import type { ReadModel, RunInfo, RunReport } from '../../services/core/ports/read-model.js'
 
-function fake(endedAt: Record<string, string | null>): { rm: ReadModel; calls: Record<string, number> } {
+function fake(
+  endedAt: Record<string, string | null>,
+  alertStates: Record<string, Array<'firing' | 'resolved'>> = {},
+): { rm: ReadModel; calls: Record<string, number> } {
   const calls: Record<string, number> = {}
   const count = (k: string): void => void (calls[k] = (calls[k] ?? 0) + 1)
   const run = (id: string): RunInfo => ({ run_id: id, ended_at: endedAt[id] ?? null }) as unknown as RunInfo
   const rm = {
     getRun: async (id: string) => (count(`run:${id}`), run(id)),
-    runReport: async (id: string) => (count(`report:${id}`), { runId: id, run: run(id) } as unknown as RunReport),
+    runReport: async (id: string) => (
+      count(`report:${id}`),
+      { runId: id, run: run(id), alerts: (alertStates[id] ?? []).map((state) => ({ state })) } as unknown as RunReport
+    ),
     timeline: async (id: string) => (count(`timeline:${id}`), []),
     listRuns: async () => (count('list'), []),
   } as unknown as ReadModel
@@ -61,6 +67,20 @@ test('the cache is bounded: the least recently used entries go', async () => {
   assert.equal(calls['report:r0'], 2)
 })
 
+test("a finished run's report is kept only once none of its alerts is firing", async () => {
+  const now = Date.parse('2026-12-03T10:00:00Z')
+  const states: Record<string, Array<'firing' | 'resolved'>> = { done: ['resolved', 'firing'] }
+  const { rm, calls } = fake({ done: '2026-12-03 09:59:00.000000' }, states)
+  const c = new CachedReadModel(rm, { finalAfterMs: 30_000, maxEntries: 3, listTtlMs: 1000, now: () => now })
+  await c.runReport('done')
+  await c.runReport('done')
+  assert.equal(calls['report:done'], 2, 'an alert still firing will be resolved: read again')
+  states.done = ['resolved', 'resolved']
+  await c.runReport('done')
+  await c.runReport('done')
+  assert.equal(calls['report:done'], 3)
+})
+
 test('identical requests arriving together share one computation', async () => {
   let calls = 0
   const rm = {
@@ -68,7 +88,7 @@ test('identical requests arriving together share one computation', async () => {
     runReport: async (id: string) => {
       calls++
       await new Promise((r) => setTimeout(r, 20))
-      return { runId: id, run: undefined } as unknown as RunReport
+      return { runId: id, run: undefined, alerts: [] } as unknown as RunReport
     },
   } as unknown as ReadModel
   const c = new CachedReadModel(rm, { finalAfterMs: 1000, maxEntries: 10, listTtlMs: 1000 })

@@ -28,6 +28,7 @@ const COMMANDS = [
   'compare',
   'history',
   'sweep',
+  'alerts',
 ]
 
 function cli(
@@ -69,6 +70,11 @@ test('unknown commands, flags, properties and bindings name the closest valid on
     [['run', '-db', 'reddis'], /unknown binding "reddis"; did you mean redis\?/],
     [['demo', '--secnds', '3'], /unknown option --secnds; did you mean --seconds\?/],
     [['report', 'x', '--jsn'], /unknown option --jsn; did you mean --json\?/],
+    [['alerts', '--folow'], /unknown option --folow; did you mean --follow\?/],
+    [['alerts', '--state', 'open'], /--state "open" is not allowed: expected firing or resolved/],
+    [['alerts', 'silence', '--rule', 'X'], /a silence without --run needs an end: --for DURATION or --until TIME/],
+    [['alerts', 'silence', '--for', '1h'], /needs at least one of --rule, --run, --op, --severity/],
+    [['alerts', 'silence', '--run', 'r1', '--for', '1 hour'], /--for "1 hour" is not allowed: expected a duration/],
     [['help', 'tresholds'], /no help for "tresholds"; did you mean thresholds\?/],
     [['run', '--threshold', 'READX.p99<2ms'], /unknown measurement READX \(did you mean READ\?\)/],
     [

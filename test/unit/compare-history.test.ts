@@ -64,6 +64,7 @@ function source(
         .reverse()
     },
     runFigures: async (ids) => figs.filter((f) => ids.includes(f.runId)),
+    reportedRuns: async () => [],
   }
 }
 

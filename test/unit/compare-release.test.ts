@@ -348,6 +348,7 @@ test(
       runFigures: async (ids) =>
         [...figures(A, [100, 101, 99], 1), ...figures(B, [100, 101, 99], 2)].filter((f) => ids.includes(f.runId)),
       windowFigures: async () => assert.fail('3 runs a side need no windows'),
+      reportedRuns: async () => assert.fail('every run has figures'),
     }
     const c = await compareReleases(src, 'group:a', 'version=1.1,workload=e', { force: true })
     assert.deepEqual(asked, [{ group: 'a' }, { labels: { version: '1.1' } }])
@@ -436,6 +437,7 @@ test(
       md,
       joinRegExp([
         /^### `group:a` → `group:b`\n\n/,
+        /\*\*Regressed:\*\* READ p50 \+50\.0%\.\n\n/,
         /\*\*baseline\*\*: 3 runs \(a1, a2, a3\) {2}\n/,
         /\*\*candidate\*\*: 3 runs \(b1, b2, b3\)\n/,
       ]),
@@ -447,7 +449,7 @@ test(
       /^\| READ p50 \(µs\) \| 100 ± 1% \| 150 ± 1% \| \+50\.00% \| regression \(p=[\d.e-]+ n=3\+3\) \|$/m,
     )
     assert.match(md, /^\| UPDATE avg \(µs\) \| [\d.]+ ± \d+% \| [\d.]+ ± \d+% \| ~ \| ~ \(p=[\d.]+ n=3\+3\) \|$/m)
-    assert.match(md, /^1 regression, 0 improvements, \d+ without significant change\.$/m)
+    assert.match(md, /^1 regression, 0 improvements, \d+ without significant change(, \d+ the same on every run)?\.$/m)
     assert.match(md, /Benjamini-Hochberg/)
     const plain = formatComparison(c, 'terminal')
     // ESC from its code, so no regex holds a control character.

@@ -51,7 +51,7 @@ test("3 + 3 repetitions: Welch's t-test, because Mann-Whitney's smallest p would
   assert.ok((v.pValue ?? 1) < 0.01, `p ${v.pValue}`)
   assert.equal(v.effect.basis, 'mean')
   assert.ok(v.ci !== null && v.ci.high < 0)
-  assert.match(v.reason, /minimum is 0\.100/)
+  assert.match(v.reason, /smallest p with so few, 0\.100, cannot survive the adjustment/)
 })
 
 test('no change: no significant change, with p well above alpha', () => {

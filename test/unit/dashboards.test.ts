@@ -42,6 +42,15 @@ interface JsonDashboard {
     list: Array<{ name: string; type: string; query?: unknown; refresh?: number; datasource?: { uid?: string } }>
   }
   time: { from: string; to: string }
+  annotations?: {
+    list: Array<{
+      name: string
+      enable: boolean
+      datasource?: { type?: string; uid?: string }
+      target?: JsonTarget
+      mappings?: Record<string, { source?: string; value?: string }>
+    }>
+  }
 }
 
 const DS = { type: DATASOURCE_TYPE, uid: '${datasource}' }
@@ -248,4 +257,33 @@ test('time ranges: the live run the last 15 minutes, compare, sweep and profiles
     'benchstream-sweep': { from: 'now-24h', to: 'now' },
     'benchstream-profiles': { from: 'now-24h', to: 'now' },
   })
+})
+
+test("every dashboard annotates its runs' alerts: start to end, summary, rule, op and severity as tags", () => {
+  const runVariables: Record<string, string[]> = {
+    'benchstream-live': ['run'],
+    'benchstream-compare': ['baseline', 'candidate'],
+    'benchstream-profiles': ['run', 'baseline', 'candidate'],
+    'benchstream-sweep': ['label', 'workload'],
+  }
+  for (const d of dashboards()) {
+    const list = d.annotations?.list ?? []
+    assert.equal(list.length, 1, `${d.uid}: one annotation query`)
+    const a = list[0]!
+    assert.equal(a.name, 'Alerts')
+    assert.equal(a.enable, true)
+    assert.deepEqual(a.datasource, DS)
+    const t = a.target!
+    assert.deepEqual([t.editorType, t.format, t.pluginVersion, t.datasource], ['sql', 1, PLUGIN_VERSION, DS])
+    const q = t.rawSql ?? ''
+    assert.match(q, /FROM benchstream\.alert_incidents/)
+    assert.match(q, /starts_at AS time/)
+    assert.match(q, /ends_at.* AS timeEnd/)
+    assert.match(q, /summary AS text/)
+    assert.match(q, /concat\(rule, ',', op, ',', severity.*\) AS tags/)
+    for (const v of runVariables[d.uid] ?? assert.fail(`no run variables listed for ${d.uid}`))
+      assert.ok(q.includes(`\${${v}:singlequote}`), `${d.uid}: filtered by $${v}`)
+    for (const f of ['time', 'timeEnd', 'title', 'text', 'tags'])
+      assert.deepEqual(a.mappings?.[f], { source: 'field', value: f }, `${d.uid}: ${f} mapping`)
+  }
 })

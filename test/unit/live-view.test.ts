@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
-import type { LiveSnapshot, LiveUpdate } from '../../schemas/api.v1.js'
+import type { Alert, LiveAlerts, LiveSnapshot, LiveUpdate } from '../../schemas/api.v1.js'
 import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
 import { assembleWindows, LiveTotals } from '../../services/api/live/windows.js'
@@ -76,7 +76,7 @@ function utc(ms: number): string {
 function fakeRun() {
   const rows = rowsOf(10)
   const total = rows.reduce((a, r) => a + r.count, 0)
-  const state = { watermarkMs: T0 + 8500, endedAt: null as string | null, reads: 0 }
+  const state = { watermarkMs: T0 + 8500, endedAt: null as string | null, reads: 0, alerts: [] as Alert[] }
   const run = (): RunInfo => ({
     run_id: 'r1',
     started_at: utc(T0 + 200),
@@ -103,6 +103,7 @@ function fakeRun() {
   })
   const inRange = (from: number, to: number) => rows.filter((r) => r.startMs >= from && r.startMs < to)
   const rm = {
+    alerts: async () => (state.reads++, { alerts: state.alerts, nextCursor: null }),
     listRuns: async () => [{ ...run(), operations: total }],
     getRun: async (id: string) => (state.reads++, id === 'r1' ? run() : undefined),
     runCounts: async () => (state.reads++, { byOpStatus: {}, total, clientsEnded: run().clients_ended }),
@@ -215,10 +216,11 @@ test(
     t.after(() => s.close())
     assert.equal(s.status, 200)
     assert.match(s.headers!.get('content-type') ?? '', /^text\/event-stream/)
-    const runs = await s.next<{ runs: Array<{ run_id: string }> }>('runs')
+    const runs = await s.next<{ runs: Array<{ run_id: string; origin: string }> }>('runs')
+    // A run with windows; summary runs (imported YCSB reports) are marked `reported` for the picker.
     assert.deepEqual(
-      runs.data.runs.map((r) => r.run_id),
-      ['r1'],
+      runs.data.runs.map((r) => [r.run_id, r.origin]),
+      [['r1', 'events']],
     )
 
     // Watermark T0+8.5 s, lateness 2 s: windows starting before T0+6 s are complete (their end + 2 s <= 8.5 s).
@@ -295,6 +297,54 @@ test(
     const reads = state.reads
     await new Promise((r) => setTimeout(r, 400))
     assert.equal(state.reads, reads)
+  },
+)
+
+function alertOf(state: Alert['state']): Alert {
+  return {
+    fingerprint: '0123456789abcdef',
+    rule: 'BenchstreamThroughputDrop',
+    ruleType: 'drop_vs_baseline',
+    severity: 'warning',
+    runId: 'r1',
+    op: 'READ',
+    state,
+    startsAt: new Date(T0 + 4 * W).toISOString(),
+    endsAt: state === 'resolved' ? new Date(T0 + 6 * W).toISOString() : null,
+    value: 0,
+    threshold: 700,
+    summary: 'READ throughput of run r1 dropped to 0 ops/s',
+    description: '',
+    resolvedSummary: state === 'resolved' ? 'READ throughput of run r1 recovered' : null,
+    silencedBy: null,
+  }
+}
+
+test(
+  'alerts ride the same stream: in the snapshot, then an alerts event whenever they change, also after the run is ' +
+    'final while one fires',
+  async (t) => {
+    const { rm, state } = fakeRun()
+    state.alerts = [alertOf('firing')]
+    const { app, base } = await serve(rm)
+    t.after(() => app.close())
+    const s = await Events.open(`${base}/api/v1/runs/r1/live`)
+    t.after(() => s.close())
+    const snap = await s.next<LiveSnapshot>('snapshot')
+    assert.deepEqual(snap.data.alerts, [alertOf('firing')])
+    // The run ends and is final while the alert still fires: the feed goes on reading the alerts.
+    state.endedAt = utc(Date.now() - 10_000)
+    const last = await s.next<LiveUpdate>('update', snap.index)
+    assert.equal(last.data.frontier.final, true)
+    state.alerts = [alertOf('resolved')]
+    const resolved = await s.next<LiveAlerts>('alerts', last.index)
+    assert.deepEqual(resolved.data.alerts, [alertOf('resolved')])
+    // Nothing fires any more: reading stops.
+    await new Promise((r) => setTimeout(r, 300))
+    const reads = state.reads
+    await new Promise((r) => setTimeout(r, 400))
+    assert.equal(state.reads, reads)
+    assert.equal(s.list.filter((e) => e.event === 'alerts').length, 1, 'one event per change')
   },
 )
 

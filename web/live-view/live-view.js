@@ -11,9 +11,16 @@
  * the table come from the server's merged histograms, the same rule as the
  * run's report; this script never averages percentiles.
  *
- * Shapes: schemas/api.v1.ts (LiveSnapshot, LiveUpdate, LiveWindow, LiveSummary).
- * For tests the state and the uPlot instances are on window.benchstreamLive,
- * and the figures on the page carry data-value attributes.
+ * The run's alerts come in the snapshot and as an `alerts` event whenever
+ * they change: a list above the charts, and on the throughput and latency
+ * charts a shaded span from each incident's start to its end (to the newest
+ * data while it fires), drawn in a uPlot draw hook like the filling band;
+ * hovering a span shows its rule and summary.
+ *
+ * Shapes: schemas/api.v1.ts (LiveSnapshot, LiveUpdate, LiveWindow, LiveSummary, LiveAlerts, Alert).
+ * For tests the state and the uPlot instances are on window.benchstreamLive
+ * (each drawn alert span on its chart's u.alertMarks), and the figures on
+ * the page carry data-value attributes.
  */
 'use strict'
 ;(function () {
@@ -45,6 +52,7 @@
     dropped: 0,
     frontier: null,
     summary: null,
+    alerts: [],
   })
   const live = {
     runId: '',
@@ -53,6 +61,7 @@
     base: emptySide(),
     runs: [],
     updates: 0,
+    alertEvents: 0,
     snapshots: 0,
     state: 'connecting',
   }
@@ -77,6 +86,7 @@
     if (v < 1e6) return (v / 1000).toFixed(v < 1e4 ? 2 : 1) + ' ms'
     return (v / 1e6).toFixed(2) + ' s'
   }
+  const fmtMs = (ms) => (ms == null ? '–' : (Math.abs(ms) >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10) + ' ms')
   const fmtPct = (r) => (r == null ? '–' : (100 * r).toFixed(1) + '%')
   const fmtTime = (ms) => (ms == null ? '–' : new Date(ms).toLocaleTimeString('en-GB'))
   const fmtDate = (text) => {
@@ -95,6 +105,7 @@
     side.dropped = d.droppedWindows
     side.frontier = d.frontier
     side.summary = d.summary
+    side.alerts = d.alerts || []
   }
 
   function applyUpdate(side, d) {
@@ -147,11 +158,15 @@
     on('snapshot', (d) => {
       applySnapshot(live.main, d)
       live.snapshots++
-      showProblem('')
+      showProblem(reportedNote())
     })
     on('update', (d) => {
       applyUpdate(live.main, d)
       live.updates++
+    })
+    on('alerts', (d) => {
+      live.main.alerts = d.alerts
+      live.alertEvents++
     })
     on('baseline-snapshot', (d) => applySnapshot(live.base, d))
     on('baseline-update', (d) => applyUpdate(live.base, d))
@@ -201,7 +216,7 @@
     const options = runs.map((r) => {
       const o = document.createElement('option')
       o.value = r.run_id
-      o.textContent = r.run_id + (r.ended_at ? '' : '  (running)')
+      o.textContent = r.run_id + (r.origin === 'reported' ? '  (reported)' : r.ended_at ? '' : '  (running)')
       return o
     })
     if (options.length === 0) {
@@ -218,7 +233,23 @@
       picker.prepend(o)
     }
     picker.value = live.runId
-    if (!pinnedRun && runs.length > 0 && runs[0].run_id !== live.runId) connect(runs[0].run_id)
+    // Follow the newest run that has windows to draw; a summary run (imported YCSB reports) has none.
+    const newest = runs.find((r) => r.origin !== 'reported')
+    if (!pinnedRun && newest && newest.run_id !== live.runId) connect(newest.run_id)
+    if (reportedNote()) showProblem(reportedNote())
+  }
+
+  /** What the page says about a summary run, which has figures but no time series. */
+  function reportedNote() {
+    const r = live.runs.find((x) => x.run_id === live.runId)
+    if (!r || r.origin !== 'reported') return ''
+    return (
+      r.run_id +
+      " is a summary run (YCSB's final reports as printed): no time series to draw. Its report: " +
+      '/api/v1/runs/' +
+      encodeURIComponent(r.run_id) +
+      '/report?format=text'
+    )
   }
 
   $('run-picker').addEventListener('change', (e) => {
@@ -334,6 +365,136 @@
     ctx.restore()
   }
 
+  const ALERT_FILL = {
+    firing: 'rgba(220, 38, 38, 0.16)',
+    resolved: 'rgba(220, 38, 38, 0.09)',
+    silenced: 'rgba(147, 51, 234, 0.12)',
+  }
+  const ALERT_EDGE = { firing: '#dc2626', resolved: '#f87171', silenced: '#9333ea' }
+  const alertKind = (a) => (a.silencedBy ? 'silenced' : a.state)
+
+  /** Where a firing alert's span ends: the newest data, as far as the page knows it. */
+  function openAlertEnd(u) {
+    const m = live.main
+    const f = m.frontier
+    if (f && f.newestWindowMs != null && m.windowMs != null) return (f.newestWindowMs + m.windowMs) / 1000
+    return u.scales.x.max
+  }
+
+  /**
+   * The alerts `pick` returns, as shaded spans from start to end (x is a window's start, so the span covers the
+   * breaching windows' points), the rule at the top; each drawn span is kept on u.alertMarks in CSS pixels of the
+   * plotting area, for the hover and for tests.
+   */
+  function drawAlerts(u, pick) {
+    const marks = []
+    const list = pick()
+    const xmin = u.scales.x.min
+    const xmax = u.scales.x.max
+    if (list.length > 0 && xmin != null && xmax != null) {
+      const dpr = window.devicePixelRatio || 1
+      const { left, top, width, height } = u.bbox
+      const ctx = u.ctx
+      ctx.save()
+      ctx.beginPath()
+      ctx.rect(left, top, width, height)
+      ctx.clip()
+      ctx.font = 11 * dpr + 'px system-ui, sans-serif'
+      // uPlot leaves the alignment of its last axis label on the context.
+      ctx.textAlign = 'left'
+      ctx.textBaseline = 'alphabetic'
+      // Labels go in rows from the top; a label takes the first row where it overlaps none (right ends per row).
+      const rows = []
+      // Oldest first, so a newer span is drawn over an older one.
+      for (const a of [...list].sort((p, q) => p.startsAt.localeCompare(q.startsAt) || p.rule.localeCompare(q.rule))) {
+        const s = Date.parse(a.startsAt) / 1000
+        const e = a.endsAt ? Date.parse(a.endsAt) / 1000 : openAlertEnd(u)
+        if (e < xmin || s > xmax) continue
+        const kind = alertKind(a)
+        const x0 = u.valToPos(Math.max(s, xmin), 'x', true)
+        const x1 = Math.max(x0 + dpr, u.valToPos(Math.min(e, xmax), 'x', true))
+        ctx.fillStyle = ALERT_FILL[kind]
+        ctx.fillRect(x0, top, x1 - x0, height)
+        ctx.strokeStyle = ALERT_EDGE[kind]
+        ctx.lineWidth = 1.5 * dpr
+        ctx.setLineDash([])
+        ctx.beginPath()
+        ctx.moveTo(x0, top)
+        ctx.lineTo(x0, top + height)
+        ctx.stroke()
+        if (a.endsAt) {
+          ctx.setLineDash([3 * dpr, 3 * dpr])
+          ctx.beginPath()
+          ctx.moveTo(x1, top)
+          ctx.lineTo(x1, top + height)
+          ctx.stroke()
+        }
+        const label = '⚠ ' + a.rule + (a.op === 'ALL' ? '' : ' ' + a.op)
+        const lx = x0 + 4 * dpr
+        let row = rows.findIndex((end) => end < lx)
+        if (row === -1) row = rows.push(0) - 1
+        rows[row] = lx + ctx.measureText(label).width + 6 * dpr
+        ctx.fillStyle = ALERT_EDGE[kind]
+        // Below the filling band's label, which sits at the top.
+        ctx.fillText(label, lx, top + (26 + 13 * row) * dpr)
+        marks.push({
+          fingerprint: a.fingerprint,
+          rule: a.rule,
+          op: a.op,
+          state: a.state,
+          silencedBy: a.silencedBy,
+          summary: a.summary,
+          startsAt: a.startsAt,
+          endsAt: a.endsAt,
+          left: u.valToPos(Math.max(s, xmin), 'x'),
+          right: u.valToPos(Math.min(e, xmax), 'x'),
+        })
+      }
+      ctx.restore()
+    }
+    u.alertMarks = marks
+  }
+
+  /** The rule and summary of the alert span under the cursor, in a box inside the plot. */
+  function alertTip(u) {
+    let tip = u.alertTip
+    if (!tip) {
+      tip = document.createElement('div')
+      tip.className = 'alert-tip'
+      tip.hidden = true
+      u.over.appendChild(tip)
+      u.alertTip = tip
+    }
+    const x = u.cursor.left
+    // Every span under the cursor, newest first; a thin span still catches it within a few pixels.
+    const under =
+      x == null || x < 0 ? [] : (u.alertMarks || []).filter((k) => x >= k.left - 3 && x <= k.right + 3).reverse()
+    if (under.length === 0) {
+      tip.hidden = true
+      delete tip.dataset.fingerprints
+      return
+    }
+    tip.replaceChildren(
+      ...under.map((m) => {
+        const item = document.createElement('div')
+        item.className = 'alert-tip-item'
+        const title = document.createElement('b')
+        title.textContent =
+          m.rule + (m.op === 'ALL' ? '' : ' (' + m.op + ')') + ' · ' + m.state + (m.silencedBy ? ' · silenced' : '')
+        const when = document.createElement('span')
+        when.textContent =
+          fmtTime(Date.parse(m.startsAt)) + (m.endsAt ? ' – ' + fmtTime(Date.parse(m.endsAt)) : ' – now') + ': '
+        item.append(title, when, m.summary)
+        return item
+      }),
+    )
+    tip.dataset.fingerprints = under.map((m) => m.fingerprint).join(' ')
+    tip.hidden = false
+    const w = u.over.clientWidth
+    tip.style.left = Math.max(0, Math.min(x + 12, w - tip.offsetWidth - 4)) + 'px'
+    tip.style.top = '6px'
+  }
+
   /** The x range: the data, plus the still-filling band so its edge is visible. */
   function xRange(_u, min, max) {
     const m = live.main
@@ -392,7 +553,9 @@
           value: (_u, v) => (v == null ? '–' : spec.fmt(v)),
         })),
       ],
-      hooks: { draw: [drawOpenEdge] },
+      hooks: spec.alerts
+        ? { draw: [drawOpenEdge, (u) => drawAlerts(u, spec.alerts)], setCursor: [alertTip] }
+        : { draw: [drawOpenEdge] },
     }
   }
 
@@ -461,6 +624,7 @@
       height: 260,
       series: thr,
       data: thrData,
+      alerts: () => live.main.alerts,
     })
 
     // Latency per operation: percentiles of merged histograms, intended p99, a baseline's p99.
@@ -499,7 +663,15 @@
         ser.push({ label: 'baseline p99', stroke: BASELINE, width: 2, dash: [3, 3] })
         data = join(xs, data.slice(1), xOf(b, shift), [b.windows.map((w) => v(w.ops[op] ? w.ops[op].p99 : null))])
       }
-      plot('latency:' + op, el, { yLabel: 'latency (log)', fmt: fmtUs, log: true, series: ser, data })
+      plot('latency:' + op, el, {
+        yLabel: 'latency (log)',
+        fmt: fmtUs,
+        log: true,
+        series: ser,
+        data,
+        // This operation's alerts and those about the whole run.
+        alerts: () => live.main.alerts.filter((a) => a.op === op || a.op === 'ALL'),
+      })
     }
 
     // Errors per second by status (every status but OK).
@@ -600,6 +772,10 @@
     item('window', live.main.windowMs == null ? '–' : live.main.windowMs + ' ms', 'window')
     item('started', fmtDate(r.started_at), 'started')
     item('finished', r.ended_at ? fmtDate(r.ended_at) : 'running', 'finished')
+    // An experiment's runs: the spread of the clients' first operations, and the worst client clock offset from the
+    // broker's as the agents measured it (windows are cut on the clients' clocks).
+    if (r.start_skew_ms != null) item('start skew', fmtMs(r.start_skew_ms), 'startSkew')
+    if (r.clock_offset_max_ms != null) item('worst clock offset', fmtMs(r.clock_offset_max_ms), 'clockOffsetMax')
     const labels = document.createElement('span')
     labels.dataset.field = 'labels'
     labels.append('labels ')
@@ -685,6 +861,55 @@
     }
   }
 
+  /** The run's alerts, newest first: state, rule, operation, severity, when, why. */
+  function renderAlerts() {
+    const list = live.main.alerts || []
+    const firing = list.filter((a) => a.state === 'firing').length
+    const box = $('alerts')
+    box.dataset.count = String(list.length)
+    box.dataset.firing = String(firing)
+    $('alerts-count').textContent = list.length
+      ? '(' + firing + ' firing, ' + (list.length - firing) + ' resolved)'
+      : ''
+    $('alerts-none').hidden = list.length > 0
+    $('alerts-list').replaceChildren(
+      ...list.map((a) => {
+        const li = document.createElement('li')
+        li.dataset.fingerprint = a.fingerprint
+        li.dataset.state = a.state
+        li.dataset.rule = a.rule
+        li.dataset.op = a.op
+        li.dataset.startsAt = a.startsAt
+        li.dataset.endsAt = a.endsAt || ''
+        li.dataset.silenced = String(!!a.silencedBy)
+        const part = (cls, text) => {
+          const span = document.createElement('span')
+          span.className = cls
+          span.textContent = text
+          li.append(span)
+        }
+        const start = Date.parse(a.startsAt)
+        part('state', a.state)
+        part('rule', a.rule + (a.op === 'ALL' ? '' : ' (' + a.op + ')'))
+        part('sev', a.severity)
+        part(
+          'when',
+          a.endsAt
+            ? fmtTime(start) +
+                ' – ' +
+                fmtTime(Date.parse(a.endsAt)) +
+                ' (' +
+                fmtInt((Date.parse(a.endsAt) - start) / 1000) +
+                ' s)'
+            : 'since ' + fmtTime(start),
+        )
+        part('summary', a.summary)
+        if (a.silencedBy) part('silenced', 'silenced (webhook held back) by ' + a.silencedBy)
+        return li
+      }),
+    )
+  }
+
   function renderHeader() {
     const m = live.main
     const f = m.frontier
@@ -714,6 +939,7 @@
       renderMeta()
       renderTiles()
       renderTable()
+      renderAlerts()
       renderCharts()
     })
   }

@@ -1,8 +1,9 @@
 /**
  * The alerts service's ClickHouse side: complete-window counts merged over
  * clients, statuses and partitions (op_windows), runs and targets (runs),
- * and the `alerts` table (schemas/clickhouse/0002-alerts.sql). Every query
- * is bounded: by run, by a window-start range, or by a LIMIT.
+ * the `alerts` table (schemas/clickhouse/0002-alerts.sql) and the
+ * `silences` table (0012-alert-silences.sql). Every query is bounded: by
+ * run, by a window-start range, or by a LIMIT.
  */
 import {
   ALERT_STATES,
@@ -13,10 +14,18 @@ import {
   type Severity,
 } from '../../../schemas/alert-rules.v1.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
+import type { SilenceSpec } from '../../core/alerting/silences.js'
+import { SILENCE_LABELS, type SilenceLabel } from '../../../schemas/api.v1.js'
 import type { RunProgress } from '../../core/stats/window-completeness.js'
 import type { BaselineWindowRow } from '../../core/alerting/baseline-profile.js'
 import { BenchstreamError } from '../../core/errors.js'
-import type { AlertRunInfo, AlertStore, AlertWindowSource, WindowCountRow } from '../../core/ports/alerts.js'
+import type {
+  AlertRunInfo,
+  AlertStore,
+  AlertWindowSource,
+  SilenceStore,
+  WindowCountRow,
+} from '../../core/ports/alerts.js'
 import { queryRows, type ClickHouse } from './client.js'
 import { queryRunProgress } from './run-progress.js'
 
@@ -152,12 +161,13 @@ interface AlertRow {
   summary: string
   description: string
   fingerprint: string
+  silenced_by: string
 }
 
 const ALERT_COLUMNS = `rule, rule_type, severity, run_id, op, state, toUnixTimestamp64Milli(starts_at) AS starts_ms,
   if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms,
   toUnixTimestamp64Milli(at_window) AS at_window_ms,
-  value, threshold, summary, description, fingerprint`
+  value, threshold, summary, description, fingerprint, silenced_by`
 
 export class ClickHouseAlertStore implements AlertStore {
   constructor(private readonly ch: ClickHouse) {}
@@ -206,6 +216,7 @@ export class ClickHouseAlertStore implements AlertStore {
             description: t.description,
             fingerprint: t.fingerprint,
             notified_at: notifiedAtMs === undefined ? null : msText(notifiedAtMs),
+            silenced_by: t.silencedBy ?? '',
           },
         ],
         // The same state change recorded twice (a retry after a lost reply) is stored once.
@@ -247,12 +258,112 @@ export class ClickHouseAlertStore implements AlertStore {
       threshold: Number(r.threshold),
       summary: r.summary,
       description: r.description,
+      silencedBy: r.silenced_by === '' ? undefined : r.silenced_by,
+    }))
+  }
+}
+
+/** Silences read at once (pending and active ones by the engine, any by a listing); beyond it, the oldest are left. */
+export const MAX_SILENCES = 10_000
+
+interface SilenceRow {
+  id: string
+  'matchers.name': string[]
+  'matchers.value': string[]
+  'matchers.is_equal': number[]
+  starts_ms: Num
+  ends_ms: Num | null
+  created_by: string
+  comment: string
+  updated_ms: Num
+}
+
+/** The `silences` table (schemas/clickhouse/0012-alert-silences.sql): one row per version, the latest wins. */
+export class ClickHouseSilenceStore implements SilenceStore {
+  constructor(private readonly ch: ClickHouse) {}
+
+  current(nowMs: number): Promise<SilenceSpec[]> {
+    return this.read(`ends_at IS NULL OR ends_at > fromUnixTimestamp64Milli({now:Int64})`, { now: Math.floor(nowMs) })
+  }
+
+  list(limit: number): Promise<SilenceSpec[]> {
+    return this.read('1', {}, Math.min(limit, MAX_SILENCES))
+  }
+
+  async get(id: string): Promise<SilenceSpec | undefined> {
+    return (await this.read('id = {id:String}', { id }))[0]
+  }
+
+  async save(x: SilenceSpec): Promise<void> {
+    try {
+      await this.ch.client.insert({
+        table: `${this.ch.database}.silences`,
+        format: 'JSONEachRow',
+        values: [
+          {
+            id: x.id,
+            'matchers.name': x.matchers.map((m) => m.name),
+            'matchers.value': x.matchers.map((m) => m.value),
+            'matchers.is_equal': x.matchers.map((m) => (m.isEqual ? 1 : 0)),
+            starts_at: msText(x.startsAtMs),
+            ends_at: x.endsAtMs === undefined ? null : msText(x.endsAtMs),
+            created_by: x.createdBy,
+            comment: x.comment,
+            updated_at: msText(x.updatedAtMs),
+          },
+        ],
+      })
+    } catch (err) {
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `silences: storing silence ${x.id} in ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`,
+        { cause: err },
+      )
+    }
+  }
+
+  /** The latest version of every silence, filtered after picking it (an expiry must hide the earlier version). */
+  private async read(where: string, params: Record<string, unknown>, limit = MAX_SILENCES): Promise<SilenceSpec[]> {
+    let rows: SilenceRow[]
+    try {
+      rows = await queryRows<SilenceRow>(
+        this.ch,
+        `
+        SELECT id, \`matchers.name\`, \`matchers.value\`, \`matchers.is_equal\`,
+               toUnixTimestamp64Milli(starts_at) AS starts_ms,
+               if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms,
+               created_by, comment, toUnixTimestamp64Milli(updated_at) AS updated_ms
+        FROM (SELECT * FROM ${this.ch.database}.silences ORDER BY id, updated_at DESC LIMIT 1 BY id)
+        WHERE ${where}
+        ORDER BY updated_at DESC, id
+        LIMIT {limit:UInt32}`,
+        { ...params, limit },
+      )
+    } catch (err) {
+      throw new BenchstreamError(
+        'BS_ERR_CLICKHOUSE',
+        `silences: reading from ClickHouse (${this.ch.location}) failed: ${(err as Error).message}`,
+        { cause: err },
+      )
+    }
+    return rows.map((r) => ({
+      id: r.id,
+      matchers: r['matchers.name'].map((name, i) => ({
+        name: pick<SilenceLabel>(SILENCE_LABELS, name, 'alertname'),
+        value: r['matchers.value'][i] ?? '',
+        isEqual: Number(r['matchers.is_equal'][i]) === 1,
+      })),
+      startsAtMs: Number(r.starts_ms),
+      endsAtMs: r.ends_ms === null ? undefined : Number(r.ends_ms),
+      createdBy: r.created_by,
+      comment: r.comment,
+      updatedAtMs: Number(r.updated_ms),
     }))
   }
 }
 
 /** `seconds.millis` text that DateTime64(3) parses exactly. */
-function msText(ms: number): string {
+export function msText(ms: number): string {
   const m = Math.floor(ms)
   const s = Math.floor(m / 1000)
   return `${s}.${String(m - s * 1000).padStart(3, '0')}`

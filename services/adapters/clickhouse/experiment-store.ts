@@ -8,7 +8,11 @@ import { BenchstreamError } from '../../core/errors.js'
 import { summaryOf } from '../../core/experiments/state.js'
 import type { ExperimentStore } from '../../core/ports/experiment-store.js'
 import { queryRows, type ClickHouse } from './client.js'
-import { usToDateTime64 } from './window-store.js'
+
+/** ms since the epoch as DateTime64(3) text: 2026-12-04 16:42:18.849 (UTC). */
+function dateTime64(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '')
+}
 
 export class ClickHouseExperimentStore implements ExperimentStore {
   constructor(private readonly ch: ClickHouse) {}
@@ -23,9 +27,8 @@ export class ClickHouseExperimentStore implements ExperimentStore {
             experiment_id: s.id,
             name: s.name,
             status: s.status,
-            // As text ("seconds.micros"): a JSON number is refused for a DateTime64 (chDB: "expected ','").
-            created_at: usToDateTime64(Math.round(s.createdAtMs * 1000)),
-            updated_at: usToDateTime64(Math.round(s.updatedAtMs * 1000)),
+            created_at: dateTime64(s.createdAtMs),
+            updated_at: dateTime64(s.updatedAtMs),
             version: s.version,
             state: JSON.stringify(s),
           },

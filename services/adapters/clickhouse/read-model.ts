@@ -5,11 +5,19 @@
  */
 import { BenchstreamError } from '../../core/errors.js'
 import type { RunProgress } from '../../core/stats/window-completeness.js'
+import { ALERT_STATES, RULE_TYPES, SEVERITIES } from '../../../schemas/alert-rules.v1.js'
 import type {
+  Alert,
+  AlertFilter,
+  AlertPageRequest,
+  AlertsPage,
   ClientWindowRow,
   OpFigures,
   PercentileCheck,
   ReadModel,
+  ReportedClient,
+  ReportedMeasurement,
+  ReportedRun,
   RunFigures,
   RunFilter,
   RunInfo,
@@ -31,6 +39,49 @@ type Num = string | number
  * Window rows read at most by one windowFigures call (one run of an hour at 1 s windows and 8 operations is 28,800).
  */
 export const MAX_WINDOW_ROWS = 2_000_000
+
+/** Alert incidents listed with a run's report at most (a run raising more has a problem the list would not fix). */
+export const MAX_REPORT_ALERTS = 1000
+
+interface IncidentRow {
+  run_id: string
+  fingerprint: string
+  rule: string
+  rule_type: string
+  severity: string
+  op: string
+  state: string
+  starts_ms: Num
+  ends_ms: Num | null
+  value: number
+  threshold: number
+  summary: string
+  description: string
+  resolved_summary: string
+  silenced_by: string
+}
+
+function incident(r: IncidentRow): Alert {
+  const one = <T extends string>(allowed: readonly T[], v: string, fallback: T): T =>
+    (allowed as readonly string[]).includes(v) ? (v as T) : fallback
+  return {
+    fingerprint: r.fingerprint,
+    rule: r.rule,
+    ruleType: one(RULE_TYPES, r.rule_type, 'drop_vs_baseline'),
+    severity: one(SEVERITIES, r.severity, 'warning'),
+    runId: r.run_id,
+    op: r.op,
+    state: one(ALERT_STATES, r.state, 'firing'),
+    startsAt: new Date(Number(r.starts_ms)).toISOString(),
+    endsAt: r.ends_ms === null ? null : new Date(Number(r.ends_ms)).toISOString(),
+    value: Number(r.value),
+    threshold: Number(r.threshold),
+    summary: r.summary,
+    description: r.description,
+    resolvedSummary: r.resolved_summary === '' ? null : r.resolved_summary,
+    silencedBy: r.silenced_by === '' ? null : r.silenced_by,
+  }
+}
 
 /** A row of the figure views (run_op_figures, op_window_figures); absent columns are undefined. */
 interface FigureRow {
@@ -127,17 +178,92 @@ export class ClickHouseReadModel implements ReadModel {
       where.push('mapContains(r.labels, {hasLabel:String})')
       params.hasLabel = filter.hasLabel
     }
+    // A summary run has no windows: its operations are the ones its YCSB reports count (view reported_runs). With two
+    // joins ClickHouse names r.* 's key `r.run_id`: it is selected by name.
     return queryRows(
       this.ch,
       `
-      SELECT r.*, toUInt64(ifNull(w.operations, 0)) AS operations
+      SELECT r.run_id AS run_id, r.* EXCEPT (run_id), if(p_origin = 'reported', 'reported', 'events') AS origin,
+             toUInt64(if(p_origin = 'reported', p_operations, ifNull(w.operations, 0))) AS operations
       FROM ${this.db}.runs AS r
       LEFT JOIN (SELECT run_id, sum(count) AS operations FROM ${this.db}.op_windows GROUP BY run_id) AS w USING (run_id)
+      LEFT JOIN (SELECT run_id, origin AS p_origin, operations AS p_operations FROM ${this.db}.reported_runs) AS p
+        USING (run_id)
       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
       ORDER BY r.started_at DESC
       LIMIT {limit:UInt32}`,
       params,
     )
+  }
+
+  async reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]> {
+    if (runIds.length === 0) return []
+    const rows = await queryRows<{
+      run_id: string
+      client_id: string
+      measurement: string
+      kind: ReportedMeasurement['kind']
+      op: string
+      latency: ReportedMeasurement['latency']
+      status: string
+      format: string
+      source: string
+      runtime_ms: Num | null
+      throughput: Num | null
+      operations: Num | null
+      average_us: Num | null
+      min_us: Num | null
+      max_us: Num | null
+      percentiles_us: Record<string, Num>
+      percentiles_in_ms: Num
+      returns: Record<string, Num>
+    }>(
+      this.ch,
+      `
+      SELECT run_id, client_id, measurement, kind, op, latency, status, format, source, runtime_ms, throughput,
+             operations, average_us, min_us, max_us, percentiles_us, percentiles_in_ms, returns
+      FROM ${this.db}.reported_measurements WHERE run_id IN {ids:Array(String)}
+      ORDER BY run_id, client_id, src_partition, src_offset, measurement`,
+      { ids: runIds },
+    )
+    const runs = new Map<string, Map<string, ReportedClient>>()
+    for (const r of rows) {
+      let clients = runs.get(r.run_id)
+      if (clients === undefined) runs.set(r.run_id, (clients = new Map()))
+      let c = clients.get(r.client_id)
+      if (c === undefined) {
+        c = {
+          clientId: r.client_id,
+          source: r.source,
+          format: r.format,
+          runtimeMs: num(r.runtime_ms),
+          throughputOpsPerSec: num(r.throughput),
+          measurements: [],
+        }
+        clients.set(r.client_id, c)
+      }
+      const unit = Number(r.percentiles_in_ms) === 1 ? 'ms' : 'us'
+      c.measurements.push({
+        name: r.measurement,
+        kind: r.kind,
+        op: r.op,
+        latency: r.latency,
+        status: r.status,
+        operations: num(r.operations),
+        averageUs: num(r.average_us),
+        minUs: num(r.min_us),
+        maxUs: num(r.max_us),
+        percentiles: Object.entries(r.percentiles_us)
+          .map(([p, v]) => ({ percentile: Number(p), valueUs: Number(v), unit }) as const)
+          .sort((a, b) => a.percentile - b.percentile),
+        returns: Object.fromEntries(Object.entries(r.returns).map(([k, v]) => [k, Number(v)])),
+      })
+    }
+    // In the order asked for; runs without reports are left out.
+    return runIds.flatMap((id) => {
+      const clients = runs.get(id)
+      return clients === undefined ? [] : [{ runId: id, clients: [...clients.values()] }]
+    })
   }
 
   async runFigures(runIds: readonly string[]): Promise<RunFigures[]> {
@@ -222,9 +348,16 @@ export class ClickHouseReadModel implements ReadModel {
   }
 
   async getRun(runId: string): Promise<RunInfo | undefined> {
-    const rows = await queryRows<RunInfo>(this.ch, `SELECT * FROM ${this.db}.runs WHERE run_id = {runId:String}`, {
-      runId,
-    })
+    const rows = await queryRows<RunInfo>(
+      this.ch,
+      `
+      SELECT r.run_id AS run_id, r.* EXCEPT (run_id), if(p_origin = 'reported', 'reported', 'events') AS origin
+      FROM ${this.db}.runs AS r
+      LEFT JOIN (SELECT run_id, origin AS p_origin FROM ${this.db}.reported_runs WHERE run_id = {runId:String}) AS p
+        USING (run_id)
+      WHERE r.run_id = {runId:String}`,
+      { runId },
+    )
     return rows[0]
   }
 
@@ -319,6 +452,7 @@ export class ClickHouseReadModel implements ReadModel {
         undelivered: run === undefined ? 0 : Number(run.undelivered),
       },
       lateEvents: late,
+      alerts: (await this.alerts({ runId }, { limit: MAX_REPORT_ALERTS })).alerts,
     }
   }
 
@@ -398,6 +532,50 @@ export class ClickHouseReadModel implements ReadModel {
       { runId, qs: quantiles },
     )
     return rows.map((r) => ({ op: r.op, q: Number(r.q), windows: Number(r.windows), exact: Number(r.exact) }))
+  }
+
+  async alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage> {
+    const where: string[] = []
+    const having: string[] = []
+    const params: Record<string, unknown> = { limit: page.limit + 1 }
+    if (filter.runId !== undefined) {
+      where.push('run_id = {runId:String}')
+      params.runId = filter.runId
+    }
+    if (filter.rule !== undefined) {
+      where.push('rule = {rule:String}')
+      params.rule = filter.rule
+    }
+    if (filter.state !== undefined) {
+      having.push('state = {state:String}')
+      params.state = filter.state
+    }
+    if (filter.sinceMs !== undefined) {
+      having.push('(ends_ms IS NULL OR ends_ms >= {since:Int64})')
+      params.since = filter.sinceMs
+    }
+    if (page.cursor !== undefined) {
+      const dash = page.cursor.indexOf('-')
+      having.push('(starts_ms, fingerprint) < ({cursorMs:Int64}, {cursorFp:String})')
+      params.cursorMs = Number(page.cursor.slice(0, dash))
+      params.cursorFp = page.cursor.slice(dash + 1)
+    }
+    const rows = await queryRows<IncidentRow>(
+      this.ch,
+      `
+      SELECT run_id, fingerprint, rule, rule_type, severity, op, state,
+             toUnixTimestamp64Milli(starts_at) AS starts_ms,
+             if(ends_at IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(ends_at))) AS ends_ms,
+             value, threshold, summary, description, resolved_summary, silenced_by
+      FROM ${this.db}.alert_incidents
+      WHERE ${[...where, ...having].join(' AND ') || '1'}
+      ORDER BY starts_ms DESC, fingerprint DESC
+      LIMIT {limit:UInt32}`,
+      params,
+    )
+    const alerts = rows.slice(0, page.limit).map(incident)
+    const last = rows.length > page.limit ? rows[page.limit - 1] : undefined
+    return { alerts, nextCursor: last === undefined ? null : `${Number(last.starts_ms)}-${last.fingerprint}` }
   }
 
   async deadLetterCounts(): Promise<Record<string, number>> {

@@ -24,6 +24,8 @@ type Attempt = { result: 'success' } | { result: 'failure' | 'retryable'; error:
 
 export class WebhookNotifier implements AlertNotifier {
   readonly channel = 'webhook'
+  /** The webhook reaches people: a silenced incident is not posted (Alertmanager's model). */
+  readonly mutedBySilences = true
   /** Attempts beyond the first, over the notifier's life (for metrics). */
   retries = 0
 

@@ -12,6 +12,8 @@ import { partitioner } from './client.js'
 
 export class KafkaAlertPublisher implements AlertNotifier {
   readonly channel = 'kafka'
+  /** The topic is the record of every transition: a silenced one goes there too, marked (silencedBy). */
+  readonly mutedBySilences = false
 
   private constructor(
     private readonly producer: Producer,
@@ -39,7 +41,12 @@ export class KafkaAlertPublisher implements AlertNotifier {
           {
             key: t.fingerprint,
             value: JSON.stringify(alertNotice(t)),
-            headers: { state: t.state, rule: t.rule, 'run-id': t.runId },
+            headers: {
+              state: t.state,
+              rule: t.rule,
+              'run-id': t.runId,
+              ...(t.silencedBy === undefined ? {} : { 'silenced-by': t.silencedBy }),
+            },
           },
         ],
       })

@@ -31,10 +31,15 @@ const TOPIC_SETUP_MAX_WAIT_MS = 2000
  * loaded machine): such retriable answers are retried until TOPIC_SETUP_DEADLINE_MS, anything else fails at once.
  */
 export async function ensureTopics(kafka: Kafka, cfg: KafkaConfig, topics: TopicsConfig): Promise<void> {
+  await retryingTopicSetup(cfg, () => createMissingTopics(kafka, topics))
+}
+
+/** Runs a topic set-up, again after retriable answers until TOPIC_SETUP_DEADLINE_MS; BS_ERR_KAFKA otherwise. */
+export async function retryingTopicSetup(cfg: KafkaConfig, setup: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + TOPIC_SETUP_DEADLINE_MS
   for (let wait = 100; ; wait = Math.min(TOPIC_SETUP_MAX_WAIT_MS, wait * 2)) {
     try {
-      await createMissingTopics(kafka, topics)
+      await setup()
       return
     } catch (err) {
       if (!isRetriable(err) || Date.now() + wait > deadline)
@@ -79,7 +84,13 @@ function isRetriable(err: unknown): boolean {
     const x = e as { retriable?: unknown; type?: unknown; name?: unknown; cause?: unknown; errors?: unknown }
     if (x.name === 'KafkaJSConnectionError' || x.name === 'KafkaJSNumberOfRetriesExceeded') return false
     if (x.retriable === true) return true
-    if (x.type === 'UNKNOWN_TOPIC_OR_PARTITION' || x.type === 'LEADER_NOT_AVAILABLE') return true
+    const transient = [
+      'UNKNOWN_TOPIC_OR_PARTITION',
+      'LEADER_NOT_AVAILABLE',
+      'NOT_LEADER_FOR_PARTITION',
+      'TOPIC_ALREADY_EXISTS',
+    ]
+    if (typeof x.type === 'string' && transient.includes(x.type)) return true
     if (Array.isArray(x.errors) && x.errors.length > 0) return x.errors.every((y) => isRetriable(y))
     e = x.cause
   }

@@ -14,7 +14,7 @@ import { ControlMessage, MAX_CONTROL_MESSAGE_BYTES } from '../../../schemas/expe
 import type { KafkaConfig } from '../../common/infra-config.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../core/ports/control-bus.js'
-import { createKafka, partitioner } from './client.js'
+import { createKafka, partitioner, retryingTopicSetup } from './client.js'
 
 /** How long the control topic keeps messages: long enough to debug an experiment of a day. */
 const RETENTION_MS = 24 * 3600 * 1000
@@ -31,10 +31,11 @@ export class KafkaControlBus implements ControlBus {
     private readonly topic: string,
     /** Names the consumer group (with a random suffix): agent-<name>, coordinator, ... */
     private readonly role: string,
+    private readonly cfg: KafkaConfig = { brokers: [], clientId: 'benchstream' },
   ) {}
 
   static create(cfg: KafkaConfig, topic: string, role: string): KafkaControlBus {
-    return new KafkaControlBus(createKafka(cfg, `control-${role}`), topic, role)
+    return new KafkaControlBus(createKafka(cfg, `control-${role}`), topic, role, cfg)
   }
 
   get rejected(): number {
@@ -106,31 +107,32 @@ export class KafkaControlBus implements ControlBus {
     await this.producer?.disconnect().catch(() => undefined)
   }
 
+  /** The topic, created if missing (several agents may start at once: a topic someone else created is fine). */
   private async ensureTopic(): Promise<void> {
+    await retryingTopicSetup(this.cfg, () => this.createTopic())
+  }
+
+  private async createTopic(): Promise<void> {
     const admin = this.kafka.admin()
     try {
       await admin.connect()
-      if ((await admin.listTopics()).includes(this.topic)) return
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [
-          {
-            topic: this.topic,
-            numPartitions: 1,
-            replicationFactor: 1,
-            configEntries: [
-              { name: 'message.timestamp.type', value: 'LogAppendTime' },
-              { name: 'retention.ms', value: String(RETENTION_MS) },
-            ],
-          },
-        ],
-      })
-    } catch (err) {
-      throw new BenchstreamError(
-        'BS_ERR_KAFKA',
-        `cannot set up the control topic ${this.topic}: ${(err as Error).message}. Is the broker running?`,
-        { cause: err },
-      )
+      if (!(await admin.listTopics()).includes(this.topic))
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic: this.topic,
+              numPartitions: 1,
+              replicationFactor: 1,
+              configEntries: [
+                { name: 'message.timestamp.type', value: 'LogAppendTime' },
+                { name: 'retention.ms', value: String(RETENTION_MS) },
+              ],
+            },
+          ],
+        })
+      // Its partition has a leader before anyone produces (a retriable error until then).
+      await admin.fetchTopicMetadata({ topics: [this.topic] })
     } finally {
       await admin.disconnect().catch(() => undefined)
     }

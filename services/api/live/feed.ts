@@ -12,8 +12,22 @@
  * run. Once the run has ended, the remaining windows (the last one, cut short
  * by the end, included) are sent when everything its drivers said they sent
  * is counted, or after FINAL_WAIT_MS when some never arrives.
+ *
+ * The run's alerts are read on every tick too (a small query: the run's
+ * incidents) and pushed as an `alerts` event when they change. The evaluator
+ * resolves what still fires once it has judged the run to its end, which
+ * may come after the last window: a final feed keeps reading the alerts while
+ * one fires, for FINAL_ALERTS_WAIT_MS at most.
  */
-import type { LiveFrontier, LiveSnapshot, LiveUpdate, LiveWindow, RunInfo } from '../../../schemas/api.v1.js'
+import type {
+  Alert,
+  LiveAlerts,
+  LiveFrontier,
+  LiveSnapshot,
+  LiveUpdate,
+  LiveWindow,
+  RunInfo,
+} from '../../../schemas/api.v1.js'
 import { completeBefore, progressSinceMs, type WindowCompleteness } from '../../core/stats/window-completeness.js'
 import type { ReadModel } from '../../core/ports/read-model.js'
 import { assembleWindows, LiveTotals } from './windows.js'
@@ -30,10 +44,15 @@ const FINAL_WAIT_MS = 60_000
  * Rebuilds from scratch (when windows already sent changed after being judged complete) before taking what is there.
  */
 const MAX_REBUILDS = 3
+/** Alerts a page gets at most (the newest): a run raising more has a problem the page would not show better. */
+export const MAX_LIVE_ALERTS = 200
+/** After the run is final, how long alerts that still fire are read again (the evaluator resolves them at the end). */
+const FINAL_ALERTS_WAIT_MS = 60_000
 
 export type FeedEvent =
   | { type: 'snapshot'; data: LiveSnapshot }
   | { type: 'update'; data: LiveUpdate }
+  | { type: 'alerts'; data: LiveAlerts }
   | { type: 'problem'; data: { message: string } }
 export type FeedListener = (e: FeedEvent) => void
 
@@ -90,6 +109,10 @@ export class RunFeed {
   private ticking = false
   private closed = false
   private rebuilds = 0
+  /** The run's alerts as last read, and when the feed became final (alerts are followed a while longer). */
+  private alerts: Alert[] = []
+  private alertsKey = '[]'
+  private finalAtMs: number | undefined
   private readonly now: () => number
   /** Reads of the store (tests check that a feed without listeners stops reading). */
   reads = 0
@@ -109,7 +132,7 @@ export class RunFeed {
   subscribe(fn: FeedListener): () => void {
     this.listeners.add(fn)
     if (this.st.ready) fn({ type: 'snapshot', data: this.snapshot() })
-    if (this.timer === undefined && !this.ticking && !this.st.final) this.schedule(0)
+    if (this.timer === undefined && !this.ticking && this.reading()) this.schedule(0)
     return () => {
       this.listeners.delete(fn)
     }
@@ -127,8 +150,15 @@ export class RunFeed {
     this.timer = undefined
   }
 
+  /** Whether there is anything left to read: windows until final, then alerts while one fires (bounded). */
+  private reading(): boolean {
+    if (!this.st.final) return true
+    this.finalAtMs ??= this.now()
+    return this.alerts.some((a) => a.state === 'firing') && this.now() < this.finalAtMs + FINAL_ALERTS_WAIT_MS
+  }
+
   private schedule(ms: number): void {
-    if (this.closed || this.listeners.size === 0 || this.st.final) return
+    if (this.closed || this.listeners.size === 0 || !this.reading()) return
     this.timer = setTimeout(() => {
       this.timer = undefined
       void this.tick()
@@ -138,8 +168,12 @@ export class RunFeed {
   private async tick(): Promise<void> {
     this.ticking = true
     try {
-      const fresh = await this.read()
+      const fresh = this.st.final ? [] : await this.read()
+      const alertsChanged = await this.readAlerts()
+      // A first snapshot carries the alerts itself.
+      const announced = this.st.ready
       this.publish(fresh)
+      if (alertsChanged && announced) this.emit({ type: 'alerts', data: { alerts: this.alerts } })
     } catch (err) {
       this.opts.onError?.(err)
       this.emit({
@@ -189,6 +223,16 @@ export class RunFeed {
     }
     st.final = true
     return fresh
+  }
+
+  /** Reads the run's alerts; true when they differ from the last read. */
+  private async readAlerts(): Promise<boolean> {
+    const page = await this.counted(() => this.rm.alerts({ runId: this.runId }, { limit: MAX_LIVE_ALERTS }))
+    const key = JSON.stringify(page.alerts)
+    if (key === this.alertsKey) return false
+    this.alertsKey = key
+    this.alerts = page.alerts
+    return true
   }
 
   private async readUpTo(targetMs: number): Promise<LiveWindow[]> {
@@ -260,6 +304,7 @@ export class RunFeed {
       droppedWindows: st.dropped,
       frontier: this.frontier(),
       summary: st.totals.summary(),
+      alerts: this.alerts,
     }
   }
 

@@ -3,7 +3,9 @@
  * Events streams it reads.
  *
  *   GET /                          the page (web/live-view/index.html)
- *   GET /live/<file>               its script and style, and uPlot's own files from node_modules
+ *   GET /experiments               the experiment page (web/live-view/experiments.html): an experiment's matrix,
+ *                                  read from /api/v1/experiments, with the live view of its current run in a frame
+ *   GET /live/<file>               their scripts and styles, and uPlot's own files from node_modules
  *   GET /api/v1/live               a stream of the run list only (a page before any run exists)
  *   GET /api/v1/runs/:id/live      a stream of one run: `snapshot`, then `update` as windows become
  *                                  complete; with ?baseline=B also `baseline-snapshot`/`baseline-update`;
@@ -71,13 +73,17 @@ function staticFiles(): Map<string, { type: string; body: Buffer }> {
   const web = path.join(repoRoot(), 'web', 'live-view')
   const require = createRequire(import.meta.url)
   const uplot = path.dirname(require.resolve('uplot/package.json'))
+  const html = (file: string) => ({ type: 'text/html; charset=utf-8', body: readFileSync(path.join(web, file)) })
+  const js = (file: string) => ({ type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, file)) })
+  const css = (file: string) => ({ type: 'text/css; charset=utf-8', body: readFileSync(path.join(web, file)) })
   return new Map([
-    ['/', { type: 'text/html; charset=utf-8', body: readFileSync(path.join(web, 'index.html')) }],
-    [
-      '/live/live-view.js',
-      { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, 'live-view.js')) },
-    ],
-    ['/live/live-view.css', { type: 'text/css; charset=utf-8', body: readFileSync(path.join(web, 'live-view.css')) }],
+    ['/', html('index.html')],
+    ['/live/live-view.js', js('live-view.js')],
+    ['/live/live-view.css', css('live-view.css')],
+    // The experiment page: it reads the experiment routes (services/api/experiments.ts) and embeds the page above.
+    ['/experiments', html('experiments.html')],
+    ['/live/experiments.js', js('experiments.js')],
+    ['/live/experiments.css', css('experiments.css')],
     [
       '/live/uPlot.iife.min.js',
       { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.iife.min.js')) },
@@ -200,8 +206,9 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
         started_at: r.started_at,
         ended_at: r.ended_at,
         operations: Number(r.operations),
+        origin: r.origin ?? 'events',
       }))
-      const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at]))
+      const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at, r.origin]))
       if (key === last) return
       last = key
       s.send('runs', { runs: items })
@@ -236,11 +243,11 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
           .header('cache-control', 'no-cache')
           .header('x-content-type-options', 'nosniff')
           // Scripts and styles from this server only; uPlot sets element styles from script, which 'unsafe-inline' for
-          // styles allows.
+          // styles allows. Framed by this server's own pages only (the experiment page embeds the live view).
           .header(
             'content-security-policy',
             "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; " +
-              "frame-ancestors 'none'",
+              "frame-ancestors 'self'",
           )
           .send(f.body),
       )

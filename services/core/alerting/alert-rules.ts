@@ -70,6 +70,11 @@ export interface AlertTransition {
   threshold: number
   summary: string
   description: string
+  /**
+   * The silence that holds this incident's webhook back (services/core/alerting/silences.ts); set by the alert engine
+   * when the incident fires, never by the evaluator.
+   */
+  silencedBy?: string | undefined
 }
 
 /** Defaults for optional rule fields, in one place. */

@@ -27,6 +27,7 @@ export function alertNotice(t: AlertTransition): AlertNotice {
     summary: t.summary,
     description: t.description,
     fingerprint: t.fingerprint,
+    silencedBy: t.silencedBy ?? null,
   }
 }
 

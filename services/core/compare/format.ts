@@ -36,7 +36,8 @@ export function rowFromVerdict(figure: string, v: Verdict): ComparisonRow {
   const basis = v.effect.basis
   const side = (s: SideSummary): RowSide => ({
     center: basis === 'median' ? s.median : s.mean,
-    spreadPercent: s.spreadPercent,
+    // One sample has no spread to show.
+    spreadPercent: s.n < 2 ? null : s.spreadPercent,
     n: s.n,
   })
   const rel = v.effect.relativeChange
@@ -124,7 +125,9 @@ function sideCell(s: RowSide | null): string {
 
 function changeCell(row: ComparisonRow): string {
   const significant = row.verdict === 'regression' || row.verdict === 'improvement' || row.verdict === 'below target'
-  if (!significant) return row.verdict === 'insufficient data' ? '?' : '~'
+  // Not testable: both values and their change are shown (benchstat prints values without a p-value then).
+  const untested = row.verdict === 'insufficient data' && row.baseline !== null && row.candidate !== null
+  if (!significant && !untested) return row.verdict === 'insufficient data' ? '?' : '~'
   if (row.changePercent === null) return '—'
   return `${row.changePercent >= 0 ? '+' : ''}${row.changePercent.toFixed(2)}%`
 }
@@ -140,6 +143,11 @@ function verdictCell(row: ComparisonRow): string {
   const note = row.note === null ? '' : ` ${row.note}`
   if (row.verdict === 'at target' || row.verdict === 'below target')
     return `${head}${row.note === null ? '' : `: ${row.note}`}`
+  if (row.verdict === 'insufficient data' && row.samples === null && row.baseline !== null && row.candidate !== null)
+    return `n = ${row.baseline.n} + ${row.candidate.n}: not testable${row.note === null ? '' : `; ${row.note}`}`
+  // A called change keeps its p and n next to it; what qualifies the value (a median of clients) follows.
+  if (row.verdict === 'regression' || row.verdict === 'improvement')
+    return `${head}${detail === '' ? '' : ` (${detail})`}${row.note === null ? '' : `; ${row.note}`}`
   return `${head}${note}${detail === '' ? '' : ` (${detail})`}`
 }
 

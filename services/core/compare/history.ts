@@ -2,18 +2,22 @@
  * A figure over a release series: every run carrying a label that orders
  * runs (`version`, a date), one point per label value in natural order
  * (0.98.9 before 0.98.10), the point being the median over that value's runs
- * of each run's figure (from its merged histograms), and the change points
+ * of each run's figure (from its merged histograms, or for a summary run
+ * from its YCSB reports as printed: run-values.ts), and the change points
  * of the series found by E-divisive means (change-points.ts), as MongoDB's
- * and Apache Otava's performance CI mark them.
+ * and Apache Otava's performance CI mark them. A series of imported reports
+ * of many releases (`import-ycsb --label version=...`) is a series like any
+ * other.
  */
-import type { FigureKey, OpFigures, ReleaseHistory, RunInfo } from '../../../schemas/api.v1.js'
+import type { FigureKey, ReleaseHistory, RunInfo } from '../../../schemas/api.v1.js'
 import { BenchstreamError } from '../errors.js'
 import type { ReadModel } from '../ports/read-model.js'
 import { eDivisive } from './change-points.js'
-import { OP_FIGURES, workloadMatches } from './release.js'
+import { runWorkload, workloadMatches } from './release.js'
+import { eventRunValues, figureSpec, reportedRunValues, type RunValues } from './run-values.js'
 import { median, relativeChange } from './sample-stats.js'
 
-export type HistorySource = Pick<ReadModel, 'listRuns' | 'runFigures'>
+export type HistorySource = Pick<ReadModel, 'listRuns' | 'runFigures' | 'reportedRuns'>
 
 /** Runs one history reads at most. */
 export const MAX_HISTORY_RUNS = 5000
@@ -28,7 +32,7 @@ export interface HistoryOptions {
   /** An operation or OVERALL. @default 'OVERALL' */
   op?: string
   /** @default 'throughput' */
-  figure?: Exclude<FigureKey, 'server_cache_hit_ratio'>
+  figure?: Exclude<FigureKey, 'server_cache_hit_ratio'> | `p${number}`
   /** More label conditions (key=value). */
   filter?: Readonly<Record<string, string>>
   /** Significance of a change point. @default 0.05 */
@@ -60,24 +64,28 @@ export function naturalCompare(a: string, b: string): number {
 export async function releaseHistory(src: HistorySource, o: HistoryOptions): Promise<ReleaseHistory> {
   const op = o.op ?? 'OVERALL'
   const figure = o.figure ?? 'throughput'
-  const def = OP_FIGURES.find((f) => f.key === figure)
-  if (def === undefined)
+  if (figureSpec(figure) === undefined)
     throw new BenchstreamError(
       'BS_ERR_BAD_REQUEST',
-      `unknown figure ${JSON.stringify(figure)}; allowed: ${OP_FIGURES.map((f) => f.key).join(', ')}`,
+      `unknown figure ${JSON.stringify(figure)}; allowed: throughput, avg, min, p<percent> (p50, p95, p99, ...), ` +
+        `max, errors, error_rate, cache_hit_ratio`,
     )
   let runs: RunInfo[] = await src.listRuns(MAX_HISTORY_RUNS, {
     hasLabel: o.label,
     ...(o.filter === undefined ? {} : { labels: o.filter }),
   })
-  if (o.workload !== undefined) runs = runs.filter((r) => workloadMatches(r.workload, o.workload!))
+  if (o.workload !== undefined) runs = runs.filter((r) => workloadMatches(runWorkload(r), o.workload!))
   if (runs.length === 0)
     throw new BenchstreamError(
       'BS_ERR_NOT_FOUND',
       `no run has the label ${o.label}${o.workload === undefined ? '' : ` and workload ${o.workload}`}; ` +
         `label runs with --label ${o.label}=...`,
     )
-  const figures = new Map((await src.runFigures(runs.map((r) => r.run_id))).map((f) => [f.runId, f]))
+  const figures = new Map<string, RunValues>()
+  for (const f of await src.runFigures(runs.map((r) => r.run_id))) figures.set(f.runId, eventRunValues(f))
+  // Runs without windows: summary runs, known from their YCSB reports.
+  const missing = runs.map((r) => r.run_id).filter((id) => !figures.has(id))
+  if (missing.length > 0) for (const r of await src.reportedRuns(missing)) figures.set(r.runId, reportedRunValues(r))
   const byValue = new Map<string, RunInfo[]>()
   for (const r of runs) {
     const v = r.labels[o.label] ?? ''
@@ -88,9 +96,8 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
   for (const value of values) {
     const rs = byValue.get(value)!.sort((a, b) => (a.started_at ?? '').localeCompare(b.started_at ?? ''))
     const xs = rs.map((r) => {
-      const f: OpFigures | undefined = figures.get(r.run_id)?.ops.find((e) => e.op === op)
-      const x = f === undefined ? null : def.run(f)
-      return x === null || !Number.isFinite(x) ? null : x
+      const x = figures.get(r.run_id)?.ops.get(op)?.get(figure)?.value
+      return x === undefined || !Number.isFinite(x) ? null : x
     })
     const present = xs.filter((x): x is number => x !== null)
     const center = present.length === 0 ? null : median(present)
@@ -134,7 +141,11 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
 /** The history as an aligned table (or Markdown), change points marked. */
 export function formatHistory(h: ReleaseHistory, markdown = false): string {
   const unit =
-    h.figure === 'throughput' ? 'ops/s' : h.figure === 'error_rate' || h.figure === 'cache_hit_ratio' ? '' : 'µs'
+    h.figure === 'throughput'
+      ? 'ops/s'
+      : h.figure === 'error_rate' || h.figure === 'cache_hit_ratio' || h.figure === 'errors'
+        ? ''
+        : 'µs'
   const header = [h.label, 'runs', `${h.op} ${h.figure}${unit === '' ? '' : ` (${unit})`}`, 'change', 'change point']
   const cells = h.points.map((p, i) => {
     const cp = h.changePoints.find((c) => c.index === i)

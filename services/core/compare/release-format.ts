@@ -1,9 +1,13 @@
 /**
  * A release comparison (release.ts) as text: a terminal table (aligned,
  * coloured when asked, i.e. on a TTY) or Markdown to paste into a release
- * email or a JIRA comment. Both carry the same lines: which runs each side
- * had, how the samples were taken, setup differences when forced, one table
- * per workload (format.ts), and what the verdicts mean.
+ * email or a JIRA comment. Both carry the same lines: one line saying what
+ * regressed, which runs each side had, how the samples were taken, setup
+ * differences when forced, one table per workload (format.ts), and what the
+ * verdicts mean. For a workload of summary runs (YCSB's reports as printed)
+ * the Markdown table is the short one an email needs: throughput and the
+ * percentiles YCSB printed (errors when there are any, and any other figure
+ * with a verdict); the terminal and JSON keep every figure.
  */
 import type { ComparedFigure, ProfileChanges, ReleaseComparison } from '../../../schemas/api.v1.js'
 import { formatMarkdownTable, formatTerminalTable, type ComparisonRow } from './format.js'
@@ -23,6 +27,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       ? `### ${code(c.baseline.ref)} → ${code(c.candidate.ref)}`
       : `baseline ${c.baseline.ref} vs candidate ${c.candidate.ref}`,
     '',
+    headline(c, md),
+    '',
   )
   out.push(`${bold('baseline')}: ${runsText(c.baseline.runs)}${md ? '  ' : ''}`)
   out.push(`${bold('candidate')}: ${runsText(c.candidate.runs)}`)
@@ -39,38 +45,83 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
           .join('; '),
     )
   }
-  if (c.unpaired.length > 0) out.push('', `Not compared (one side only): ${c.unpaired.join(', ')}`)
+  if (c.unpaired.length > 0) out.push('', `Not compared: ${c.unpaired.join('; ')}`)
+  for (const n of c.notes) out.push('', `${md ? '_' : ''}Note: ${n}.${md ? '_' : ''}`)
+  let shortened = false
   for (const w of c.workloads) {
     const name = w.baseline === w.candidate ? w.baseline : `${w.baseline} vs ${w.candidate}`
     const rows = c.figures.filter((f) => f.workload === name)
+    const reported = w.reportedRuns.baseline + w.reportedRuns.candidate
+    const runs = w.baselineRuns.length + w.candidateRuns.length
+    const origins =
+      reported === 0
+        ? ''
+        : `${reported === runs ? 'summary runs' : `${reported} of ${runs} runs summary runs`} ` +
+          '(YCSB reports as printed), '
     out.push(
       '',
-      `${md ? '#### ' : ''}workload ${code(name)}: ` +
-        `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length)}${throttleText(w.throttle)}`,
+      `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ${origins}` +
+        `${samplesText(rows, w.baselineRuns.length, w.candidateRuns.length, reported === runs)}` +
+        throttleText(w.throttle),
       '',
     )
-    const table = rows.map(toRow)
+    const shown = md && reported > 0 ? rows.filter(emailRow) : rows
+    shortened ||= shown.length < rows.length
+    const table = shown.map(toRow)
     out.push(
       (md ? formatMarkdownTable(table) : formatTerminalTable(table, { color: options.color === true })).trimEnd(),
     )
   }
   const s = c.summary
+  // Figures with the same value on every run of both sides (error counts of 0) are no test: counted apart.
+  const equal = c.figures.filter((f) => f.verdict === 'no significant change' && f.pValue === null).length
   const counts = [
     `${s.regressions} regression${s.regressions === 1 ? '' : 's'}`,
     `${s.improvements} improvement${s.improvements === 1 ? '' : 's'}`,
-    `${s.unchanged} without significant change`,
+    `${s.unchanged - equal} without significant change`,
   ]
+  if (equal > 0) counts.push(`${equal} the same on every run`)
   if (s.atTarget > 0) counts.push(`${s.atTarget} at target`)
   if (s.belowTarget > 0) counts.push(`${s.belowTarget} below target`)
-  if (s.insufficient > 0) counts.push(`${s.insufficient} with insufficient data`)
+  if (s.insufficient > 0) counts.push(`${s.insufficient} not testable (too few runs or windows)`)
   out.push('', `${counts.join(', ')}.`)
-  out.push(
-    `${md ? '_' : ''}Each value is the median over the side's runs of the run's own figure (percentiles ` +
-      `from the run's merged histogram); ± x%: every run within x% of it. ` +
-      (`Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
-        `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
-        `significant change.${md ? '_' : ''}`),
+  const anyReported = c.workloads.some((w) => w.reportedRuns.baseline + w.reportedRuns.candidate > 0)
+  const anyEvents = c.workloads.some(
+    (w) => w.reportedRuns.baseline + w.reportedRuns.candidate < w.baselineRuns.length + w.candidateRuns.length,
   )
+  const legend = [
+    `Each value is the median over the side's runs of the run's own figure (` +
+      [
+        anyEvents ? "percentiles from the run's merged histogram" : '',
+        anyReported
+          ? "a summary run's figures as YCSB printed them; a percentile of a run with several clients is the " +
+            'median of their printed ones, as the note says: percentiles of clients cannot be merged'
+          : '',
+      ]
+        .filter((x) => x !== '')
+        .join('; ') +
+      '); ± x%: every run within x% of it.',
+    c.tests === 0
+      ? 'No figure could be tested.'
+      : `Verdicts at α=${c.alpha} once the p-values of all ${c.tests} tested figures are adjusted together ` +
+        `(Benjamini-Hochberg); changes under ${trim(c.minEffect * 100)}% are not called; ~ means no ` +
+        `significant change.`,
+  ]
+  if (s.insufficient > 0)
+    legend.push(
+      'n = 1 + 1: not testable: one run a side cannot tell a change from run-to-run noise, so the values and ' +
+        'their change are shown without a verdict (3 runs a side are tested).',
+    )
+  if (c.figures.some((f) => f.resolutionUs > 0))
+    legend.push(
+      'Percentiles YCSB printed in whole ms (before 0.4.0) have 1 ms resolution: a smaller change is never called.',
+    )
+  if (shortened)
+    legend.push(
+      'Summary-run tables show throughput, the printed percentiles and errors; avg, min, max and error rates ' +
+        'are in `--format terminal` and `--format json`.',
+    )
+  out.push(`${md ? '_' : ''}${legend.join(' ')}${md ? '_' : ''}`)
   if (c.profiles !== null) out.push('', ...profileLines(c.profiles, md))
   return out.join('\n') + '\n'
 }
@@ -134,21 +185,104 @@ function runsText(runs: readonly string[]): string {
   )
 }
 
-function samplesText(rows: readonly ComparedFigure[], a: number, b: number): string {
+/** What a release email's table keeps of a summary-run workload. */
+function emailRow(f: ComparedFigure): boolean {
+  if (f.verdict === 'regression' || f.verdict === 'improvement' || f.verdict === 'below target') return true
+  if (f.figure === 'throughput' || /^p\d/.test(f.figure)) return true
+  return f.figure === 'errors' && ((f.baseline.center ?? 0) > 0 || (f.candidate.center ?? 0) > 0)
+}
+
+/**
+ * One line on what regressed: per workload, the called regressions (and improvements) the reader looks for first
+ * (OVERALL throughput, percentiles, averages, errors; extremes and per-operation throughput after), or when nothing
+ * could be tested, the largest changes for the worse, said to be untested.
+ */
+function headline(c: ReleaseComparison, md: boolean): string {
+  const bold = (s: string): string => (md ? `**${s}**` : s)
+  const weight = (f: ComparedFigure): number =>
+    f.figure === 'throughput' && f.op === 'OVERALL'
+      ? 0
+      : /^p\d/.test(f.figure)
+        ? 1
+        : f.figure === 'avg'
+          ? 2
+          : f.figure.startsWith('error')
+            ? 3
+            : f.figure === 'throughput'
+              ? 4
+              : 5
+  const list = (fs: readonly ComparedFigure[], perWorkload: number): string => {
+    const byWorkload = new Map<string, ComparedFigure[]>()
+    for (const f of fs) byWorkload.set(f.workload, [...(byWorkload.get(f.workload) ?? []), f])
+    return [...byWorkload]
+      .map(([w, list]) => {
+        const sorted = [...list].sort(
+          (x, y) => weight(x) - weight(y) || Math.abs(y.changePercent ?? 0) - Math.abs(x.changePercent ?? 0),
+        )
+        const shown = sorted.slice(0, perWorkload).map((f) => {
+          const pct =
+            f.changePercent === null ? '' : ` ${f.changePercent >= 0 ? '+' : ''}${f.changePercent.toFixed(1)}%`
+          return `${f.op} ${f.figure.replace(/_/g, ' ')}${pct}`
+        })
+        const more = sorted.length > perWorkload ? ` (+${sorted.length - perWorkload} more)` : ''
+        return `${c.workloads.length > 1 ? `${w}: ` : ''}${shown.join(', ')}${more}`
+      })
+      .join('; ')
+  }
+  const regressions = c.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'below target')
+  const improvements = c.figures.filter((f) => f.verdict === 'improvement')
+  // Tested: a p-value, or a throughput target rule; equal values on every run are no test.
+  const tested = c.figures.filter(
+    (f) => f.pValue !== null || f.verdict === 'at target' || f.verdict === 'below target',
+  ).length
+  const untested = c.figures.filter((f) => f.verdict === 'insufficient data')
+  const parts: string[] = []
+  if (regressions.length > 0) parts.push(`${bold('Regressed:')} ${list(regressions, 3)}.`)
+  else if (tested > 0) parts.push(`${bold('Regressed:')} nothing, of ${tested} tested figures.`)
+  if (improvements.length > 0) parts.push(`${bold('Improved:')} ${list(improvements, 3)}.`)
+  if (untested.length > 0) {
+    const worse = untested.filter(
+      (f) =>
+        weight(f) < 4 &&
+        f.changePercent !== null &&
+        f.changePercent !== 0 &&
+        (f.direction === 'lower-is-better') === f.changePercent > 0 &&
+        !(f.resolutionUs > 0 && Math.abs((f.candidate.center ?? 0) - (f.baseline.center ?? 0)) < f.resolutionUs),
+    )
+    const what = `n = ${nText(untested)} for ${untested.length} figure${untested.length === 1 ? '' : 's'}`
+    parts.push(
+      (tested === 0 ? `${bold('Regressed:')} not testable (${what}).` : `${bold('Not testable:')} ${what}.`) +
+        (worse.length === 0 ? '' : ` Largest changes for the worse, untested: ${list(worse, 2)}.`),
+    )
+  }
+  return parts.join(' ')
+}
+
+/** `1 + 1`, or the range of sample counts when they differ. */
+function nText(fs: readonly ComparedFigure[]): string {
+  const ns = [...new Set(fs.map((f) => `${f.baseline.n} + ${f.candidate.n}`))]
+  return ns.length === 1 ? ns[0]! : ns.join(', ')
+}
+
+function samplesText(rows: readonly ComparedFigure[], a: number, b: number, reportedOnly: boolean): string {
   const methods = new Set(rows.filter((r) => r.samples !== 'none').map((r) => r.samples))
   if (methods.has('repetitions')) {
     const welch = rows.some((r) => r.method === 'welch-t')
     return (
       `repetitions as samples (${a} + ${b} runs, ` +
       (welch
-        ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney cannot reach α with so few"
+        ? "Welch's t-test, on logarithms for latencies and throughput: Mann-Whitney's smallest p with so few runs " +
+          'cannot survive the adjustment over the figures'
         : 'Mann-Whitney U') +
       ')'
     )
   }
   if (methods.has('windows'))
     return `per-window samples of ${a} + ${b} runs (circular block bootstrap: fewer than 3 runs a side)`
-  return `${a} + ${b} runs, too few runs and windows to test`
+  return (
+    `n = ${a} + ${b}: not testable (at least 3 runs a side${reportedOnly ? '' : ', or 10 windows'} are needed); ` +
+    'values and changes shown'
+  )
 }
 
 function throttleText(t: ReleaseComparison['workloads'][number]['throttle']): string {

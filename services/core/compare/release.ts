@@ -4,12 +4,14 @@
  * figure is the median over its runs of the run's merged figure, judged by
  * verdict.ts, p-values adjusted together, throttled runs by throttled.ts,
  * setups checked by comparable.ts. The rules: docs/design/verdicts.md.
+ * Summary runs (YCSB's reports as printed, run-values.ts) are compared on
+ * what their reports hold, paired by workload or --by, never pooled;
+ * nothing to compare is BS_ERR_NOTHING_TO_COMPARE: docs/guides/ycsb-reports.md.
  */
 import type {
   ComparedFigure,
-  FigureKey,
-  OpFigures,
   ReleaseComparison,
+  ReportedRun,
   RunFigures,
   RunInfo,
   WindowFigures,
@@ -20,12 +22,23 @@ import type { ReadModel, RunFilter } from '../ports/read-model.js'
 import { compareSetups, type RunSetup, type SetupDifference } from './comparable.js'
 import { benjaminiHochberg } from './multiple-testing.js'
 import { median, relativeChange, summarize } from './sample-stats.js'
+import {
+  EVENT_OP_FIGURES,
+  EVENT_OVERALL_FIGURES,
+  eventRunValues,
+  figureSpec,
+  OVERALL,
+  reportedRunValues,
+  type FigureSpec,
+  type FigureValue,
+  type RunValues,
+} from './run-values.js'
 import { assessThrottle, throttledThroughputVerdict, type SideThrottle } from './throttled.js'
-import type { Direction } from './types.js'
 import { compareFigure, type Verdict } from './verdict.js'
+import { normalizeWorkload } from '../ycsb/workload-source.js'
 
 /** What compareReleases reads (a subset of the ReadModel port). */
-export type CompareSource = Pick<ReadModel, 'getRun' | 'listRuns' | 'runFigures' | 'windowFigures'>
+export type CompareSource = Pick<ReadModel, 'getRun' | 'listRuns' | 'runFigures' | 'windowFigures' | 'reportedRuns'>
 
 /** Runs one side may have at most; a selector matching more is refused (narrow it). */
 export const MAX_RUNS_PER_SIDE = 1000
@@ -95,6 +108,26 @@ export function workloadMatches(runWorkload: string, asked: string): boolean {
   return runWorkload === asked || runWorkload === `workload${asked}`
 }
 
+/**
+ * The workload a run ran: the one recorded with it (the driver's -P files, import-ycsb's --workload, -P or workload
+ * file), else its `workload` label (normalized: `e` is `workloade`); '' when neither says.
+ */
+export function runWorkload(r: RunInfo): string {
+  const w = r.workload !== '' ? r.workload : (r.labels.workload ?? '')
+  return normalizeWorkload(w)
+}
+
+/** What pairs a run with the other side's runs: its workload, or the value of the label named by `by`; '' unknown. */
+function pairingKey(r: RunInfo, by: string | undefined): string {
+  return by === undefined ? runWorkload(r) : (r.labels[by] ?? '')
+}
+
+/** How an unknown pairing key is shown. */
+function keyText(key: string, by: string | undefined): string {
+  if (key !== '') return key
+  return by === undefined ? '(workload not recorded)' : `(no ${by} label)`
+}
+
 /** The runs a side names, oldest first; BS_ERR_NOT_FOUND when none. */
 export async function resolveSide(src: CompareSource, text: string): Promise<RunInfo[]> {
   const ref = parseSideRef(text)
@@ -153,6 +186,8 @@ export interface CompareOptions {
   seed?: number
   /** Frame share changes of the sides' CPU profiles (profile-changes.ts); without it profiles is null. */
   profileChanges?: ProfileComparisonHook
+  /** Pair runs by this label's value instead of by workload. @default undefined (by workload) */
+  by?: string
 }
 
 /** Resolves both sides, reads their figures (and windows where a side has fewer than 3 runs) and compares them. */
@@ -165,11 +200,25 @@ export async function compareReleases(
   const [a, b] = await Promise.all([resolveSide(src, baselineRef), resolveSide(src, candidateRef)])
   const ids = [...new Set([...a, ...b].map((r) => r.run_id))]
   const figures = await src.runFigures(ids)
-  const pairs = pairWorkloads(a, b).pairs
-  // Windows are the samples of a side with fewer than 3 runs.
-  const needWindows = pairs.some((p) => p.baseline.length < MIN_REPETITIONS || p.candidate.length < MIN_REPETITIONS)
-  const windows = needWindows ? await src.windowFigures(ids) : []
-  const out = compareRuns({ ref: baselineRef, runs: a }, { ref: candidateRef, runs: b }, figures, windows, options)
+  // Runs without windows: summary runs, known from their YCSB reports.
+  const withWindows = new Set(figures.map((f) => f.runId))
+  const missing = ids.filter((id) => !withWindows.has(id))
+  const reported = missing.length === 0 ? [] : await src.reportedRuns(missing)
+  const pairs = pairWorkloads(a, b, options.by).pairs
+  // Windows are the samples of a side with fewer than 3 runs (summary runs have none).
+  const needWindows = pairs.some(
+    (p) =>
+      (p.baseline.length < MIN_REPETITIONS || p.candidate.length < MIN_REPETITIONS) &&
+      [...p.baseline, ...p.candidate].some((r) => withWindows.has(r.run_id)),
+  )
+  const windows = needWindows ? await src.windowFigures(ids.filter((id) => withWindows.has(id))) : []
+  const out = compareRuns(
+    { ref: baselineRef, runs: a },
+    { ref: candidateRef, runs: b },
+    [...figures, ...reported],
+    windows,
+    options,
+  )
   if (options.profileChanges !== undefined)
     out.profiles = await options.profileChanges(out.baseline.runs, out.candidate.runs)
   return out
@@ -187,29 +236,89 @@ interface WorkloadPair {
   candidate: RunInfo[]
 }
 
-/** One workload each: compared with each other; several: by equal name, the rest listed as unpaired. */
-function pairWorkloads(a: readonly RunInfo[], b: readonly RunInfo[]): { pairs: WorkloadPair[]; unpaired: string[] } {
-  const names = (runs: readonly RunInfo[]): string[] => [...new Set(runs.map((r) => r.workload))].sort()
+/**
+ * One workload each: compared with each other; several: by equal name, the rest listed as unpaired. Runs whose
+ * workload (or `by` label) is unknown are never pooled: more than one of them on a side is refused, since nothing
+ * tells whether they ran the same workload (BS_ERR_NOT_COMPARABLE, whatever --force says).
+ */
+function pairWorkloads(
+  a: readonly RunInfo[],
+  b: readonly RunInfo[],
+  by: string | undefined,
+): { pairs: WorkloadPair[]; unpaired: string[] } {
+  for (const [name, runs] of [
+    ['baseline', a],
+    ['candidate', b],
+  ] as const) {
+    const unknown = runs.filter((r) => pairingKey(r, by) === '')
+    if (unknown.length > 1)
+      throw new BenchstreamError(
+        'BS_ERR_NOT_COMPARABLE',
+        `the ${name}'s runs ${listed(unknown.map((r) => r.run_id))} have ` +
+          (by === undefined ? 'no recorded workload (and no workload label)' : `no ${by} label`) +
+          `: nothing tells whether they ran the same workload, and runs of different workloads are never pooled ` +
+          `into one sample. Record the workload when importing (import-ycsb --workload NAME, -P FILE, or the ` +
+          `workload file next to the report), ` +
+          (by === undefined
+            ? 'or label the runs (--label workload=e) or pair them with --by KEY'
+            : `or label every run with ${by}=...`),
+      )
+  }
+  const names = (runs: readonly RunInfo[]): string[] => [...new Set(runs.map((r) => pairingKey(r, by)))].sort()
   const wa = names(a)
   const wb = names(b)
   if (wa.length === 1 && wb.length === 1)
     return {
-      pairs: [{ baselineName: wa[0]!, candidateName: wb[0]!, baseline: [...a], candidate: [...b] }],
+      pairs: [
+        { baselineName: keyText(wa[0]!, by), candidateName: keyText(wb[0]!, by), baseline: [...a], candidate: [...b] },
+      ],
       unpaired: [],
     }
   const pairs = wa
     .filter((w) => wb.includes(w))
     .map((w) => ({
-      baselineName: w,
-      candidateName: w,
-      baseline: a.filter((r) => r.workload === w),
-      candidate: b.filter((r) => r.workload === w),
+      baselineName: keyText(w, by),
+      candidateName: keyText(w, by),
+      baseline: a.filter((r) => pairingKey(r, by) === w),
+      candidate: b.filter((r) => pairingKey(r, by) === w),
     }))
   const unpaired = [
-    ...wa.filter((w) => !wb.includes(w)).map((w) => `${w} (baseline only)`),
-    ...wb.filter((w) => !wa.includes(w)).map((w) => `${w} (candidate only)`),
+    ...wa.filter((w) => !wb.includes(w)).map((w) => `${keyText(w, by)} (baseline only)`),
+    ...wb.filter((w) => !wa.includes(w)).map((w) => `${keyText(w, by)} (candidate only)`),
   ]
   return { pairs, unpaired }
+}
+
+/** Run ids for a message: the first few, then how many more. */
+function listed(ids: readonly string[]): string {
+  return ids.length <= 4 ? ids.join(', ') : `${ids.slice(0, 4).join(', ')} and ${ids.length - 4} more`
+}
+
+/**
+ * A summary run imported without -P or a workload file records no properties: its setup is unknown, not different.
+ * Its properties and record count are left out of the comparison (and a note says so); clients still count.
+ */
+function setupUnknown(r: RunInfo): boolean {
+  return r.origin === 'reported' && Object.keys(r.properties ?? {}).length === 0
+}
+
+function pairSetupDifferences(p: WorkloadPair, unknownSetups: string[]): SetupDifference[] {
+  const ka = p.baseline.filter((r) => !setupUnknown(r))
+  const kb = p.candidate.filter((r) => !setupUnknown(r))
+  if (ka.length === p.baseline.length && kb.length === p.candidate.length)
+    return compareSetups(p.baseline.map(runSetup), p.candidate.map(runSetup)).differences
+  unknownSetups.push(...[...p.baseline, ...p.candidate].filter(setupUnknown).map((r) => r.run_id))
+  const clientsOnly = (r: RunInfo): RunSetup => ({
+    ...runSetup(r),
+    properties: {},
+    recordCount: null,
+    threads: 0,
+    target: null,
+    durationS: null,
+  })
+  const known = ka.length > 0 && kb.length > 0 ? compareSetups(ka.map(runSetup), kb.map(runSetup)).differences : []
+  const clients = compareSetups(p.baseline.map(clientsOnly), p.candidate.map(clientsOnly)).differences
+  return [...known.filter((d) => d.name !== 'clients'), ...clients]
 }
 
 /** What a run was asked to do, for comparable.ts. */
@@ -229,89 +338,15 @@ export function runSetup(r: RunInfo): RunSetup {
   }
 }
 
-interface FigureDef {
-  key: FigureKey
-  /** Shown after the operation: `p99 (µs)`. */
-  label: string
-  direction: Direction
-  run: (f: OpFigures) => number | null
-  window: ((w: WindowFigures) => number | null) | null
-}
-
-const LATENCY = (
-  key: FigureKey,
-  label: string,
-  run: (f: OpFigures) => number | null,
-  window: (w: WindowFigures) => number | null,
-): FigureDef => ({ key, label: `${label} (µs)`, direction: 'lower-is-better', run, window })
-const THROUGHPUT: FigureDef = {
-  key: 'throughput',
-  label: 'throughput (ops/s)',
-  direction: 'higher-is-better',
-  run: (f) => f.opsPerSec,
-  window: (w) => w.opsPerSec,
-}
-const ERROR_RATE: FigureDef = {
-  key: 'error_rate',
-  label: 'error rate',
-  direction: 'lower-is-better',
-  run: (f) => f.errorRate,
-  window: (w) => w.errorRate,
-}
-
-/** The figures of an operation, in the order they are shown. */
-export const OP_FIGURES: readonly FigureDef[] = [
-  THROUGHPUT,
-  LATENCY(
-    'avg',
-    'avg',
-    (f) => f.avgUs,
-    (w) => w.avgUs,
-  ),
-  LATENCY(
-    'p50',
-    'p50',
-    (f) => f.p50Us,
-    (w) => w.p50Us,
-  ),
-  LATENCY(
-    'p95',
-    'p95',
-    (f) => f.p95Us,
-    (w) => w.p95Us,
-  ),
-  LATENCY(
-    'p99',
-    'p99',
-    (f) => f.p99Us,
-    (w) => w.p99Us,
-  ),
-  LATENCY(
-    'p99.9',
-    'p99.9',
-    (f) => f.p999Us,
-    (w) => w.p999Us,
-  ),
-  LATENCY(
-    'max',
-    'max',
-    (f) => f.maxUs,
-    (w) => w.maxUs,
-  ),
-  ERROR_RATE,
-  {
-    key: 'cache_hit_ratio',
-    label: 'cache-hit ratio',
-    direction: 'higher-is-better',
-    run: (f) => f.cacheHitRatio,
-    window: (w) => w.cacheHitRatio,
-  },
-]
-/** OVERALL: what YCSB's [OVERALL] has, and the error rate; latencies are compared per operation. */
-const OVERALL_FIGURES: readonly FigureDef[] = [THROUGHPUT, ERROR_RATE]
-const OVERALL = 'OVERALL'
 /** YCSB's report order; other operations after these, by name. */
 const OP_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE']
+
+/** The figures of a run, with events (RunFigures) or a summary run (its clients' YCSB reports). */
+export type RunData = RunFigures | ReportedRun
+
+function runValuesOf(d: RunData): RunValues {
+  return 'ops' in d ? eventRunValues(d) : reportedRunValues(d)
+}
 
 /**
  * The comparison from resolved runs and their figures (pure). `figures` and
@@ -320,31 +355,54 @@ const OP_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELE
 export function compareRuns(
   a: CompareSideInput,
   b: CompareSideInput,
-  figures: readonly RunFigures[],
+  figures: readonly RunData[],
   windows: readonly WindowFigures[],
   options: CompareOptions = {},
 ): ReleaseComparison {
   const alpha = options.alpha ?? 0.05
   const minEffect = options.minEffect ?? 0.01
   const force = options.force ?? false
-  const byRun = new Map(figures.map((f) => [f.runId, f]))
-  const { pairs, unpaired } = pairWorkloads(a.runs, b.runs)
-  if (pairs.length === 0)
-    throw new BenchstreamError('BS_ERR_NOT_COMPARABLE', `the sides ran no workload in common: ${unpaired.join(', ')}`)
+  const by = options.by
+  const values = new Map<string, RunValues>()
+  const eventFigures = new Map<string, RunFigures>()
+  for (const f of figures) {
+    values.set(f.runId, runValuesOf(f))
+    if ('ops' in f) eventFigures.set(f.runId, f)
+  }
+  const serverCache = new Map([...eventFigures].map(([id, f]) => [id, f.serverCache]))
+  const { pairs, unpaired } = pairWorkloads(a.runs, b.runs, by)
+  const notes: string[] = []
+  const unknownSetups: string[] = []
+  if (pairs.length === 0) {
+    const names = (s: CompareSideInput): string =>
+      [...new Set(s.runs.map((r) => keyText(pairingKey(r, by), by)))].join(', ')
+    throw new BenchstreamError(
+      'BS_ERR_NOTHING_TO_COMPARE',
+      `nothing to compare: the sides have no ${by === undefined ? 'workload' : `${by} label value`} in common ` +
+        `(baseline: ${names(a)}; candidate: ${names(b)}). Compare runs of the same workload (add workload=NAME ` +
+        `to both sides), record the workload when importing (import-ycsb --workload NAME or -P FILE), or pair the ` +
+        `runs by a label with --by KEY`,
+    )
+  }
 
   const differences: SetupDifference[] = []
   for (const p of pairs) {
     const prefix = pairs.length > 1 ? `${p.baselineName}: ` : ''
     if (p.baselineName !== p.candidateName)
       differences.push({
-        name: 'workload',
+        name: by === undefined ? 'workload' : by,
         baseline: [p.baselineName],
         candidate: [p.candidateName],
         where: ['between sides'],
       })
-    for (const d of compareSetups(p.baseline.map(runSetup), p.candidate.map(runSetup)).differences)
-      differences.push({ ...d, name: `${prefix}${d.name}` })
+    for (const d of pairSetupDifferences(p, unknownSetups)) differences.push({ ...d, name: `${prefix}${d.name}` })
   }
+  if (unknownSetups.length > 0)
+    notes.push(
+      `setups compared only where recorded: ${listed(unknownSetups)} ` +
+        `${unknownSetups.length === 1 ? 'is a summary run' : 'are summary runs'} imported without -P or a workload ` +
+        `file, so ${unknownSetups.length === 1 ? 'its' : 'their'} workload properties are not known`,
+    )
   const comparable = differences.length === 0
   if (!comparable && !force) {
     const list = differences
@@ -360,28 +418,52 @@ export function compareRuns(
   const windowsByRun = groupWindows(windows)
   const rows: ComparedFigure[] = []
   const workloads: ReleaseComparison['workloads'] = []
+  const nothing: string[] = []
   for (const p of pairs) {
     const workload = p.baselineName === p.candidateName ? p.baselineName : `${p.baselineName} vs ${p.candidateName}`
-    const fa = p.baseline.map((r) => byRun.get(r.run_id))
-    const fb = p.candidate.map((r) => byRun.get(r.run_id))
-    const throttle = sideThrottles(p, fa, fb)
-    workloads.push({
-      baseline: p.baselineName,
-      candidate: p.candidateName,
-      baselineRuns: p.baseline.map((r) => r.run_id),
-      candidateRuns: p.candidate.map((r) => r.run_id),
-      throttle,
-    })
-    const ops = orderOps([...new Set([...fa, ...fb].flatMap((f) => f?.ops.map((o) => o.op) ?? []))])
+    const va = p.baseline.map((r) => values.get(r.run_id))
+    const vb = p.candidate.map((r) => values.get(r.run_id))
+    const reportedRuns = {
+      baseline: va.filter((v) => v?.origin === 'reported').length,
+      candidate: vb.filter((v) => v?.origin === 'reported').length,
+    }
+    // Summary runs: only the figures both sides have; runs with events only: every figure either side has.
+    const summary = reportedRuns.baseline + reportedRuns.candidate > 0
+    const opsOf = (side: ReadonlyArray<RunValues | undefined>): Set<string> =>
+      new Set(side.flatMap((v) => [...(v?.ops.keys() ?? [])]))
+    const opsA = opsOf(va)
+    const opsB = opsOf(vb)
+    // OVERALL alone is no common ground: runs with no operation in common ran different things.
+    const named = (ops: Set<string>): string[] => orderOps([...ops].filter((o) => o !== OVERALL))
+    if (!named(opsA).some((o) => opsB.has(o))) {
+      nothing.push(
+        `${workload}: no operation in common (baseline ${named(opsA).join(', ') || 'none'}; candidate ` +
+          `${named(opsB).join(', ') || 'none'})`,
+      )
+      continue
+    }
+    const throttle = sideThrottles(
+      p,
+      p.baseline.map((r) => eventFigures.get(r.run_id)),
+      p.candidate.map((r) => eventFigures.get(r.run_id)),
+    )
+    const before = rows.length
+    const ops = orderOps(summary ? [...opsA].filter((o) => opsB.has(o)) : [...new Set([...opsA, ...opsB])])
     for (const op of ops) {
-      for (const def of op === OVERALL ? OVERALL_FIGURES : OP_FIGURES) {
+      const keys = summary
+        ? figureKeys(va, op).filter((k) => figureKeys(vb, op).includes(k))
+        : op === OVERALL
+          ? EVENT_OVERALL_FIGURES
+          : EVENT_OP_FIGURES
+      for (const key of keys) {
+        const spec = figureSpec(key)!
+        const get = (v: RunValues | undefined): FigureValue | undefined => v?.ops.get(op)?.get(key)
         const row = figureRow(
           workload,
           op,
-          def,
+          spec,
           p,
-          fa,
-          fb,
+          { a: va.map(get), b: vb.map(get) },
           windowsByRun,
           { alpha, minEffect, seed: options.seed ?? 1 },
           throttle,
@@ -390,46 +472,79 @@ export function compareRuns(
       }
     }
     for (const source of [
-      ...new Set([...fa, ...fb].flatMap((f) => f?.serverCache.map((c) => c.source) ?? [])),
+      ...new Set([...p.baseline, ...p.candidate].flatMap((r) => serverCache.get(r.run_id)?.map((c) => c.source) ?? [])),
     ].sort()) {
-      const def: FigureDef = {
+      const spec: FigureSpec = {
         key: 'server_cache_hit_ratio',
         label: `server cache-hit ratio (${source})`,
         direction: 'higher-is-better',
-        run: () => null,
+        logScale: false,
         window: null,
+        rank: 8,
       }
-      const values = (side: ReadonlyArray<RunFigures | undefined>): Array<number | null> =>
-        side.map((f) => f?.serverCache.find((c) => c.source === source)?.ratio ?? null)
+      const cached = (runs: readonly RunInfo[]): Array<FigureValue | undefined> =>
+        runs.map((r) => {
+          const v = serverCache.get(r.run_id)?.find((c) => c.source === source)?.ratio
+          return v === null || v === undefined ? undefined : { value: v, resolutionUs: 0, clients: 0, perClient: null }
+        })
       const row = figureRow(
         workload,
         OVERALL,
-        def,
+        spec,
         p,
-        fa,
-        fb,
+        { a: cached(p.baseline), b: cached(p.candidate) },
         windowsByRun,
         { alpha, minEffect, seed: options.seed ?? 1 },
         null,
-        { a: values(fa), b: values(fb) },
       )
-      if (row !== undefined) rows.push(row)
+      if (row !== undefined && (!summary || (row.baseline.center !== null && row.candidate.center !== null)))
+        rows.push(row)
     }
+    if (!rows.slice(before).some((r) => r.baseline.center !== null && r.candidate.center !== null)) {
+      rows.length = before
+      nothing.push(
+        `${workload}: no figure both sides have (baseline runs ${listed(p.baseline.map((r) => r.run_id))}: ` +
+          `${figureCount(va)}; candidate runs ${listed(p.candidate.map((r) => r.run_id))}: ${figureCount(vb)})`,
+      )
+      continue
+    }
+    workloads.push({
+      baseline: p.baselineName,
+      candidate: p.candidateName,
+      baselineRuns: p.baseline.map((r) => r.run_id),
+      candidateRuns: p.candidate.map((r) => r.run_id),
+      throttle,
+      reportedRuns,
+    })
+  }
+  if (workloads.length === 0) {
+    const noData = [...a.runs, ...b.runs].filter((r) => values.get(r.run_id) === undefined).map((r) => r.run_id)
+    throw new BenchstreamError(
+      'BS_ERR_NOTHING_TO_COMPARE',
+      `nothing to compare: ${nothing.join('; ')}. ` +
+        (noData.length > 0
+          ? `Runs ${listed(noData)} hold no figures (no events and no YCSB report): import their reports with ` +
+            '`benchstream import-ycsb`, or check the run ids with `benchstream runs`'
+          : 'Compare runs of the same workload: check each run with `benchstream report RUN`, record the workload ' +
+            'when importing (import-ycsb --workload NAME or -P FILE), or pair the runs by a label with --by KEY'),
+    )
   }
   adjust(rows, alpha)
 
   const count = (v: ComparedFigure['verdict']): number => rows.filter((r) => r.verdict === v).length
   return {
-    baseline: side(a),
-    candidate: side(b),
+    baseline: side(a, by),
+    candidate: side(b, by),
     alpha,
     minEffect,
     tests: rows.filter((r) => r.adjustedPValue !== null).length,
     comparable,
     forced: !comparable && force,
     differences,
+    by: by ?? null,
+    notes,
     workloads,
-    unpaired,
+    unpaired: [...unpaired, ...nothing],
     figures: rows,
     summary: {
       regressions: count('regression'),
@@ -443,12 +558,23 @@ export function compareRuns(
   }
 }
 
-function side(s: CompareSideInput): ReleaseComparison['baseline'] {
+/** The figure keys any run of a side has for an operation, in table order. */
+function figureKeys(side: ReadonlyArray<RunValues | undefined>, op: string): string[] {
+  const keys = new Set(side.flatMap((v) => [...(v?.ops.get(op)?.keys() ?? [])]))
+  return [...keys].sort((x, y) => figureSpec(x)!.rank - figureSpec(y)!.rank)
+}
+
+function figureCount(side: ReadonlyArray<RunValues | undefined>): string {
+  const ops = [...new Set(side.flatMap((v) => [...(v?.ops.keys() ?? [])]))]
+  return ops.length === 0 ? 'no figures' : orderOps(ops).join(', ')
+}
+
+function side(s: CompareSideInput, by: string | undefined): ReleaseComparison['baseline'] {
   return {
     ref: s.ref,
     runs: s.runs.map((r) => r.run_id),
     groups: [...new Set(s.runs.map((r) => r.group_id).filter((g) => g !== ''))].sort(),
-    workloads: [...new Set(s.runs.map((r) => r.workload))].sort(),
+    workloads: [...new Set(s.runs.map((r) => keyText(pairingKey(r, by), by)))].sort(),
   }
 }
 
@@ -556,61 +682,62 @@ interface RowOptions {
 function figureRow(
   workload: string,
   op: string,
-  def: FigureDef,
+  spec: FigureSpec,
   p: WorkloadPair,
-  fa: ReadonlyArray<RunFigures | undefined>,
-  fb: ReadonlyArray<RunFigures | undefined>,
+  given: { a: ReadonlyArray<FigureValue | undefined>; b: ReadonlyArray<FigureValue | undefined> },
   windowsByRun: Map<string, Map<string, WindowFigures[]>>,
   o: RowOptions,
   throttle: { baseline: SideThrottle; candidate: SideThrottle } | null,
-  given?: { a: Array<number | null>; b: Array<number | null> },
 ): ComparedFigure | undefined {
-  const runValues = (side: ReadonlyArray<RunFigures | undefined>): Array<number | null> =>
-    side.map((f) => {
-      const x = f?.ops.find((e) => e.op === op)
-      const v = x === undefined ? null : def.run(x)
-      return v === null || !Number.isFinite(v) ? null : v
-    })
-  const va = given?.a ?? runValues(fa)
-  const vb = given?.b ?? runValues(fb)
+  const plain = (side: ReadonlyArray<FigureValue | undefined>): Array<number | null> =>
+    side.map((v) => (v === undefined || !Number.isFinite(v.value) ? null : v.value))
+  const va = plain(given.a)
+  const vb = plain(given.b)
   const ra = va.filter((v): v is number => v !== null)
   const rb = vb.filter((v): v is number => v !== null)
   if (ra.length === 0 && rb.length === 0) return undefined
   const winValues = (runs: readonly RunInfo[]): number[][] => {
-    const get = def.window
+    const get = spec.window
     if (get === null) return []
     return runs.map((r) =>
       (windowsByRun.get(r.run_id)?.get(op) ?? []).map(get).filter((v): v is number => v !== null && Number.isFinite(v)),
     )
   }
-  // Latencies and throughput change by factors: tested on logarithms (verdict.ts); rates and ratios as they are.
-  const logScale = def.key !== 'error_rate' && def.key !== 'cache_hit_ratio' && def.key !== 'server_cache_hit_ratio'
   const verdict = compareFigure(
     { runs: ra, windows: winValues(p.baseline) },
     { runs: rb, windows: winValues(p.candidate) },
-    { direction: def.direction, alpha: o.alpha, minEffect: o.minEffect, seed: o.seed, logScale },
+    { direction: spec.direction, alpha: o.alpha, minEffect: o.minEffect, seed: o.seed, logScale: spec.logScale },
   )
   const center = (xs: number[]): number | null => (xs.length === 0 ? null : median(xs))
   const ca = center(ra)
   const cb = center(rb)
   const rel = ca === null || cb === null ? null : relativeChange(ca, cb)
+  const all = [...given.a, ...given.b].filter((v): v is FigureValue => v !== undefined)
+  const resolutionUs = Math.max(0, ...all.map((v) => v.resolutionUs))
+  const clientMedian = Math.max(0, ...all.map((v) => v.clients))
+  const perClient = (runs: readonly RunInfo[], side: ReadonlyArray<FigureValue | undefined>) => {
+    const list = runs.flatMap((r, i) => (side[i]?.perClient ?? []).map((c) => ({ runId: r.run_id, ...c })))
+    return list.length === 0 ? null : list
+  }
   const row: ComparedFigure = {
     workload,
     op,
-    figure: def.key,
-    label: `${op} ${def.label}`,
-    direction: def.direction,
+    figure: spec.key,
+    label: `${op} ${spec.label}`,
+    direction: spec.direction,
     baseline: {
       center: ca,
       spreadPercent: spread(ra),
       values: va,
       n: verdict.samples === 'none' ? ra.length : verdict.baseline.n,
+      perClient: perClient(p.baseline, given.a),
     },
     candidate: {
       center: cb,
       spreadPercent: spread(rb),
       values: vb,
       n: verdict.samples === 'none' ? rb.length : verdict.candidate.n,
+      perClient: perClient(p.candidate, given.b),
     },
     changePercent: rel === null ? null : rel * 100,
     verdict: verdict.verdict,
@@ -622,14 +749,38 @@ function figureRow(
     ci: verdict.ci,
     note: verdict.belowMinEffect ? `below ${trim(o.minEffect * 100)}% minimum effect` : null,
     reason: verdict.reason,
+    resolutionUs,
+    clientMedian,
   }
   if (verdict.verdict === 'insufficient data' && identical(verdict, ra, rb)) {
     // Error rates of 0 on every run, a ratio of 1 everywhere: nothing to test, nothing changed.
     row.verdict = 'no significant change'
     row.reason = `every run of both sides has the same value (${ra[0]}): no change`
+  } else if (verdict.verdict === 'insufficient data' && verdict.samples === 'none' && ca !== null && cb !== null) {
+    row.reason =
+      `n = ${ra.length} + ${rb.length}: not testable (${verdict.reason}); the values and their change are shown, ` +
+      `no verdict`
+  }
+  // YCSB before 0.4.0 printed percentiles in whole ms: a smaller change is below what the report can tell.
+  if (resolutionUs > 0 && ca !== null && cb !== null && Math.abs(cb - ca) < resolutionUs) {
+    const ms = `${trim(resolutionUs / 1000)} ms`
+    if (row.verdict === 'regression' || row.verdict === 'improvement') {
+      row.verdict = 'no significant change'
+      row.reason =
+        `${row.reason}; but the change of ${trim(Math.abs(cb - ca))} µs is below the ${ms} resolution of the ` +
+        'printed figures: not called'
+    }
+    row.note = `within the ${ms} resolution`
+  }
+  if (clientMedian > 1) {
+    const n = `median of ${clientMedian} clients`
+    row.note = row.note === null ? n : `${row.note}; ${n}`
+    row.reason =
+      `${row.reason}; each run's value is the median of its ${clientMedian} clients' printed ${spec.key} ` +
+      `(percentiles of clients cannot be merged)`
   }
   if (
-    def.key === 'throughput' &&
+    spec.key === 'throughput' &&
     throttle !== null &&
     (throttle.baseline.status !== 'unthrottled' || throttle.candidate.status !== 'unthrottled')
   ) {
@@ -682,7 +833,7 @@ function adjust(rows: ComparedFigure[], alpha: number): void {
       r.reason =
         `${r.reason}; not significant once adjusted for ${tested.length} ` + `figures (Benjamini-Hochberg p=${fmtP(q)})`
       r.verdict = 'no significant change'
-      r.note = `adjusted p=${fmtP(q)}`
+      r.note = r.note === null ? `adjusted p=${fmtP(q)}` : `adjusted p=${fmtP(q)}; ${r.note}`
     }
   })
 }

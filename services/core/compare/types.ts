@@ -21,7 +21,7 @@ export type VerdictKind = 'regression' | 'improvement' | 'no significant change'
 
 /**
  * How the p-value was obtained: repetitions as samples (`mann-whitney-u-exact`,
- * `mann-whitney-u-normal`, or `welch-t` where Mann-Whitney cannot reach alpha),
+ * `mann-whitney-u-normal`, or `welch-t` where Mann-Whitney's smallest p cannot survive the adjustment),
  * per-window samples (`circular-block-bootstrap`), or `none`
  * (docs/design/verdicts.md#which-samples-and-why).
  */

@@ -2,9 +2,10 @@
  * The verdict on one figure of release A (baseline) vs B (candidate):
  * regression, improvement, no significant change or insufficient data, with
  * p-value, effect, interval, n and method, as benchstat reports them. Samples
- * are repetitions (>= 3 runs a side: Mann-Whitney, or Welch on logarithms for
- * 3 + 3), else windows (block bootstrap); changes under `minEffect` are not
- * called. Why each choice: docs/design/verdicts.md.
+ * are repetitions (>= 3 runs a side: Mann-Whitney where its smallest p can
+ * survive the adjustment of a whole comparison, else Welch on logarithms),
+ * else windows (block bootstrap); changes under `minEffect` are not called.
+ * Why each choice: docs/design/verdicts.md.
  */
 import { Rng } from '../workload/random.js'
 import { blockBootstrapMeans } from './block-bootstrap.js'
@@ -85,6 +86,13 @@ export interface Verdict {
 }
 
 const MIN_REPETITIONS = 3
+/**
+ * Mann-Whitney is used only when its smallest two-sided p is at most alpha / MW_FAMILY_DIVISOR: a change of one
+ * operation moves its six latency figures together, and Benjamini-Hochberg over a comparison's ~25 figures finds
+ * those six when each p <= 6 alpha / 25, about alpha / 4. With fewer runs (4 + 4 at alpha 0.05: smallest p 0.029)
+ * no single operation's change could ever be found, however large.
+ */
+const MW_FAMILY_DIVISOR = 4
 const DEFAULTS = {
   alpha: 0.05,
   minEffect: 0.01,
@@ -168,7 +176,7 @@ function crossCheck(a: readonly number[], b: readonly number[]): Verdict['crossC
 
 function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved): Verdict {
   const base = frame(a, b, a.length, b.length, o)
-  const useMannWhitney = minimumTwoSidedP(a.length, b.length) <= o.alpha
+  const useMannWhitney = minimumTwoSidedP(a.length, b.length) <= o.alpha / MW_FAMILY_DIVISOR
   if (useMannWhitney) {
     const mw = mannWhitneyU(a, b)
     const effect = base.relativeChange.median
@@ -187,8 +195,8 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
     )
   }
   const why =
-    `Mann-Whitney cannot reach p < ${o.alpha} with so few; its minimum ` +
-    `is ${minimumTwoSidedP(a.length, b.length).toFixed(3)}`
+    `Mann-Whitney's smallest p with so few, ${minimumTwoSidedP(a.length, b.length).toFixed(3)}, ` +
+    `cannot survive the adjustment over a comparison's figures (it needs ${(o.alpha / MW_FAMILY_DIVISOR).toFixed(4)})`
   if (o.logScale && [...a, ...b].every((x) => x > 0)) {
     // On logarithms: the difference of mean logs is the log of the ratio of geometric means.
     const w = welchTTest(b.map(Math.log), a.map(Math.log), o.confidenceLevel)

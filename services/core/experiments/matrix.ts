@@ -58,9 +58,11 @@ function idOf(readable: string, fallback: string): string {
 /** The group of a setup and workload's compared runs (warm-up runs have a group of their own). */
 export function groupId(experimentId: string, setup: string, workload: string, warmup: boolean): string {
   const suffix = warmup ? '-warmup' : ''
+  // An experiment id may have 64 characters itself (--id): the fallback keeps room for `-g<hash>` and the suffix, and
+  // hashes the whole id, so that experiments whose ids begin alike still get groups of their own.
   return idOf(
     `${experimentId}-${setup}-${workload}${suffix}`,
-    `${experimentId}-g${hash(`${setup}/${workload}`)}${suffix}`,
+    `${experimentId.slice(0, 54 - suffix.length)}-g${hash(`${experimentId}/${setup}/${workload}`)}${suffix}`,
   )
 }
 

@@ -5,6 +5,7 @@
  */
 import type { AlertTransition } from '../alerting/alert-rules.js'
 import type { BaselineWindowRow } from '../alerting/baseline-profile.js'
+import type { SilenceSpec } from '../alerting/silences.js'
 import type { RunProgress } from '../stats/window-completeness.js'
 
 export interface AlertRunInfo {
@@ -52,11 +53,27 @@ export interface AlertStore {
   record(t: AlertTransition, notifiedAtMs: number | undefined): Promise<void>
 }
 
+/** Where silences are kept (the `silences` table). */
+export interface SilenceStore {
+  /** Silences not yet expired at nowMs (pending or active): what the engine judges new incidents by. */
+  current(nowMs: number): Promise<SilenceSpec[]>
+  /** Every silence's latest version, newest first, at most limit. */
+  list(limit: number): Promise<SilenceSpec[]>
+  get(id: string): Promise<SilenceSpec | undefined>
+  /** Stores a new silence, or a new version of one (an expiry). */
+  save(s: SilenceSpec): Promise<void>
+}
+
 /** Expected failures are values, not exceptions. */
 export type DeliveryResult = { ok: true } | { ok: false; error: string }
 
 export interface AlertNotifier {
   /** Counter key: kafka, webhook, ... */
   readonly channel: string
+  /**
+   * Whether silences hold this channel's notifications back: true for what reaches people (the webhook), false for the
+   * record of every transition (the alerts topic, where a silenced one is marked).
+   */
+  readonly mutedBySilences: boolean
   notify(t: AlertTransition): Promise<DeliveryResult>
 }

@@ -3,8 +3,14 @@
  * windows. services/adapters/clickhouse/read-model.ts answers it from
  * ClickHouse; reports are always computed from merged histograms.
  */
+import type { AlertState } from '../../../schemas/alert-rules.v1.js'
 import type {
+  Alert,
+  AlertsPage,
   OpFigures,
+  ReportedClient,
+  ReportedMeasurement,
+  ReportedRun,
   RunFigures,
   RunInfo,
   RunReport,
@@ -13,7 +19,36 @@ import type {
 } from '../../../schemas/api.v1.js'
 import type { RunProgress } from '../stats/window-completeness.js'
 
-export type { OpFigures, RunFigures, RunInfo, RunReport, TimelinePoint, WindowFigures }
+export type {
+  Alert,
+  AlertsPage,
+  OpFigures,
+  ReportedClient,
+  ReportedMeasurement,
+  ReportedRun,
+  RunFigures,
+  RunInfo,
+  RunReport,
+  TimelinePoint,
+  WindowFigures,
+}
+
+/** Which alert incidents to list; every given condition must hold. */
+export interface AlertFilter {
+  runId?: string
+  /** The incident's latest state. */
+  state?: AlertState
+  rule?: string
+  /** Incidents firing at some time at or after this one: still open, or ended at or after it (ms). */
+  sinceMs?: number
+}
+
+/** A page of incidents, newest first (by start, then fingerprint). */
+export interface AlertPageRequest {
+  limit: number
+  /** `<startsAt ms>-<fingerprint>` of the last incident of the previous page. */
+  cursor?: string
+}
 
 /** Windowed percentiles next to exact ones over the raw events (the demo's accuracy check). */
 export interface PercentileCheck {
@@ -74,7 +109,7 @@ export interface RunFilter {
 }
 
 export interface ReadModel {
-  /** Newest first. */
+  /** Newest first; `origin` says which are summary runs, whose operations are those their reports count. */
   listRuns(limit: number, filter?: RunFilter): Promise<Array<RunInfo & { operations: number }>>
   getRun(runId: string): Promise<RunInfo | undefined>
   /** The run's report merged over clients and time; BS_ERR_NOT_FOUND when it has no data. */
@@ -86,6 +121,11 @@ export interface ReadModel {
    */
   runFigures(runIds: readonly string[]): Promise<RunFigures[]>
   /**
+   * Per run: its clients' final YCSB reports as imported (table reported_measurements), figures as printed. Runs
+   * without one are left out.
+   */
+  reportedRuns(runIds: readonly string[]): Promise<ReportedRun[]>
+  /**
    * Per run, window and operation (OVERALL excluded), merged over clients, in window order (view op_window_figures).
    */
   windowFigures(runIds: readonly string[]): Promise<WindowFigures[]>
@@ -95,6 +135,8 @@ export interface ReadModel {
   runCounts(runId: string): Promise<{ byOpStatus: Record<string, number>; total: number; clientsEnded: number }>
   /** Percentiles of merged windows against exact ones over the run's raw events. */
   percentileCheck(runId: string, quantiles: readonly number[]): Promise<PercentileCheck[]>
+  /** Alert incidents (table alerts, one row per incident with its latest state), newest first, a page at a time. */
+  alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage>
   /** Dead letters by reason. */
   deadLetterCounts(): Promise<Record<string, number>>
   /** Resolves when the store answers a trivial query; rejects otherwise. */
