@@ -77,7 +77,7 @@ export const Step = Type.Object(
 )
 export type Step = Static<typeof Step>
 
-export const STEP_PHASES = ['start', 'load', 'flush', 'stop'] as const
+export const STEP_PHASES = ['start', 'load', 'loaded', 'flush', 'stop'] as const
 export type StepPhase = (typeof STEP_PHASES)[number]
 
 /** A CPU profile of each run (async-profiler on a process an agent allows), attached to the run. */
@@ -110,14 +110,16 @@ export const Setup = Type.Object(
         {
           start: Type.Optional(Step),
           load: Type.Optional(Step),
+          loaded: Type.Optional(Step),
           flush: Type.Optional(Step),
           stop: Type.Optional(Step),
         },
         {
           additionalProperties: false,
           description:
-            'start (before its first run), load (once, instead of the workload load phase), flush (before each ' +
-            'run), stop (after its last run)',
+            'start (before its first run), load (once, instead of the workload load phase), loaded (after each ' +
+            'load: e.g. an HBase flush, so that reads go through its block cache), flush (before each run), stop ' +
+            '(after its last run)',
         },
       ),
     ),

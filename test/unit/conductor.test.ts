@@ -623,6 +623,36 @@ test('load: setup: loaded once per setup before its first run, the key range spl
   await conductor.close()
 })
 
+test('a loaded step runs once after each load of its setup, a flush step before every run', async () => {
+  const { bus, conductor } = rig()
+  await conductor.start()
+  const step = (args: string[]): Record<string, unknown> => ({ agent: 'a3', command: 'hbase', args })
+  const state = await conductor.run(
+    plan({
+      binding: 'redis',
+      repetitions: 2,
+      setups: [
+        { name: 'A', steps: { loaded: step(['flush', 'A']) } },
+        { name: 'B', steps: { flush: step(['flush', 'B']) } },
+      ],
+    }),
+    'ab-t3',
+  )
+  assert.equal(state.status, 'done')
+  assert.deepEqual(
+    state.steps.map((s) => `${s.setup} ${s.phase} ${s.state}`),
+    ['A load:workloada done', 'A loaded:workloada done', 'B load:workloada done', 'B flush done', 'B flush done'],
+  )
+  assert.deepEqual(
+    bus
+      .assigns()
+      .filter((a) => a.step !== undefined)
+      .map((a) => a.step!.args!.join(' ')),
+    ['flush A', 'flush B', 'flush B'],
+    "A's once after its load, B's before each of its two runs",
+  )
+})
+
 test("setups side by side, each with its own server: a run samples and profiles its setup's", async () => {
   const agents: FakeAgent[] = [{ name: 'a1', profileTargets: ['rs-a', 'rs-b'] }, { name: 'a2' }]
   const { bus, store, conductor } = rig(agents)
