@@ -389,7 +389,9 @@ export class Agent {
       const operations: Record<string, number> = {}
       for (const l of job.stdout) {
         const m = OPERATIONS_LINE.exec(l)
-        if (m !== null && m[1] !== 'OVERALL' && !m[1]!.startsWith('Intended-')) operations[m[1]!] = Number(m[2])
+        // The first report only: benchstream ycsb prints YCSB's (this client's), then Benchstream's of the whole run.
+        if (m !== null && m[1] !== 'OVERALL' && !m[1]!.startsWith('Intended-') && !Object.hasOwn(operations, m[1]!))
+          operations[m[1]!] = Number(m[2])
       }
       const ok = exit.code === 0 && !job.cancelled
       const output = job.tail.join('\n')
