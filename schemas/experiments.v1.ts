@@ -77,27 +77,49 @@ export const Step = Type.Object(
 )
 export type Step = Static<typeof Step>
 
-export const STEP_PHASES = ['start', 'load', 'flush', 'stop'] as const
+export const STEP_PHASES = ['start', 'load', 'loaded', 'flush', 'stop'] as const
 export type StepPhase = (typeof STEP_PHASES)[number]
+
+/** A CPU profile of each run (async-profiler on a process an agent allows), attached to the run. */
+const ProfileSpec = Type.Object(
+  {
+    agent: id('the agent that profiles'),
+    target: id("a profile target the agent allows (--profile-target NAME=PIDFILE), e.g. the setup's server"),
+    seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+    event: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('wall'), Type.Literal('itimer')])),
+  },
+  { additionalProperties: false, description: 'a CPU profile of each run, attached to it' },
+)
+/** Datastore counters the clients sample beside YCSB, SOURCE=URL. */
+const ServerMetrics = Type.Array(Type.String({ pattern: '^[a-z]{1,32}=https?://[^\\s]{1,1000}$' }), {
+  maxItems: 8,
+  description: 'datastore counters sampled beside YCSB, SOURCE=URL (e.g. hbase=http://127.0.0.1:16030/jmx)',
+})
 
 export const Setup = Type.Object(
   {
     name: id('the setup name'),
     labels: Type.Optional(Labels),
     properties: Type.Optional(Properties),
+    // Setups that run side by side (two releases, each its own server and ports) have their own server to profile
+    // and to sample: these replace the plan's for the setup's runs.
+    profile: Type.Optional(ProfileSpec),
+    serverMetrics: Type.Optional(ServerMetrics),
     steps: Type.Optional(
       Type.Object(
         {
           start: Type.Optional(Step),
           load: Type.Optional(Step),
+          loaded: Type.Optional(Step),
           flush: Type.Optional(Step),
           stop: Type.Optional(Step),
         },
         {
           additionalProperties: false,
           description:
-            'start (before its first run), load (once, instead of the workload load phase), flush (before each ' +
-            'run), stop (after its last run)',
+            'start (before its first run), load (once, instead of the workload load phase), loaded (after each ' +
+            'load: e.g. an HBase flush, so that reads go through its block cache), flush (before each run), stop ' +
+            '(after its last run)',
         },
       ),
     ),
@@ -233,23 +255,8 @@ export const Plan = Type.Object(
     agentTimeoutS: Type.Optional(
       Type.Integer({ minimum: 2, maximum: 600, description: 'an agent silent this long is lost, s (default 5)' }),
     ),
-    profile: Type.Optional(
-      Type.Object(
-        {
-          agent: id('the agent that profiles'),
-          target: id("a profile target the agent allows (--profile-target NAME=PIDFILE), e.g. the setup's server"),
-          seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
-          event: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('wall'), Type.Literal('itimer')])),
-        },
-        { additionalProperties: false, description: 'a CPU profile of each run, attached to it' },
-      ),
-    ),
-    serverMetrics: Type.Optional(
-      Type.Array(Type.String({ pattern: '^[a-z]{1,32}=https?://[^\\s]{1,1000}$' }), {
-        maxItems: 8,
-        description: 'datastore counters sampled beside YCSB, SOURCE=URL (e.g. hbase=http://127.0.0.1:16030/jmx)',
-      }),
-    ),
+    profile: Type.Optional(ProfileSpec),
+    serverMetrics: Type.Optional(ServerMetrics),
   },
   { additionalProperties: false },
 )

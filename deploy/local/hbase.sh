@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a real single-node Apache HBase 2 (HMaster, one region server and ZooKeeper in one
-# JVM, data on the local filesystem) on 127.0.0.1 without Docker, for local development
+# JVM, data on the local filesystem) on 127.0.0.1 (or HBASE_HOST) without Docker, for local development
 # and benchmarks of Benchstream with YCSB.
 #
 # HBase publishes no server tarball on Maven Central, so the server is assembled from its
@@ -13,6 +13,9 @@
 #
 # Environment (all optional):
 #   HBASE_VERSION           Maven version of org.apache.hbase:hbase-server   [2.5.10-hadoop3]
+#   HBASE_HOST              the address every server binds and announces (ZooKeeper, meta,
+#                           info servers): another machine's clients need this machine's
+#                           address here; no authentication, so a trusted network only [127.0.0.1]
 #   HBASE_ZK_PORT           ZooKeeper client port                            [2181]
 #   HBASE_MASTER_PORT       master RPC port                                  [16000]
 #   HBASE_RS_PORT           region server RPC port                           [16020]
@@ -61,6 +64,10 @@ HBASE_VERSION="${HBASE_VERSION:-2.5.10-hadoop3}"
 [[ "$HBASE_VERSION" =~ ^2\.[0-9]+\.[0-9]+(-hadoop3)?$ ]] \
   || die "HBASE_VERSION must look like 2.5.10-hadoop3 (an org.apache.hbase:hbase-server 2.x version)," \
     "got '$HBASE_VERSION'"
+
+HBASE_HOST="${HBASE_HOST:-127.0.0.1}"
+[[ "$HBASE_HOST" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$ ]] \
+  || die "HBASE_HOST must be a host name or IPv4 address this machine has, got '$HBASE_HOST'"
 
 check_port() { # name value allow_off
   local name="$1" value="$2" allow_off="${3:-}"
@@ -274,19 +281,27 @@ write_config() {
     # Defaults live under /tmp/hbase-\${user.name}, shared by every HBase of this user.
     prop hbase.tmp.dir "$TMP_DIR"
     prop hbase.zookeeper.property.dataDir "$ZK_DIR"
-    prop hbase.zookeeper.quorum 127.0.0.1
+    prop hbase.zookeeper.quorum "$HBASE_HOST"
     prop hbase.zookeeper.property.clientPort "$HBASE_ZK_PORT"
-    # Loopback only, and the same name everywhere so ZooKeeper and meta hold 127.0.0.1.
-    prop hbase.master.hostname 127.0.0.1
-    prop hbase.unsafe.regionserver.hostname 127.0.0.1
-    prop hbase.master.ipc.address 127.0.0.1
-    prop hbase.regionserver.ipc.address 127.0.0.1
+    # One address (loopback unless HBASE_HOST says otherwise), the same name everywhere, so
+    # that ZooKeeper and meta hold the address the clients connect to.
+    # HBase checks its in-process ZooKeeper on the loopback (MiniZooKeeperCluster's 'stat'):
+    # another address needs ZooKeeper on every interface.
+    if [[ "$HBASE_HOST" == 127.0.0.1 ]]; then
+      prop hbase.zookeeper.property.clientPortAddress 127.0.0.1
+    else
+      prop hbase.zookeeper.property.clientPortAddress 0.0.0.0
+    fi
+    prop hbase.master.hostname "$HBASE_HOST"
+    prop hbase.unsafe.regionserver.hostname "$HBASE_HOST"
+    prop hbase.master.ipc.address "$HBASE_HOST"
+    prop hbase.regionserver.ipc.address "$HBASE_HOST"
     prop hbase.master.port "$HBASE_MASTER_PORT"
     prop hbase.regionserver.port "$HBASE_RS_PORT"
     prop hbase.master.info.port "$HBASE_MASTER_INFO_PORT"
-    prop hbase.master.info.bindAddress 127.0.0.1
+    prop hbase.master.info.bindAddress "$HBASE_HOST"
     prop hbase.regionserver.info.port "$HBASE_RS_INFO_PORT"
-    prop hbase.regionserver.info.bindAddress 127.0.0.1
+    prop hbase.regionserver.info.bindAddress "$HBASE_HOST"
     # One region server exists; do not wait 4.5 s for more before assigning regions.
     prop hbase.master.wait.on.regionservers.mintostart 1
     prop hbase.master.wait.on.regionservers.timeout 1000
@@ -378,7 +393,7 @@ cmd_start() {
 
   local pid started=$SECONDS
   if pid="$(hbase_pid)"; then
-    echo "hbase process $pid already running on 127.0.0.1:$HBASE_ZK_PORT; checking readiness"
+    echo "hbase process $pid already running on $HBASE_HOST:$HBASE_ZK_PORT; checking readiness"
   else
     rm -f -- "$PID_FILE"
     if [[ -f "$VERSION_FILE" && "$(<"$VERSION_FILE")" != "$HBASE_VERSION" ]]; then
@@ -387,8 +402,8 @@ cmd_start() {
     fi
     local p
     for p in "${PORTS[@]}"; do
-      if port_open "$p"; then
-        die "127.0.0.1:$p is already in use by another process (not the HBase of $DATA_DIR);" \
+      if port_open "$p" "$HBASE_HOST"; then
+        die "$HBASE_HOST:$p is already in use by another process (not the HBase of $DATA_DIR);" \
           "set the HBASE_*_PORT variables"
       fi
     done
@@ -456,7 +471,7 @@ cmd_start() {
     print_log_tail "$OUT_FILE" "$LOG_FILE"
     exit 1
   fi
-  echo "hbase $HBASE_VERSION ready on 127.0.0.1 in $((SECONDS - started)) s:" \
+  echo "hbase $HBASE_VERSION ready on $HBASE_HOST in $((SECONDS - started)) s:" \
     "zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary)" \
     "(pid $pid, data: $DATA_DIR)"
 }
@@ -491,10 +506,10 @@ cmd_flush() {
 cmd_metrics() {
   hbase_pid >/dev/null || die "hbase not running (data: $DATA_DIR)"
   if [[ "$HBASE_RS_INFO_PORT" != "-1" ]]; then
-    need curl "install curl, or read http://127.0.0.1:$HBASE_RS_INFO_PORT/jmx?qry=$RS_SERVER_BEAN yourself"
+    need curl "install curl, or read http://$HBASE_HOST:$HBASE_RS_INFO_PORT/jmx?qry=$RS_SERVER_BEAN yourself"
     local body
-    body="$(curl -fsS --max-time 5 "http://127.0.0.1:$HBASE_RS_INFO_PORT/jmx?qry=$RS_SERVER_BEAN")" \
-      || die "GET http://127.0.0.1:$HBASE_RS_INFO_PORT/jmx failed"
+    body="$(curl -fsS --max-time 5 "http://$HBASE_HOST:$HBASE_RS_INFO_PORT/jmx?qry=$RS_SERVER_BEAN")" \
+      || die "GET http://$HBASE_HOST:$HBASE_RS_INFO_PORT/jmx failed"
     # /jmx pretty-prints one '"name" : value,' per line; keep the block cache counters.
     printf '%s\n' "$body" | awk -v ts="$(date +%s%3N)" -v re="\"$CACHE_ATTRS\"" '
       $0 ~ re {
@@ -530,13 +545,13 @@ cmd_stop() {
 cmd_status() {
   local pid
   if pid="$(hbase_pid)"; then
-    if port_open "$HBASE_ZK_PORT" && port_open "$HBASE_RS_PORT"; then
-      echo "hbase $(<"$VERSION_FILE") running on 127.0.0.1:" \
+    if port_open "$HBASE_ZK_PORT" "$HBASE_HOST" && port_open "$HBASE_RS_PORT" "$HBASE_HOST"; then
+      echo "hbase $(<"$VERSION_FILE") running on $HBASE_HOST:" \
         "zookeeper :$HBASE_ZK_PORT, master :$HBASE_MASTER_PORT, region server :$HBASE_RS_PORT$(info_summary)" \
         "(pid $pid, data: $DATA_DIR)"
     else
       echo "hbase process running (pid $pid, data: $DATA_DIR)" \
-        "but 127.0.0.1:$HBASE_ZK_PORT/$HBASE_RS_PORT not answering yet"
+        "but $HBASE_HOST:$HBASE_ZK_PORT/$HBASE_RS_PORT not answering yet"
     fi
     return 0
   fi

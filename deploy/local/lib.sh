@@ -17,10 +17,10 @@ need() {
   command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
 }
 
-# port_open PORT: bash's /dev/tcp, no nc/ss dependency; loopback connects succeed or get
-# RST at once.
+# port_open PORT [HOST]: bash's /dev/tcp, no nc/ss dependency; loopback connects succeed or
+# get RST at once. HOST defaults to 127.0.0.1.
 port_open() {
-  (: <>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  (: <>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null
 }
 
 # print_log_tail FILE...: the last 40 lines of each non-empty file, for a failed start.

@@ -44,6 +44,11 @@ const READY_POLL_MS = 500
 const OPERATIONS_LINE = /^\[([A-Z][A-Z0-9_-]*)\], Operations, (\d+)$/
 /** Property names a plan may not set on this machine: they name files or folders the client would write or read. */
 const FILE_PROPERTY = /file|path|dir|export/i
+/**
+ * operationcount of a YCSB run bounded by its length alone: YCSB 0.17.0 makes no more client threads than
+ * operations, so its 0 ("no limit" to the Benchstream driver) would start none.
+ */
+const YCSB_NO_LIMIT = 2_000_000_000
 /** The driver's line when it is ready at the barrier (services/driver/config.ts BARRIER_READY_LINE). */
 export const READY_LINE = 'benchstream-barrier: ready'
 
@@ -337,7 +342,7 @@ export class Agent {
       r.operations !== undefined
         ? ['-p', `operationcount=${r.operations}`]
         : r.seconds !== undefined
-          ? ['-p', `maxexecutiontime=${r.seconds}`, '-p', 'operationcount=0']
+          ? ['-p', `maxexecutiontime=${r.seconds}`, '-p', `operationcount=${r.driver === 'ycsb' ? YCSB_NO_LIMIT : 0}`]
           : []
     if (r.driver === 'benchstream') return [r.phase, ...ycsb, ...(r.phase === 'run' ? limit : []), ...own]
     return [
@@ -384,7 +389,9 @@ export class Agent {
       const operations: Record<string, number> = {}
       for (const l of job.stdout) {
         const m = OPERATIONS_LINE.exec(l)
-        if (m !== null && m[1] !== 'OVERALL' && !m[1]!.startsWith('Intended-')) operations[m[1]!] = Number(m[2])
+        // The first report only: benchstream ycsb prints YCSB's (this client's), then Benchstream's of the whole run.
+        if (m !== null && m[1] !== 'OVERALL' && !m[1]!.startsWith('Intended-') && !Object.hasOwn(operations, m[1]!))
+          operations[m[1]!] = Number(m[2])
       }
       const ok = exit.code === 0 && !job.cancelled
       const output = job.tail.join('\n')

@@ -175,7 +175,8 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
   Final reports alone make a summary run: benchstream report, compare, history, the
   API and the live view's picker show it, marked as reported.`
 export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]...
-                        [--threshold EXPR]... [--server-metrics hbase=URL] -- <YCSB arguments>
+                        [--threshold EXPR]... [--server-metrics hbase=URL] [--group G] [--repetition K]
+                        [--barrier stdin] [--expected-clients N] [--clock-offset-ms X] -- <YCSB arguments>
   Runs real YCSB (site.ycsb.Client) with Benchstream's bridge in front of the binding named by
   -db, so every operation streams to Kafka as it happens (live view, Grafana, alerts), then prints
   YCSB's own report, Benchstream's merged report of the run read back through the API, and the
@@ -199,6 +200,15 @@ export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R
                       during a run phase, sample the region server's block cache counters every
                       second from its info server (URL e.g. http://127.0.0.1:16030, /jmx optional)
                       into server_metrics: the report's ServerCacheHitRatio(hbase)
+  --group G           group of repetitions this run belongs to (benchstream compare's samples)
+  --repetition K      this run's number in its group, 1 to 100000
+  --barrier stdin     get ready (Kafka, every client thread's DB connected), print
+                      "benchstream-barrier: ready" on stderr, then start at the time read from stdin
+                      ("start <ms since epoch>"; "abort" ends it); after the start, the end of stdin
+                      ends YCSB and this command at once, with no end record: how an experiment's
+                      agent starts every client of a run at one instant
+  --expected-clients N  how many clients the run has, 1 to 1024 (recorded with the run)
+  --clock-offset-ms X   this machine's clock offset from the broker's, as measured (recorded)
   YCSB core 0.17.0 and the bridge are built with Maven on first use and cached like the Kafka
   jars (deploy/local/ycsb.sh). Java 17+ (YCSB_JAVA_OPTS for JVM flags, default -Xmx1g).
   Example: benchstream ycsb -- run -db redis -P workloads/workloada -p redis.port=6379 -threads 8 -s`

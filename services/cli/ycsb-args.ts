@@ -11,6 +11,7 @@ import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { BenchstreamError } from '../core/errors.js'
 import { parseThreshold, type Threshold } from '../core/reports/thresholds.js'
+import { barrierFlag, clockOffsetFlag, expectedClientsFlag, groupFlag, repetitionFlag } from '../driver/run-flags.js'
 import { YCSB_USAGE } from './usage.js'
 
 /** The bridge: a YCSB DB wrapping the DB named by benchstream.db (services/ycsb/bridge). */
@@ -58,6 +59,11 @@ const OWN_PROPERTIES = new Map([
   ['benchstream.labels', '--label k=v'],
   ['benchstream.brokers', '--kafka-brokers'],
   ['benchstream.topic', '--topic'],
+  ['benchstream.group', '--group'],
+  ['benchstream.repetition', '--repetition'],
+  ['benchstream.barrier', '--barrier stdin'],
+  ['benchstream.expected.clients', '--expected-clients'],
+  ['benchstream.clock.offset.ms', '--clock-offset-ms'],
 ])
 
 /**
@@ -118,6 +124,20 @@ export interface YcsbCommand {
   exportFile: string | undefined
   /** --server-metrics: the datastore's own counters to sample beside YCSB during a run phase. */
   serverMetrics: ServerMetricsSource[]
+  /** --group: the group of repetitions the run belongs to (start record). */
+  group: string | undefined
+  /** --repetition: the run's number in its group (start record). */
+  repetition: number | undefined
+  /**
+   * --barrier stdin: YCSB gets ready (the bridge: Kafka, every client thread's DB), says so on stderr, and starts
+   * at the instant read from stdin (services/ycsb/bridge StartBarrier); this process relays its stdin to YCSB's and
+   * ends with it.
+   */
+  barrier: 'stdin' | undefined
+  /** --expected-clients: how many clients the run has (start record). */
+  expectedClients: number | undefined
+  /** --clock-offset-ms: this machine's clock minus the broker's, ms (start record). */
+  clockOffsetMs: number | undefined
 }
 
 /**
@@ -175,7 +195,28 @@ export const YCSB_FLAGS = {
   threshold: { type: 'string', multiple: true },
   'report-wait': { type: 'string' },
   'server-metrics': { type: 'string', multiple: true },
+  group: { type: 'string' },
+  repetition: { type: 'string' },
+  barrier: { type: 'string' },
+  'expected-clients': { type: 'string' },
+  'clock-offset-ms': { type: 'string' },
 } as const satisfies FlagSpecs
+
+/**
+ * `--clock-offset-ms -1.5` as `--clock-offset-ms=-1.5`: parseArgs takes a value that starts with a dash for a flag
+ * of its own, and an agent whose clock is behind the broker's passes a negative offset so.
+ */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1]
+    if (argv[i] === '--clock-offset-ms' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--clock-offset-ms=${next}`)
+      i++
+    } else out.push(argv[i]!)
+  }
+  return out
+}
 
 export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
   const dd = argv.indexOf('--')
@@ -187,7 +228,7 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
       `${JSON.stringify(stray)}: YCSB's arguments go after "--", e.g. benchstream ycsb -- run -db ` +
         `redis -P workloads/workloada`,
     )
-  const { values, positionals } = parseFlags(own, YCSB_FLAGS, YCSB_USAGE, true)
+  const { values, positionals } = parseFlags(joinNegativeValues(own), YCSB_FLAGS, YCSB_USAGE, true)
   if (positionals.length > 0)
     throw usage(
       `${JSON.stringify(positionals[0])}: YCSB's arguments go after "--", e.g. benchstream ycsb -- ` +
@@ -279,6 +320,13 @@ export function parseYcsbCommand(argv: readonly string[]): YcsbCommand {
     passThrough: pass,
     exportFile,
     serverMetrics: (values['server-metrics'] ?? []).map(parseServerMetrics),
+    group: values.group === undefined ? undefined : groupFlag(values.group, usage),
+    repetition: values.repetition === undefined ? undefined : repetitionFlag(values.repetition, usage),
+    barrier: values.barrier === undefined ? undefined : barrierFlag(values.barrier, usage),
+    expectedClients:
+      values['expected-clients'] === undefined ? undefined : expectedClientsFlag(values['expected-clients'], usage),
+    clockOffsetMs:
+      values['clock-offset-ms'] === undefined ? undefined : clockOffsetFlag(values['clock-offset-ms'], usage),
   }
 }
 
@@ -323,7 +371,23 @@ export function bridgeArguments(cmd: YcsbCommand, className: string, brokers: st
     '-p',
     `benchstream.topic=${topic}`,
     ...(labels === '' ? [] : ['-p', `benchstream.labels=${labels}`]),
+    ...(cmd.group === undefined ? [] : ['-p', `benchstream.group=${cmd.group}`]),
+    ...(cmd.repetition === undefined ? [] : ['-p', `benchstream.repetition=${cmd.repetition}`]),
+    ...(cmd.barrier === undefined ? [] : ['-p', `benchstream.barrier=${cmd.barrier}`]),
+    ...(cmd.expectedClients === undefined ? [] : ['-p', `benchstream.expected.clients=${cmd.expectedClients}`]),
+    ...(cmd.clockOffsetMs === undefined
+      ? []
+      : ['-p', `benchstream.clock.offset.ms=${clockOffsetText(cmd.clockOffsetMs)}`]),
   ]
+}
+
+/**
+ * The clock offset as the bridge reads it (digits, an optional fraction): to the µs, which keeps JavaScript's
+ * exponent form (1e-7) out and is finer than any offset measured over a network.
+ */
+function clockOffsetText(ms: number): string {
+  const us = Math.round(ms * 1000)
+  return String(us === 0 ? 0 : us / 1000)
 }
 
 /** `name:class` lines of a YCSB installation's bin/bindings.properties (what bin/ycsb maps short names with). */

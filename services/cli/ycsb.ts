@@ -8,7 +8,7 @@
  * report, Benchstream's merged report of the run from the API (when a server
  * is reachable) and the counts side by side.
  */
-import { execFile, spawn } from 'node:child_process'
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { RunReport } from '../../schemas/api.v1.js'
@@ -38,6 +38,10 @@ import {
   type YcsbCommand,
 } from './ycsb-args.js'
 
+/** Exit status when stdin ends under --barrier stdin (the agent that started this client is gone), as the driver's. */
+const STDIN_CLOSED_EXIT = 75
+/** Longest first line on stdin under --barrier stdin: "start <ms>" or "abort" (the bridge reads at most 256). */
+const MAX_BARRIER_LINE = 256
 /** YCSB's stdout kept for the comparison; a larger one (raw data to stdout) is passed through but not compared. */
 const MAX_CAPTURED_STDOUT = 64 * 1024 * 1024
 /** JVM flags the HBase client needs on Java 17 (as services/ycsb/hbase/ycsb.sh). */
@@ -113,12 +117,18 @@ export async function runYcsb(
       : undefined
   if (cmd.phase === 'load' && cmd.serverMetrics.length > 0)
     err('benchstream: note: --server-metrics is sampled in the run phase only (as the Node driver does)\n')
+  // Without a barrier the run starts now; with one, at the instant the agent names (sampled from then on).
+  const barrier: BarrierRelay | undefined = cmd.barrier === undefined ? undefined : new BarrierRelay(err)
+  if (barrier === undefined) metrics?.begin()
+  else if (metrics !== undefined) barrier.onStart((atMs) => setTimeout(() => metrics.begin(), atMs - Date.now()))
   let ran: Awaited<ReturnType<typeof runJava>>
   try {
-    ran = await runJava(javaArgs, env, out, err)
+    ran = await runJava(javaArgs, env, out, err, barrier)
   } finally {
     await metrics?.stop()
   }
+  if (barrier?.calledOff !== undefined)
+    throw new BenchstreamError('BS_ERR_AGENT', `the run was called off at its start barrier: ${barrier.calledOff}`)
   const undelivered = /^\[BENCHSTREAM\] run .*: \d+ events measured, \d+ delivered, (\d+) undelivered/m.exec(ran.stderr)
   if (ran.code !== 0) {
     err(`benchstream: YCSB exited with code ${ran.code}${ran.signal === null ? '' : ` (${ran.signal})`}\n`)
@@ -187,15 +197,16 @@ function samplerFor(m: ServerMetricsSource): SampleServer {
 
 /**
  * Samples the servers every second into the run's SERVER_METRICS records, as
- * this client. One sample first, before YCSB starts: a wrong URL stops the
- * command at once rather than leaving a run without the ratio asked for.
+ * this client, from begin() on (the run's start). One sample first, before
+ * YCSB starts: a wrong URL stops the command at once rather than leaving a
+ * run without the ratio asked for.
  */
 async function startSampling(
   cmd: YcsbCommand,
   kafka: ReturnType<typeof createKafka>,
   topic: string,
   err: (s: string) => void,
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{ begin(): void; stop(): Promise<void> }> {
   const samplers = cmd.serverMetrics.map((m) => ({ m, sample: samplerFor(m) }))
   for (const { m, sample } of samplers) {
     try {
@@ -208,21 +219,25 @@ async function startSampling(
   }
   const sink = await KafkaEventSink.open(kafka, { topic, runId: cmd.runId, clientId: cmd.clientId })
   let warned = 0
-  const loops: ServerMetricsLoop[] = samplers.map(({ m, sample }) =>
-    startServerMetrics(sample, sink, {
-      runId: cmd.runId,
-      clientId: cmd.clientId,
-      // A server busy with the benchmark may miss a sample now and then; say the first few only.
-      onError: (e) => {
-        if (warned++ < 3) err(`benchstream: warning: ${m.source} server metrics sample failed: ${e.message}\n`)
-      },
-    }),
-  )
-  err(
-    `benchstream: sampling ${cmd.serverMetrics.map((m) => `${m.source} at ${m.url}`).join(', ')} ` +
-      `every second into server_metrics\n`,
-  )
+  let loops: ServerMetricsLoop[] = []
   return {
+    begin() {
+      if (loops.length > 0) return
+      loops = samplers.map(({ m, sample }) =>
+        startServerMetrics(sample, sink, {
+          runId: cmd.runId,
+          clientId: cmd.clientId,
+          // A server busy with the benchmark may miss a sample now and then; say the first few only.
+          onError: (e) => {
+            if (warned++ < 3) err(`benchstream: warning: ${m.source} server metrics sample failed: ${e.message}\n`)
+          },
+        }),
+      )
+      err(
+        `benchstream: sampling ${cmd.serverMetrics.map((m) => `${m.source} at ${m.url}`).join(', ')} ` +
+          `every second into server_metrics\n`,
+      )
+    },
     async stop() {
       await Promise.all(loops.map((l) => l.stop()))
       await sink.flush(10_000)
@@ -338,16 +353,73 @@ function sh(script: string, args: string[], env: Env): Promise<string> {
   })
 }
 
+/**
+ * --barrier stdin: this process's stdin goes to YCSB's (the bridge reads the barrier's line there and watches for
+ * its end), and this process ends with it: the end of stdin means the agent that started this client is gone, so
+ * YCSB is killed (SIGKILL: no shutdown hook sends an end record) and this process exits at once, before the start
+ * or after it. The first line is read here too, to know the start instant or that the run was called off.
+ */
+class BarrierRelay {
+  /** Why the run was called off at the barrier (abort, stdin closed before the start, not the protocol). */
+  calledOff: string | undefined
+  private line = ''
+  private settled = false
+  private readonly starts: Array<(atMs: number) => void> = []
+
+  constructor(private readonly err: (s: string) => void) {}
+
+  /** Called with the start instant (ms since the epoch) once `start <ms>` went through to YCSB. */
+  onStart(fn: (atMs: number) => void): void {
+    this.starts.push(fn)
+  }
+
+  attach(child: ChildProcessWithoutNullStreams): void {
+    // YCSB may end before it read everything (a failed start): not this process's error.
+    child.stdin.on('error', () => undefined)
+    process.stdin.on('data', (chunk: Buffer) => {
+      if (child.stdin.writable) child.stdin.write(chunk)
+      if (!this.settled) this.read(chunk.toString('utf8'))
+    })
+    process.stdin.once('end', () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      this.err('benchstream: stdin closed (the agent that started this client is gone): ending now\n')
+      process.exit(STDIN_CLOSED_EXIT)
+    })
+    process.stdin.resume()
+  }
+
+  /** The first line, as the bridge reads it (StartBarrier): start <ms since epoch>, or anything else calls it off. */
+  private read(text: string): void {
+    this.line += text
+    const nl = this.line.indexOf('\n')
+    if (nl < 0 && this.line.length <= MAX_BARRIER_LINE) return
+    this.settled = true
+    const first = (nl < 0 ? this.line : this.line.slice(0, nl)).trim()
+    const m = /^start (\d{12,15})$/.exec(first)
+    if (m === null) {
+      this.calledOff =
+        first === 'abort'
+          ? 'abort'
+          : `${JSON.stringify(first.slice(0, 80))} on stdin, expected "start <ms since epoch>"`
+      return
+    }
+    for (const fn of this.starts) fn(Number(m[1]))
+  }
+}
+
 /** Runs YCSB; its stdout and stderr pass through as they come and are kept (bounded). */
 function runJava(
   args: string[],
   env: Env,
   out: (s: string) => void,
   err: (s: string) => void,
+  barrier: BarrierRelay | undefined,
 ): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const java = env.JAVA_HOME !== undefined && env.JAVA_HOME !== '' ? path.join(env.JAVA_HOME, 'bin', 'java') : 'java'
-    const child = spawn(java, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(java, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    if (barrier === undefined) child.stdin.end()
+    else barrier.attach(child)
     let stdout = ''
     let stderr = ''
     let dropped = false

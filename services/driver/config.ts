@@ -15,6 +15,14 @@ import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import { parseThreshold, type Threshold } from '../core/reports/thresholds.js'
 import { didYouMean } from '../core/suggest.js'
 import { assertKnownProperties, mergeProperties } from '../core/workload/properties.js'
+import {
+  barrierFlag,
+  clockOffsetFlag,
+  expectedClientsFlag,
+  groupFlag,
+  intInRange as checkInt,
+  repetitionFlag,
+} from './run-flags.js'
 import { parseYcsbOutput, YCSB_BINDING_EQUIVALENTS, type YcsbOutputOptions } from './ycsb-properties.js'
 
 export interface DriverConfig {
@@ -137,12 +145,8 @@ function keyValue(flag: string, raw: string | undefined): [string, string] {
 }
 
 /** An integer in [min, max]; every flag states its own range the same way whatever was wrong. */
-function intInRange(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const v = Number(raw)
-  if (raw === undefined || raw.trim() === '' || !Number.isInteger(v) || v < min || v > max)
-    throw usage(`${name} ${JSON.stringify(raw ?? '')} is not allowed: expected an integer from ${min} to ${max}`)
-  return v
-}
+const intInRange = (name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number =>
+  checkInt(name, raw, min, max, usage)
 
 /** Every flag the driver takes (parse() below has a case for each), for "did you mean" and the docs check. */
 export const DRIVER_FLAGS = [
@@ -317,38 +321,24 @@ function parse(
         thresholds.push(parseThreshold(t))
         break
       }
-      case '--group': {
-        const g = next()
-        if (g === undefined || !ID_PATTERN.test(g))
-          throw usage(`--group ${JSON.stringify(g ?? '')} is not allowed: ${ID_RULE}`)
-        group = g
+      case '--group':
+        group = groupFlag(next(), usage)
         break
-      }
       case '--repeat':
         repeat = intInRange('--repeat', next(), 1, MAX_REPEAT)
         break
       case '--repetition':
-        repetition = intInRange('--repetition', next(), 1, 100_000)
+        repetition = repetitionFlag(next(), usage)
         break
-      case '--barrier': {
-        const v = next()
-        if (v !== 'stdin') throw usage(`--barrier ${JSON.stringify(v ?? '')} is not allowed: expected stdin`)
-        barrier = v
+      case '--barrier':
+        barrier = barrierFlag(next(), usage)
         break
-      }
       case '--expected-clients':
-        expectedClients = intInRange('--expected-clients', next(), 1, 1024)
+        expectedClients = expectedClientsFlag(next(), usage)
         break
-      case '--clock-offset-ms': {
-        const raw = next()
-        const v = Number(raw)
-        if (raw === undefined || raw.trim() === '' || !Number.isFinite(v) || Math.abs(v) > 86_400_000)
-          throw usage(
-            `--clock-offset-ms ${JSON.stringify(raw ?? '')} is not allowed: a number of ms within a day either way`,
-          )
-        clockOffsetMs = v
+      case '--clock-offset-ms':
+        clockOffsetMs = clockOffsetFlag(next(), usage)
         break
-      }
       case '--baseline': {
         const b = next()
         const name = b?.startsWith('group:') === true ? b.slice('group:'.length) : b

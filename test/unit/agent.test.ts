@@ -466,6 +466,10 @@ test('a run: its command line, ready, go at the instant on this clock, ended wit
     '[READ], AverageLatency(us), 95.5',
     '[UPDATE], Operations, 120',
     '[SCAN], Operations, 80',
+    // What benchstream ycsb prints next: Benchstream's report of the whole run (both clients), same format.
+    "# Benchstream's report of run exp-1-A-workloada-1 (merged over 2 clients, every event counted):",
+    '[READ], Operations, 400',
+    '[UPDATE], Operations, 240',
   ])
     child.line('stdout', l)
   child.line('stderr', 'run exp-1-A-workloada-1 ended')
@@ -473,7 +477,7 @@ test('a run: its command line, ready, go at the instant on this clock, ended wit
   await settle()
   const end = last(bus, id)
   assert.equal(end.state, 'ended')
-  assert.deepEqual(end.operations, { READ: 200, UPDATE: 120, SCAN: 80 })
+  assert.deepEqual(end.operations, { READ: 200, UPDATE: 120, SCAN: 80 }, "this client's own report's")
   assert.equal(end.exitCode, 0)
   assert.equal(end.detail, undefined)
   assert.equal(end.output, ['loading 1000 records', READY_LINE, 'run exp-1-A-workloada-1 ended'].join('\n'))

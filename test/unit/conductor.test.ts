@@ -54,6 +54,7 @@ interface FakeAgent {
   workloads?: string[]
   commands?: string[]
   clock?: ClockEstimate | null
+  profileTargets?: string[]
 }
 
 /** What a fake agent does with a client of a run: end it, fail before ready, or fail during the run. */
@@ -165,7 +166,7 @@ class AgentsBus implements ControlBus {
           workloads: a.workloads ?? ['workloada', 'workloadc'],
           commands: a.commands ?? [],
           env: [],
-          profileTargets: [],
+          profileTargets: a.profileTargets ?? [],
         },
         clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
         busyWith: null,
@@ -620,6 +621,95 @@ test('load: setup: loaded once per setup before its first run, the key range spl
   // Every message, load runs' ids included, keeps the schema (an agent's bus refuses any that does not).
   assert.deepEqual(bus.invalid, [])
   await conductor.close()
+})
+
+test('a loaded step runs once after each load of its setup, a flush step before every run', async () => {
+  const { bus, conductor } = rig()
+  await conductor.start()
+  const step = (args: string[]): Record<string, unknown> => ({ agent: 'a3', command: 'hbase', args })
+  const state = await conductor.run(
+    plan({
+      binding: 'redis',
+      repetitions: 2,
+      setups: [
+        { name: 'A', steps: { loaded: step(['flush', 'A']) } },
+        { name: 'B', steps: { flush: step(['flush', 'B']) } },
+      ],
+    }),
+    'ab-t3',
+  )
+  assert.equal(state.status, 'done')
+  assert.deepEqual(
+    state.steps.map((s) => `${s.setup} ${s.phase} ${s.state}`),
+    ['A load:workloada done', 'A loaded:workloada done', 'B load:workloada done', 'B flush done', 'B flush done'],
+  )
+  assert.deepEqual(
+    bus
+      .assigns()
+      .filter((a) => a.step !== undefined)
+      .map((a) => a.step!.args!.join(' ')),
+    ['flush A', 'flush B', 'flush B'],
+    "A's once after its load, B's before each of its two runs",
+  )
+})
+
+test("setups side by side, each with its own server: a run samples and profiles its setup's", async () => {
+  const agents: FakeAgent[] = [{ name: 'a1', profileTargets: ['rs-a', 'rs-b'] }, { name: 'a2' }]
+  const { bus, store, conductor } = rig(agents)
+  await conductor.start()
+  const state = await conductor.run(
+    plan({
+      repetitions: 1,
+      serverMetrics: ['hbase=http://127.0.0.1:16030'],
+      profile: { agent: 'a1', target: 'rs-a', seconds: 5 },
+      setups: [
+        { name: 'A' },
+        {
+          name: 'B',
+          serverMetrics: ['hbase=http://127.0.0.1:22030'],
+          profile: { agent: 'a1', target: 'rs-b', seconds: 5 },
+        },
+      ],
+    }),
+    ID,
+  )
+  assert.equal(state.status, 'done')
+  const of = (setup: string): Assign[] => bus.runAssigns().filter((a) => a.run!.labels.setup === setup)
+  assert.deepEqual(
+    of('A').map((a) => a.run!.serverMetrics),
+    [['hbase=http://127.0.0.1:16030'], ['hbase=http://127.0.0.1:16030']],
+    "the plan's",
+  )
+  assert.deepEqual(
+    of('B').map((a) => a.run!.serverMetrics),
+    [['hbase=http://127.0.0.1:22030'], ['hbase=http://127.0.0.1:22030']],
+    "the setup's own",
+  )
+  const profiles = bus.assigns().filter((a) => a.profile !== undefined)
+  assert.deepEqual(
+    profiles.map((a) => [a.agent, a.profile!.runId, a.profile!.target]),
+    [
+      ['a1', runId('A', 1), 'rs-a'],
+      ['a1', runId('B', 1), 'rs-b'],
+    ],
+  )
+  assert.deepEqual(bus.invalid, [])
+  assert.deepEqual(store.invalid, [])
+
+  // A setup's profile target the agent does not allow stops the plan before anything runs.
+  const other = rig([{ name: 'a1', profileTargets: ['rs-a'] }, { name: 'a2' }])
+  await other.conductor.start()
+  await assert.rejects(
+    other.conductor.run(
+      plan({
+        agentWaitS: 1,
+        setups: [{ name: 'A' }, { name: 'B', profile: { agent: 'a1', target: 'rs-b' } }],
+      }),
+      'ab-t2',
+    ),
+    /setup B's profile: it has no profile target rs-b/,
+  )
+  assert.deepEqual(other.bus.runAssigns(), [])
 })
 
 test('a plan the agents cannot run is refused after agentWaitS, before anything runs', async () => {

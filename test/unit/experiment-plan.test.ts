@@ -62,7 +62,7 @@ test('an unknown field is refused, naming it and listing the allowed fields', ()
     assert.ok(allowed?.includes(f), `${f} in ${line}`)
   // Nested: the setup's own fields are listed, not the plan's.
   const nested = refusedWith((p) => Object.assign(p.setups[0]!, { colour: 'red' }), /^setups\[0\]\.colour: /)
-  assert.match(nested, /allowed fields: name, labels, properties, steps$/)
+  assert.match(nested, /allowed fields: name, labels, properties, profile, serverMetrics, steps$/)
 })
 
 test('a wrong type names the field, what it got and what is allowed', () => {

@@ -14,6 +14,7 @@ import {
   parseYcsbCommand,
 } from '../../services/cli/ycsb-args.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
+import { parseDriverArgs } from '../../services/driver/config.js'
 import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { parseYcsbFile } from '../../services/core/ycsb/import.js'
 import { bridgeStatus, compareReports, formatComparison } from '../../services/core/ycsb/report-comparison.js'
@@ -253,5 +254,98 @@ test(
       !args(['run', '-p', 'recordcount=5']).some((a) => a.startsWith('benchstream.workload=')),
       'no -P: the bridge keeps its own default',
     )
+  },
+)
+
+test(
+  "an experiment's flags (--group, --repetition, --barrier stdin, --expected-clients, --clock-offset-ms) become " +
+    "bridge properties, checked with the driver's messages",
+  () => {
+    const cmd = parseYcsbCommand([
+      '--run-id',
+      'r1',
+      '--client-id',
+      'c1',
+      '--group',
+      'exp-base-workloada',
+      '--repetition',
+      '2',
+      '--barrier',
+      'stdin',
+      '--expected-clients',
+      '3',
+      '--clock-offset-ms',
+      '-1.2504',
+      '--',
+      'run',
+      '-db',
+      'redis',
+    ])
+    assert.equal(cmd.barrier, 'stdin')
+    assert.equal(cmd.clockOffsetMs, -1.2504)
+    const args = bridgeArguments(cmd, 'io.benchstream.ycsb.redis.RedisClient', 'h:9092', 't')
+    assert.deepEqual(args.slice(-10), [
+      '-p',
+      'benchstream.group=exp-base-workloada',
+      '-p',
+      'benchstream.repetition=2',
+      '-p',
+      'benchstream.barrier=stdin',
+      '-p',
+      'benchstream.expected.clients=3',
+      '-p',
+      'benchstream.clock.offset.ms=-1.25',
+    ])
+    // The bridge reads digits: to the µs, never JavaScript's exponent form.
+    const offset = (ms: string): string | undefined =>
+      bridgeArguments(
+        parseYcsbCommand(['--clock-offset-ms', ms, '--', 'run']),
+        'site.ycsb.BasicDB',
+        'h:9092',
+        't',
+      ).find((a) => a.startsWith('benchstream.clock.offset.ms='))
+    assert.equal(offset('0.0000001'), 'benchstream.clock.offset.ms=0')
+    assert.equal(offset('-0.0004'), 'benchstream.clock.offset.ms=0')
+    assert.equal(offset('86400000'), 'benchstream.clock.offset.ms=86400000')
+    assert.equal(offset('0.001'), 'benchstream.clock.offset.ms=0.001')
+    assert.equal(
+      parseYcsbCommand(['--', 'run']).group,
+      undefined,
+      'none of them without the flags: a plain YCSB run is no experiment',
+    )
+
+    const bad: Array<[string, string]> = [
+      ['--group', 'a b'],
+      ['--repetition', '0'],
+      ['--repetition', '1.5'],
+      ['--barrier', 'file'],
+      ['--expected-clients', '1025'],
+      ['--clock-offset-ms', '1e9'],
+      ['--clock-offset-ms', 'soon'],
+    ]
+    const firstLine = (f: () => unknown): string => {
+      try {
+        f()
+      } catch (err) {
+        assert.ok(isBenchstreamError(err, 'BS_ERR_USAGE'), String(err))
+        return err.message.split('\n')[0]!
+      }
+      throw new Error('no error')
+    }
+    for (const [flag, value] of bad) {
+      const ycsb = firstLine(() => parseYcsbCommand([flag, value, '--', 'run']))
+      const driver = firstLine(() => parseDriverArgs('run', [flag, value], {}, { bindings: ['memory'] }))
+      assert.equal(ycsb, driver, `${flag} ${value}: the same message from both clients`)
+      assert.match(ycsb, new RegExp(`^${flag} "${value.replace('.', '\\.')}" is not allowed: `))
+    }
+    for (const [key, flag] of [
+      ['benchstream.group', '--group'],
+      ['benchstream.barrier', '--barrier stdin'],
+      ['benchstream.clock.offset.ms', '--clock-offset-ms'],
+    ] as const)
+      assert.throws(
+        () => parseYcsbCommand(['--', 'run', '-p', `${key}=x`]),
+        usageError(new RegExp(`-p ${key.replace(/\./g, '\\.')} is set by benchstream ycsb: use ${flag} instead`)),
+      )
   },
 )

@@ -43,6 +43,8 @@ public final class BenchstreamDB extends DB {
   private final int thread;
   private boolean registered;
   private DB inner;
+  /** The wrapped DB's init() succeeded: its cleanup() is owed. */
+  private boolean innerReady;
   private Emitter emitter;
   private Lane lane;
   private Measurements measurements;
@@ -62,6 +64,13 @@ public final class BenchstreamDB extends DB {
    * shared emitter is opened here (Kafka producer, 'start' record), so that its
    * set-up cost is not part of YCSB's measured RunTime and throughput. A bad
    * setting is remembered and reported by init(), which may throw.
+   *
+   * <p>With benchstream.barrier=stdin the client gets ready here instead: Kafka
+   * connected, and the wrapped DB created and initialised for each client thread
+   * in turn (so its connections are made before the barrier, not after the start).
+   * The last client thread's DB then waits at the barrier, still in YCSB's main
+   * thread, so that YCSB starts its clock (RunTime, maxexecutiontime) and its
+   * client threads at the start instant rather than before a wait of unknown length.
    */
   @Override
   public void setProperties(Properties p) {
@@ -73,12 +82,52 @@ public final class BenchstreamDB extends DB {
       emitter = Emitter.acquire(p);
       // A binding that is not on the class path would fail every init: do not announce that run.
       wrappedClass(emitter.cfg.db);
-      emitter.start();
+      if (!emitter.cfg.barrier) {
+        emitter.start();
+        return;
+      }
+      emitter.prepare();
+      try {
+        openInner(p);
+      } catch (DBException | RuntimeException e) {
+        emitter.callOff("client thread " + thread + " could not get ready: " + e.getMessage());
+        throw e;
+      }
+      if (thread == clientThreads(p) - 1) {
+        emitter.awaitStart();
+      }
     } catch (DBException e) {
       setupError = new IllegalStateException(e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      setupError = new IllegalStateException("interrupted at the start barrier", e);
     } catch (RuntimeException e) {
       setupError = e;
     }
+  }
+
+  /**
+   * The number of client threads YCSB 0.17.0's Client creates (Client.initDb): threadcount, but no more than the
+   * operations (or records to insert), 0 included: operationcount=0 there means no client thread at all, so a run
+   * bounded by maxexecutiontime alone needs a large operationcount.
+   */
+  static int clientThreads(Properties p) {
+    int threads = Integer.parseInt(p.getProperty("threadcount", "1").trim());
+    boolean transactions = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
+    String count = transactions ? p.getProperty("operationcount", "0")
+        : p.getProperty("insertcount", p.getProperty("recordcount", "0"));
+    int ops = Integer.parseInt(count.trim());
+    return Math.min(threads, ops);
+  }
+
+  private void openInner(Properties props) throws DBException {
+    if (thread > 65_535) {
+      throw new IllegalArgumentException("more than 65536 client threads: the event schema's thread index is 0..65535");
+    }
+    inner = instantiate(emitter.cfg.db);
+    inner.setProperties(props);
+    inner.init();
+    innerReady = true;
   }
 
   @Override
@@ -94,18 +143,26 @@ public final class BenchstreamDB extends DB {
           throw setupError;
         }
       }
-      if (thread > 65_535) {
-        throw new IllegalArgumentException("more than 65536 client threads: the event schema's thread index is 0..65535");
+      if (inner == null) {
+        openInner(getProperties());
       }
-      Properties props = getProperties();
-      inner = instantiate(emitter.cfg.db);
-      inner.setProperties(props);
-      inner.init();
+      if (emitter.cfg.barrier) {
+        // Passed in YCSB's main thread already (returns at once), or, when the main thread did not get to it,
+        // the first client thread here reads stdin and every thread waits for the instant.
+        emitter.awaitStart();
+      }
       throttled = emitter.cfg.target > 0;
       // Looked up once: Measurements.getMeasurements() is a synchronized static.
       measurements = Measurements.getMeasurements();
       lane = emitter.newLane(thread);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      cleanupInnerQuietly();
+      release();
+      throw new DBException("benchstream: interrupted at the start barrier", e);
     } catch (DBException | RuntimeException e) {
+      // YCSB calls no cleanup() after a failed init(): a wrapped DB made ready before the barrier is closed here.
+      cleanupInnerQuietly();
       release();
       if (e instanceof IllegalArgumentException || e instanceof IllegalStateException) {
         throw new DBException("benchstream: " + e.getMessage(), e);
@@ -151,6 +208,17 @@ public final class BenchstreamDB extends DB {
       }
     } finally {
       release();
+    }
+  }
+
+  private void cleanupInnerQuietly() {
+    if (innerReady) {
+      innerReady = false;
+      try {
+        inner.cleanup();
+      } catch (DBException | RuntimeException e) {
+        // the run is over before it began; the error that ended it is the one to report
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 package io.benchstream.ycsb;
 
+import java.math.BigDecimal;
 import java.net.InetAddress;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -28,7 +29,11 @@ public final class BridgeConfig {
   static final Set<String> KNOWN = Set.of(
       "benchstream.db", "benchstream.runid", "benchstream.clientid", "benchstream.labels",
       "benchstream.brokers", "benchstream.topic", "benchstream.queue", "benchstream.batch.events",
-      "benchstream.linger.ms", "benchstream.flush.timeout.ms", "benchstream.enabled", "benchstream.workload");
+      "benchstream.linger.ms", "benchstream.flush.timeout.ms", "benchstream.enabled", "benchstream.workload",
+      "benchstream.group", "benchstream.repetition", "benchstream.barrier", "benchstream.expected.clients",
+      "benchstream.clock.offset.ms");
+  /** Largest clock offset a client may report, ms (schemas/events.v1.ts RunLifecycleBody clockOffsetMs). */
+  private static final BigDecimal MAX_CLOCK_OFFSET_MS = BigDecimal.valueOf(86_400_000L);
 
   /** Class name of the wrapped YCSB DB. Required. */
   public final String db;
@@ -53,6 +58,22 @@ public final class BridgeConfig {
   public final boolean enabled;
   /** Workload name in the lifecycle records. @default the workload property */
   public final String workload;
+  /** Group of repetitions the run belongs to (start record). @default none */
+  public final String group;
+  /** The run's repetition in its group, 1 to 100000 (start record). @default none */
+  public final Integer repetition;
+  /**
+   * true with benchstream.barrier=stdin: ready, then the start instant from stdin ({@link StartBarrier}).
+   * @default false
+   */
+  public final boolean barrier;
+  /** How many clients the run has, 1 to 1024 (start record). @default none */
+  public final Integer expectedClients;
+  /**
+   * This machine's clock minus the broker's, ms, as its agent measured it (start record): the JSON number's
+   * text, as JSON.stringify writes the value (so both drivers write the same bytes). @default none
+   */
+  public final String clockOffsetMs;
   /** YCSB's threadcount. */
   public final int threads;
   /** YCSB's target (ops/s for this client), 0 = unthrottled. */
@@ -92,6 +113,16 @@ public final class BridgeConfig {
     }
     enabled = en.equals("true");
     workload = p.getProperty("benchstream.workload", p.getProperty("workload", "")).trim();
+    String g = p.getProperty("benchstream.group", "").trim();
+    group = g.isEmpty() ? null : id("benchstream.group", g);
+    repetition = optionalInt(p, "benchstream.repetition", 1, 100_000);
+    String b = p.getProperty("benchstream.barrier", "").trim();
+    if (!b.isEmpty() && !b.equals("stdin")) {
+      throw new IllegalArgumentException("benchstream.barrier '" + b + "' is not allowed: expected stdin");
+    }
+    barrier = b.equals("stdin");
+    expectedClients = optionalInt(p, "benchstream.expected.clients", 1, 1024);
+    clockOffsetMs = clockOffset(p.getProperty("benchstream.clock.offset.ms", "").trim());
     threads = intIn(p, "threadcount", 1, 1, Integer.MAX_VALUE);
     target = intIn(p, "target", 0, 0, Integer.MAX_VALUE);
   }
@@ -144,6 +175,34 @@ public final class BridgeConfig {
       throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + v);
     }
     return (int) v;
+  }
+
+  private static Integer optionalInt(Properties p, String name, int min, int max) {
+    String s = p.getProperty(name, "").trim();
+    return s.isEmpty() ? null : intIn(p, name, 0, min, max);
+  }
+
+  /**
+   * A number of ms within a day either way, as JSON text without trailing zeros ("1.50" is 1.5, "-0" is 0),
+   * which is how JSON.stringify writes the value Number() reads from the same text.
+   */
+  static String clockOffset(String s) {
+    if (s.isEmpty()) {
+      return null;
+    }
+    BigDecimal v;
+    try {
+      if (!s.matches("-?\\d+(\\.\\d+)?")) {
+        throw new NumberFormatException();
+      }
+      v = new BigDecimal(s);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("benchstream.clock.offset.ms '" + s + "' is not allowed: a number of ms within a day either way");
+    }
+    if (v.abs().compareTo(MAX_CLOCK_OFFSET_MS) > 0) {
+      throw new IllegalArgumentException("benchstream.clock.offset.ms '" + s + "' is not allowed: a number of ms within a day either way");
+    }
+    return v.signum() == 0 ? "0" : v.stripTrailingZeros().toPlainString();
   }
 
   private static String defaultRunId() {

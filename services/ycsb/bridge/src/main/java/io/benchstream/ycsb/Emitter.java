@@ -54,6 +54,8 @@ final class Emitter {
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
   final BridgeConfig cfg;
+  /** benchstream.barrier=stdin: where the run's client threads wait for the start instant; else null. */
+  private final StartBarrier barrier;
   private final Function<BridgeConfig, Transport> factory;
   private final ArrayBlockingQueue<Lane.Sealed> queue;
   private final List<Lane> lanes = new CopyOnWriteArrayList<>();
@@ -85,6 +87,7 @@ final class Emitter {
   private Emitter(BridgeConfig cfg, Function<BridgeConfig, Transport> factory) {
     this.cfg = cfg;
     this.factory = factory;
+    this.barrier = cfg.barrier ? new StartBarrier() : null;
     this.queue = new ArrayBlockingQueue<>(cfg.maxQueuedBatches);
     this.lingerNanos = cfg.lingerMs * 1_000_000L;
     // One wall-clock reading, then the monotonic clock YCSB also times with: event
@@ -131,6 +134,15 @@ final class Emitter {
     }
   }
 
+  /** Tests: forget a run a failed test left behind (DBs never released), so the next test starts clean. */
+  static void reset() {
+    synchronized (LOCK) {
+      instances = 0;
+      nextThread = 0;
+      current = null;
+    }
+  }
+
   /** Tests: replace Kafka. Returns the previous factory. */
   static Function<BridgeConfig, Transport> setTransportFactory(Function<BridgeConfig, Transport> f) {
     synchronized (LOCK) {
@@ -142,18 +154,51 @@ final class Emitter {
 
   // ---------------------------------------------------------------- run
 
-  /** Opens the transport and announces the run; later calls return at once. */
-  synchronized void start() {
+  /**
+   * Opens the transport without announcing the run (benchstream.barrier=stdin: getting ready, before the
+   * barrier; a run called off there leaves no record). Later calls, and start(), reuse it.
+   */
+  synchronized void prepare() {
+    if (transport != null || !cfg.enabled) {
+      return;
+    }
+    transport = factory.apply(cfg);
+    try {
+      transport.connect();
+    } catch (Exception e) {
+      // Telemetry never fails the benchmark: the start record will say whether Kafka is there.
+      log.println("[BENCHSTREAM] Kafka at " + cfg.brokers + " did not answer while getting ready: " + e);
+    }
+  }
+
+  /** Opens the transport and announces the run now; later calls return at once. */
+  void start() {
+    start(System.nanoTime());
+  }
+
+  /**
+   * Announces the run; its run time counts from {@code runStartNanos} (System.nanoTime; at a barrier, the start
+   * instant, which may be a little ahead). Later calls return at once.
+   */
+  synchronized void start(long runStartNanos) {
     if (started) {
       return;
     }
     started = true;
-    startNanos = System.nanoTime();
+    startNanos = runStartNanos;
     if (!cfg.enabled) {
       return;
     }
-    transport = factory.apply(cfg);
-    sendControl(lifecycle("start"));
+    if (transport == null) {
+      transport = factory.apply(cfg);
+    }
+    if (barrier == null) {
+      sendControl(lifecycle("start"));
+    } else {
+      // At a barrier the instant is near: a round trip to Kafka must not make this client start late. The record is
+      // sent now, acknowledged while the client waits for the instant, and counted if it fails.
+      sendControlAsync(lifecycle("start"));
+    }
     delivery = new Thread(this::deliver, "benchstream-delivery");
     delivery.setDaemon(true);
     delivery.start();
@@ -161,6 +206,21 @@ final class Emitter {
     // The hook sends what it can and the 'end' record if no cleanup got to it.
     shutdownHook = new Thread(this::finish, "benchstream-shutdown");
     Runtime.getRuntime().addShutdownHook(shutdownHook);
+  }
+
+  /**
+   * benchstream.barrier=stdin: ready, then the start line, the run announced and the instant; returns at once once
+   * passed. Throws IllegalStateException when the run was called off there (nothing was announced then).
+   */
+  void awaitStart() throws InterruptedException {
+    barrier.await(this::start);
+  }
+
+  /** A client thread could not get ready: nobody waits at the barrier for a run that cannot start. */
+  void callOff(String why) {
+    if (barrier != null) {
+      barrier.callOff(why);
+    }
   }
 
   Lane newLane(int thread) {
@@ -247,6 +307,10 @@ final class Emitter {
     }
     synchronized (this) {
       if (!started) {
+        // Called off at the barrier (or never started): nothing was announced, so nothing ends.
+        if (transport != null) {
+          transport.close(Duration.ZERO);
+        }
         return;
       }
     }
@@ -261,10 +325,15 @@ final class Emitter {
       lane.sealNow();
     }
     long measured = 0;
+    Long firstStart = null;
     for (Lane lane : lanes) {
       measured += lane.measured();
+      Long f = lane.firstStartNanos();
+      if (f != null && (firstStart == null || f - firstStart < 0)) {
+        firstStart = f;
+      }
     }
-    long runtimeMs = (System.nanoTime() - startNanos) / 1_000_000L;
+    long runtimeMs = Math.max(0, (System.nanoTime() - startNanos) / 1_000_000L);
     if (!cfg.enabled) {
       summary = new Summary(measured, 0, 0, discarded.get(), 0);
       log.println("[BENCHSTREAM] emission disabled (benchstream.enabled=false): " + measured
@@ -292,6 +361,7 @@ final class Emitter {
     end.sent = sentByName();
     end.undelivered = notConfirmed;
     end.runtimeMs = runtimeMs;
+    end.firstOpUs = firstStart == null ? null : epochUs(firstStart);
     long delivered = sentEvents.get();
     sendControl(end);
     // While Kafka fails, waiting for the producer to give up adds nothing: what it
@@ -354,6 +424,12 @@ final class Emitter {
     r.binding = cfg.db;
     r.threads = cfg.threads;
     r.target = cfg.target;
+    if (phase.equals("start")) {
+      r.group = cfg.group;
+      r.repeat = cfg.repetition;
+      r.expectedClients = cfg.expectedClients;
+      r.clockOffsetMs = cfg.clockOffsetMs;
+    }
     return r;
   }
 
@@ -365,6 +441,15 @@ final class Emitter {
       undeliveredRecords.incrementAndGet();
       log.println("[BENCHSTREAM] could not send the run '" + r.phase + "' record to Kafka at " + cfg.brokers + ": " + e);
     }
+  }
+
+  private void sendControlAsync(LifecycleRecord r) {
+    transport.send(cfg.runId + ":" + cfg.clientId + ":ctl", r.encode(), err -> {
+      if (err != null) {
+        undeliveredRecords.incrementAndGet();
+        log.println("[BENCHSTREAM] could not send the run '" + r.phase + "' record to Kafka at " + cfg.brokers + ": " + err);
+      }
+    });
   }
 
   /** Figures of a finished run (tests). */

@@ -54,6 +54,13 @@ final class KafkaTransport implements Transport {
     producer.send(new ProducerRecord<>(topic, key, value)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** The topic's metadata: the producer connects to the cluster and learns the partition leaders. */
+  @Override
+  public void connect() {
+    // Waits at most max.block.ms (5 s).
+    producer.partitionsFor(topic);
+  }
+
   @Override
   public void close(Duration timeout) {
     producer.close(timeout);

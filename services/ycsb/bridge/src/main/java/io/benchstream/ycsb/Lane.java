@@ -23,6 +23,8 @@ final class Lane {
   private long firstNanos;
   /** Events recorded by this lane, delivered or not. */
   private long measured;
+  /** nanoTime of the first operation's start (valid once measured > 0): the end record's firstOpUs. */
+  private long firstStartNanos;
 
   Lane(Emitter emitter, int thread, BridgeConfig cfg) {
     this.emitter = emitter;
@@ -42,6 +44,9 @@ final class Lane {
     long intendedUs = intendedNs != 0 ? Math.max(latencyUs, (endNs - intendedNs) / 1000) : latencyUs;
     if (encoder.count() == 0) {
       firstNanos = endNs;
+    }
+    if (measured == 0) {
+      firstStartNanos = startNs;
     }
     encoder.add(thread, opCode, EventCodes.CACHE_UNKNOWN, statusIndex, emitter.epochUs(startNs), latencyUs, intendedUs, bytes);
     counts[EventCodes.cell(opCode, statusIndex)]++;
@@ -67,6 +72,11 @@ final class Lane {
 
   synchronized long measured() {
     return measured;
+  }
+
+  /** nanoTime of this lane's first operation's start, or null before any. */
+  synchronized Long firstStartNanos() {
+    return measured == 0 ? null : firstStartNanos;
   }
 
   private void seal() {

@@ -23,12 +23,22 @@ public final class LifecycleRecord {
   public long threads;
   /** Target ops/s of this client, 0 = unthrottled. */
   public long target;
+  /** On 'start': group of repetitions, or null. */
+  public String group;
+  /** On 'start': the run's repetition in its group, or null. */
+  public Integer repeat;
+  /** On 'start': how many clients the run has, or null. */
+  public Integer expectedClients;
+  /** On 'start': this machine's clock minus the broker's, ms, as JSON number text, or null. */
+  public String clockOffsetMs;
   /** On 'end': acknowledged events by "OP/STATUS", in wire-code order; null on 'start'. */
   public Map<String, Long> sent;
   /** On 'end'. */
   public Long undelivered;
   /** On 'end'. */
   public Long runtimeMs;
+  /** On 'end': when the client's first operation started, µs since the epoch, or null (none). */
+  public Long firstOpUs;
 
   /** The Kafka message value: header then JSON. */
   public byte[] encode() {
@@ -58,6 +68,20 @@ public final class LifecycleRecord {
     string(s, binding);
     s.append(",\"threads\":").append(threads);
     s.append(",\"target\":").append(target);
+    // The TS driver's start record: group, repeat, properties (the bridge sends none), expectedClients, clockOffsetMs.
+    if (group != null) {
+      s.append(",\"group\":");
+      string(s, group);
+    }
+    if (repeat != null) {
+      s.append(",\"repeat\":").append(repeat.intValue());
+    }
+    if (expectedClients != null) {
+      s.append(",\"expectedClients\":").append(expectedClients.intValue());
+    }
+    if (clockOffsetMs != null) {
+      s.append(",\"clockOffsetMs\":").append(clockOffsetMs);
+    }
     if (sent != null) {
       s.append(",\"sent\":{");
       first = true;
@@ -76,6 +100,9 @@ public final class LifecycleRecord {
     }
     if (runtimeMs != null) {
       s.append(",\"runtimeMs\":").append(runtimeMs.longValue());
+    }
+    if (firstOpUs != null) {
+      s.append(",\"firstOpUs\":").append(firstOpUs.longValue());
     }
     s.append('}');
     ByteArrayOutputStream out = new ByteArrayOutputStream(s.length() + 8);

@@ -22,6 +22,13 @@ public interface Transport {
   /** Sends one message and waits for its acknowledgement at most {@code timeout}. */
   void sendAndWait(String key, byte[] value, Duration timeout) throws Exception;
 
+  /**
+   * Connects ahead of the first send (a client getting ready at a start barrier), waiting a bounded time;
+   * throws when the other side does not answer. Nothing is sent.
+   */
+  default void connect() throws Exception {
+  }
+
   /** Releases connections; what is not acknowledged after {@code timeout} is failed. */
   void close(Duration timeout);
 }

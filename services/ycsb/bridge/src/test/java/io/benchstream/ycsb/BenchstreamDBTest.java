@@ -43,6 +43,7 @@ class BenchstreamDBTest {
 
   @BeforeEach
   void fakeKafka() {
+    Emitter.reset();
     transport = new FakeTransport();
     previous = Emitter.setTransportFactory(cfg -> transport);
     stderr = new ByteArrayOutputStream();
