@@ -329,7 +329,8 @@ EOF
     cat >>"$CONFIG" <<EOF
 sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
-listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="${first%%:*}" password="${first#*:}";
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule \\
+  required username="${first%%:*}" password="${first#*:}";
 ssl.keystore.type=PEM
 ssl.keystore.location=$KAFKA_SSL_KEYSTORE_PEM
 ssl.truststore.type=PEM

@@ -41,6 +41,7 @@ import type { Env } from '../common/config.js'
 import { createLogger, type Logger } from '../common/logger.js'
 import { writeServerFile } from '../common/server-file.js'
 import { BenchstreamError } from '../core/errors.js'
+import { outageLogLine } from '../core/health/outage.js'
 import type { AlertNotifier } from '../core/ports/alerts.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import type { FlushBatch } from '../core/stats/partition-state.js'
@@ -130,7 +131,15 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     const deadLetters = await KafkaDeadLetterSink.open(kafka, cfg.infra.topics.deadLetter)
     closers.push(() => deadLetters.close())
     const processor = buildProcessor(cfg, {
-      source: new KafkaPartitionSource(kafka, { topic: cfg.infra.topics.events, groupId: cfg.groupId }),
+      source: new KafkaPartitionSource(kafka, {
+        topic: cfg.infra.topics.events,
+        groupId: cfg.groupId,
+        // A broker down or a leader moving: said when it starts and when it ends, with how long it lasted.
+        onOutage: (e) => {
+          const { msg, fields } = outageLogLine(e)
+          log.warn({ component: 'processor', ...fields }, msg)
+        },
+      }),
       deadLetters,
       store: new ClickHouseWindowStore(ch),
       runs: new ClickHouseRunRegistry(ch, `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`),
@@ -200,6 +209,7 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           location: ch.location,
           processor: processor.stats,
           heldBack: processor.heldBack(),
+          kafkaOutage: processor.kafkaOutage() ?? null,
           ...(alerts === undefined ? {} : { alerts: alerts.stats }),
         }),
         problems: async () => {

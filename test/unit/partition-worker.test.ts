@@ -541,7 +541,7 @@ test('the processor routes batches to one worker per partition and revokes them 
     assert.equal(p.stats.replays, 1)
     assert.equal(p.stats.flushes, 1)
     assert.deepEqual(p.heldBack(), [])
-    assert.deepEqual(p.health({ failingMs: 1000, stallMs: 1000 }), [])
+    assert.deepEqual(p.health({ failingMs: 1000, stallMs: 1000, kafkaMs: 1000 }), [])
   } finally {
     await p.stop()
   }

@@ -66,8 +66,29 @@ export function openClickHouse(
     password: cfg.password,
     request_timeout: 60_000,
     log: QUIET,
+    // https:// with a CA of our own (CLICKHOUSE_CA_FILE); without one, Node's trusted CAs verify the server.
+    ...(cfg.caPem === undefined ? {} : { tls: { ca_cert: Buffer.from(cfg.caPem) } }),
   })
-  return { client, database: cfg.database, mode: 'server', location: cfg.url, close: () => client.close() }
+  return {
+    client,
+    database: cfg.database,
+    mode: 'server',
+    location: withoutCredentials(cfg.url),
+    close: () => client.close(),
+  }
+}
+
+/** A URL as it may be shown (status, logs, errors): user and password in it are left out. */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.username === '' && u.password === '') return url
+    u.username = ''
+    u.password = ''
+    return u.toString()
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//')
+  }
 }
 
 /**
