@@ -98,6 +98,14 @@ export function kafkaProblem(err: unknown, cfg: KafkaConfig): string {
       `${s?.caFile === undefined ? ' (unset: only the system CAs are trusted)' : ` (${s.caFile})`} and that the ` +
       `brokers' certificates name the addresses in KAFKA_BROKERS`
     )
+  if (
+    (s === undefined || s.protocol === 'PLAINTEXT' || s.protocol === 'SASL_PLAINTEXT') &&
+    /Closed connection/i.test(message)
+  )
+    return (
+      `${message} (the broker closed the connection: if it expects TLS, set KAFKA_SECURITY_PROTOCOL to SSL or ` +
+      `SASL_SSL)`
+    )
   return message
 }
 
