@@ -115,7 +115,7 @@ async function countedByClient(runId: string): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.client_id, Number(r.n)]))
 }
 
-test('only TLS listens: a plaintext client gets no Kafka answer, a TLS client with the CA verifies the broker', async () => {
+test('only TLS listens: a plaintext client gets no Kafka answer, a TLS client with the CA verifies it', async () => {
   // Every listener of the broker is TLS: SASL_SSL for clients and brokers, SSL for the controllers.
   const map = /^listener\.security\.protocol\.map=(.*)$/m.exec(broker.config())?.[1] ?? ''
   assert.deepEqual(map.split(',').sort(), ['CONTROLLER:SSL', 'SASL_SSL:SASL_SSL'])
@@ -143,7 +143,7 @@ test('only TLS listens: a plaintext client gets no Kafka answer, a TLS client wi
   assert.equal(authorized, true)
 })
 
-test('a driver run over SASL_SSL is counted exactly; the password is in no log and not stored with the run', async () => {
+test('a driver run over SASL_SSL is counted exactly; the password is in no log, nor stored with the run', async () => {
   const runId = `secure-${Date.now()}`
   const r = await cli(te.env, runArgs(runId, 'c1', 20_000))
   assert.equal(r.code, 0, r.stderr)
