@@ -67,6 +67,14 @@ function kafkaSh(...args: string[]): string {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
+/** The server's warnings, errors and partition re-openings (what explains a count that is off), at most 80. */
+function diagnostics(lines: readonly string[]): string {
+  return lines
+    .filter((l) => /"level":(?:[4-6]0)|partition opened/.test(l))
+    .slice(-80)
+    .join('')
+}
+
 test(
   'a partition leader SIGKILLed mid-run at 50,000 ops/s and restarted: every event counted once, no restarts, ' +
     'the incident in /healthz and in the logs with its duration',
@@ -199,14 +207,33 @@ test(
       },
       120_000,
       500,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}; counted ${JSON.stringify(last)} of ${sent}`)
+    ).catch(async (err: Error) => {
+      // What the processor was doing: lag per partition, held-back batches, Kafka outage, counters.
+      const ends = await admin.fetchTopicOffsets(infra.topics.events)
+      const [committed] = await admin.fetchOffsets({
+        groupId: te.env.PROCESSOR_GROUP_ID!,
+        topics: [infra.topics.events],
+      })
+      const lag = ends.map((e) => {
+        const c = committed?.partitions.find((p) => p.partition === e.partition)
+        return `${e.partition}: end ${e.high}, committed ${c?.offset}`
+      })
+      throw new Error(
+        `${err.message}; counted ${JSON.stringify(last)} of ${sent}; ${lag.join('; ')}; held back ` +
+          `${JSON.stringify(svc.processor.heldBack())}; Kafka outage ${JSON.stringify(svc.processor.kafkaOutage())}; ` +
+          `stats ${JSON.stringify(svc.processor.stats)}; the server's log:\n${diagnostics(serverLog)}`,
+      )
     })
     // Some time for a double count to show, if there were one.
     await svc.processor.flushAll()
     await sleep(2000)
     last = await counted()
-    assert.deepEqual(last, { c1: sentBy(c1), c2: sentBy(c2) }, 'each client counted exactly as it sent')
+    assert.deepEqual(
+      last,
+      { c1: sentBy(c1), c2: sentBy(c2) },
+      `each client counted exactly as it sent; stats ${JSON.stringify(svc.processor.stats)}; the server's log:\n` +
+        diagnostics(serverLog),
+    )
     const [ends] = await queryRows<{ ended: string; sent: string }>(
       ch,
       `SELECT clients_ended AS ended, arraySum(mapValues(sent)) AS sent FROM ${ch.database}.runs ` +
@@ -256,8 +283,9 @@ test(
     process.stdout.write(
       `# run ${runId}: ${sent} events sent (c1 ${sentBy(c1)}, c2 ${sentBy(c2)}), counted ` +
         `${JSON.stringify(last)}; node ${leader} killed at ${((killedAt - started) / 1000).toFixed(1)} s, ` +
-        `started again at ${((restartedAt - started) / 1000).toFixed(1)} s; /healthz 503 for ` +
-        `${((unhealthy.at(-1)!.atMs - unhealthy[0]!.atMs) / 1000).toFixed(1)} s; processor outages ` +
+        `started again at ${((restartedAt - started) / 1000).toFixed(1)} s; /healthz 503 (Kafka) in ` +
+        `${unhealthy.length} of ${health.length} polls, first ${((unhealthy[0]!.atMs - killedAt) / 1000).toFixed(1)} ` +
+        `s after the kill; processor outages ` +
         `${ended.map((o) => `${((o.durationMs ?? 0) / 1000).toFixed(1)} s`).join(', ')}; driver outages ` +
         `${driverEnded.map((d) => d.map((ms) => `${(ms / 1000).toFixed(1)} s`).join('+')).join(' / ')}\n`,
     )
