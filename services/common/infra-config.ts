@@ -116,6 +116,13 @@ export const InfraEnv = Type.Object({
     allowed: TOPIC_ALLOWED,
     description: 'control topic of experiments: agents register and heartbeat, the coordinator assigns runs',
   }),
+  BENCHSTREAM_TOPIC_LEADER: EnvVar.string({
+    default: 'benchstream.leader.v1',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description:
+      'one-partition topic whose consumer group elects the server that evaluates alerts (nothing is written to it)',
+  }),
   BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({
     default: 4,
     minimum: 1,
@@ -195,6 +202,8 @@ export interface TopicsConfig {
   alerts: string
   /** Experiments: agents and the coordinator (schemas/experiments.v1.ts ControlMessage). */
   control: string
+  /** One partition; the member of its group given partition 0 evaluates alerts (services/alerts/leadership.ts). */
+  leader: string
   partitions: number
   /** Replicas of a created topic; 0 = min(3, brokers). */
   replication: number
@@ -252,6 +261,7 @@ export function readInfraConfig(env: Env): InfraConfig {
       deadLetter: e.BENCHSTREAM_TOPIC_DLQ,
       alerts: e.BENCHSTREAM_TOPIC_ALERTS,
       control: e.BENCHSTREAM_TOPIC_CONTROL,
+      leader: e.BENCHSTREAM_TOPIC_LEADER,
       partitions: e.BENCHSTREAM_TOPIC_PARTITIONS,
       replication: e.BENCHSTREAM_TOPIC_REPLICATION,
       minInsyncReplicas: e.BENCHSTREAM_TOPIC_MIN_ISR,

@@ -20,11 +20,12 @@ export function createKafka(cfg: KafkaConfig, clientIdSuffix: string): Kafka {
   const kafka = new Kafka({
     clientId: `${cfg.clientId}-${clientIdSuffix}`,
     brokers: cfg.brokers,
-    // Errors and warnings are kept (not printed): what kafkajs retried internally is the cause an outage report
-    // names (lastKafkaProblem). KAFKAJS_LOG_LEVEL=debug prints everything.
+    // Errors are kept (not printed): what kafkajs retried internally is the cause an outage report names
+    // (lastKafkaProblem). KAFKAJS_LOG_LEVEL=debug prints everything.
     logLevel: debug ? logLevel.DEBUG : logLevel.WARN,
     logCreator: () => (entry) => {
-      if (entry.level <= logLevel.WARN && entry.level > logLevel.NOTHING) {
+      // Errors only: kafkajs' warnings are advice given at start-up (partitioner, retries), not incidents.
+      if (entry.level === logLevel.ERROR) {
         const error = (entry.log as { error?: unknown }).error
         const detail = typeof error === 'string' ? error : error instanceof Error ? error.message : undefined
         const message = String(entry.log.message)
@@ -44,7 +45,7 @@ export function createKafka(cfg: KafkaConfig, clientIdSuffix: string): Kafka {
   return kafka
 }
 
-/** An error or warning kafkajs logged (a connection refused, a leader that moved), and when. */
+/** An error kafkajs logged (a connection refused, a leader that moved), and when. */
 export interface KafkaProblemSeen {
   message: string
   atMs: number
@@ -52,7 +53,7 @@ export interface KafkaProblemSeen {
 
 const problems = new WeakMap<Kafka, { problem: KafkaProblemSeen | undefined }>()
 
-/** The last error or warning the clients of `kafka` logged (createKafka's instances only). */
+/** The last error the clients of `kafka` logged (createKafka's instances only). */
 export function lastKafkaProblem(kafka: Kafka): KafkaProblemSeen | undefined {
   return problems.get(kafka)?.problem
 }
@@ -187,7 +188,7 @@ async function createMissingTopics(kafka: Kafka, topics: TopicsConfig): Promise<
   const admin: Admin = kafka.admin()
   try {
     await admin.connect()
-    const all = [topics.events, topics.deadLetter, topics.alerts]
+    const all = [topics.events, topics.deadLetter, topics.alerts, topics.leader]
     const existing = new Set(await admin.listTopics())
     const wanted = all.filter((t) => !existing.has(t))
     if (wanted.length > 0) {
