@@ -5,8 +5,18 @@
  * with the new assignment) stands in for one: after a join kafkajs reads the
  * committed offsets of every assigned partition again, which is exactly the
  * port's contract for onRebalance.
+ *
+ * A commit is only taken as done when kafkajs says it sent it (its
+ * COMMIT_OFFSETS event): while its consumer is not running (restarting
+ * after a crash, rejoining the group) kafkajs 2.2's commitOffsets returns
+ * without committing and without an error (runner.js: `if (!this.running)
+ * return`, also when a commit fails meanwhile). The processor's protocol would
+ * then write a batch whose intent was never committed, and a later owner,
+ * reading an older position, would cut the range differently and count it
+ * twice (the cluster tier saw it when a broker died).
  */
 import type { Admin, Consumer, Kafka } from 'kafkajs'
+import { BenchstreamError } from '../../core/errors.js'
 import { OutageTracker, type OutageEvent } from '../../core/health/outage.js'
 import type {
   CommittedPosition,
@@ -42,6 +52,8 @@ export class KafkaPartitionSource implements PartitionSource {
   private readonly tracker: OutageTracker
   /** Requests in progress unanswered longer than SLOW_REQUEST_MS: the outage cannot end before they are answered. */
   private slow = 0
+  /** Commits kafkajs sent and the coordinator accepted (COMMIT_OFFSETS), until commit() checks for its own. */
+  private readonly sent = new Set<string>()
 
   constructor(
     private readonly kafka: Kafka,
@@ -64,6 +76,11 @@ export class KafkaPartitionSource implements PartitionSource {
     this.adminConnected = true
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
       handlers.onRebalance(e.payload.memberAssignment[topic] ?? [])
+    })
+    this.consumer.on(this.consumer.events.COMMIT_OFFSETS, (e) => {
+      for (const t of e.payload.topics)
+        if (t.topic === topic)
+          for (const p of t.partitions) this.sent.add(commitKey(Number(p.partition), String(p.offset)))
     })
     // kafkajs restarts a crashed consumer by itself (rejoining the group); it is an outage until a request succeeds.
     this.consumer.on(this.consumer.events.CRASH, (e) => {
@@ -105,9 +122,18 @@ export class KafkaPartitionSource implements PartitionSource {
   }
 
   async commit(partition: number, offset: number, metadata: string | null): Promise<void> {
+    // One commit of a partition at a time (the processor's protocol), so partition and offset name it.
+    const key = commitKey(partition, String(offset))
+    this.sent.delete(key)
     await this.request('a commit', () =>
       this.consumer.commitOffsets([{ topic: this.opts.topic, partition, offset: String(offset), metadata }]),
     )
+    if (!this.sent.delete(key))
+      throw new BenchstreamError(
+        'BS_ERR_KAFKA',
+        `the commit of offset ${offset} of partition ${partition} was not sent: the consumer is not running ` +
+          `(rejoining the group or restarting after a failure)`,
+      )
   }
 
   async endOffsets(): Promise<Map<number, number>> {
@@ -190,4 +216,8 @@ function isRebalance(err: unknown): boolean {
     type === 'UNKNOWN_MEMBER_ID' ||
     type === 'FENCED_INSTANCE_ID'
   )
+}
+
+function commitKey(partition: number, offset: string): string {
+  return `${partition}@${offset}`
 }
