@@ -4,11 +4,13 @@
 // started here on a private port and data directory, stopped at the end;
 // ClickHouse is the embedded engine, one data directory per test file).
 // Every test in these tiers asserts what holds however busy the machine is.
-// Two more tiers, asked for by name only: timing (figures that depend on
+// Three more tiers, asked for by name only: timing (figures that depend on
 // wall-clock time: rates at a target, alert latency, sampling rates; npm run
-// test:timing), hbase (real HBases and YCSB; npm run test:hbase) and clients (the
+// test:timing), hbase (real HBases and YCSB; npm run test:hbase), clients (the
 // query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
-// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients).
+// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients)
+// and cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
+// test:cluster).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -17,6 +19,9 @@
 //                                     and YCSB, about 10 minutes
 //   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
 //   node test/run.mjs clients         JDBC and Python query tools, about a minute once they are fetched
+//   node test/run.mjs cluster         a 3-node KRaft cluster (deploy/local/kafka.sh, KAFKA_BROKERS_COUNT=3) on
+//                                     TEST_KAFKA_CLUSTER_PORT (default 19192..19194, controllers +3) instead
+//                                     of the single broker; about two minutes
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -34,8 +39,8 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients']
-// What a plain `node test/run.mjs` (npm test) runs; timing, hbase and clients are asked for by name.
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients and cluster are asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
@@ -63,13 +68,16 @@ const testFiles = (tier, filter) => {
         .map((f) => path.join(dir, f))
     : []
 }
-const files = tiers.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
-if (files.length === 0) {
+// The cluster tier runs against a cluster of its own, after the others (which share the single broker).
+const pick = (list) => list.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
+const files = pick(tiers.filter((t) => t !== 'cluster'))
+const clusterFiles = tiers.includes('cluster') ? pick(['cluster']) : []
+if (files.length === 0 && clusterFiles.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
   process.exit(1)
 }
 
-const needsKafka = tiers.some((t) => t !== 'unit')
+const needsKafka = tiers.some((t) => t !== 'unit' && t !== 'cluster') && files.length > 0
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
 if (
@@ -98,7 +106,7 @@ const kafkaFiles = tiers.includes('integration')
   ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`)))
   : []
 
-if (needsKafka) {
+if (needsKafka || clusterFiles.length > 0) {
   // Java/Maven (Kafka), redis-server, postgresql, promtool: installed if missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
   if (deps.status !== 0) {
@@ -139,6 +147,58 @@ function startBroker(version) {
       KAFKA_BROKERS: `127.0.0.1:${port}`,
       TEST_KAFKA_PORT: String(port),
       TEST_KAFKA_DATA_DIR: dataDir,
+      TEST_KAFKA_VERSION: env.KAFKA_VERSION,
+      KAFKA_VERSION: env.KAFKA_VERSION,
+    },
+    stop() {
+      spawnSync('bash', [kafkaSh, 'stop'], { env, stdio: 'inherit' })
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * Starts a cluster of `nodes` combined KRaft nodes on TEST_KAFKA_CLUSTER_PORT.. in a fresh data dir; undefined if it
+ * cannot. The tests kill and start its nodes through kafka.sh with TEST_KAFKA_CLUSTER_* (kill-node, start-node).
+ */
+function startCluster(nodes) {
+  const port = Number(process.env.TEST_KAFKA_CLUSTER_PORT ?? 19192)
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-kafka-cluster-'))
+  const env = {
+    ...process.env,
+    KAFKA_PORT: String(port),
+    KAFKA_DATA_DIR: dataDir,
+    KAFKA_BROKERS_COUNT: String(nodes),
+    // Three JVMs on a small machine: smaller heaps than a lone broker's.
+    KAFKA_HEAP: process.env.TEST_KAFKA_CLUSTER_HEAP ?? '-Xmx384m -Xms192m',
+    // The tests stop it anyway; a node that waits for a quorum already gone is killed sooner.
+    KAFKA_STOP_TIMEOUT: '10',
+  }
+  delete env.KAFKA_VERSION
+  delete env.KAFKA_CONTROLLER_PORT
+  if (process.env.TEST_KAFKA_VERSION) env.KAFKA_VERSION = process.env.TEST_KAFKA_VERSION
+  const resolved = spawnSync('bash', [kafkaSh, 'version'], { env, encoding: 'utf8' })
+  const brokers = spawnSync('bash', [kafkaSh, 'brokers'], { env, encoding: 'utf8' })
+  if (resolved.status !== 0 || brokers.status !== 0) {
+    process.stderr.write(resolved.stderr + brokers.stderr)
+    rmSync(dataDir, { recursive: true, force: true })
+    return undefined
+  }
+  env.KAFKA_VERSION = resolved.stdout.trim()
+  const r = spawnSync('bash', [kafkaSh, 'start'], { env, stdio: 'inherit' })
+  if (r.status !== 0) {
+    spawnSync('bash', [kafkaSh, 'stop'], { env, stdio: 'inherit' })
+    rmSync(dataDir, { recursive: true, force: true })
+    console.error(`could not start the test Kafka cluster (${env.KAFKA_VERSION}, ${nodes} nodes)`)
+    return undefined
+  }
+  return {
+    version: env.KAFKA_VERSION,
+    testEnv: {
+      KAFKA_BROKERS: brokers.stdout.trim(),
+      TEST_KAFKA_CLUSTER_PORT: String(port),
+      TEST_KAFKA_CLUSTER_DATA_DIR: dataDir,
+      TEST_KAFKA_CLUSTER_NODES: String(nodes),
       TEST_KAFKA_VERSION: env.KAFKA_VERSION,
       KAFKA_VERSION: env.KAFKA_VERSION,
     },
@@ -214,6 +274,21 @@ const passes = []
     }
     passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
   }
+}
+if (clusterFiles.length > 0) {
+  const from = Date.now()
+  const cluster = external ? undefined : startCluster(3)
+  if (!external && cluster === undefined) process.exit(1)
+  const env = { ...process.env, ...cluster?.testEnv }
+  try {
+    passes.push({
+      label: cluster === undefined ? `Kafka cluster at ${env.KAFKA_BROKERS}` : `Kafka ${cluster.version}, 3 brokers`,
+      ...(await runFiles(clusterFiles, env)),
+    })
+  } finally {
+    cluster?.stop()
+  }
+  passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
 }
 if (!external && kafkaFiles.length > 0) {
   for (const version of also) {

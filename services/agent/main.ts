@@ -23,7 +23,7 @@ export async function agentMain(argv: readonly string[]): Promise<number> {
   const version = (JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as { version: string })
     .version
   const agent = build(cfg, {
-    bus: KafkaControlBus.create(cfg.infra.kafka, cfg.infra.topics.control, `agent-${cfg.name}`),
+    bus: KafkaControlBus.create(cfg.infra.kafka, cfg.infra.topics.control, `agent-${cfg.name}`, cfg.infra.topics),
     launcher: new ChildProcessLauncher(),
     probes: netProbes,
     now: () => Date.now() + cfg.clockSkewMs,

@@ -55,6 +55,12 @@ export interface AlertEngineDeps {
   now?: () => number
   /** Where tick errors and failed deliveries are reported. */
   log?: (line: string) => void
+  /**
+   * Whether this engine may still notify (its replica leads: services/alerts/leadership.ts). Checked before each
+   * notification: an engine whose replica stopped leading sends nothing more, even mid-tick; what it had not sent,
+   * and so not recorded, the next leader sends. @default always
+   */
+  mayNotify?: () => boolean
 }
 
 export type AlertEngineConfig = Pick<
@@ -367,6 +373,7 @@ export class AlertEngine {
     while (this.outbox.length > 0) {
       const p = this.outbox[0]!
       if (!p.notified) {
+        if (this.deps.mayNotify?.() === false) return
         for (const n of this.deps.notifiers) {
           const c =
             this.stats.notifications[n.channel] ??

@@ -16,7 +16,21 @@ const URL_PATTERN = '^https?://\\S+$'
 export const AlertsEnv = Type.Object({
   ALERTS_ENABLED: EnvVar.boolean({
     default: true,
-    description: 'run the alert evaluator in this server (keep it on in exactly one)',
+    description: 'run the alert evaluator in this server (on the elected replica only: ALERTS_LEADER_ELECTION)',
+  }),
+  ALERTS_LEADER_ELECTION: EnvVar.boolean({
+    default: true,
+    description:
+      'of the servers sharing PROCESSOR_GROUP_ID, only the one elected through Kafka evaluates alerts (the member ' +
+      'of group <PROCESSOR_GROUP_ID>.leader given partition 0 of BENCHSTREAM_TOPIC_LEADER); false = this one does',
+  }),
+  ALERTS_LEADER_SESSION_TIMEOUT_MS: EnvVar.integer({
+    default: 10_000,
+    minimum: 6000,
+    maximum: 300_000,
+    description:
+      "the election group's session timeout: a leader that died is replaced after about this long, one cut off " +
+      'from Kafka steps down after half of it',
   }),
   ALERTS_RULES_FILE: EnvVar.string({
     default: 'deploy/alerts/rules.json',
@@ -78,6 +92,9 @@ export const AlertsEnv = Type.Object({
 export interface AlertsConfig {
   infra: InfraConfig
   enabled: boolean
+  /** Elect one evaluating replica through Kafka (services/alerts/leadership.ts). */
+  leaderElection: boolean
+  leaderSessionTimeoutMs: number
   rulesFile: string
   rules: readonly AlertRule[]
   intervalMs: number
@@ -103,6 +120,8 @@ export function readAlertsConfig(env: Env): Readonly<AlertsConfig> {
   return freeze({
     infra: readInfraConfig(env),
     enabled: e.ALERTS_ENABLED,
+    leaderElection: e.ALERTS_LEADER_ELECTION,
+    leaderSessionTimeoutMs: e.ALERTS_LEADER_SESSION_TIMEOUT_MS,
     rulesFile,
     // Rules are only read when the evaluator runs: a disabled one needs no file.
     rules: e.ALERTS_ENABLED ? loadAlertRules(rulesFile).rules : [],

@@ -123,7 +123,7 @@ function conductor(
   const log = createLogger('benchstream-experiment', process.env)
   let last = ''
   const c = new Conductor({
-    bus: KafkaControlBus.create(infra.kafka, infra.topics.control, 'coordinator'),
+    bus: KafkaControlBus.create(infra.kafka, infra.topics.control, 'coordinator', infra.topics),
     store,
     runs: {
       report: async (runId) => {

@@ -3,10 +3,11 @@
  * directory. Every service reads this once at start-up through its own
  * config.ts; the same variables drive deploy/docker-compose.yml.
  */
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { Type } from 'typebox'
-import type { WindowCompleteness } from '../core/stats/window-completeness.js'
 import { BenchstreamError } from '../core/errors.js'
+import type { WindowCompleteness } from '../core/stats/window-completeness.js'
 import { EnvVar, readEnv, type Env } from './config.js'
 
 const BROKER = '[A-Za-z0-9.\\-[\\]:]+:\\d{1,5}'
@@ -67,6 +68,24 @@ export const InfraEnv = Type.Object({
     allowed: 'host:port[,host:port...]',
     description: 'Kafka brokers; the demo and the tests start a local one when unset',
   }),
+  KAFKA_SECURITY_PROTOCOL: EnvVar.oneOf(['PLAINTEXT', 'SSL', 'SASL_SSL', 'SASL_PLAINTEXT'] as const, {
+    default: 'PLAINTEXT',
+    description:
+      "how clients reach Kafka, as Kafka's security.protocol: SSL and SASL_SSL encrypt (TLS), the SASL ones " +
+      'authenticate (KAFKA_SASL_*)',
+  }),
+  KAFKA_SASL_MECHANISM: EnvVar.oneOf(['SCRAM-SHA-512', 'SCRAM-SHA-256', 'PLAIN'] as const, {
+    default: 'SCRAM-SHA-512',
+    description: 'SASL mechanism with a SASL_* protocol (PLAIN sends the password itself: use it over SASL_SSL only)',
+  }),
+  KAFKA_SASL_USERNAME: EnvVar.optional({ description: 'SASL user; required with a SASL_* protocol' }),
+  KAFKA_SASL_PASSWORD: EnvVar.optional({
+    description: 'SASL password; required with a SASL_* protocol; never logged, never stored with a run',
+  }),
+  KAFKA_SSL_CA_FILE: EnvVar.optional({
+    allowed: 'a path to a PEM file of one or more CA certificates',
+    description: "CA that signed the brokers' certificates (SSL, SASL_SSL); unset = the system's trusted CAs",
+  }),
   KAFKA_CLIENT_ID: EnvVar.string({
     default: 'benchstream',
     pattern: '^[A-Za-z0-9._-]{1,100}$',
@@ -97,11 +116,34 @@ export const InfraEnv = Type.Object({
     allowed: TOPIC_ALLOWED,
     description: 'control topic of experiments: agents register and heartbeat, the coordinator assigns runs',
   }),
+  BENCHSTREAM_TOPIC_LEADER: EnvVar.string({
+    default: 'benchstream.leader.v1',
+    pattern: TOPIC,
+    allowed: TOPIC_ALLOWED,
+    description:
+      'one-partition topic whose consumer group elects the server that evaluates alerts (nothing is written to it)',
+  }),
   BENCHSTREAM_TOPIC_PARTITIONS: EnvVar.integer({
     default: 4,
     minimum: 1,
     maximum: 1024,
     description: 'partitions of the event topic when Benchstream creates it',
+  }),
+  BENCHSTREAM_TOPIC_REPLICATION: EnvVar.integer({
+    default: 0,
+    minimum: 0,
+    maximum: 32,
+    description:
+      "replicas of each topic Benchstream creates; 0 = min(3, brokers in the cluster's metadata) (existing " +
+      'topics are left as they are)',
+  }),
+  BENCHSTREAM_TOPIC_MIN_ISR: EnvVar.integer({
+    default: 0,
+    minimum: 0,
+    maximum: 32,
+    description:
+      'min.insync.replicas of the topics Benchstream creates (acks=all writes fail below it rather than ' +
+      'risk loss); 0 = 2 when replicated, else 1',
   }),
   CLICKHOUSE_URL: EnvVar.optional({
     pattern: '^https?://\\S+$',
@@ -117,7 +159,14 @@ export const InfraEnv = Type.Object({
       'unset = one server',
   }),
   CLICKHOUSE_USER: EnvVar.string({ default: 'default', description: 'ClickHouse server user' }),
-  CLICKHOUSE_PASSWORD: EnvVar.string({ default: '', description: 'ClickHouse server password' }),
+  CLICKHOUSE_PASSWORD: EnvVar.string({
+    default: '',
+    description: 'ClickHouse server password (sent as HTTP basic auth: use an https:// URL); never logged',
+  }),
+  CLICKHOUSE_CA_FILE: EnvVar.optional({
+    allowed: 'a path to a PEM file of one or more CA certificates',
+    description: "CA that signed the ClickHouse server's certificate (https://); unset = the system's trusted CAs",
+  }),
   CLICKHOUSE_DATABASE: EnvVar.string({
     default: 'benchstream',
     pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$',
@@ -140,6 +189,19 @@ export const InfraEnv = Type.Object({
 export interface KafkaConfig {
   brokers: string[]
   clientId: string
+  /** TLS and SASL; absent = PLAINTEXT. Plain data (it crosses to worker threads), the CA read already. */
+  security?: KafkaSecurity
+}
+
+export interface KafkaSecurity {
+  /** Kafka's security.protocol. */
+  protocol: 'PLAINTEXT' | 'SSL' | 'SASL_SSL' | 'SASL_PLAINTEXT'
+  /** With SSL / SASL_SSL: the CA certificates (PEM text), undefined = the system's. */
+  caPem?: string
+  /** Where caPem was read from (messages, the bridge's truststore). */
+  caFile?: string
+  /** With SASL_*. */
+  sasl?: { mechanism: 'SCRAM-SHA-512' | 'SCRAM-SHA-256' | 'PLAIN'; username: string; password: string }
 }
 
 export interface TopicsConfig {
@@ -148,7 +210,13 @@ export interface TopicsConfig {
   alerts: string
   /** Experiments: agents and the coordinator (schemas/experiments.v1.ts ControlMessage). */
   control: string
+  /** One partition; the member of its group given partition 0 evaluates alerts (services/alerts/leadership.ts). */
+  leader: string
   partitions: number
+  /** Replicas of a created topic; 0 = min(3, brokers). */
+  replication: number
+  /** min.insync.replicas of a created topic; 0 = 2 when replicated, else 1. */
+  minInsyncReplicas: number
 }
 
 export interface ClickHouseConfig {
@@ -161,6 +229,8 @@ export interface ClickHouseConfig {
   cluster: string | undefined
   user: string
   password: string
+  /** CA certificates (PEM text) for an https:// server; undefined = the system's. */
+  caPem?: string
   database: string
   /** Embedded engine's data directory: BENCHSTREAM_DATA_DIR/clickhouse. */
   embeddedPath: string
@@ -184,24 +254,106 @@ export function readInfraConfig(env: Env): InfraConfig {
         'process, not a cluster; set CLICKHOUSE_URL to a server of the cluster or unset CLICKHOUSE_CLUSTER',
     )
   const dataDir = path.resolve(e.BENCHSTREAM_DATA_DIR)
+  const security = kafkaSecurity(e)
+  if (e.BENCHSTREAM_TOPIC_MIN_ISR > 0 && e.BENCHSTREAM_TOPIC_REPLICATION > 0)
+    if (e.BENCHSTREAM_TOPIC_MIN_ISR > e.BENCHSTREAM_TOPIC_REPLICATION)
+      throw new BenchstreamError(
+        'BS_ERR_CONFIG',
+        `BENCHSTREAM_TOPIC_MIN_ISR=${e.BENCHSTREAM_TOPIC_MIN_ISR} is more than ` +
+          `BENCHSTREAM_TOPIC_REPLICATION=${e.BENCHSTREAM_TOPIC_REPLICATION}: no write could ever be acknowledged`,
+      )
+  const chCa = e.CLICKHOUSE_CA_FILE === undefined ? undefined : readPem('CLICKHOUSE_CA_FILE', e.CLICKHOUSE_CA_FILE)
+  if (chCa !== undefined && !(e.CLICKHOUSE_URL ?? '').startsWith('https://'))
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      'CLICKHOUSE_CA_FILE is set but CLICKHOUSE_URL is not an https:// URL: the CA would not be used',
+    )
   return {
     dataDir,
-    kafka: { brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()), clientId: e.KAFKA_CLIENT_ID },
+    kafka: {
+      brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()),
+      clientId: e.KAFKA_CLIENT_ID,
+      ...(security === undefined ? {} : { security }),
+    },
     topics: {
       events: e.BENCHSTREAM_TOPIC_EVENTS,
       deadLetter: e.BENCHSTREAM_TOPIC_DLQ,
       alerts: e.BENCHSTREAM_TOPIC_ALERTS,
       control: e.BENCHSTREAM_TOPIC_CONTROL,
+      leader: e.BENCHSTREAM_TOPIC_LEADER,
       partitions: e.BENCHSTREAM_TOPIC_PARTITIONS,
+      replication: e.BENCHSTREAM_TOPIC_REPLICATION,
+      minInsyncReplicas: e.BENCHSTREAM_TOPIC_MIN_ISR,
     },
     clickhouse: {
       url: e.CLICKHOUSE_URL,
       cluster: e.CLICKHOUSE_CLUSTER,
       user: e.CLICKHOUSE_USER,
       password: e.CLICKHOUSE_PASSWORD,
+      ...(chCa === undefined ? {} : { caPem: chCa }),
       database: e.CLICKHOUSE_DATABASE,
       embeddedPath: path.join(dataDir, 'clickhouse'),
       opsTtlDays: e.BENCHSTREAM_OPS_TTL_DAYS,
     },
   }
+}
+
+type InfraValues = ReturnType<typeof readEnv<(typeof InfraEnv)['properties']>>
+
+/** TLS and SASL from KAFKA_SECURITY_PROTOCOL and its companions, checked together; undefined for PLAINTEXT. */
+function kafkaSecurity(e: InfraValues): KafkaSecurity | undefined {
+  const protocol = e.KAFKA_SECURITY_PROTOCOL
+  const tls = protocol === 'SSL' || protocol === 'SASL_SSL'
+  const sasl = protocol === 'SASL_SSL' || protocol === 'SASL_PLAINTEXT'
+  // A setting the protocol would ignore is a mistake to point out (a password meant to be used, and not).
+  const unused = [
+    ...(sasl ? [] : (['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'] as const).filter((k) => e[k] !== undefined)),
+    ...(tls || e.KAFKA_SSL_CA_FILE === undefined ? [] : ['KAFKA_SSL_CA_FILE']),
+  ]
+  if (unused.length > 0)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `${unused.join(' and ')} ${unused.length > 1 ? 'are' : 'is'} set but KAFKA_SECURITY_PROTOCOL=${protocol} ` +
+        `does not use ${unused.length > 1 ? 'them' : 'it'}: set KAFKA_SECURITY_PROTOCOL to ` +
+        `${unused.some((k) => k.startsWith('KAFKA_SASL')) ? 'SASL_SSL' : 'SSL or SASL_SSL'}`,
+    )
+  if (protocol === 'PLAINTEXT') return undefined
+  if (sasl && (e.KAFKA_SASL_USERNAME === undefined || e.KAFKA_SASL_PASSWORD === undefined))
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `KAFKA_SECURITY_PROTOCOL=${protocol} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`,
+    )
+  return {
+    protocol,
+    ...(e.KAFKA_SSL_CA_FILE === undefined
+      ? {}
+      : { caPem: readPem('KAFKA_SSL_CA_FILE', e.KAFKA_SSL_CA_FILE), caFile: path.resolve(e.KAFKA_SSL_CA_FILE) }),
+    ...(sasl
+      ? {
+          sasl: {
+            mechanism: e.KAFKA_SASL_MECHANISM,
+            username: e.KAFKA_SASL_USERNAME ?? '',
+            password: e.KAFKA_SASL_PASSWORD ?? '',
+          },
+        }
+      : {}),
+  }
+}
+
+/** A PEM file's text, read once at start-up; BS_ERR_CONFIG naming the variable when it cannot be or is not PEM. */
+function readPem(name: string, file: string): string {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new BenchstreamError('BS_ERR_CONFIG', `${name}=${file} cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    })
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `${name}=${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    )
+  return text
 }

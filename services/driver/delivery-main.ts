@@ -10,6 +10,8 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { createKafka } from '../adapters/kafka/client.js'
 import { KafkaEventSink, type KafkaSinkOptions } from '../adapters/kafka/event-sink.js'
 import type { KafkaConfig } from '../common/infra-config.js'
+import { createLogger } from '../common/logger.js'
+import { outageLogLine } from '../core/health/outage.js'
 import { NullSink, type EventSink } from '../core/ports/event-sink.js'
 import { serveDelivery, type DeliveryWorkerData } from './delivery.js'
 import { HdrLogSink, type HdrLogSinkOptions } from './hdr-log-sink.js'
@@ -34,10 +36,19 @@ export interface DriverDelivery {
 }
 
 async function open(d: DriverDelivery): Promise<EventSink> {
+  // Kafka not acknowledging (a broker down, a leader moving) is said in the driver's log when it starts and when it
+  // ends, with how long it lasted; the benchmark goes on meanwhile (the sink buffers).
+  const log = createLogger('benchstream-driver', process.env).child({ component: 'delivery' })
   const inner: EventSink =
     d.kafka === undefined
       ? new NullSink()
-      : await KafkaEventSink.open(createKafka(d.kafka.kafka, d.kafka.clientIdSuffix), d.kafka.options)
+      : await KafkaEventSink.open(createKafka(d.kafka.kafka, d.kafka.clientIdSuffix), {
+          ...d.kafka.options,
+          onOutage: (e) => {
+            const { msg, fields } = outageLogLine(e)
+            log.warn(fields, msg)
+          },
+        })
   return d.hdrLog === undefined ? inner : new HdrLogSink(inner, { ...d.hdrLog, write: writeLog })
 }
 

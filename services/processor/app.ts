@@ -16,6 +16,7 @@
  * and DeadLetterSink, ClickHouse through WindowStore and RunWindowRegistry
  * (services/core/ports/); services/server/main.ts wires the adapters.
  */
+import type { SourceOutage } from '../core/ports/partition-source.js'
 import type { RunWindowRegistry } from '../core/ports/run-registry.js'
 import type { ProcessorConfig } from './config.js'
 import {
@@ -83,13 +84,21 @@ export class Processor {
   }
 
   /**
-   * What is wrong with ingestion now, in words, for /healthz: a partition
-   * whose batch the store has not taken for longer than `failingMs`, and a
-   * partition with lag whose committed position has not moved for longer
-   * than `stallMs`. Empty when all is well.
+   * What is wrong with ingestion now, in words, for /healthz: Kafka not
+   * answering the processor's commits and offset reads (a broker down, a
+   * leader or the group coordinator moving) for longer than `kafkaMs`, a
+   * partition whose batch the store has not taken for longer than
+   * `failingMs`, and a partition with lag whose committed position has not
+   * moved for longer than `stallMs`. Empty when all is well.
    */
-  health(bounds: { failingMs: number; stallMs: number }, now = Date.now()): string[] {
+  health(bounds: { failingMs: number; stallMs: number; kafkaMs: number }, now = Date.now()): string[] {
     const problems: string[] = []
+    const kafka = this.deps.source.outage?.()
+    if (kafka !== undefined && kafka.forMs > bounds.kafkaMs)
+      problems.push(
+        `Kafka has not answered the processor for ${Math.round(kafka.forMs / 1000)} s (since ` +
+          `${new Date(kafka.sinceMs).toISOString()}): ${kafka.problem}`,
+      )
     for (const w of this.workers.values()) {
       const h = w.heldBack(now)
       if (h !== undefined && h.failingForMs > bounds.failingMs)
@@ -132,6 +141,11 @@ export class Processor {
       workers: [...this.workers.values()].map((w) => w.snapshot(now)).sort((a, b) => a.partition - b.partition),
       revokedStoring: [...this.revoking.keys()].sort((a, b) => a - b),
     }
+  }
+
+  /** Kafka not answering the processor now (any duration), or undefined: what /healthz shows beside its verdict. */
+  kafkaOutage(): SourceOutage | undefined {
+    return this.deps.source.outage?.()
   }
 
   /** Partitions whose batch the store has not taken, with how long they have been failing (health). */

@@ -206,8 +206,13 @@ export class PartitionWorker {
   private drainedAt: number | undefined
   /** performance.now() of the last retry log line. */
   private lastRetryLogAt = 0
-  /** The offset a seek back to the committed position was last asked for. */
+  /** The offset a seek back to the committed position was last asked for (until a batch starts there). */
   private seekedTo: number | undefined
+  /**
+   * Where the first state this worker dropped began: a partition that has never had a commit is read again from
+   * there (not from wherever the source had read on to).
+   */
+  private droppedFrom: number | undefined
 
   /**
    * @param predecessor settles when the revoked worker this one replaces has stopped writing: this worker writes
@@ -346,6 +351,9 @@ export class PartitionWorker {
     const p = this.partition
     const st = this.st ?? (await this.open(batch.firstOffset))
     if (st === undefined) return
+    // The last seek back took effect (reading starts there again): if the state is dropped again at the same
+    // position (commits failing on and on while Kafka is out), the next one is needed as much as the first.
+    if (this.seekedTo !== undefined && batch.firstOffset <= this.seekedTo) this.seekedTo = undefined
     if ((this.batch?.failures ?? 0) > 0) {
       // Paused behind a batch the store has not taken: take nothing more, and
       // have these messages read again after it.
@@ -355,7 +363,8 @@ export class PartitionWorker {
     if (batch.firstOffset > st.startOffset && st.lastOffset < 0 && this.seekedTo !== st.startOffset) {
       // State was dropped (a failed commit) while the source read on: go back
       // to the committed position, or the messages in between would be lost.
-      // Once only: a log truncated by retention really starts later.
+      // Once per position unless it took effect: a log truncated by
+      // retention really starts later, and the source lands after it again.
       this.seekedTo = st.startOffset
       source.seek(p, st.startOffset)
       return
@@ -400,7 +409,8 @@ export class PartitionWorker {
     const st = new PartitionState(
       config.infra.topics.events,
       this.partition,
-      committed.offset >= 0 ? committed.offset : firstFetched,
+      // Never committed: where the state this worker dropped began, else where reading starts.
+      committed.offset >= 0 ? committed.offset : (this.droppedFrom ?? firstFetched),
       {
         windowUs: config.windowMs * 1000,
         allowedLatenessUs: config.allowedLatenessMs * 1000,
@@ -415,6 +425,11 @@ export class PartitionWorker {
       st.replayEnd = intent.end
       this.ctx.stats.replays++
     }
+    if (replay || this.droppedFrom !== undefined)
+      this.ctx.ports.log?.info(
+        { partition: this.partition, committed: committed.offset, intent: committed.metadata, firstFetched },
+        replay ? 'partition opened with an intent: replaying it' : 'partition opened again after a dropped state',
+      )
     this.move(replay ? 'replaying' : 'accumulating', ['closed'])
     this.st = st
     this.advancedAt = Date.now()
@@ -710,7 +725,13 @@ export class PartitionWorker {
       // Most often a rebalance took the partition away. Either way this
       // state cannot be trusted any more: drop it and read the partition
       // again from its committed position (the new owner, or we, replay).
-      if (!this.revoked) this.close()
+      if (!this.revoked) {
+        this.ctx.ports.log?.warn(
+          { partition: this.partition, offset, intent: metadata, err: (err as Error).message },
+          'commit failed: state dropped, the partition is read again from its committed position',
+        )
+        this.close()
+      }
       throw new BenchstreamError(
         'BS_ERR_KAFKA',
         `committing offset ${offset} of partition ${this.partition} failed: ${(err as Error).message}`,
@@ -722,6 +743,7 @@ export class PartitionWorker {
   /** Drops the state and any batch in flight: the next batch opens the partition again at its committed position. */
   private close(): void {
     this.move('closed', ['intent-committing', 'committing', 'storing'])
+    this.droppedFrom ??= this.st?.startOffset
     this.st = undefined
     this.batch = undefined
   }

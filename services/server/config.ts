@@ -25,6 +25,14 @@ export const ServerEnv = Type.Object({
     maximum: 3_600_000,
     description: '/healthz is 503 when a partition with lag has not advanced for longer than this',
   }),
+  HEALTH_KAFKA_MS: EnvVar.integer({
+    default: 5000,
+    minimum: 0,
+    maximum: 3_600_000,
+    description:
+      "/healthz is 503 when Kafka has not answered the processor's commits or offset reads for longer than this " +
+      '(a broker down, a partition leader or the group coordinator moving)',
+  }),
   HEALTH_PING_TIMEOUT_MS: EnvVar.integer({
     default: 2000,
     minimum: 100,
@@ -36,7 +44,7 @@ export const ServerEnv = Type.Object({
 export interface ServerConfig {
   metricsPort: number
   metricsHost: string
-  health: { failingMs: number; stallMs: number; pingTimeoutMs: number }
+  health: { failingMs: number; stallMs: number; kafkaMs: number; pingTimeoutMs: number }
 }
 
 export function readServerConfig(env: Env): Readonly<ServerConfig> {
@@ -44,6 +52,11 @@ export function readServerConfig(env: Env): Readonly<ServerConfig> {
   return freeze({
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,
-    health: { failingMs: e.HEALTH_FAILING_MS, stallMs: e.HEALTH_STALL_MS, pingTimeoutMs: e.HEALTH_PING_TIMEOUT_MS },
+    health: {
+      failingMs: e.HEALTH_FAILING_MS,
+      stallMs: e.HEALTH_STALL_MS,
+      kafkaMs: e.HEALTH_KAFKA_MS,
+      pingTimeoutMs: e.HEALTH_PING_TIMEOUT_MS,
+    },
   })
 }

@@ -5,7 +5,8 @@
  * and hands them to the three services as ports:
  *
  *   processor (services/processor/app.ts)  PartitionSource, DeadLetterSink, WindowStore, RunWindowRegistry
- *   alerts    (services/alerts/app.ts)     AlertWindowSource, AlertStore, AlertNotifier[], SilenceStore
+ *   alerts    (services/alerts/app.ts)     AlertWindowSource, AlertStore, AlertNotifier[], SilenceStore; run while
+ *             this replica leads (services/alerts/leadership.ts, LeaderElection through Kafka)
  *   API       (services/api/app.ts)        ReadModel, SilenceStore
  *
  * Why one process: the embedded ClickHouse (chDB) binds its data directory
@@ -31,9 +32,11 @@ import { WebhookNotifier } from '../adapters/http/alert-webhook.js'
 import { KafkaAlertPublisher } from '../adapters/kafka/alert-publisher.js'
 import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
 import { KafkaDeadLetterSink } from '../adapters/kafka/dead-letter-sink.js'
+import { KafkaLeaderElection } from '../adapters/kafka/leader-election.js'
 import { KafkaPartitionSource } from '../adapters/kafka/partition-source.js'
 import { initTelemetry, type Telemetry } from '../adapters/otel/telemetry.js'
 import { build as buildAlerts, type AlertEngine } from '../alerts/app.js'
+import { LeaderGatedAlerts } from '../alerts/leadership.js'
 import { readAlertsConfig } from '../alerts/config.js'
 import { build as buildApi } from '../api/app.js'
 import { readApiConfig } from '../api/config.js'
@@ -41,6 +44,7 @@ import type { Env } from '../common/config.js'
 import { createLogger, type Logger } from '../common/logger.js'
 import { writeServerFile } from '../common/server-file.js'
 import { BenchstreamError } from '../core/errors.js'
+import { outageLogLine } from '../core/health/outage.js'
 import type { AlertNotifier } from '../core/ports/alerts.js'
 import type { ReadModel } from '../core/ports/read-model.js'
 import type { FlushBatch } from '../core/stats/partition-state.js'
@@ -54,8 +58,13 @@ const AD_HOC_QUEUE_TIMEOUT_MS = 5000
 
 export interface Server {
   processor: Processor
-  /** The alert evaluator, when ALERTS_ENABLED (the default). */
-  alerts: AlertEngine | undefined
+  /**
+   * The alert evaluator running in this server now: when ALERTS_ENABLED (the default) and, with
+   * ALERTS_LEADER_ELECTION (the default), while this replica leads.
+   */
+  readonly alerts: AlertEngine | undefined
+  /** The election of the evaluating replica, with ALERTS_LEADER_ELECTION. */
+  leadership: LeaderGatedAlerts | undefined
   api: FastifyInstance | undefined
   /** http://host:port of the API, when it runs. */
   apiUrl: string | undefined
@@ -130,7 +139,15 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     const deadLetters = await KafkaDeadLetterSink.open(kafka, cfg.infra.topics.deadLetter)
     closers.push(() => deadLetters.close())
     const processor = buildProcessor(cfg, {
-      source: new KafkaPartitionSource(kafka, { topic: cfg.infra.topics.events, groupId: cfg.groupId }),
+      source: new KafkaPartitionSource(kafka, {
+        topic: cfg.infra.topics.events,
+        groupId: cfg.groupId,
+        // A broker down or a leader moving: said when it starts and when it ends, with how long it lasted.
+        onOutage: (e) => {
+          const { msg, fields } = outageLogLine(e)
+          log.warn({ component: 'processor', ...fields }, msg)
+        },
+      }),
       deadLetters,
       store: new ClickHouseWindowStore(ch),
       runs: new ClickHouseRunRegistry(ch, `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`),
@@ -149,7 +166,9 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     const readModel = new ClickHouseReadModel(reader)
     const silences = new ClickHouseSilenceStore(reader)
 
-    let alerts: AlertEngine | undefined
+    let leadership: LeaderGatedAlerts | undefined
+    let fixedEngine: AlertEngine | undefined
+    const alertEngine = (): AlertEngine | undefined => leadership?.current ?? fixedEngine
     if (alertsCfg.enabled) {
       const publisher = await KafkaAlertPublisher.open(kafka, cfg.infra.topics.alerts)
       closers.push(() => publisher.close())
@@ -166,16 +185,40 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           }),
         )
       }
-      const engine = buildAlerts(alertsCfg, {
+      const engineDeps = {
         source: new ClickHouseAlertSource(reader),
         store: new ClickHouseAlertStore(reader),
         notifiers,
         silences,
-        log: (line) => log.warn({ component: 'alerts' }, line),
-      })
-      engine.start()
-      closers.push(() => engine.stop())
-      alerts = engine
+        log: (line: string) => log.warn({ component: 'alerts' }, line),
+      }
+      if (alertsCfg.leaderElection) {
+        // One evaluator among the replicas that share the processor's group: the one the election picks.
+        const election = new KafkaLeaderElection(kafka, {
+          topic: cfg.infra.topics.leader,
+          groupId: `${cfg.groupId}.leader`,
+          sessionTimeoutMs: alertsCfg.leaderSessionTimeoutMs,
+        })
+        const gate = new LeaderGatedAlerts(
+          election,
+          () => buildAlerts(alertsCfg, { ...engineDeps, mayNotify: () => election.isLeader() }),
+          (c) =>
+            log.info(
+              { component: 'alerts', leader: c.leader, at: new Date(c.atMs).toISOString(), why: c.why },
+              c.leader
+                ? 'alert evaluation: this replica leads and evaluates alerts'
+                : 'alert evaluation: this replica does not lead, another one evaluates alerts',
+            ),
+        )
+        closers.push(() => gate.stop())
+        await gate.start()
+        leadership = gate
+      } else {
+        const engine = buildAlerts(alertsCfg, engineDeps)
+        engine.start()
+        closers.push(() => engine.stop())
+        fixedEngine = engine
+      }
     }
 
     let api: FastifyInstance | undefined
@@ -204,7 +247,11 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
           processor: processor.stats,
           heldBack: processor.heldBack(),
           partitions: processor.partitions(),
-          ...(alerts === undefined ? {} : { alerts: alerts.stats }),
+          kafkaOutage: processor.kafkaOutage() ?? null,
+          ...(leadership === undefined ? {} : { alertsLeadership: leadership.leadership }),
+          ...((leadership?.stats ?? fixedEngine?.stats) === undefined
+            ? {}
+            : { alerts: leadership?.stats ?? fixedEngine?.stats }),
         }),
         problems: async () => {
           const problems = processor.health(serverCfg.health)
@@ -249,7 +296,10 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     let stopped = false
     return {
       processor,
-      alerts,
+      get alerts() {
+        return alertEngine()
+      },
+      leadership,
       api,
       apiUrl,
       readModel,

@@ -58,6 +58,7 @@ export function testEnv(overrides: Record<string, string> = {}): TestEnv {
     BENCHSTREAM_TOPIC_DLQ: `test-dlq-${id}`,
     BENCHSTREAM_TOPIC_ALERTS: `test-alerts-${id}`,
     BENCHSTREAM_TOPIC_CONTROL: `test-control-${id}`,
+    BENCHSTREAM_TOPIC_LEADER: `test-leader-${id}`,
     BENCHSTREAM_TOPIC_PARTITIONS: '3',
     PROCESSOR_GROUP_ID: `test-group-${id}`,
     API_PORT: '0',

@@ -56,6 +56,8 @@ class FakeSource implements PartitionSource {
   position: CommittedPosition = { offset: -1, metadata: null }
   /** Commits to these offsets fail (once each). */
   readonly failCommitAt = new Set<number>()
+  /** The next n commits fail, whatever their offset (a Kafka outage). */
+  failNext = 0
   /** The next commit waits for this before it lands. */
   holdCommit: Deferred | undefined
   handlers: PartitionSourceHandlers | undefined
@@ -75,6 +77,10 @@ class FakeSource implements PartitionSource {
     this.holdCommit = undefined
     if (hold !== undefined) await hold.promise
     if (this.failCommitAt.delete(offset)) throw new Error('The coordinator is not aware of this member')
+    if (this.failNext > 0) {
+      this.failNext--
+      throw new Error('The group coordinator is not available')
+    }
     this.position = { offset, metadata }
   }
   async endOffsets(): Promise<Map<number, number>> {
@@ -467,6 +473,42 @@ test('a failed intent commit drops the state and fails the batch (the source del
   assert.deepEqual(h.log, ['read committed', `commit 0 ${intent(2)}`])
 })
 
+test('commits failing again and again at one position (an outage): the worker goes back to it each time', async () => {
+  const h = harness()
+  h.source.position = { offset: 0, metadata: null }
+  h.source.failNext = 2
+  await h.worker.onBatch(opsBatch(0, 3))
+  await assert.rejects(h.worker.flushAll(), (e: unknown) => isBenchstreamError(e, 'BS_ERR_KAFKA'))
+  // The source read on past the dropped state: back to the committed position.
+  await h.worker.onBatch(opsBatch(3, 2))
+  assert.deepEqual(h.log.slice(-2), ['read committed', 'seek 0'])
+  await h.worker.onBatch(opsBatch(0, 5))
+  await assert.rejects(h.worker.flushAll(), (e: unknown) => isBenchstreamError(e, 'BS_ERR_KAFKA'))
+  // Failed again at the same position, and the source read on again: back to it again (the seek worked last time).
+  await h.worker.onBatch(opsBatch(5, 2))
+  assert.deepEqual(h.log.slice(-2), ['read committed', 'seek 0'])
+  await h.worker.onBatch(opsBatch(0, 7))
+  await h.worker.flushAll()
+  await h.worker.settled()
+  assert.deepEqual(h.log.slice(-3), [`commit 0 ${intent(6)}`, `write ${token(0, 6)} verify=false`, 'commit 7'])
+  assert.equal(h.stats.events, 14, 'all 7 messages of 2 events, none skipped')
+})
+
+test('a failed first commit of a partition never committed: reading starts over where the state began', async () => {
+  const h = harness()
+  h.source.failNext = 1
+  await h.worker.onBatch(opsBatch(10, 3))
+  await assert.rejects(h.worker.flushAll(), (e: unknown) => isBenchstreamError(e, 'BS_ERR_KAFKA'))
+  // Nothing committed yet, the source read on: back to where the dropped state began, not to this batch.
+  await h.worker.onBatch(opsBatch(13, 2))
+  assert.deepEqual(h.log.slice(-2), ['read committed', 'seek 10'])
+  await h.worker.onBatch(opsBatch(10, 5))
+  await h.worker.flushAll()
+  await h.worker.settled()
+  assert.deepEqual(h.log.slice(-3), [`commit 10 ${intent(14)}`, `write ${token(10, 14)} verify=false`, 'commit 15'])
+  assert.equal(h.stats.events, 10)
+})
+
 test('stopping with a held-back batch that still fails abandons it with the state after it', async () => {
   const h = harness()
   h.store.next.push('hang', 'fail')
@@ -541,7 +583,7 @@ test('the processor routes batches to one worker per partition and revokes them 
     assert.equal(p.stats.replays, 1)
     assert.equal(p.stats.flushes, 1)
     assert.deepEqual(p.heldBack(), [])
-    assert.deepEqual(p.health({ failingMs: 1000, stallMs: 1000 }), [])
+    assert.deepEqual(p.health({ failingMs: 1000, stallMs: 1000, kafkaMs: 1000 }), [])
   } finally {
     await p.stop()
   }

@@ -77,13 +77,15 @@ export function openClickHouse(
     request_timeout: 60_000,
     log: QUIET,
     ...(cfg.cluster === undefined ? {} : { clickhouse_settings: CLUSTER_SETTINGS }),
+    // https:// with a CA of our own (CLICKHOUSE_CA_FILE); without one, Node's trusted CAs verify the server.
+    ...(cfg.caPem === undefined ? {} : { tls: { ca_cert: Buffer.from(cfg.caPem) } }),
   })
   return {
     client,
     database: cfg.database,
     mode: 'server',
     cluster: cfg.cluster,
-    location: cfg.url,
+    location: withoutCredentials(cfg.url),
     close: () => client.close(),
   }
 }
@@ -125,6 +127,19 @@ export function verifiedCountSql(ch: Pick<ClickHouse, 'cluster'>, qualified: str
 
 function sqlQuote(s: string): string {
   return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
+}
+
+/** A URL as it may be shown (status, logs, errors): user and password in it are left out. */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.username === '' && u.password === '') return url
+    u.username = ''
+    u.password = ''
+    return u.toString()
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//')
+  }
 }
 
 /**

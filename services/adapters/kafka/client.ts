@@ -3,19 +3,144 @@
  * of the code sees producers and consumers only through the driver's sink and
  * the processor's source.
  */
-import { Kafka, logLevel, Partitioners, type Admin } from 'kafkajs'
+import {
+  Kafka,
+  logLevel,
+  Partitioners,
+  type Admin,
+  type ITopicConfig,
+  type KafkaConfig as KafkaJsConfig,
+} from 'kafkajs'
 import type { KafkaConfig, TopicsConfig } from '../../common/infra-config.js'
 import { BenchstreamError } from '../../core/errors.js'
 
 export function createKafka(cfg: KafkaConfig, clientIdSuffix: string): Kafka {
-  return new Kafka({
+  const debug = process.env.KAFKAJS_LOG_LEVEL === 'debug'
+  const seen: { problem: KafkaProblemSeen | undefined } = { problem: undefined }
+  const kafka = new Kafka({
     clientId: `${cfg.clientId}-${clientIdSuffix}`,
     brokers: cfg.brokers,
-    logLevel: process.env.KAFKAJS_LOG_LEVEL === 'debug' ? logLevel.DEBUG : logLevel.NOTHING,
+    // Errors are kept (not printed): what kafkajs retried internally is the cause an outage report names
+    // (lastKafkaProblem). KAFKAJS_LOG_LEVEL=debug prints everything.
+    logLevel: debug ? logLevel.DEBUG : logLevel.WARN,
+    logCreator: () => (entry) => {
+      // Errors only: kafkajs' warnings are advice given at start-up (partitioner, retries), not incidents.
+      if (entry.level === logLevel.ERROR) {
+        const error = (entry.log as { error?: unknown }).error
+        const detail = typeof error === 'string' ? error : error instanceof Error ? error.message : undefined
+        const message = String(entry.log.message)
+        seen.problem = {
+          message: detail === undefined || message.includes(detail) ? message : `${message}: ${detail}`,
+          atMs: Date.now(),
+        }
+      }
+      if (debug) process.stderr.write(`${JSON.stringify({ level: entry.label, ns: entry.namespace, ...entry.log })}\n`)
+    },
     // A short connect timeout makes a missing broker visible quickly; retries cover real hiccups.
     connectionTimeout: 3000,
     retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5000 },
+    ...securityOptions(cfg),
   })
+  problems.set(kafka, seen)
+  return kafka
+}
+
+/** An error kafkajs logged (a connection refused, a leader that moved), and when. */
+export interface KafkaProblemSeen {
+  message: string
+  atMs: number
+}
+
+const problems = new WeakMap<Kafka, { problem: KafkaProblemSeen | undefined }>()
+
+/** The last error the clients of `kafka` logged (createKafka's instances only). */
+export function lastKafkaProblem(kafka: Kafka): KafkaProblemSeen | undefined {
+  return problems.get(kafka)?.problem
+}
+
+/** kafkajs' ssl and sasl options from KafkaConfig.security (none for PLAINTEXT). */
+export function securityOptions(cfg: KafkaConfig): Pick<KafkaJsConfig, 'ssl' | 'sasl'> {
+  const s = cfg.security
+  if (s === undefined || s.protocol === 'PLAINTEXT') return {}
+  const tls = s.protocol === 'SSL' || s.protocol === 'SASL_SSL'
+  const sasl = s.sasl
+  return {
+    // Certificates are verified, host names included (Node's defaults); a CA of our own only adds trust.
+    ...(tls ? { ssl: s.caPem === undefined ? true : { ca: [s.caPem] } } : {}),
+    ...(sasl === undefined
+      ? {}
+      : {
+          sasl:
+            sasl.mechanism === 'PLAIN'
+              ? { mechanism: 'plain' as const, username: sasl.username, password: sasl.password }
+              : sasl.mechanism === 'SCRAM-SHA-256'
+                ? { mechanism: 'scram-sha-256' as const, username: sasl.username, password: sasl.password }
+                : { mechanism: 'scram-sha-512' as const, username: sasl.username, password: sasl.password },
+        }),
+  }
+}
+
+/**
+ * What went wrong talking to Kafka, in words that name the setting to check: refused credentials and failed TLS
+ * handshakes are said as such (kafkajs' own messages do not name our variables). Never contains the password.
+ */
+export function kafkaProblem(err: unknown, cfg: KafkaConfig): string {
+  const message = err instanceof Error ? err.message : String(err)
+  const s = cfg.security
+  if (isAuthenticationFailure(err))
+    return (
+      `Kafka refused the credentials: authentication failed for user ${JSON.stringify(s?.sasl?.username ?? '')} ` +
+      `with ${s?.sasl?.mechanism ?? 'SASL'} (${message}); check KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD and ` +
+      `KAFKA_SASL_MECHANISM`
+    )
+  if (isTlsFailure(err))
+    return (
+      `the TLS handshake with Kafka failed (${message}); check KAFKA_SSL_CA_FILE` +
+      `${s?.caFile === undefined ? ' (unset: only the system CAs are trusted)' : ` (${s.caFile})`} and that the ` +
+      `brokers' certificates name the addresses in KAFKA_BROKERS`
+    )
+  if (
+    (s === undefined || s.protocol === 'PLAINTEXT' || s.protocol === 'SASL_PLAINTEXT') &&
+    /Closed connection/i.test(message)
+  )
+    return (
+      `${message} (the broker closed the connection: if it expects TLS, set KAFKA_SECURITY_PROTOCOL to SSL or ` +
+      `SASL_SSL)`
+    )
+  return message
+}
+
+/** kafkajs' SASL failure, anywhere in the cause chain. */
+export function isAuthenticationFailure(err: unknown): boolean {
+  return someCause(
+    err,
+    (e) =>
+      e.name === 'KafkaJSSASLAuthenticationError' ||
+      e.type === 'SASL_AUTHENTICATION_FAILED' ||
+      e.type === 'ILLEGAL_SASL_STATE' ||
+      e.type === 'UNSUPPORTED_SASL_MECHANISM',
+  )
+}
+
+/** A certificate that does not verify, or a handshake that did not complete. */
+function isTlsFailure(err: unknown): boolean {
+  return someCause(
+    err,
+    (e) =>
+      (typeof e.code === 'string' && /CERT|SELF_SIGNED|TLS|SSL|HOSTNAME|ERR_TLS/i.test(e.code)) ||
+      /certificate|SSL routines|TLS connection/i.test(typeof e.message === 'string' ? e.message : ''),
+  )
+}
+
+type ErrorLike = { name?: unknown; type?: unknown; code?: unknown; message?: unknown; cause?: unknown }
+
+function someCause(err: unknown, test: (e: ErrorLike) => boolean): boolean {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 6; depth++) {
+    const x = e as ErrorLike & { originalError?: unknown }
+    if (test(x)) return true
+    e = x.cause ?? x.originalError
+  }
+  return false
 }
 
 /** kafkajs' current default partitioner, chosen explicitly (this also silences its start-up notice). */
@@ -42,13 +167,18 @@ export async function retryingTopicSetup(cfg: KafkaConfig, setup: () => Promise<
       await setup()
       return
     } catch (err) {
-      if (!isRetriable(err) || Date.now() + wait > deadline)
+      if (!isRetriable(err) || Date.now() + wait > deadline) {
+        if (err instanceof BenchstreamError) throw err
+        const problem = kafkaProblem(err, cfg)
         throw new BenchstreamError(
           'BS_ERR_KAFKA',
-          `cannot set up topics on Kafka at ${cfg.brokers.join(',')}: ${(err as Error).message}. Is the ` +
-            `broker running? Start one with deploy/local/kafka.sh start, or set KAFKA_BROKERS.`,
+          `cannot set up topics on Kafka at ${cfg.brokers.join(',')}: ${problem}` +
+            (problem === (err as Error).message
+              ? '. Is the broker running? Start one with deploy/local/kafka.sh start, or set KAFKA_BROKERS.'
+              : ''),
           { cause: err },
         )
+      }
       await new Promise((r) => setTimeout(r, wait))
     }
   }
@@ -58,17 +188,16 @@ async function createMissingTopics(kafka: Kafka, topics: TopicsConfig): Promise<
   const admin: Admin = kafka.admin()
   try {
     await admin.connect()
-    const all = [topics.events, topics.deadLetter, topics.alerts]
+    const all = [topics.events, topics.deadLetter, topics.alerts, topics.leader]
     const existing = new Set(await admin.listTopics())
     const wanted = all.filter((t) => !existing.has(t))
     if (wanted.length > 0) {
+      const durability = await topicDurability(admin, topics)
       await admin.createTopics({
         waitForLeaders: true,
-        topics: wanted.map((topic) => ({
-          topic,
-          numPartitions: topic === topics.events ? topics.partitions : 1,
-          replicationFactor: 1,
-        })),
+        topics: wanted.map((topic) =>
+          withDurability({ topic, numPartitions: topic === topics.events ? topics.partitions : 1 }, durability),
+        ),
       })
     }
     // Every partition has a leader before anyone produces or consumes (throws a retriable error until then).
@@ -78,11 +207,66 @@ async function createMissingTopics(kafka: Kafka, topics: TopicsConfig): Promise<
   }
 }
 
+/** Replicas and min.insync.replicas of a topic Benchstream creates. */
+export interface TopicDurability {
+  replicationFactor: number
+  minInsyncReplicas: number
+}
+
+/** Most replicas Benchstream gives a topic on its own (BENCHSTREAM_TOPIC_REPLICATION=0). */
+const DEFAULT_MAX_REPLICAS = 3
+
+/**
+ * The durability of new topics: BENCHSTREAM_TOPIC_REPLICATION, else min(3, brokers in the cluster's metadata);
+ * BENCHSTREAM_TOPIC_MIN_ISR, else 2 when replicated (one broker may be lost without losing an acknowledged write,
+ * and a write is refused rather than kept by one broker alone), else 1.
+ */
+export function chooseDurability(
+  topics: Pick<TopicsConfig, 'replication' | 'minInsyncReplicas'>,
+  brokers: number,
+): TopicDurability {
+  const replicationFactor =
+    topics.replication > 0 ? topics.replication : Math.max(1, Math.min(DEFAULT_MAX_REPLICAS, brokers))
+  const minInsyncReplicas = topics.minInsyncReplicas > 0 ? topics.minInsyncReplicas : replicationFactor > 1 ? 2 : 1
+  if (replicationFactor > brokers)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `BENCHSTREAM_TOPIC_REPLICATION=${replicationFactor} but the Kafka cluster has ${brokers} broker` +
+        `${brokers === 1 ? '' : 's'}: a topic cannot have more replicas than brokers`,
+    )
+  if (minInsyncReplicas > replicationFactor)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `BENCHSTREAM_TOPIC_MIN_ISR=${minInsyncReplicas} is more than the ${replicationFactor} replicas of the topics: ` +
+        `no write could ever be acknowledged`,
+    )
+  return { replicationFactor, minInsyncReplicas }
+}
+
+/** chooseDurability for the cluster the admin client is connected to. */
+export async function topicDurability(
+  admin: Admin,
+  topics: Pick<TopicsConfig, 'replication' | 'minInsyncReplicas'>,
+): Promise<TopicDurability> {
+  const { brokers } = await admin.describeCluster()
+  return chooseDurability(topics, brokers.length)
+}
+
+/** A topic to create, with its replicas and min.insync.replicas. */
+export function withDurability(t: ITopicConfig, d: TopicDurability): ITopicConfig {
+  return {
+    ...t,
+    replicationFactor: d.replicationFactor,
+    configEntries: [...(t.configEntries ?? []), { name: 'min.insync.replicas', value: String(d.minInsyncReplicas) }],
+  }
+}
+
 /** kafkajs marks errors a retry can help with; a connection refused is not one of them here (no broker). */
 function isRetriable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
     const x = e as { retriable?: unknown; type?: unknown; name?: unknown; cause?: unknown; errors?: unknown }
     if (x.name === 'KafkaJSConnectionError' || x.name === 'KafkaJSNumberOfRetriesExceeded') return false
+    if (x.name === 'KafkaJSSASLAuthenticationError') return false
     if (x.retriable === true) return true
     const transient = [
       'UNKNOWN_TOPIC_OR_PARTITION',

@@ -11,10 +11,10 @@ import { randomUUID } from 'node:crypto'
 import type { Consumer, Kafka, Producer } from 'kafkajs'
 import { Value } from 'typebox/value'
 import { ControlMessage, MAX_CONTROL_MESSAGE_BYTES } from '../../../schemas/experiments.v1.js'
-import type { KafkaConfig } from '../../common/infra-config.js'
+import type { KafkaConfig, TopicsConfig } from '../../common/infra-config.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../core/ports/control-bus.js'
-import { createKafka, partitioner, retryingTopicSetup } from './client.js'
+import { createKafka, partitioner, retryingTopicSetup, topicDurability, withDurability } from './client.js'
 
 /** How long the control topic keeps messages: long enough to debug an experiment of a day. */
 const RETENTION_MS = 24 * 3600 * 1000
@@ -32,10 +32,20 @@ export class KafkaControlBus implements ControlBus {
     /** Names the consumer group (with a random suffix): agent-<name>, coordinator, ... */
     private readonly role: string,
     private readonly cfg: KafkaConfig = { brokers: [], clientId: 'benchstream' },
+    /** Replicas and min.insync.replicas when the topic is created (TopicsConfig); 0 = chosen from the cluster. */
+    private readonly durability: Pick<TopicsConfig, 'replication' | 'minInsyncReplicas'> = {
+      replication: 0,
+      minInsyncReplicas: 0,
+    },
   ) {}
 
-  static create(cfg: KafkaConfig, topic: string, role: string): KafkaControlBus {
-    return new KafkaControlBus(createKafka(cfg, `control-${role}`), topic, role, cfg)
+  static create(
+    cfg: KafkaConfig,
+    topic: string,
+    role: string,
+    durability?: Pick<TopicsConfig, 'replication' | 'minInsyncReplicas'>,
+  ): KafkaControlBus {
+    return new KafkaControlBus(createKafka(cfg, `control-${role}`), topic, role, cfg, durability)
   }
 
   get rejected(): number {
@@ -120,15 +130,17 @@ export class KafkaControlBus implements ControlBus {
         await admin.createTopics({
           waitForLeaders: true,
           topics: [
-            {
-              topic: this.topic,
-              numPartitions: 1,
-              replicationFactor: 1,
-              configEntries: [
-                { name: 'message.timestamp.type', value: 'LogAppendTime' },
-                { name: 'retention.ms', value: String(RETENTION_MS) },
-              ],
-            },
+            withDurability(
+              {
+                topic: this.topic,
+                numPartitions: 1,
+                configEntries: [
+                  { name: 'message.timestamp.type', value: 'LogAppendTime' },
+                  { name: 'retention.ms', value: String(RETENTION_MS) },
+                ],
+              },
+              await topicDurability(admin, this.durability),
+            ),
           ],
         })
       // Its partition has a leader before anyone produces (a retriable error until then).

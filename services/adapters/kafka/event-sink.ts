@@ -5,12 +5,28 @@
  * when it is full (Kafka down or too slow) new batches are dropped and
  * counted as undelivered, so the benchmark itself is never slowed or blocked
  * by telemetry.
+ *
+ * Exactly once across broker failures. The producer is idempotent: the broker
+ * drops a batch whose producer sequence it has already written, which makes a
+ * retry after an unanswered request safe, provided the retry carries the same
+ * records under the same sequence to the same partition. kafkajs cannot
+ * promise that for a request that spans partitions (a partial failure: what
+ * succeeded is sent again under new sequences when the whole send is retried,
+ * and after a leader moves to a broker that already answered, kafkajs' retry
+ * skips that broker's new partitions), nor when another send to the partition
+ * runs between a failure and its retry (kafkajs rolls the sequence back on
+ * any failure, written or not). So every produce request here goes to one
+ * partition, the chunk of batches it carries is pinned until the broker
+ * acknowledges it (retries send exactly it again, to the same partition), and
+ * one request is in flight at a time, control records included: they go
+ * through the same pump.
  */
-import type { Kafka, Producer } from 'kafkajs'
+import type { Kafka, Message, Producer } from 'kafkajs'
 import { OPERATIONS, RECORD_KIND, STATUSES, type RunLifecycle, type ServerMetrics } from '../../../schemas/events.v1.js'
 import { encodeJsonRecord, OpsBatchWriter } from '../../core/codec/event-codec.js'
+import { OutageTracker, type OutageEvent } from '../../core/health/outage.js'
 import type { EventSink, SinkStats } from '../../core/ports/event-sink.js'
-import { partitioner } from './client.js'
+import { lastKafkaProblem, partitioner } from './client.js'
 
 export interface KafkaSinkOptions {
   topic: string
@@ -22,12 +38,23 @@ export interface KafkaSinkOptions {
   lingerMs?: number
   /** Sealed batches kept while Kafka is slow or down (about maxBatchEvents * 10 bytes each). @default 2048 */
   maxQueuedBatches?: number
-  /** Batches per produce request. @default 16 */
+  /** Batches per produce request (all to one partition). @default 16 */
   batchesPerRequest?: number
+  /**
+   * Kafka not acknowledging: called when it starts (a send failed, or has waited SLOW_SEND_MS) and when it ends,
+   * with how long it lasted (a broker down, a partition leader moving).
+   */
+  onOutage?: (e: OutageEvent) => void
 }
 
-/** How long flush() waits for a failing Kafka to make progress. */
+/** How long flush() and sendRecord() wait for a failing Kafka to make progress. */
 const STALL_MS = 5000
+/** A send unanswered this long counts as the start of an outage (kafkajs may still be retrying it). */
+const SLOW_SEND_MS = 2000
+/** How long close() waits for a send in progress. */
+const CLOSE_WAIT_MS = 1000
+/** Wait before the pinned chunk is sent again after kafkajs gave up on it. */
+const RESEND_WAIT_MS = 500
 
 interface Sealed {
   value: Buffer
@@ -37,11 +64,26 @@ interface Sealed {
   seq: number
 }
 
+/** A control record waiting for the pump. */
+interface ControlItem {
+  message: Message
+  /** Resolved when the broker acknowledged it. */
+  delivered: () => void
+  /** sendRecord stopped waiting and counted it undelivered (it is uncounted again if it goes out later). */
+  givenUp: boolean
+}
+
+/** What the next produce request carries until the broker acknowledges it. */
+type Pinned = { kind: 'events'; batches: number; partition: number } | { kind: 'control'; item: ControlItem }
+
 export class KafkaEventSink implements EventSink {
-  private readonly producer: Producer
   private readonly writer: OpsBatchWriter
   private counts = new Uint32Array(256)
+  /** Sealed batches not yet acknowledged; a pinned chunk is the first `pinned.batches` of them. */
   private readonly queue: Sealed[] = []
+  /** Control records waiting for the pump (they go before event batches: they are few and small). */
+  private readonly controls: ControlItem[] = []
+  private pinned: Pinned | undefined
   private readonly sent = new Float64Array(256)
   private sentEvents = 0
   private undelivered = 0
@@ -54,16 +96,26 @@ export class KafkaEventSink implements EventSink {
   private readonly perRequest: number
   private lastError: Error | undefined
   private closed = false
+  private connected = false
+  /** Partitions of the topic, read when connecting; event chunks go round them. */
+  private partitions = 0
+  private nextPartition: number
+  /** Control records (run start/end, server metrics) that could not be sent. */
+  private undeliveredRecords = 0
+  private readonly outage: OutageTracker
 
   private constructor(
-    producer: Producer,
+    private readonly kafka: Kafka,
+    private readonly producer: Producer,
     private readonly opts: KafkaSinkOptions,
   ) {
-    this.producer = producer
     this.writer = new OpsBatchWriter(opts.runId, opts.clientId)
     this.maxBatchEvents = opts.maxBatchEvents ?? 4096
     this.maxQueued = opts.maxQueuedBatches ?? 2048
     this.perRequest = opts.batchesPerRequest ?? 16
+    // Clients of one run start on different partitions rather than all on the first.
+    this.nextPartition = Math.floor(Math.random() * 1024)
+    this.outage = new OutageTracker(`Kafka (${opts.topic})`, opts.onOutage)
     this.timer = setInterval(() => {
       if (this.writer.count > 0) this.seal()
       this.pump()
@@ -84,24 +136,34 @@ export class KafkaEventSink implements EventSink {
       createPartitioner: partitioner,
       allowAutoTopicCreation: false,
     })
-    const sink = new KafkaEventSink(producer, opts)
+    const sink = new KafkaEventSink(kafka, producer, opts)
     await sink.ensureConnected()
     return sink
   }
 
-  private connected = false
-  /** Control records (run start/end, server metrics) that could not be sent. */
-  private undeliveredRecords = 0
-
   private async ensureConnected(): Promise<boolean> {
     if (this.connected) return true
     try {
+      if (this.partitions === 0) this.partitions = await this.topicPartitions()
       await this.producer.connect()
       this.connected = true
     } catch (err) {
       this.lastError = err as Error
     }
     return this.connected
+  }
+
+  private async topicPartitions(): Promise<number> {
+    const admin = this.kafka.admin()
+    try {
+      await admin.connect()
+      const meta = await admin.fetchTopicMetadata({ topics: [this.opts.topic] })
+      const n = meta.topics[0]?.partitions.length ?? 0
+      if (n === 0) throw new Error(`topic ${this.opts.topic} has no partitions in the cluster's metadata`)
+      return n
+    } finally {
+      await admin.disconnect().catch(() => undefined)
+    }
   }
 
   record(
@@ -126,28 +188,45 @@ export class KafkaEventSink implements EventSink {
     // Control records travel on the same topic; before an 'end' record, deliver
     // pending events first so the record's counts are final.
     if (record.kind === RECORD_KIND.RUN_LIFECYCLE && record.phase === 'end') await this.flush(30_000)
-    try {
-      if (!(await this.ensureConnected())) throw this.lastError ?? new Error('not connected')
-      await this.producer.send({
-        topic: this.opts.topic,
-        acks: -1,
-        messages: [{ key: `${this.opts.runId}:${this.opts.clientId}:ctl`, value: encodeJsonRecord(record) }],
-      })
-    } catch (err) {
+    if (this.closed || !(await this.ensureConnected())) {
       // Never fail the benchmark for telemetry: count it, the report shows it.
-      this.lastError = err as Error
       this.undeliveredRecords++
+      return
     }
+    let done = false
+    const item: ControlItem = {
+      message: { key: `${this.opts.runId}:${this.opts.clientId}:ctl`, value: encodeJsonRecord(record) },
+      delivered: () => {
+        done = true
+        if (item.givenUp) this.undeliveredRecords--
+      },
+      givenUp: false,
+    }
+    this.controls.push(item)
+    this.pump()
+    await this.waitWhileProgressing(() => done, 30_000)
+    if (done) return
+    item.givenUp = true
+    this.undeliveredRecords++
+    // Not sent yet: it never will be. Pinned (in doubt): it stays, and is sent again until acknowledged.
+    const i = this.controls.indexOf(item)
+    if (i >= 0) this.controls.splice(i, 1)
   }
 
   async flush(timeoutMs: number): Promise<void> {
     if (this.writer.count > 0) this.seal()
+    await this.waitWhileProgressing(() => this.queue.length === 0 && this.pumping === undefined, timeoutMs)
+  }
+
+  /**
+   * Pumps until `done()`, at most timeoutMs; while Kafka is failing, gives up after STALL_MS without progress
+   * rather than holding the benchmark's end hostage (what is left is counted at close()).
+   */
+  private async waitWhileProgressing(done: () => boolean, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs
-    // While Kafka is failing, give up after STALL_MS without progress rather than
-    // holding the benchmark's end hostage; what is left is counted at close().
     let lastProgress = Date.now()
     let delivered = this.delivered
-    while ((this.queue.length > 0 || this.pumping !== undefined) && Date.now() < deadline) {
+    while (!done() && Date.now() < deadline) {
       if (this.delivered !== delivered) {
         delivered = this.delivered
         lastProgress = Date.now()
@@ -182,13 +261,21 @@ export class KafkaEventSink implements EventSink {
     return this.lastError
   }
 
+  /** Kafka not acknowledging now: since when, why; undefined when all is well. */
+  get currentOutage(): ReturnType<OutageTracker['current']> {
+    return this.outage.current()
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
-    this.closed = true
     clearInterval(this.timer)
     await this.flush(30_000)
+    this.closed = true
+    // A send still in kafkajs' retries is not waited for long: what it carries is counted as undelivered.
+    if (this.pumping !== undefined) await Promise.race([this.pumping, sleep(CLOSE_WAIT_MS)])
     // Whatever is still queued now will never be sent: count it.
     for (const b of this.queue.splice(0)) this.undelivered += b.events
+    this.pinned = undefined
     if (this.connected) await this.producer.disconnect().catch(() => undefined)
   }
 
@@ -204,43 +291,76 @@ export class KafkaEventSink implements EventSink {
   }
 
   private pump(): void {
-    if (this.pumping !== undefined || this.queue.length === 0) return
+    if (this.pumping !== undefined || this.closed) return
+    if (this.pinned === undefined && this.queue.length === 0 && this.controls.length === 0) return
     this.pumping = this.drain().finally(() => {
       this.pumping = undefined
     })
   }
 
+  /** The one sender: pins the next chunk (or control record) and sends it until the broker acknowledges it. */
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
+    for (;;) {
+      if (this.closed) return
       if (!(await this.ensureConnected())) {
-        await sleep(500)
-        if (this.closed) return
+        await sleep(RESEND_WAIT_MS)
         continue
       }
-      const chunk = this.queue.slice(0, this.perRequest)
+      const p = (this.pinned ??= this.next())
+      if (p === undefined) return
+      const messages: Message[] =
+        p.kind === 'control'
+          ? [p.item.message]
+          : this.queue.slice(0, p.batches).map((b) => ({
+              key: `${this.opts.runId}:${this.opts.clientId}:${b.seq}`,
+              value: b.value,
+              partition: p.partition,
+            }))
+      const sendStart = Date.now()
+      const slow = setTimeout(
+        () => this.outage.failed(`no acknowledgment for ${SLOW_SEND_MS / 1000} s${this.cause()}`, sendStart),
+        SLOW_SEND_MS,
+      )
       try {
-        await this.producer.send({
-          topic: this.opts.topic,
-          acks: -1,
-          // Keys spread one client's batches over all partitions (scale-out),
-          // while run and client stay readable in the key for debugging.
-          messages: chunk.map((b) => ({ key: `${this.opts.runId}:${this.opts.clientId}:${b.seq}`, value: b.value })),
-        })
+        await this.producer.send({ topic: this.opts.topic, acks: -1, messages })
       } catch (err) {
-        // kafkajs has already retried; keep the batches and try again later.
+        // kafkajs has already retried; the same chunk goes again, to the same partition.
         this.lastError = err as Error
-        await sleep(500)
-        if (this.closed) return
+        this.outage.failed(`${(err as Error).message}${this.cause()}`, sendStart)
+        await sleep(RESEND_WAIT_MS)
         continue
+      } finally {
+        clearTimeout(slow)
       }
       this.lastError = undefined
-      this.queue.splice(0, chunk.length)
-      for (const b of chunk) {
+      this.outage.ok()
+      this.pinned = undefined
+      if (p.kind === 'control') {
+        p.item.delivered()
+        continue
+      }
+      for (const b of this.queue.splice(0, p.batches)) {
         for (let i = 0; i < 256; i++) this.sent[i]! += b.counts[i]!
         this.sentEvents += b.events
         this.delivered++
       }
     }
+  }
+
+  /** What to send next: a control record first, else the next chunk of batches for the next partition. */
+  private next(): Pinned | undefined {
+    const item = this.controls.shift()
+    if (item !== undefined) return { kind: 'control', item }
+    if (this.queue.length === 0) return undefined
+    // Keys name run, client and batch for debugging; the partition is chosen here, one per request, round robin.
+    const partition = this.nextPartition++ % this.partitions
+    return { kind: 'events', batches: Math.min(this.perRequest, this.queue.length), partition }
+  }
+
+  /** The error kafkajs logged last, as the reason a send is taking long. */
+  private cause(): string {
+    const p = lastKafkaProblem(this.kafka)
+    return p === undefined || Date.now() - p.atMs > 60_000 ? '' : ` (last: ${p.message})`
   }
 }
 

@@ -16,7 +16,8 @@ export interface LocalKafkaOptions {
 }
 
 function script(action: 'start' | 'stop' | 'status', opts: LocalKafkaOptions): Promise<number> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_PORT: String(opts.port) }
+  // One node, whatever the caller's shell says (KAFKA_BROKERS_COUNT would start a cluster behind one address).
+  const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_PORT: String(opts.port), KAFKA_BROKERS_COUNT: '1' }
   if (opts.dataDir !== undefined) env.KAFKA_DATA_DIR = opts.dataDir
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [path.join(repoRoot(), 'deploy', 'local', 'kafka.sh'), action], {

@@ -63,4 +63,18 @@ export interface PartitionSource {
   stop(): Promise<void>
   /** Leaves the group and closes connections. */
   close(): Promise<void>
+  /**
+   * The broker not answering now (commits, offset reads, the consumer itself failing or left unanswered): since
+   * when and why; undefined when all is well, or when the source cannot tell.
+   */
+  outage?(): SourceOutage | undefined
+}
+
+/** What PartitionSource.outage reports. */
+export interface SourceOutage {
+  /** Wall-clock ms of the first failure. */
+  sinceMs: number
+  forMs: number
+  /** The latest failure, in words. */
+  problem: string
 }

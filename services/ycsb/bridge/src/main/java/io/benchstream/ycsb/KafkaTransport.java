@@ -1,7 +1,9 @@
 package io.benchstream.ycsb;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -10,7 +12,14 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-/** {@link Transport} over one Kafka producer. */
+/**
+ * {@link Transport} over one Kafka producer. TLS and SASL come from the same
+ * environment variables as the rest of Benchstream (KAFKA_SECURITY_PROTOCOL,
+ * KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD,
+ * KAFKA_SSL_CA_FILE; docs/reference/configuration.md), not from YCSB
+ * properties: YCSB prints its command line, and -p values would show the
+ * password there and in `ps`.
+ */
 final class KafkaTransport implements Transport {
   private final KafkaProducer<String, byte[]> producer;
   private final String topic;
@@ -34,6 +43,7 @@ final class KafkaTransport implements Transport {
     // bounded so that a dead broker cannot hold the end of the run for minutes.
     p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+    p.putAll(security(System.getenv()));
     producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
     topic = cfg.topic;
   }
@@ -64,5 +74,68 @@ final class KafkaTransport implements Transport {
   @Override
   public void close(Duration timeout) {
     producer.close(timeout);
+  }
+
+  private static final Set<String> PROTOCOLS = Set.of("PLAINTEXT", "SSL", "SASL_SSL", "SASL_PLAINTEXT");
+  private static final Set<String> MECHANISMS = Set.of("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN");
+
+  /**
+   * The producer's security settings from the environment, checked as
+   * services/common/infra-config.ts checks them; none for PLAINTEXT. The
+   * password ends up in sasl.jaas.config, which kafka-clients never logs (a
+   * password-typed setting).
+   */
+  static Properties security(Map<String, String> env) {
+    Properties p = new Properties();
+    String protocol = env.getOrDefault("KAFKA_SECURITY_PROTOCOL", "").trim();
+    if (protocol.isEmpty()) {
+      protocol = "PLAINTEXT";
+    }
+    if (!PROTOCOLS.contains(protocol)) {
+      throw new IllegalArgumentException("KAFKA_SECURITY_PROTOCOL must be one of " + PROTOCOLS + ", got '" + protocol + "'");
+    }
+    boolean tls = protocol.equals("SSL") || protocol.equals("SASL_SSL");
+    boolean sasl = protocol.startsWith("SASL_");
+    String ca = env.getOrDefault("KAFKA_SSL_CA_FILE", "").trim();
+    String user = env.getOrDefault("KAFKA_SASL_USERNAME", "");
+    String password = env.getOrDefault("KAFKA_SASL_PASSWORD", "");
+    if (!sasl && (!user.isEmpty() || !password.isEmpty())) {
+      throw new IllegalArgumentException("KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD are set but KAFKA_SECURITY_PROTOCOL=" + protocol + " does not use them: set it to SASL_SSL");
+    }
+    if (!tls && !ca.isEmpty()) {
+      throw new IllegalArgumentException("KAFKA_SSL_CA_FILE is set but KAFKA_SECURITY_PROTOCOL=" + protocol + " does not use it: set it to SSL or SASL_SSL");
+    }
+    if (protocol.equals("PLAINTEXT")) {
+      return p;
+    }
+    p.put("security.protocol", protocol);
+    if (tls && !ca.isEmpty()) {
+      // A PEM file of CA certificates, as kafkajs and Node read it (kafka-clients 2.7+).
+      p.put("ssl.truststore.type", "PEM");
+      p.put("ssl.truststore.location", ca);
+    }
+    if (sasl) {
+      if (user.isEmpty() || password.isEmpty()) {
+        throw new IllegalArgumentException("KAFKA_SECURITY_PROTOCOL=" + protocol + " needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD");
+      }
+      String mechanism = env.getOrDefault("KAFKA_SASL_MECHANISM", "").trim();
+      if (mechanism.isEmpty()) {
+        mechanism = "SCRAM-SHA-512";
+      }
+      if (!MECHANISMS.contains(mechanism)) {
+        throw new IllegalArgumentException("KAFKA_SASL_MECHANISM must be one of " + MECHANISMS + ", got '" + mechanism + "'");
+      }
+      String module = mechanism.equals("PLAIN")
+          ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+          : "org.apache.kafka.common.security.scram.ScramLoginModule";
+      p.put("sasl.mechanism", mechanism);
+      p.put("sasl.jaas.config", module + " required username=\"" + jaasQuote(user) + "\" password=\"" + jaasQuote(password) + "\";");
+    }
+    return p;
+  }
+
+  /** A value inside a JAAS config's double quotes (its tokenizer reads \\ and \" as escapes). */
+  private static String jaasQuote(String s) {
+    return s.replace("\\", "\\\\").replace("\"", "\\\"");
   }
 }
