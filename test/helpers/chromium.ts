@@ -34,13 +34,17 @@ export async function openBrowser(
       `installs it, CHROMIUM_PATH names another)`,
   )
   const profile = mkdtempSync(path.join(os.tmpdir(), 'benchstream-chromium-'))
-  t.after(() => rmSync(profile, { recursive: true, force: true }))
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
     viewport,
   })
-  t.after(() => browser.close())
+  // One hook, in this order: after hooks run in the order they were added, and removing the profile while the
+  // browser still writes into it fails (ENOTEMPTY).
+  t.after(async () => {
+    await browser.close()
+    rmSync(profile, { recursive: true, force: true })
+  })
   return browser
 }
