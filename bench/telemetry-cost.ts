@@ -262,13 +262,15 @@ function unthrottledBlock(
   verdicts.push(
     `  ${title}: throughput ${k[0]!.mode}/${b[0]!.mode} ${show(ratio, 3)} (target >= ${TARGET_THROUGHPUT_RATIO}) -> ` +
       verdict(ratio.median >= TARGET_THROUGHPUT_RATIO),
-    `  ${title}: client CPU added ${show(added, 2)} µs/op (target <= ${cpuTarget}) -> ${verdict(added.median <= cpuTarget)}`,
+    `  ${title}: client CPU added ${show(added, 2)} µs/op (target <= ${cpuTarget}) -> ` +
+      verdict(added.median <= cpuTarget),
   )
   return [
     `  ${title}: medians [min..max] over ${pairs.length} rounds`,
     row(b),
     row(k),
-    `    per round: throughput ratio ${pairs.map((p) => fmt(p.cand.report.throughput / p.base.report.throughput, 3)).join(' ')}` +
+    `    per round: throughput ratio ` +
+      pairs.map((p) => fmt(p.cand.report.throughput / p.base.report.throughput, 3)).join(' ') +
       `; CPU added µs/op ${pairs.map((p) => fmt(p.cand.cpuUs - p.base.cpuUs, 2, true)).join(' ')}`,
   ]
 }
@@ -311,7 +313,7 @@ async function main(): Promise<void> {
         ],
         process.env,
       )
-      const parts = f.parts as string[]
+      const parts = f.parts
       const modes: Mode[] = [
         ...(parts.includes('driver') || parts.includes('pacing') ? (['driver-off', 'driver-on'] as const) : []),
         ...(parts.includes('bridge') || parts.includes('pacing') ? (['ycsb', 'ycsb-bridge'] as const) : []),
@@ -342,7 +344,7 @@ async function main(): Promise<void> {
         }
         return pairs
       }
-      for (const pinning of f.pinning as string[]) {
+      for (const pinning of f.pinning) {
         const pinned = pinning === 'pinned'
         const where = pinned
           ? `pinned: client on core ${f['client-core']}, redis-server and broker on core ${f['server-core']}`
@@ -389,7 +391,8 @@ async function main(): Promise<void> {
             `    ${m.padEnd(12)} ${show(spread(rs.map((r) => r.report.throughput)))} ops/s; READ p50 ` +
               `${show(spread(rs.map((r) => r.report.ops.READ?.p50 ?? NaN)))}, p99 ` +
               `${show(spread(rs.map((r) => p99(r, false))))} µs; intended READ p99 ` +
-              `${show(spread(rs.map((r) => p99(r, true))))} µs; client CPU ${show(spread(rs.map((r) => r.cpuUs)), 2)} ` +
+              `${show(spread(rs.map((r) => p99(r, true))))} µs; client CPU ` +
+              `${show(spread(rs.map((r) => r.cpuUs)), 2)} ` +
               `µs/op; load ${loads(rs)}`,
           )
         }

@@ -96,7 +96,7 @@ test('a request held back by the in-flight limit goes out when the one before it
   }
 })
 
-test('a request held back by broker throttling goes out when the throttle ends, with nothing else to wake it', async () => {
+test('a request held back by broker throttling goes out when the throttle ends, nothing else waking it', async () => {
   const { q, sent } = countedQueue(null)
   try {
     q.maybeThrottle(50)
