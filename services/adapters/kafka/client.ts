@@ -13,8 +13,11 @@ import {
 } from 'kafkajs'
 import type { KafkaConfig, TopicsConfig } from '../../common/infra-config.js'
 import { BenchstreamError } from '../../core/errors.js'
+import { fixKafkajsIdleLoop } from './kafkajs-idle-fix.js'
 
 export function createKafka(cfg: KafkaConfig, clientIdSuffix: string): Kafka {
+  // Every kafkajs client of the process is made here: the fix is in place before its first connection.
+  fixKafkajsIdleLoop()
   const debug = process.env.KAFKAJS_LOG_LEVEL === 'debug'
   const seen: { problem: KafkaProblemSeen | undefined } = { problem: undefined }
   const kafka = new Kafka({
