@@ -194,9 +194,8 @@ test(
     }
     const readUs = await time(() => real.read('t', 'k1', undefined))
     assert.ok(readUs >= 800, `read took ${readUs} µs`)
-    // A timer may fire up to a millisecond early by its own rounding.
     const scanUs = await time(() => real.scan('t', 'k', 5, undefined))
-    assert.ok(scanUs >= 2000, `scan took ${scanUs} µs`)
+    assert.ok(scanUs >= 3000, `scan took ${scanUs} µs`)
   },
 )
 
