@@ -19,7 +19,10 @@ test('a delay on a timer waits at least what was asked, even when the timer fire
   for (let k = 0; k < 20; k++) {
     // What a client does between operations: a reply read from a socket, then some work on it.
     await new Promise<void>((resolve, reject) =>
-      net.connect(port, '127.0.0.1').once('data', () => resolve()).once('error', reject),
+      net
+        .connect(port, '127.0.0.1')
+        .once('data', () => resolve())
+        .once('error', reject),
     )
     const busyUntil = performance.now() + 2
     while (performance.now() < busyUntil) {
