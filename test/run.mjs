@@ -48,6 +48,28 @@ const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // About 1.5 minutes against 3.9.1 on two cores, broker start included;
 // `npm run test:kafka-3.9` runs integration and e2e entirely against 3.9.1.
 const KAFKA_FILES = ['kafka-compat', 'processor-resilience']
+// Files that restart or load the shared broker for what they check: they run alone, before the others.
+const EXCLUSIVE_FILES = ['processor-resilience']
+// The other integration and e2e files run this many at a time: every test has its own topics, consumer groups,
+// ports and data directories, and most of a test's time is waiting (for windows to close, for a group to form).
+const CONCURRENCY = Number(process.env.TEST_CONCURRENCY || 2)
+// The longest files (about 25-70 s each) start first, so two at a time end together rather than one long file last.
+const LONG_FILES = [
+  'processor-kill',
+  'experiments',
+  'alerts',
+  'live-baseline',
+  'compare',
+  'alerts-surfaces',
+  'ycsb-real',
+  'live-view',
+]
+if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1 || CONCURRENCY > 8) {
+  console.error(
+    `TEST_CONCURRENCY must be a whole number from 1 to 8, got ${JSON.stringify(process.env.TEST_CONCURRENCY)}`,
+  )
+  process.exit(2)
+}
 const argv = process.argv.slice(2)
 const onlyAt = argv.indexOf('--only')
 const only = onlyAt === -1 ? undefined : argv[onlyAt + 1]
@@ -209,7 +231,7 @@ function startCluster(nodes) {
   }
 }
 
-// One file at a time: two cores, and the broker is shared. Human-readable
+// Human-readable
 // output on stdout; one JSON line per finished test (test/results-reporter.mjs)
 // to count the results and find the slowest from.
 async function runFiles(list, env, concurrency = 1) {
@@ -267,8 +289,22 @@ const passes = []
     const from = Date.now()
     const label =
       broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
+    const alone = otherFiles.filter((f) => EXCLUSIVE_FILES.some((k) => path.basename(f).startsWith(`${k}.`)))
+    const rank = (f) => {
+      const k = LONG_FILES.indexOf(path.basename(f, '.test.js'))
+      return k === -1 ? LONG_FILES.length : k
+    }
+    const shared = otherFiles.filter((f) => !alone.includes(f)).sort((x, y) => rank(x) - rank(y))
     try {
-      passes.push({ label, ...(await runFiles(otherFiles, env)) })
+      const runs = []
+      if (alone.length > 0) runs.push(await runFiles(alone, env))
+      if (shared.length > 0) runs.push(await runFiles(shared, env, CONCURRENCY))
+      passes.push({
+        label,
+        code: runs.find((r) => r.code !== 0)?.code ?? 0,
+        ...Object.fromEntries(['passed', 'failed', 'skipped'].map((k) => [k, runs.reduce((a, r) => a + r[k], 0)])),
+        tests: runs.flatMap((r) => r.tests),
+      })
     } finally {
       broker?.stop()
     }
