@@ -247,10 +247,10 @@ async function runFiles(list, env, concurrency = 1) {
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       `--test-reporter=${path.join(root, 'test', 'results-reporter.mjs')}`,
-      `--test-reporter-destination=${results}`,
+      `--test-reporter-destination=${os.devNull}`,
       ...list,
     ],
-    { env, stdio: 'inherit' },
+    { env: { ...env, BENCHSTREAM_TEST_RESULTS: results }, stdio: 'inherit' },
   )
   const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
   const text = existsSync(results) ? readFileSync(results, 'utf8') : ''
