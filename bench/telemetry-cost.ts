@@ -13,7 +13,9 @@
  *   and the broker on the other, so the client pays only for its own work)
  *   and unpinned;
  * - pacing: YCSB alone, Benchstream with emission off and on, at `--target`
- *   with measurement.interval=both: measured and intended READ p99.
+ *   with measurement.interval=both: measured and intended READ p99, pinned
+ *   and unpinned as --pinning says (pinned, the broker's work on the events
+ *   leaves the client's core; the delivery thread's stays).
  *
  * CPU per operation is the client process's (bash `times`: user + system,
  * every thread) minus its start and exit (the median CPU of two runs of
@@ -87,6 +89,13 @@ const FLAGS = {
     allowed: ['pinned', 'unpinned'],
     help: 'pinned: the client on --client-core, redis-server and the broker on --server-core (taskset)',
   },
+  'linger-ms': {
+    kind: 'int',
+    default: 0,
+    min: 0,
+    max: 60_000,
+    help: "the driver's --linger-ms with emission on (0: the driver's default)",
+  },
   'client-core': { kind: 'int', default: 0, min: 0, max: 1023, help: 'the client core when pinned' },
   'server-core': { kind: 'int', default: 1, min: 0, max: 1023, help: 'redis-server and the broker when pinned' },
   ...KAFKA_FLAGS,
@@ -154,6 +163,7 @@ function driverArgs(c: Ctx, mode: Mode, ops: number, target: number): { cmd: str
   if (mode === 'driver-off') cmd.push('--no-emit')
   else {
     cmd.push('--topic', c.topic)
+    if (c.f['linger-ms'] > 0) cmd.push('--linger-ms', String(c.f['linger-ms']))
     env.KAFKA_BROKERS = c.broker.brokers
   }
   if (target > 0) cmd.push('-target', String(target), '-p', 'measurement.interval=both')
@@ -364,26 +374,28 @@ async function main(): Promise<void> {
           if (last !== undefined) out.push(`    the bridge's last summary: ${last}`)
         }
       }
-      if (parts.includes('pacing')) {
-        await placeServers(c, false)
+      for (const pinning of parts.includes('pacing') ? f.pinning : []) {
+        const pinned = pinning === 'pinned'
+        await placeServers(c, pinned)
         const ops = f.target * f['target-seconds']
         const order: Mode[] = ['ycsb', 'driver-off', 'driver-on']
         const runs: Run[][] = []
         for (let r = 0; r < f.rounds; r++) {
           const round: Run[] = []
           for (const m of r % 2 === 0 ? order : [...order].reverse())
-            round.push(await measure(c, m, false, ops, f.target))
+            round.push(await measure(c, m, pinned, ops, f.target))
           round.sort((a, b) => order.indexOf(a.mode) - order.indexOf(b.mode))
           runs.push(round)
           progress(
             BENCH,
-            `pacing round ${r + 1}/${f.rounds} at ${fmtInt(f.target)} ops/s: READ p99 measured/intended µs ` +
+            `pacing ${pinning} round ${r + 1}/${f.rounds} at ${fmtInt(f.target)} ops/s: ` +
+              'READ p99 measured/intended µs ' +
               round.map((x) => `${x.mode} ${fmtInt(p99(x, false))}/${fmtInt(p99(x, true))}`).join(', '),
           )
         }
         out.push(
           `pacing: -target ${fmtInt(f.target)} for ${f['target-seconds']} s, measurement.interval=both, ` +
-            `${f.threads} driver threads, ${f['bridge-threads']} YCSB threads, unpinned; medians [min..max]`,
+            `${f.threads} driver threads, ${f['bridge-threads']} YCSB threads, ${pinning}; medians [min..max]`,
         )
         for (const [i, m] of order.entries()) {
           const rs = runs.map((r) => r[i]!)
@@ -406,9 +418,9 @@ async function main(): Promise<void> {
             `intended ${show(intendedOn, 3)}`,
         )
         verdicts.push(
-          `  pacing: intended READ p99 Benchstream (emission on)/YCSB ${show(intendedOn, 3)} (target <= ` +
+          `  pacing (${pinning}): intended READ p99 Benchstream (emission on)/YCSB ${show(intendedOn, 3)} (target <= ` +
             `${TARGET_INTENDED_P99_RATIO}) -> ${verdict(intendedOn.median <= TARGET_INTENDED_P99_RATIO)}`,
-          `  pacing: measured READ p99 Benchstream (emission on)/YCSB ${show(measuredOn, 3)} (target <= ` +
+          `  pacing (${pinning}): measured READ p99 Benchstream (emission on)/YCSB ${show(measuredOn, 3)} (target <= ` +
             `${TARGET_MEASURED_P99_RATIO}) -> ${verdict(measuredOn.median <= TARGET_MEASURED_P99_RATIO)}`,
         )
       }

@@ -64,7 +64,7 @@ export async function driverMain(phase: 'load' | 'run', argv: readonly string[])
       delivery.kafka = {
         kafka: cfg.infra.kafka,
         clientIdSuffix: `driver-${cfg.clientId}`,
-        options: { topic: cfg.infra.topics.events, runId: cfg.runId, clientId: cfg.clientId },
+        options: { topic: cfg.infra.topics.events, runId: cfg.runId, clientId: cfg.clientId, lingerMs: cfg.lingerMs },
       }
     }
     sink = await RingEventSink.start(new URL('./delivery-main.js', import.meta.url), delivery)

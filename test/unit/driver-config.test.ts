@@ -103,3 +103,17 @@ test('bad input is rejected with the valid choices named', () => {
   expect(['-P', 'missing'], 'BS_ERR_USAGE', /cannot read workload file missing/)
   expect(['--export', 'xml'], 'BS_ERR_USAGE', /expected text or json/)
 })
+
+test('--linger-ms: 250 ms by default, the given value otherwise, refused outside 1 to 60000', () => {
+  const parse = (argv: string[]) => parseDriverArgs('run', argv, env, { bindings: BINDING_NAMES, readFile: read })
+  assert.equal(parse(['-P', 'a']).lingerMs, 250)
+  assert.equal(parse(['-P', 'a', '--linger-ms', '1000']).lingerMs, 1000)
+  for (const bad of ['0', '60001', '2.5', 'soon'])
+    assert.throws(
+      () => parse(['-P', 'a', '--linger-ms', bad]),
+      (err: unknown) =>
+        isBenchstreamError(err) &&
+        err.code === 'BS_ERR_USAGE' &&
+        err.message.includes(`--linger-ms "${bad}" is not allowed: expected an integer from 1 to 60000`),
+    )
+})
