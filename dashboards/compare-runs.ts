@@ -45,7 +45,7 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
 
   // Windows of both runs with t_s = seconds since the run's first window, cut into STEP buckets.
   const aligned = sql`
-    SELECT w.run_id AS run_id, w.count AS count, w.window_ms AS window_ms, w.hist AS hist,
+    SELECT w.run_id AS run_id, w.count AS count, w.window_ms AS window_ms, w.hist AS hist, w.max_us AS max_us,
            intDiv(toUnixTimestamp64Milli(w.window_start) - f.first_ms, ${STEP} * 1000) * ${STEP} AS t_s
     FROM ${windows} AS w
     INNER JOIN
@@ -60,7 +60,8 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
   const rate = (run: string): string =>
     `if(countIf(run_id = ${run}) = 0, NULL, sumIf(count, run_id = ${run}) / greatest(${STEP}, max(window_ms) / 1000))`
   const p99 = (run: string): string =>
-    `if(countIf(run_id = ${run}) = 0, NULL, bs_quantile(0.99, sumMapIf(hist, run_id = ${run})))`
+    `if(countIf(run_id = ${run}) = 0, NULL, least(bs_quantile(0.99, sumMapIf(hist, run_id = ${run})), ` +
+    `maxIf(max_us, run_id = ${run})))`
 
   // Baseline and candidate overlaid on time since each run's start: one panel per metric.
   const overlay = (title: string, unit: string, description: string, metric: (run: string) => string) =>
@@ -152,16 +153,18 @@ export function compareRunsDashboard(cfg: DashboardConfig): Dashboard {
               (
                   SELECT run_id, if(status = 'OK', op, concat(op, '-FAILED')) AS measurement,
                          sum(count) AS operations, sum(sum_us) / sum(count) AS avg_us,
-                         bs_quantile(0.95, sumMap(hist)) AS p95_us, bs_quantile(0.99, sumMap(hist)) AS p99_us,
-                         bs_quantile(0.99, sumMap(intended_hist)) AS intended_p99_us
+                         least(bs_quantile(0.95, sumMap(hist)), max(max_us)) AS p95_us,
+                         least(bs_quantile(0.99, sumMap(hist)), max(max_us)) AS p99_us,
+                         least(bs_quantile(0.99, sumMap(intended_hist)), max(intended_max_us)) AS intended_p99_us
                   FROM ${windows}
                   WHERE run_id IN ${both}
                   GROUP BY run_id, measurement
                   UNION ALL
                   SELECT run_id, 'OVERALL' AS measurement,
                          sum(count) AS operations, sum(sum_us) / sum(count) AS avg_us,
-                         bs_quantile(0.95, sumMap(hist)) AS p95_us, bs_quantile(0.99, sumMap(hist)) AS p99_us,
-                         bs_quantile(0.99, sumMap(intended_hist)) AS intended_p99_us
+                         least(bs_quantile(0.95, sumMap(hist)), max(max_us)) AS p95_us,
+                         least(bs_quantile(0.99, sumMap(hist)), max(max_us)) AS p99_us,
+                         least(bs_quantile(0.99, sumMap(intended_hist)), max(intended_max_us)) AS intended_p99_us
                   FROM ${windows}
                   WHERE run_id IN ${both}
                   GROUP BY run_id
