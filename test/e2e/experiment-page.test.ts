@@ -22,11 +22,10 @@
  *    test-results/experiments/ (or EXPERIMENTS_SCREENSHOT_DIR).
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { chromium, type Frame, type Page } from 'playwright-core'
+import type { Frame, Page } from 'playwright-core'
 import type { RunReport } from '../../schemas/api.v1.js'
 import type { Cell, ExperimentState } from '../../schemas/experiments.v1.js'
 import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
@@ -42,20 +41,10 @@ import { runDriver } from '../../services/driver/app.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
+import { CHROMIUM, openBrowser } from '../helpers/chromium.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { attempt, experimentState } from '../helpers/experiment-state.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-/** As test/e2e/live-view.test.ts: without the background-networking flags Chromium calls out to a missing network. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 /** The current run's clients and the clock offsets their agents measured, ms. */
 const CLIENTS = [
   { clientId: 'c1', clockOffsetMs: 3 },
@@ -273,15 +262,7 @@ test('the experiment page draws the stored matrix, follows changes and the curre
   await put(older)
   await put(s)
 
-  const profile = mkdtempSync(path.join(os.tmpdir(), 'benchstream-chromium-'))
-  t.after(() => rmSync(profile, { recursive: true, force: true }))
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1400, height: 1000 },
-  })
-  t.after(() => browser.close())
+  const browser = await openBrowser(t)
   const page = await browser.newPage()
   const pageErrors: string[] = []
   page.on('pageerror', (err) => pageErrors.push(err.message))

@@ -9,17 +9,16 @@
  * flamegraph-diff.png).
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { profileMain } from '../../services/cli/profile.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { startServer } from '../../services/server/main.js'
+import { CHROMIUM, openBrowser } from '../helpers/chromium.js'
 import { testEnv } from '../helpers/env.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const FIX = path.join(repoRoot(), 'test', 'fixtures', 'profiles', 'async-profiler-4.6')
 
 interface Row {
@@ -119,24 +118,7 @@ test(
       rows: Row[]
     }
 
-    const userData = mkdtempSync(path.join(os.tmpdir(), 'benchstream-chromium-'))
-    t.after(() => rmSync(userData, { recursive: true, force: true }))
-    const browser = await chromium.launchPersistentContext(userData, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1400, height: 1000 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
-    t.after(() => browser.close())
+    const browser = await openBrowser(t)
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (e) => errors.push(e.message))
