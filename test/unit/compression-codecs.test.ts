@@ -7,7 +7,7 @@
  * hostile input: every malformed body fails with the codec's own error, never
  * by reading or writing out of bounds, and never decodes past its size limit.
  * That the JDBC driver and clickhouse-connect read what we write is checked
- * by test/integration/clickhouse-clients.test.ts.
+ * by test/clients/clickhouse-clients.test.ts.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'

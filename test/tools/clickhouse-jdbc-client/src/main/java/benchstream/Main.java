@@ -1,6 +1,6 @@
 // A JDBC client as DBeaver, DataGrip and Metabase use it: ClickHouse's official
 // driver (com.clickhouse:clickhouse-jdbc, see pom.xml) with its default settings,
-// through java.sql only. Used by test/integration/clickhouse-clients.test.ts
+// through java.sql only. Used by test/clients/clickhouse-clients.test.ts
 // against Benchstream's /clickhouse endpoint.
 //
 //   java -cp ... benchstream.Main URL USER PASSWORD STEP...
