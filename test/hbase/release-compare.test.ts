@@ -1,6 +1,6 @@
 /**
  * HBase release A vs release B as an experiment, end to end (`npm run test:hbase`,
- * about 25 minutes on two cores): the example plan experiments/hbase-release.yaml
+ * about 13 minutes on two cores): the example plan experiments/hbase-release.yaml
  * (HBase 2.5.10 against 2.6.1, real YCSB 0.17.0 with our HBase binding behind the
  * bridge, workloads A and E, 3 repetitions of 2 clients, interleaved, loaded and
  * flushed once per setup and workload, one warm-up run, the region server's block
