@@ -40,7 +40,7 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     SELECT r.run_id AS run_id, r.labels[${LABEL}] AS value, r.workload AS workload,
            r.clients AS clients, r.threads AS threads, r.started_at AS started_at,
            w.operations * 1000 / if(r.runtime_ms > 0, toFloat64(r.runtime_ms), w.span_ms) AS ops_per_s,
-           w.avg_us AS avg_us, w.h AS h
+           w.avg_us AS avg_us, w.h AS h, w.mx AS mx
     FROM
     (
         SELECT run_id, labels, workload, clients, threads, started_at, runtime_ms
@@ -52,6 +52,7 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
     INNER JOIN
     (
         SELECT run_id, sum(count) AS operations, sum(sum_us) / sum(count) AS avg_us, sumMap(hist) AS h,
+               max(max_us) AS mx,
                (toUnixTimestamp64Micro(max(last_end)) - toUnixTimestamp64Micro(min(first_start))) / 1000 AS span_ms
         FROM ${db}.op_windows
         WHERE run_id IN (SELECT run_id FROM ${db}.runs WHERE ${runsInRangeWhere()} AND mapContains(labels, ${LABEL}))
@@ -72,7 +73,7 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
         SQL_FORMAT.table,
         sql`
       SELECT value, run_id, workload, clients, threads, ops_per_s, avg_us,
-             bs_quantile(0.5, h) AS p50_us, bs_quantile(0.99, h) AS p99_us
+             least(bs_quantile(0.5, h), mx) AS p50_us, least(bs_quantile(0.99, h), mx) AS p99_us
       FROM
       (
           ${indentTail(perRun, 10)}
@@ -114,7 +115,9 @@ export function sweepDashboard(cfg: DashboardConfig): Dashboard {
       UNITS.latency,
       'value',
       'p99 of the merged histograms of the runs with each value.',
-    ).withTarget(sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('p99_us', 'bs_quantile(0.99, sumMap(h))'))),
+    ).withTarget(
+      sqlTarget(cfg, 'A', SQL_FORMAT.table, perValue('p99_us', 'least(bs_quantile(0.99, sumMap(h)), max(mx))')),
+    ),
   ]
 
   // Groups of repetitions (run --repeat/--group) whose runs are active in the range: the
