@@ -15,7 +15,6 @@ import {
   ReportQuery,
   RunIdParams,
   RunsQuery,
-  SqlBody,
   TimelineQuery,
 } from '../../schemas/api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
@@ -31,6 +30,7 @@ import { BenchstreamError } from '../core/errors.js'
 import { formatAnyRunReport, readRunReport } from '../core/reports/read-report.js'
 import { CachedReadModel } from './cached-read-model.js'
 import type { ApiConfig } from './config.js'
+import { adHocQueryRoute } from './ad-hoc-query.js'
 import { clickhouseHttp } from './clickhouse-http.js'
 import { alertRoutes } from './alerts.js'
 import { accessControl, clientErrorHandler, errorShape, typeboxValidators } from './http-guards.js'
@@ -196,31 +196,8 @@ const routes =
 
     app.get('/api/v1/dead-letters', async () => ({ byReason: await rm.deadLetterCounts() }))
 
-    // Ad hoc SQL for people without a ClickHouse client (in the embedded mode
-    // this process owns the data directory, so this is the way in): one
-    // read-only SELECT over Benchstream's tables, bounded, checked and run by
-    // the guard (services/adapters/clickhouse/sql-guard.ts).
-    app.post('/api/v1/query', { schema: { body: SqlBody } }, async (req, reply) => {
-      const r = await deps.adHoc.run(req.body.sql, {
-        ...(req.body.maxRows === undefined ? {} : { maxRows: req.body.maxRows }),
-        ...(req.body.format === undefined ? {} : { format: req.body.format }),
-      })
-      if (r.text !== undefined) {
-        return reply
-          .type('text/plain; charset=utf-8')
-          .header('x-benchstream-truncated', String(r.truncated))
-          .header('x-benchstream-format', r.format)
-          .send(r.text)
-      }
-      return {
-        rows: r.rows,
-        rowCount: r.rowCount,
-        bytes: r.bytes,
-        truncated: r.truncated,
-        limits: r.limits,
-        elapsedMs: Math.round(r.elapsedMs),
-      }
-    })
+    // Ad hoc SQL for people without a ClickHouse client, streamed (ad-hoc-query.ts).
+    adHocQueryRoute(app, deps.adHoc, deps.onError)
 
     // The same guard and access rules in ClickHouse's HTTP dialect, for Grafana's ClickHouse plugin and curl.
     clickhouseHttp(app, {

@@ -27,12 +27,13 @@
  *   that clients back off as with /api/v1/query).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { CompressedBlockError, compressBlocks, decompressBlocks } from '../core/codec/compressed-blocks.js'
-import { chooseEncoding, decodeBody, encodeBody, HttpEncodingError } from '../core/codec/http-encoding.js'
+import { CompressedBlockError, decompressBlocks } from '../core/codec/compressed-blocks.js'
+import { chooseEncoding, decodeBody, HttpEncodingError } from '../core/codec/http-encoding.js'
 import { Lz4Error } from '../core/codec/lz4.js'
 import { isBenchstreamError } from '../core/errors.js'
-import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
+import type { AdHocQueries, ResultLimits } from '../core/ports/ad-hoc-queries.js'
 import { checkAccess, OWN_ACCESS_CHECK, type AccessOptions } from './http-guards.js'
+import { exceptionBlock, exceptionTag, sendResult } from './result-reply.js'
 
 /** URL path prefix of the endpoint (the plugin's "HTTP path" setting). */
 export const CLICKHOUSE_PATH = '/clickhouse'
@@ -48,6 +49,7 @@ const CODES = {
   READONLY: 164,
   REQUIRED_PASSWORD: 194,
   TOO_MANY_SIMULTANEOUS_QUERIES: 202,
+  TOO_MANY_ROWS_OR_BYTES: 396,
   QUERY_IS_TOO_LARGE: 229,
   CANNOT_DECOMPRESS: 271,
   UNKNOWN_COMPRESSION_METHOD: 432,
@@ -131,6 +133,7 @@ const ACCEPTED = new Set([
   'max_execution_time',
   'limit',
   'max_result_rows',
+  'max_result_bytes',
   'result_overflow_mode',
   'query_id',
   'session_id',
@@ -221,6 +224,8 @@ export function toClickHouseError(err: unknown): ClickHouseHttpError {
           ? chError('BAD_ARGUMENTS', err.message)
           : { status: statusOf(engine.name), code: engine.code, name: engine.name, message: err.message }
       }
+      case 'BS_ERR_RESULT_LIMIT':
+        return chError('TOO_MANY_ROWS_OR_BYTES', err.message)
       case 'BS_ERR_BUSY':
         return { ...chError('TOO_MANY_SIMULTANEOUS_QUERIES', err.message), status: 429 }
       case 'BS_ERR_TOO_LARGE':
@@ -244,17 +249,21 @@ export function toClickHouseError(err: unknown): ClickHouseHttpError {
   return chError('UNKNOWN_EXCEPTION', 'the server failed to answer; the server log has the details')
 }
 
-function sendError(reply: FastifyReply, e: ClickHouseHttpError): FastifyReply {
-  // One line like ClickHouse's, then a newline; the code also in a header for clients that read it there.
-  const text = `Code: ${e.code}. DB::Exception: ${e.message
+/** An error as ClickHouse writes it: one line, `Code: N. DB::Exception: ... (NAME)`. */
+function exceptionText(e: ClickHouseHttpError): string {
+  return `Code: ${e.code}. DB::Exception: ${e.message
     .replace(/\s+/g, ' ')
     .replace(/\s*\(${e.name}\)\s*$/, '')
-    .replace(/[.:]$/, '')}. (${e.name})\n`
+    .replace(/[.:]$/, '')}. (${e.name})`
+}
+
+function sendError(reply: FastifyReply, e: ClickHouseHttpError): FastifyReply {
+  // The line and a newline; the code also in a header for clients that read it there.
   return reply
     .status(e.status)
     .header('x-clickhouse-exception-code', String(e.code))
     .type('text/plain; charset=UTF-8')
-    .send(text)
+    .send(`${exceptionText(e)}\n`)
 }
 
 /** The token in any form the plugin or a curl user can send: basic-auth password, X-ClickHouse-Key, bearer. */
@@ -344,7 +353,12 @@ export function clickhouseHttp(app: FastifyInstance, opts: ClickHouseHttpOptions
       })
       const config = { [OWN_ACCESS_CHECK]: true }
       ch.get('/ping', { config }, async (_req, reply) => reply.type('text/plain; charset=UTF-8').send('Ok.\n'))
-      ch.route({ method: ['GET', 'POST'], url: '/', config, handler: async (req, reply) => query(req, reply, opts) })
+      ch.route({
+        method: ['GET', 'POST', 'HEAD'],
+        url: '/',
+        config,
+        handler: async (req, reply) => query(req, reply, opts),
+      })
     },
     { prefix: CLICKHOUSE_PATH },
   )
@@ -384,11 +398,10 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
     )
   }
   const revision = integer('client_protocol_version', p('client_protocol_version'), 2 ** 31 - 1) ?? 0
-  const limit = Math.min(
-    integer('limit', p('limit'), Number.MAX_SAFE_INTEGER) || Infinity,
-    integer('max_result_rows', p('max_result_rows'), Number.MAX_SAFE_INTEGER) || Infinity,
-  )
+  const { cut, fail } = resultLimits(p)
   const format = p('default_format') ?? single(req.headers['x-clickhouse-format']) ?? 'TabSeparated'
+  // A HEAD (ClickHouse's url() asks one before its GET) runs nothing: the answer's headers are all it wants.
+  if (req.method === 'HEAD') return reply.type(contentType(format)).send()
   // ClickHouse's HTTPHandler: the query parameter, a newline, then the body, which may be compressed twice:
   // HTTP Content-Encoding outside, ClickHouse's compressed blocks (decompress=1) inside.
   let raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)
@@ -402,38 +415,77 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
   if (sql.trim() === '')
     throw new EndpointError(chError('SYNTAX_ERROR', 'Empty query: send it in the body (POST) or as ?query='))
 
-  const r = await opts.adHoc.run(sql, {
-    format,
-    nativeRevision: revision,
-    ...(Number.isFinite(limit) ? { maxRows: limit } : {}),
-  })
+  // Resolves once the first bytes are ready: refusals and early failures are answered above with their status.
+  const result = await opts.adHoc.stream(sql, { format, nativeRevision: revision, cut, fail })
+  const tag = exceptionTag()
   const queryId = p('query_id') ?? single(req.headers['x-clickhouse-query-id'])
-  if (queryId !== undefined) void reply.header('x-clickhouse-query-id', queryId.slice(0, 200))
-  void reply
-    .header('x-clickhouse-format', r.format)
-    .header('x-benchstream-truncated', String(r.truncated))
-    // What ClickHouse reports when a query ends; clients expose it (clickhouse-connect: QueryResult.summary).
-    .header(
-      'x-clickhouse-summary',
-      JSON.stringify({
-        result_rows: String(Math.max(r.rowCount, 0)),
-        result_bytes: String(r.bytes),
-        elapsed_ns: String(Math.round(r.elapsedMs * 1e6)),
-        benchstream_truncated: String(r.truncated),
-      }),
-    )
-  if (r.truncated) void reply.header('x-benchstream-limits', `rows=${r.limits.maxRows}, bytes=${r.limits.maxBytes}`)
-  let payload: Buffer =
-    r.data !== undefined ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) : Buffer.from(r.text ?? '')
-  // ClickHouse's compressed blocks (compress=1) inside, HTTP Content-Encoding outside, as the server layers them.
-  if (p('compress') === '1') payload = compressBlocks(payload)
-  // enable_http_compression is 1 by default in ClickHouse 26 (system.settings says so, and clickhouse-connect then
-  // sends only Accept-Encoding); 0 turns it off.
-  const encoding =
-    p('enable_http_compression') === '0' ? undefined : chooseEncoding(single(req.headers['accept-encoding']))
-  if (encoding !== undefined) {
-    payload = encodeBody(encoding, payload)
-    void reply.header('content-encoding', encoding)
+  const headers: Record<string, string> = {
+    'content-type': contentType(result.format),
+    'x-clickhouse-format': result.format,
+    'x-clickhouse-exception-tag': tag,
+    // What ClickHouse reports in its header when the result starts streaming; the sizes are not known yet.
+    'x-clickhouse-summary': JSON.stringify({ elapsed_ns: String(Math.round(result.elapsedMs * 1e6)) }),
   }
-  return reply.type(contentType(r.format)).send(payload)
+  if (queryId !== undefined) headers['x-clickhouse-query-id'] = queryId.slice(0, 200)
+  const asked = cut.rows !== undefined || cut.bytes !== undefined
+  await sendResult(reply, {
+    headers,
+    body: result,
+    // ClickHouse's compressed blocks (compress=1) inside, HTTP Content-Encoding outside, as the server layers them.
+    blocks: p('compress') === '1',
+    // enable_http_compression is 1 by default in ClickHouse 26 (system.settings says so, and clickhouse-connect then
+    // sends only Accept-Encoding); 0 turns it off.
+    encoding: p('enable_http_compression') === '0' ? undefined : chooseEncoding(single(req.headers['accept-encoding'])),
+    failure: (err) => {
+      const e = toClickHouseError(err)
+      if (e.status >= 500 && e.code === CODES.UNKNOWN_EXCEPTION) opts.onError?.(err)
+      return exceptionBlock(tag, exceptionText(e))
+    },
+    cancel: () => result.cancel(),
+    stopped: result.stopped,
+    // A cut the client asked for (limit, result_overflow_mode=break) is said after the last row.
+    ...(asked
+      ? {
+          trailers: {
+            names: ['x-benchstream-truncated', 'x-benchstream-rows'],
+            values: () => ({ 'x-benchstream-truncated': String(result.truncated), 'x-benchstream-rows': String(result.rows) }),
+          },
+        }
+      : {}),
+  })
+  return reply
+}
+
+/**
+ * The cut and the limits a request sets, as ClickHouse reads them: `limit` is
+ * a LIMIT on the result; max_result_rows and max_result_bytes fail the query
+ * when passed (result_overflow_mode=throw, ClickHouse's default) or cut it
+ * there (result_overflow_mode=break).
+ */
+function resultLimits(p: (name: string) => string | undefined): { cut: ResultLimits; fail: ResultLimits } {
+  const mode = p('result_overflow_mode') ?? 'throw'
+  if (mode !== 'throw' && mode !== 'break')
+    throw new EndpointError(
+      chError(
+        'BAD_ARGUMENTS',
+        `result_overflow_mode=${JSON.stringify(mode.slice(0, 40))} is not allowed: throw (fail the query when a ` +
+          `max_result_* is passed, the default) or break (cut the result there)`,
+      ),
+    )
+  const positive = (name: string): number | undefined => integer(name, p(name), Number.MAX_SAFE_INTEGER) || undefined
+  const limit = positive('limit')
+  const rows = positive('max_result_rows')
+  const bytes = positive('max_result_bytes')
+  const over: ResultLimits = {
+    ...(rows === undefined ? {} : { rows }),
+    ...(bytes === undefined ? {} : { bytes }),
+  }
+  const cutRows = Math.min(limit ?? Infinity, mode === 'break' ? (rows ?? Infinity) : Infinity)
+  return {
+    cut: {
+      ...(Number.isFinite(cutRows) ? { rows: cutRows } : {}),
+      ...(mode === 'break' && bytes !== undefined ? { bytes } : {}),
+    },
+    fail: mode === 'throw' ? over : {},
+  }
 }

@@ -34,17 +34,19 @@ export const ApiEnv = Type.Object({
   API_PORT: EnvVar.integer({ default: 8080, minimum: 0, maximum: 65535, description: 'API port; 0 picks a free one' }),
   API_LOG: EnvVar.boolean({ default: false, description: 'log every request' }),
   API_MAX_QUERY_ROWS: EnvVar.integer({
-    default: 10_000,
-    minimum: 1,
-    maximum: 10_000_000,
+    default: 0,
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
     description:
-      'row cap of ad hoc SQL (POST /api/v1/query, benchstream sql): more rows are cut, and the answer says truncated',
+      'rows an ad hoc result (POST /api/v1/query, /clickhouse, benchstream sql and export) may hold; a larger ' +
+      "result fails with BS_ERR_RESULT_LIMIT (ClickHouse's result_overflow_mode = 'throw'), it is never cut; " +
+      '0: no limit (results are streamed, so their size costs the server no memory)',
   }),
   API_QUERY_MAX_BYTES: EnvVar.integer({
-    default: 16 * 1024 * 1024,
-    minimum: 1024,
-    maximum: 1024 * 1024 * 1024,
-    description: 'byte cap of one ad hoc result, cut like the rows',
+    default: 0,
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'bytes an ad hoc result may hold as sent; a larger result fails like the rows; 0: no limit',
   }),
   API_QUERY_TIMEOUT_S: EnvVar.integer({
     default: 10,
@@ -63,6 +65,12 @@ export const ApiEnv = Type.Object({
     minimum: 1000,
     maximum: Number.MAX_SAFE_INTEGER,
     description: 'rows an ad hoc query may read (ClickHouse max_rows_to_read)',
+  }),
+  API_QUERY_MAX_BYTES_TO_READ: EnvVar.integer({
+    default: 256 * 1024 * 1024 * 1024,
+    minimum: 1024 * 1024,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'bytes an ad hoc query may read, uncompressed (ClickHouse max_bytes_to_read)',
   }),
   API_QUERY_CONCURRENCY: EnvVar.integer({
     default: 1,
@@ -99,13 +107,14 @@ export interface ApiConfig {
   /** Host names the Host header may carry; undefined when not bound to loopback (the token protects it then). */
   allowedHosts: ReadonlySet<string> | undefined
   logRequests: boolean
-  /** Ad hoc SQL: result caps, engine limits, concurrency. */
+  /** Ad hoc SQL: result limits (0: none), engine limits, concurrency. */
   query: {
     maxRows: number
     maxBytes: number
     timeoutS: number
     maxMemory: number
     maxRowsToRead: number
+    maxBytesToRead: number
     concurrency: number
     queue: number
   }
@@ -143,6 +152,7 @@ export function readApiConfig(env: Env): Readonly<ApiConfig> {
       timeoutS: e.API_QUERY_TIMEOUT_S,
       maxMemory: e.API_QUERY_MAX_MEMORY,
       maxRowsToRead: e.API_QUERY_MAX_ROWS_TO_READ,
+      maxBytesToRead: e.API_QUERY_MAX_BYTES_TO_READ,
       concurrency: e.API_QUERY_CONCURRENCY,
       queue: e.API_QUERY_QUEUE,
     },

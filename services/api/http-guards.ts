@@ -19,6 +19,7 @@ export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   BS_ERR_BAD_REQUEST: 400,
   BS_ERR_QUERY_REFUSED: 400,
   BS_ERR_QUERY_FAILED: 400,
+  BS_ERR_RESULT_LIMIT: 400,
   BS_ERR_UNAUTHORIZED: 401,
   BS_ERR_FORBIDDEN: 403,
   BS_ERR_NOT_FOUND: 404,
@@ -40,6 +41,17 @@ export interface ErrorBody {
 
 function body(statusCode: number, code: ErrorCode, message: string): ErrorBody {
   return { statusCode, code, error: code, message }
+}
+
+/** Any error as the API answers it (a streamed answer that fails part-way writes this into the body). */
+export function errorBody(err: unknown): ErrorBody {
+  if (isBenchstreamError(err)) {
+    const status = HTTP_STATUS[err.code] ?? 500
+    return status >= 500 && err.code === 'BS_ERR_INTERNAL'
+      ? body(status, err.code, 'the server failed to answer; the server log has the details')
+      : body(status, err.code, err.message)
+  }
+  return fromFramework(err as { statusCode?: number; message: string })
 }
 
 /** fastify's own errors as ours: same shape, a BS_ERR_ code by what went wrong. */

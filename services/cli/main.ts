@@ -101,10 +101,16 @@ const COMMANDS: Record<string, Command> = {
     run: async (argv) => (await import('./sweep.js')).sweepMain(argv),
   },
   sql: {
-    summary: 'a read-only SQL query over the benchmark data, printed as clickhouse-client would',
+    summary: 'a read-only SQL query over the benchmark data, every row streamed, printed as clickhouse-client would',
     usage: async () => (await import('./usage.js')).READ_USAGE.sql,
-    flags: async () => flagNames((await import('./read.js')).READ_FLAGS.sql),
-    run: async (argv) => (await import('./read.js')).readMain('sql', argv),
+    flags: async () => flagNames((await import('./sql.js')).SQL_FLAGS),
+    run: async (argv) => (await import('./sql.js')).sqlMain(argv),
+  },
+  export: {
+    summary: "a run's raw events, windows or summary into a Parquet, Arrow, CSV or JSON lines file, streamed",
+    usage: async () => (await import('./usage.js')).READ_USAGE.export,
+    flags: async () => flagNames((await import('./export.js')).EXPORT_FLAGS),
+    run: async (argv) => (await import('./export.js')).exportMain(argv),
   },
   profile: {
     summary:

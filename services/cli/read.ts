@@ -1,15 +1,13 @@
 /**
- * `benchstream report|sql|runs`: read commands. With BENCHSTREAM_API_URL they
+ * `benchstream report|runs`: read commands (`sql` is sql.ts). With BENCHSTREAM_API_URL they
  * ask a running API (the way in while a server holds the embedded data
  * directory); otherwise they open ClickHouse themselves.
  */
 import { READ_USAGE } from './usage.js'
 import { openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
-import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
-import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
-import { readApiConfig } from '../api/config.js'
+import { readInfraConfig } from '../common/infra-config.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import type { RunInfo } from '../../schemas/api.v1.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
@@ -27,61 +25,37 @@ import { apiError, apiOf, openReader } from './reader.js'
 /** The flags of each read command (parseArgs options). */
 export const READ_FLAGS = {
   report: { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } },
-  sql: { json: { type: 'boolean' }, threshold: { type: 'string', multiple: true } },
   runs: {
     json: { type: 'boolean' },
     group: { type: 'string' },
     label: { type: 'string', multiple: true },
     limit: { type: 'string' },
   },
-} as const satisfies Record<'report' | 'sql' | 'runs', FlagSpecs>
+} as const satisfies Record<'report' | 'runs', FlagSpecs>
 
-export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly string[]): Promise<number> {
+export async function readMain(cmd: 'report' | 'runs', argv: readonly string[]): Promise<number> {
   if (cmd === 'runs') return runsMain(argv)
   const parsed = parseFlags(argv, READ_FLAGS[cmd], READ_USAGE[cmd], true)
   const json = parsed.values.json === true
   const args = parsed.positionals
   if (args.length !== 1) {
-    const what =
-      args.length === 0
-        ? `needs ${cmd === 'report' ? 'a run id' : 'one query'}`
-        : `takes one ${cmd === 'report' ? 'run id' : 'query (quote it)'}, got ${args.length} arguments`
+    const what = args.length === 0 ? 'needs a run id' : `takes one run id, got ${args.length} arguments`
     throw new BenchstreamError('BS_ERR_USAGE', `${cmd} ${what}\n${READ_USAGE[cmd]}`)
   }
-  if (cmd !== 'report' && parsed.values.threshold !== undefined)
-    throw new BenchstreamError('BS_ERR_USAGE', `--threshold applies to report, run and demo\n${READ_USAGE[cmd]}`)
   const thresholds = (parsed.values.threshold ?? []).map(parseThreshold)
-  // Ad hoc SQL prints what ClickHouse's own client would: a table on a
-  // terminal, TSV into a pipe, JSON with --json, or the query's FORMAT.
-  const sqlFormat = json ? 'JSON' : process.stdout.isTTY ? 'PrettyCompact' : 'TSV'
   const { api, token } = apiOf(process.env)
   if (api !== undefined) {
     const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
-    if (cmd === 'report') {
-      const res = await fetch(`${api}/api/v1/runs/${encodeURIComponent(args[0]!)}/report`, { headers: auth })
-      const body = await res.text()
-      if (res.status === 404) throw notFound(args[0]!, api)
-      if (!res.ok) throw apiError(res.status, body)
-      return printReport(JSON.parse(body) as AnyRunReport, json, thresholds)
-    }
-    const res = await fetch(`${api}/api/v1/query`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ sql: args[0], format: sqlFormat }),
-    })
+    const res = await fetch(`${api}/api/v1/runs/${encodeURIComponent(args[0]!)}/report`, { headers: auth })
     const body = await res.text()
+    if (res.status === 404) throw notFound(args[0]!, api)
     if (!res.ok) throw apiError(res.status, body)
-    process.stdout.write(body)
-    if (res.headers.get('x-benchstream-truncated') === 'true')
-      process.stderr.write(
-        'benchstream: the result was cut at the row or byte cap (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)\n',
-      )
-    return 0
+    return printReport(JSON.parse(body) as AnyRunReport, json, thresholds)
   }
   const infra = readInfraConfig(process.env)
   const ch = openClickHouse(infra.clickhouse)
   try {
-    return await readDirect(cmd, args[0]!, ch, infra, { json, sqlFormat, thresholds })
+    return await readDirect(args[0]!, ch, { json, thresholds })
   } catch (err) {
     if (isBenchstreamError(err)) throw err
     const msg = (err as Error).message.trim()
@@ -101,48 +75,19 @@ export async function readMain(cmd: 'report' | 'sql' | 'runs', argv: readonly st
 
 interface ReadOptions {
   json: boolean
-  sqlFormat: string
   thresholds: readonly Threshold[]
 }
 
-/** A read command against ClickHouse itself (no server holds the data). */
-async function readDirect(
-  cmd: 'report' | 'sql',
-  arg: string,
-  ch: ClickHouse,
-  infra: InfraConfig,
-  o: ReadOptions,
-): Promise<number> {
-  if (cmd === 'report') {
-    let r
-    try {
-      r = await readRunReport(new ClickHouseReadModel(ch), arg)
-    } catch (err) {
-      if (isBenchstreamError(err, 'BS_ERR_NOT_FOUND')) throw notFound(arg, ch.location)
-      throw err
-    }
-    return printReport(r, o.json, o.thresholds)
-  }
-  const guard = await openSqlGuard(infra.clickhouse, {
-    database: infra.clickhouse.database,
-    limits: readApiConfig(process.env).query,
-    concurrency: 1,
-    queue: 0,
-    queueTimeoutMs: 0,
-  })
+/** A report read from ClickHouse itself (no server holds the data). */
+async function readDirect(arg: string, ch: ClickHouse, o: ReadOptions): Promise<number> {
+  let r
   try {
-    const r = await guard.run(arg, { format: o.sqlFormat })
-    process.stdout.write(r.text ?? '')
-    if (r.truncated)
-      process.stderr.write(
-        `benchstream: the result was cut at ${r.limits.maxRows} rows or ` +
-          `${r.limits.maxBytes} bytes (API_MAX_QUERY_ROWS, ` +
-          `API_QUERY_MAX_BYTES)\n`,
-      )
-  } finally {
-    await guard.close()
+    r = await readRunReport(new ClickHouseReadModel(ch), arg)
+  } catch (err) {
+    if (isBenchstreamError(err, 'BS_ERR_NOT_FOUND')) throw notFound(arg, ch.location)
+    throw err
   }
-  return 0
+  return printReport(r, o.json, o.thresholds)
 }
 
 function printReport(r: AnyRunReport, json: boolean, thresholds: readonly Threshold[]): number {

@@ -37,12 +37,25 @@ export const READ_USAGE = {
   --threshold EXPR    pass/fail criterion, e.g. 'READ.p99<2ms' (repeatable; exit code 99
                       when one fails; see benchstream help thresholds)
   List run ids with benchstream runs.`,
-  sql: `usage: benchstream sql [--json] "SELECT ..."
-  One read-only query over the benchmark data (database benchstream: op_windows,
-  runs, run_summary, op_percentiles, ...). Printed as clickhouse-client prints it:
-  a table on a terminal, TSV into a pipe, JSON with --json, or the query's own
-  FORMAT clause. Limits: API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES, API_QUERY_TIMEOUT_MS.
-  --json              JSON output (ClickHouse's JSON format)`,
+  sql: `usage: benchstream sql [--json] [--max-rows N] "SELECT ..."
+  One read-only query over the benchmark data (database benchstream: ops,
+  op_windows, runs, run_summary, op_percentiles, ...), every row streamed as it
+  comes. Printed as clickhouse-client prints it: a table on a terminal, TSV into
+  a pipe, JSON with --json, or the query's own FORMAT clause. A query that fails,
+  also part-way (API_QUERY_TIMEOUT_S, API_QUERY_MAX_MEMORY, API_MAX_QUERY_ROWS,
+  ...), exits 1 with the error.
+  --json              JSON output (ClickHouse's JSON format)
+  --max-rows N        stop after N rows; stderr says when the result was cut there`,
+  export: `usage: benchstream export RUN --to FILE [--what events|windows|summary] [--force]
+  Writes a run's raw events (one row per operation; the default), its windows
+  (one row per window, operation, status and client, with the latency
+  histogram) or its summary (one row per operation) into FILE, streamed: the
+  format is the file's extension, .parquet, .arrow or .feather (Arrow IPC file),
+  .csv (with a header), .jsonl or .ndjson (JSON lines). The file appears whole
+  or not at all (written beside it, renamed at the end).
+  --to FILE           where to write (the extension picks the format)
+  --what WHAT         events (default), windows or summary
+  --force             replace FILE if it exists`,
   runs: `usage: benchstream runs [--group NAME] [--label KEY=VALUE]... [--limit N] [--json]
   The most recent runs, newest first: id, start, workload, binding, clients, target
   ("reported" for a summary run: YCSB's reports as printed), group and repetition, labels.

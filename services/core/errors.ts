@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   BS_ERR_TIMEOUT: { retryable: true, summary: 'timed out' },
   BS_ERR_QUERY_REFUSED: { retryable: false, summary: 'ad hoc query not allowed' },
   BS_ERR_QUERY_FAILED: { retryable: false, summary: 'ad hoc query failed' },
+  BS_ERR_RESULT_LIMIT: { retryable: false, summary: 'ad hoc result passed a limit' },
   BS_ERR_BUSY: { retryable: true, summary: 'too many requests at once' },
   BS_ERR_LIVE_LIMIT: { retryable: true, summary: 'too many live views open' },
   BS_ERR_UNAUTHORIZED: { retryable: false, summary: 'missing or wrong API token' },

@@ -26,7 +26,7 @@ import zlib from 'node:zlib'
 import { createClient } from '@clickhouse/client'
 import { Session } from 'chdb'
 import { QUIET, queryRows } from '../../services/adapters/clickhouse/client.js'
-import { RowBinaryCutter } from '../../services/adapters/clickhouse/row-binary.js'
+import { RowBinaryShape } from '../../services/adapters/clickhouse/row-binary.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { compressBlocks, decompressBlocks } from '../../services/core/codec/compressed-blocks.js'
@@ -115,26 +115,26 @@ test('RowBinary: what the engine writes for each type we serve, cut at exactly k
     for (const [name, sql] of TYPES) {
       const whole = Buffer.from((await s.queryAsync(sql, { format: 'RowBinaryWithNamesAndTypes' })).bytes())
       for (const k of [0, 1, 17, 50]) {
-        const cut = new RowBinaryCutter('RowBinaryWithNamesAndTypes', { maxRows: k, maxBytes: 1 << 30 })
-        const got = Buffer.concat(cut.push(whole))
+        const cut = new RowBinaryShape('RowBinaryWithNamesAndTypes', { maxRows: k, maxBytes: 1 << 30 })
+        const got = Buffer.concat(cut.push({ data: whole, rows: undefined }))
         cut.end()
         const limited = Buffer.from(
           (await s.queryAsync(`SELECT * FROM (${sql}) LIMIT ${k}`, { format: 'RowBinaryWithNamesAndTypes' })).bytes(),
         )
         assert.deepEqual(got, limited, `${name}, ${k} rows`)
-        assert.equal(cut.truncated, k < 50, `${name}, ${k} rows`)
+        assert.equal(cut.stoppedBy, k < 50 ? 'rows' : undefined, `${name}, ${k} rows`)
         // Without types: the same rows after the names; RowBinary: the rows alone.
-        const bare = new RowBinaryCutter('RowBinary', { maxRows: k, maxBytes: 1 << 30 })
-        const rows = Buffer.concat(bare.push(whole))
+        const bare = new RowBinaryShape('RowBinary', { maxRows: k, maxBytes: 1 << 30 })
+        const rows = Buffer.concat(bare.push({ data: whole, rows: undefined }))
         const plain = Buffer.from(
           (await s.queryAsync(`SELECT * FROM (${sql}) LIMIT ${k}`, { format: 'RowBinary' })).bytes(),
         )
         assert.deepEqual(rows, plain, `${name} as RowBinary, ${k} rows`)
       }
       // Fed a byte at a time, the same.
-      const slow = new RowBinaryCutter('RowBinaryWithNamesAndTypes', { maxRows: 1e9, maxBytes: 1 << 30 })
+      const slow = new RowBinaryShape('RowBinaryWithNamesAndTypes', { maxRows: 1e9, maxBytes: 1 << 30 })
       const parts: Buffer[] = []
-      for (let i = 0; i < whole.length; i++) parts.push(...slow.push(whole.subarray(i, i + 1)))
+      for (let i = 0; i < whole.length; i++) parts.push(...slow.push({ data: whole.subarray(i, i + 1), rows: undefined }))
       slow.end()
       assert.deepEqual(Buffer.concat(parts), whole, `${name}, byte by byte`)
     }

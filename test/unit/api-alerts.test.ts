@@ -12,6 +12,7 @@ import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
 import type { SilenceSpec } from '../../services/core/alerting/silences.js'
 import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'
+import { NO_AD_HOC } from '../helpers/ad-hoc-fake.js'
 import type { SilenceStore } from '../../services/core/ports/alerts.js'
 import type {
   Alert,
@@ -81,12 +82,7 @@ class MemorySilences implements SilenceStore {
   }
 }
 
-const adHoc: AdHocQueries = {
-  run: async () => {
-    throw new Error('not used')
-  },
-  close: async () => undefined,
-}
+const adHoc: AdHocQueries = NO_AD_HOC
 
 function app(rm: ReadModel, silences?: SilenceStore, clock = { now: NOW }) {
   return build(readApiConfig({ API_PORT: '0' }), {

@@ -12,6 +12,7 @@ import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
 import { BenchstreamError, isBenchstreamError } from '../../services/core/errors.js'
 import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'
+import { fakeStream } from '../helpers/ad-hoc-fake.js'
 import type { ReadModel } from '../../services/core/ports/read-model.js'
 
 const readModel = {
@@ -23,16 +24,7 @@ const readModel = {
   timeline: async () => [],
 } as unknown as ReadModel
 const adHoc: AdHocQueries = {
-  run: async (sql) => ({
-    rows: [{ sql }],
-    text: undefined,
-    format: 'JSONEachRow',
-    rowCount: 1,
-    bytes: 10,
-    truncated: false,
-    limits: { maxRows: 10, maxBytes: 100 },
-    elapsedMs: 1,
-  }),
+  stream: async (sql) => fakeStream({ format: 'JSONEachRow', pieces: [`${JSON.stringify({ sql })}\n`], rows: 1 }),
   close: async () => undefined,
 }
 

@@ -13,24 +13,22 @@ import zlib from 'node:zlib'
 import { compressBlocks, decompressBlocks } from '../../services/core/codec/compressed-blocks.js'
 import { decodeBody, encodeBody } from '../../services/core/codec/http-encoding.js'
 import { BenchstreamError } from '../../services/core/errors.js'
-import type { AdHocOptions, AdHocQueries, AdHocResult } from '../../services/core/ports/ad-hoc-queries.js'
+import type { AdHocOptions, AdHocQueries, AdHocStream } from '../../services/core/ports/ad-hoc-queries.js'
 import type { ReadModel } from '../../services/core/ports/read-model.js'
+import { fakeStream } from '../helpers/ad-hoc-fake.js'
 
 const TOKEN = 'test-token-0123456789'
 const calls: Array<{ sql: string; opts: AdHocOptions | undefined }> = []
-let answer: (sql: string, opts?: AdHocOptions) => Promise<AdHocResult> = async (sql, opts) => ({
-  rows: undefined,
-  text: opts?.format === 'Native' ? undefined : `${sql}\n`,
-  ...(opts?.format === 'Native' ? { data: Uint8Array.from([1, 2, 3]) } : {}),
-  format: opts?.format ?? 'TabSeparated',
-  rowCount: 1,
-  bytes: 3,
-  truncated: false,
-  limits: { maxRows: 10, maxBytes: 100 },
-  elapsedMs: 1,
-})
+/** The query echoed back (TabSeparated), or three bytes of "Native". */
+const echo = async (sql: string, opts?: AdHocOptions): Promise<AdHocStream> =>
+  fakeStream({
+    format: opts?.format ?? 'TabSeparated',
+    pieces: [opts?.format === 'Native' ? Uint8Array.from([1, 2, 3]) : `${sql}\n`],
+    rows: 1,
+  })
+let answer: (sql: string, opts?: AdHocOptions) => Promise<AdHocStream> = echo
 const adHoc: AdHocQueries = {
-  run: async (sql, opts) => {
+  stream: async (sql, opts) => {
     calls.push({ sql, opts })
     return answer(sql, opts)
   },
@@ -101,7 +99,8 @@ test(
     assert.equal(res.statusCode, 200)
     assert.equal(res.headers['content-type'], 'application/octet-stream')
     assert.deepEqual([...res.rawPayload], [1, 2, 3])
-    assert.deepEqual(calls[0]!.opts, { format: 'Native', nativeRevision: 54460, maxRows: 500 })
+    // limit: a LIMIT on the result, as ClickHouse's `limit` setting is: a cut the client asked for.
+    assert.deepEqual(calls[0]!.opts, { format: 'Native', nativeRevision: 54460, cut: { rows: 500 }, fail: {} })
     // Without client_protocol_version, revision 0 (ClickHouse's HTTP default).
     await a.inject({ method: 'POST', url: '/clickhouse/?default_format=Native', headers: local, payload: 'SELECT 1' })
     assert.equal(calls[1]!.opts?.nativeRevision, 0)
@@ -320,16 +319,7 @@ test('hostile requests get a ClickHouse error or an answer, never a crash', asyn
 })
 
 test("compression: compress=1, decompress=1 (ClickHouse's blocks), Content-Encoding both ways, bad input", async () => {
-  answer = async (sql, opts) => ({
-    rows: undefined,
-    text: `${sql}\n`,
-    format: opts?.format ?? 'TabSeparated',
-    rowCount: 1,
-    bytes: 3,
-    truncated: false,
-    limits: { maxRows: 10, maxBytes: 100 },
-    elapsedMs: 1,
-  })
+  answer = echo
   const a = app()
   const sql = 'SELECT 1'
   const blocks = await a.inject({ method: 'POST', url: '/clickhouse/?compress=1', headers: local, payload: sql })

@@ -16,6 +16,7 @@ import { readApiConfig } from '../../services/api/config.js'
 import { assembleWindows, LiveTotals } from '../../services/api/live/windows.js'
 import type { RunProgress } from '../../services/core/stats/window-completeness.js'
 import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'
+import { NO_AD_HOC } from '../helpers/ad-hoc-fake.js'
 import type { ReadModel, RunInfo, WindowOpStatusRow } from '../../services/core/ports/read-model.js'
 import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { Histogram } from '../../services/core/stats/histogram.js'
@@ -132,12 +133,7 @@ function fakeRun() {
   return { rm, rows, total, state }
 }
 
-const adHoc: AdHocQueries = {
-  run: async () => {
-    throw new Error('not used')
-  },
-  close: async () => undefined,
-}
+const adHoc: AdHocQueries = NO_AD_HOC
 
 async function serve(rm: ReadModel, env: Record<string, string> = {}) {
   const app = build(readApiConfig({ API_PORT: '0', API_LIVE_INTERVAL_MS: '100', ...env }), {

@@ -38,7 +38,7 @@ const byName = (name: string): Case => fixtures.cases.find((c) => c.name === nam
 function reframe(input: Buffer[], revision: number, caps = NO_CAPS): { out: Buffer; framer: NativeReframer } {
   const framer = new NativeReframer(revision, caps)
   const out: Buffer[] = []
-  for (const chunk of input) out.push(...framer.push(chunk))
+  for (const chunk of input) out.push(...framer.push({ data: chunk, rows: undefined }))
   framer.end()
   return { out: Buffer.concat(out), framer }
 }
@@ -56,7 +56,7 @@ test('revision 0 gives back exactly the bytes the engine wrote, however the stre
     for (const size of [whole.length || 1, 1, 7, 4096]) {
       const { out, framer } = reframe(pieces(whole, size), 0)
       assert.ok(out.equals(whole), `${c.name}, pieces of ${size}: re-framed bytes differ`)
-      assert.equal(framer.truncated, false)
+      assert.equal(framer.stoppedBy, undefined)
     }
   }
 })
@@ -96,7 +96,7 @@ test('cut at k rows: exactly what the engine writes for LIMIT k, in every walked
     const { out, framer } = reframe([bytes(c.chunks)], 0, { maxRows: c.limit!, maxBytes: Number.MAX_SAFE_INTEGER })
     assert.ok(out.equals(bytes(c.limitChunks!)), `${c.name}: first ${c.limit} rows differ from LIMIT ${c.limit}`)
     assert.equal(framer.rows, c.limit)
-    assert.equal(framer.truncated, true)
+    assert.equal(framer.stoppedBy, 'rows')
   }
 })
 
@@ -118,7 +118,7 @@ test('the byte cap cuts at a row boundary and never goes over', () => {
   for (const maxBytes of [5000, 12_000, 20_000]) {
     const { out, framer } = reframe([whole], 54460, { maxRows: Number.MAX_SAFE_INTEGER, maxBytes })
     assert.ok(out.length <= maxBytes, `${out.length} > ${maxBytes}`)
-    assert.equal(framer.truncated, true)
+    assert.equal(framer.stoppedBy, 'bytes')
     assert.ok(framer.rows > 0)
     // The same rows cut by the row cap give the same bytes.
     assert.ok(
@@ -150,7 +150,7 @@ test('types it does not walk are refused by name, with what to do instead', () =
 test('a stream that ends inside a block is an error, not a hang or a short answer', () => {
   const whole = bytes(byName('numbers and strings').chunks)
   const framer = new NativeReframer(54460, NO_CAPS)
-  framer.push(whole.subarray(0, whole.length - 10))
+  framer.push({ data: whole.subarray(0, whole.length - 10), rows: undefined })
   assert.throws(() => framer.end(), NativeFormatError)
 })
 
@@ -170,7 +170,7 @@ test('hostile bytes: only NativeFormatError, never another exception', () => {
     for (let j = 0; j < 1 + rand(4); j++) b[rand(b.length)] = rand(256)
     const framer = new NativeReframer(54460, { maxRows: 1 + rand(500), maxBytes: 1 + rand(100_000) })
     try {
-      framer.push(b)
+      framer.push({ data: b, rows: undefined })
       framer.end()
     } catch (err) {
       if (!(err instanceof NativeFormatError)) assert.fail(`case ${i}: ${(err as Error).stack ?? String(err)}`)

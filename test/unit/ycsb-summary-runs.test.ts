@@ -546,7 +546,7 @@ test("the API: a summary run's report (JSON and YCSB text), its compare, and 422
     windowFigures: async () => [],
     reportedRuns: async (ids: readonly string[]) => ids.flatMap((id) => data.get(id) ?? []),
   } as unknown as ReadModel
-  const adHoc = { run: async () => assert.fail('no SQL'), close: async () => undefined } as unknown as AdHocQueries
+  const adHoc = { stream: async () => assert.fail('no SQL'), close: async () => undefined } as unknown as AdHocQueries
   const app = build(readApiConfig({ API_PORT: '0' }), { readModel, adHoc, database: 'benchstream' })
   try {
     const json = await app.inject({ method: 'GET', url: '/api/v1/runs/A-a-1/report' })

@@ -1,6 +1,6 @@
 /**
  * Apache Arrow's IPC formats (what clickhouse-connect's query_arrow and
- * query_df_arrow read), cut at the row and byte caps. The engine writes the
+ * query_df_arrow read), streamed and cut at the row and byte caps. The engine writes the
  * stream format (ArrowStream), one record batch per block of at most
  * max_block_size rows:
  *
@@ -9,16 +9,17 @@
  *
  * A record batch's row count and body length are read from its Message
  * flatbuffer (Message.fbs: header_type, header, bodyLength; RecordBatch.length);
- * whole batches are kept while they fit the caps, so a cut result has at most
+ * whole batches are sent while they fit the caps, so a cut result has at most
  * the row cap (less by up to one block). chDB formats every streamed block as
  * a whole stream of its own (schema, batch, end marker): schemas after the
  * first are dropped and reading goes on past end markers, so one stream comes
- * out either way. For the file format (Arrow), the kept
+ * out either way. For the file format (Arrow), the sent
  * messages are framed as File.fbs says: "ARROW1", padding, the stream, a
  * Footer flatbuffer (the schema, copied from the schema message, and one Block
  * per record batch), its length, "ARROW1".
  */
 import { NativeFormatError } from './native-format.js'
+import type { EngineChunk, ResultShape, ShapeCaps } from './result-shape.js'
 
 export const ARROW_FORMATS = ['Arrow', 'ArrowStream'] as const
 export type ArrowFormat = (typeof ARROW_FORMATS)[number]
@@ -113,33 +114,31 @@ function readMessage(buf: Buffer, pos: number): Message | null | undefined {
   }
 }
 
-export interface ArrowCaps {
-  maxRows: number
-  maxBytes: number
-}
-
 /**
- * Cuts an Arrow IPC stream fed in arbitrary chunks at whole record batches
- * within the caps; result() gives the asked format.
+ * Streams an Arrow IPC stream fed in arbitrary chunks as the asked format,
+ * keeping whole record batches within the caps: the schema first (after the
+ * file's magic), each batch as it arrives, and at the end the end-of-stream
+ * marker (and, for the file format, the footer that lists the batches).
  */
-export class ArrowCutter {
+export class ArrowShape implements ResultShape {
   private pending: Buffer = Buffer.alloc(0)
-  private readonly kept: Message[] = []
+  private readonly blocks: Array<{ offset: number; meta: number; body: number; type: number }> = []
   private schema: Message | undefined
-  private done = false
+  /** Bytes written so far in the file format's layout (where the next message starts). */
+  private offset = 0
   rows = 0
   bytes = 0
-  truncated = false
+  stoppedBy: 'rows' | 'bytes' | undefined
 
   constructor(
     private readonly format: ArrowFormat,
-    private readonly caps: ArrowCaps,
+    private readonly caps: ShapeCaps,
   ) {}
 
-  /** Takes a chunk; returns true while more input is wanted. */
-  push(chunk: Uint8Array): boolean {
-    if (this.done) return false
-    this.pending = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk])
+  push({ data }: EngineChunk): Buffer[] {
+    if (this.stoppedBy !== undefined) return []
+    this.pending = this.pending.length === 0 ? Buffer.from(data) : Buffer.concat([this.pending, data])
+    const out: Buffer[] = []
     let pos = 0
     for (;;) {
       const m = readMessage(this.pending, pos)
@@ -150,46 +149,51 @@ export class ArrowCutter {
         continue
       }
       pos += m.bytes.length
-      const copy = { ...m, bytes: Buffer.from(m.bytes) }
       if (m.type === HEADER.Schema) {
         if (this.schema === undefined) {
-          this.schema = { ...copy, meta: copy.bytes.subarray(copy.metaLength - m.meta.length, copy.metaLength) }
-          this.bytes += copy.bytes.length
-        } else if (!this.schema.bytes.equals(copy.bytes))
+          this.schema = { ...m, meta: m.bytes.subarray(m.metaLength - m.meta.length, m.metaLength) }
+          const first = this.format === 'Arrow' ? Buffer.concat([MAGIC, m.bytes]) : m.bytes
+          this.offset = first.length
+          this.bytes += first.length
+          out.push(first)
+        } else if (!this.schema.bytes.equals(m.bytes))
           throw new NativeFormatError('the Arrow stream changed its schema between blocks')
         continue
       }
-      if (this.rows + m.rows > this.caps.maxRows || this.bytes + copy.bytes.length + 1024 > this.caps.maxBytes) {
-        this.truncated = true
-        this.done = true
+      if (this.rows + m.rows > this.caps.maxRows) {
+        this.stoppedBy = 'rows'
         break
       }
-      this.kept.push(copy)
+      // 1 KiB kept for the end marker and the footer.
+      if (this.bytes + m.bytes.length + 1024 > this.caps.maxBytes) {
+        this.stoppedBy = 'bytes'
+        break
+      }
+      this.blocks.push({ offset: this.offset, meta: m.metaLength, body: m.bodyLength, type: m.type })
+      this.offset += m.bytes.length
       this.rows += m.rows
-      this.bytes += copy.bytes.length
+      this.bytes += m.bytes.length
+      out.push(m.bytes)
     }
-    this.pending = this.done ? Buffer.alloc(0) : this.pending.subarray(pos)
-    return !this.done
+    this.pending = this.stoppedBy !== undefined ? Buffer.alloc(0) : this.pending.subarray(pos)
+    return out.length <= 1 ? out : [Buffer.concat(out)]
   }
 
-  /** The kept messages in the asked format; throws when the stream ended inside a message. */
-  result(): Buffer {
-    if (!this.done && this.pending.length > 0)
+  /** The end marker (and the file's footer); throws when the stream ended inside a message or had no schema. */
+  end(): Buffer[] {
+    if (this.stoppedBy === undefined && this.pending.length > 0)
       throw new NativeFormatError(`the Arrow stream ended inside a message (${this.pending.length} bytes left over)`)
     if (this.schema === undefined) throw new NativeFormatError('the Arrow stream has no schema')
-    const stream = [this.schema.bytes, ...this.kept.map((m) => m.bytes)]
-    if (this.format === 'ArrowStream') return Buffer.concat([...stream, EOS])
-    // File: every message starts 8-aligned after the 8-byte magic, as the engine padded them.
-    const blocks: Array<{ offset: number; meta: number; body: number; type: number }> = []
-    let offset = MAGIC.length + this.schema.bytes.length
-    for (const m of this.kept) {
-      blocks.push({ offset, meta: m.metaLength, body: m.bodyLength, type: m.type })
-      offset += m.bytes.length
+    if (this.format === 'ArrowStream') {
+      this.bytes += EOS.length
+      return [EOS]
     }
-    const footer = fileFooter(this.schema.meta, blocks)
+    const footer = fileFooter(this.schema.meta, this.blocks)
     const size = Buffer.alloc(4)
     size.writeInt32LE(footer.length)
-    return Buffer.concat([MAGIC, ...stream, EOS, footer, size, MAGIC.subarray(0, 6)])
+    const tail = Buffer.concat([EOS, footer, size, MAGIC.subarray(0, 6)])
+    this.bytes += tail.length
+    return [tail]
   }
 }
 

@@ -20,6 +20,8 @@
  * states, ...) are refused with a message that says to cast them.
  */
 
+import type { EngineChunk, ResultShape, ShapeCaps } from './result-shape.js'
+
 /** DBMS_MIN_REVISION_WITH_CUSTOM_SERIALIZATION: from this revision on, a flag byte follows each column type. */
 export const MIN_REVISION_WITH_CUSTOM_SERIALIZATION = 54454
 
@@ -382,33 +384,43 @@ function frame(buf: Buffer, block: ParsedBlock, k: number, revision: number): Bu
   return Buffer.concat(parts)
 }
 
-export interface NativeCaps {
-  maxRows: number
-  maxBytes: number
-}
-
 /**
  * Re-frames a revision-0 Native stream fed in arbitrary chunks. push()
  * returns the re-framed bytes of the blocks completed so far and stops at
- * the caps (then `truncated` is set and further input is ignored).
+ * the caps (then `stoppedBy` is set and further input is ignored). `whole`:
+ * every chunk is one block's whole result (chDB); at revision 0 such a block
+ * whose rows the engine counted and that fits the caps passes as it is.
  */
-export class NativeReframer {
+export class NativeReframer implements ResultShape {
   private pending: Buffer = Buffer.alloc(0)
   rows = 0
   bytes = 0
-  truncated = false
+  stoppedBy: 'rows' | 'bytes' | undefined
 
   constructor(
     private readonly revision: number,
-    private readonly caps: NativeCaps,
+    private readonly caps: ShapeCaps,
+    private readonly whole = false,
   ) {}
 
-  push(chunk: Uint8Array): Buffer[] {
-    if (this.truncated) return []
-    this.pending = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk])
+  push({ data, rows }: EngineChunk): Buffer[] {
+    if (this.stoppedBy !== undefined) return []
+    if (
+      this.whole &&
+      this.revision === 0 &&
+      rows !== undefined &&
+      this.pending.length === 0 &&
+      this.rows + rows <= this.caps.maxRows &&
+      this.bytes + data.length <= this.caps.maxBytes
+    ) {
+      this.rows += rows
+      this.bytes += data.length
+      return data.length === 0 ? [] : [data]
+    }
+    this.pending = this.pending.length === 0 ? Buffer.from(data) : Buffer.concat([this.pending, data])
     const out: Buffer[] = []
     let pos = 0
-    while (pos < this.pending.length && !this.truncated) {
+    while (pos < this.pending.length && this.stoppedBy === undefined) {
       let block: ParsedBlock
       try {
         block = readBlock(this.pending, pos)
@@ -424,15 +436,18 @@ export class NativeReframer {
   }
 
   /** Throws when the stream ended inside a block. */
-  end(): void {
-    if (!this.truncated && this.pending.length > 0)
+  end(): Buffer[] {
+    if (this.stoppedBy === undefined && this.pending.length > 0)
       throw new NativeFormatError(`the Native stream ended inside a block (${this.pending.length} bytes left over)`)
+    return []
   }
 
   private take(block: ParsedBlock): Buffer[] {
     let k = Math.min(block.rows, this.caps.maxRows - this.rows)
+    let why: 'rows' | 'bytes' = 'rows'
     let framed = frame(this.pending, block, k, this.revision)
     if (this.bytes + framed.length > this.caps.maxBytes) {
+      why = 'bytes'
       // The most rows that fit: framed size grows with k.
       let lo = 0
       let hi = k - 1
@@ -444,11 +459,11 @@ export class NativeReframer {
       k = lo
       framed = frame(this.pending, block, k, this.revision)
       if (this.bytes + framed.length > this.caps.maxBytes) {
-        this.truncated = true
+        this.stoppedBy = 'bytes'
         return []
       }
     }
-    if (k < block.rows) this.truncated = true
+    if (k < block.rows) this.stoppedBy = why
     // A block cut to no rows says nothing a client needs, unless it is the only header.
     if (k === 0 && block.rows > 0 && this.rows + this.bytes > 0) return []
     this.rows += k

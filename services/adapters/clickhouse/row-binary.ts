@@ -15,7 +15,7 @@
  *   Tuple(...): the elements in order; LowCardinality(T): as T
  *
  * chDB formats every streamed block as a whole result of its own, header
- * included: push(chunk, true) says a chunk starts with a header again, which
+ * included: in `whole` mode every chunk starts with a header again, which
  * must equal the first and is dropped. The output keeps the header the client asked for (RowBinary: none,
  * RowBinaryWithNames: the count and names, RowBinaryWithNamesAndTypes: all)
  * and whole rows up to the caps. Types it does not walk (JSON, Dynamic,
@@ -23,6 +23,7 @@
  * to cast them.
  */
 import { Cursor, Incomplete, NativeFormatError, str, typeSpec, uvarint, type Spec } from './native-format.js'
+import type { EngineChunk, ResultShape, ShapeCaps } from './result-shape.js'
 
 export const ROW_BINARY_FORMATS = ['RowBinary', 'RowBinaryWithNames', 'RowBinaryWithNamesAndTypes'] as const
 export type RowBinaryFormat = (typeof ROW_BINARY_FORMATS)[number]
@@ -77,27 +78,25 @@ function readHeader(buf: Buffer): Header {
   return { names, types, specs: types.map((t) => typeSpec(t)), end: c.pos }
 }
 
-export interface RowCaps {
-  maxRows: number
-  maxBytes: number
-}
-
 /**
  * Cuts a RowBinaryWithNamesAndTypes stream fed in arbitrary chunks into the
  * asked RowBinary format, at whole rows within the caps. push() returns the
- * bytes ready so far; once a cap is reached `truncated` is set and further
- * input is ignored.
+ * bytes ready so far; once a cap is reached `stoppedBy` is set and further
+ * input is ignored. `whole`: every chunk is a block's whole result, starting
+ * with its own header (chDB); such a block whose rows the engine counted and
+ * that fits the caps passes without its rows being walked.
  */
-export class RowBinaryCutter {
+export class RowBinaryShape implements ResultShape {
   private pending: Buffer = Buffer.alloc(0)
   private header: Header | undefined
   rows = 0
   bytes = 0
-  truncated = false
+  stoppedBy: 'rows' | 'bytes' | undefined
 
   constructor(
     private readonly format: RowBinaryFormat,
-    private readonly caps: RowCaps,
+    private readonly caps: ShapeCaps,
+    private readonly whole = false,
   ) {}
 
   /** Column names and types, once the header has arrived. */
@@ -105,20 +104,26 @@ export class RowBinaryCutter {
     return this.header?.names.map((name, i) => ({ name, type: this.header!.types[i]! }))
   }
 
-  /** Takes a chunk of the stream (`whole`: a block's whole result, starting with its own header). */
-  push(chunk: Uint8Array, whole = false): Buffer[] {
-    if (this.truncated) return []
+  push({ data, rows }: EngineChunk): Buffer[] {
+    if (this.stoppedBy !== undefined) return []
     const out: Buffer[] = []
-    let pos = 0
-    if (whole && this.header !== undefined) {
+    let chunk: Uint8Array = data
+    if (this.whole && this.header !== undefined) {
       if (this.pending.length > 0)
         throw new NativeFormatError(`a RowBinary block ended inside a row (${this.pending.length} bytes left over)`)
-      const again = readHeader(Buffer.from(chunk))
+      const again = readHeader(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
       if (again.types.join('\0') !== this.header.types.join('\0'))
         throw new NativeFormatError('the RowBinary stream changed its columns between blocks')
       chunk = chunk.subarray(again.end)
+      // Counted by the engine and within the caps: the block's rows pass as they are.
+      if (rows !== undefined && this.rows + rows <= this.caps.maxRows && this.bytes + chunk.length <= this.caps.maxBytes) {
+        this.rows += rows
+        this.bytes += chunk.length
+        return chunk.length === 0 ? [] : [Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]
+      }
     }
     this.pending = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk])
+    let pos = 0
     if (this.header === undefined) {
       try {
         this.header = readHeader(this.pending)
@@ -129,17 +134,30 @@ export class RowBinaryCutter {
       pos = this.header.end
       const head = this.headerBytes(this.header)
       if (head.length > this.caps.maxBytes) {
-        this.truncated = true
+        this.stoppedBy = 'bytes'
         return out
       }
-      out.push(head)
+      if (head.length > 0) out.push(head)
       this.bytes += head.length
+      const body = this.pending.subarray(pos)
+      if (
+        this.whole &&
+        rows !== undefined &&
+        this.rows + rows <= this.caps.maxRows &&
+        this.bytes + body.length <= this.caps.maxBytes
+      ) {
+        this.rows += rows
+        this.bytes += body.length
+        if (body.length > 0) out.push(body)
+        this.pending = Buffer.alloc(0)
+        return out
+      }
     }
     const start = pos
     const c = new Cursor(this.pending, pos)
     while (c.pos < this.pending.length) {
       if (this.rows >= this.caps.maxRows) {
-        this.truncated = true
+        this.stoppedBy = 'rows'
         break
       }
       const rowStart = c.pos
@@ -154,7 +172,7 @@ export class RowBinaryCutter {
       }
       if (this.bytes + (c.pos - start) > this.caps.maxBytes) {
         c.pos = rowStart
-        this.truncated = true
+        this.stoppedBy = 'bytes'
         break
       }
       this.rows++
@@ -165,17 +183,18 @@ export class RowBinaryCutter {
       out.push(Buffer.from(this.pending.subarray(start, c.pos)))
       this.bytes += c.pos - start
     }
-    this.pending = this.truncated ? Buffer.alloc(0) : this.pending.subarray(c.pos)
+    this.pending = this.stoppedBy !== undefined ? Buffer.alloc(0) : this.pending.subarray(c.pos)
     return out
   }
 
   /** Throws when the stream ended inside the header or a row. */
-  end(): void {
-    if (this.truncated) return
+  end(): Buffer[] {
+    if (this.stoppedBy !== undefined) return []
     if (this.header === undefined && this.pending.length > 0)
       throw new NativeFormatError('the RowBinary stream ended inside its header')
     if (this.pending.length > 0)
       throw new NativeFormatError(`the RowBinary stream ended inside a row (${this.pending.length} bytes left over)`)
+    return []
   }
 
   private headerBytes(h: Header): Buffer {

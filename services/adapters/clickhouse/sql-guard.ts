@@ -21,9 +21,16 @@
  *     functions and tables named) and EXPLAIN QUERY TREE (every table resolved,
  *     also through IN, CTEs and unqualified names, inside the benchstream
  *     database).
- *  3. Results are streamed and cut at a row and a byte cap in JS (the
- *     engine's max_result_bytes does not count constant columns), and the
- *     query is cancelled for real when cut or too slow.
+ *  3. Results are streamed from the engine to the caller block by block,
+ *     never held whole (a connection pulls the next block only when the
+ *     caller took the last). There is no default result cap: a result is cut
+ *     only where the caller asked (AdHocOptions.cut), and a result limit
+ *     (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES, max_result_rows) fails the
+ *     query when passed (BS_ERR_RESULT_LIMIT), as ClickHouse's
+ *     result_overflow_mode = 'throw' does. Rows and bytes are counted in JS
+ *     (result-shape.ts; the engine's max_result_bytes does not count constant
+ *     columns), and the query is cancelled for real when cut, failed, too
+ *     slow or abandoned by the caller.
  *
  * Findings behind each rule: /work/notes/chdb-guard.md; the attack corpus is
  * test/integration/sql-guard.test.ts.
@@ -31,22 +38,29 @@
 import { Session } from 'chdb'
 import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { BenchstreamError } from '../../core/errors.js'
-import type { AdHocLimits, AdHocOptions, AdHocQueries, AdHocResult } from '../../core/ports/ad-hoc-queries.js'
+import type { AdHocOptions, AdHocQueries, AdHocStream, ResultLimits } from '../../core/ports/ad-hoc-queries.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
 import { QUIET } from './client.js'
-import { ARROW_FORMATS, ARROW_SOURCE, ArrowCutter, type ArrowFormat } from './arrow-ipc.js'
+import { ARROW_FORMATS, ARROW_SOURCE, ArrowShape, type ArrowFormat } from './arrow-ipc.js'
 import { NativeFormatError, NativeReframer } from './native-format.js'
-import { ROW_BINARY_FORMATS, ROW_BINARY_SOURCE, RowBinaryCutter, type RowBinaryFormat } from './row-binary.js'
-import { jsonDocument, LineCutter, textPlan } from './text-formats.js'
+import type { EngineChunk, ResultShape, ShapeCaps } from './result-shape.js'
+import { ROW_BINARY_FORMATS, ROW_BINARY_SOURCE, RowBinaryShape, type RowBinaryFormat } from './row-binary.js'
+import { PEOPLE_FORMATS, textShape } from './text-formats.js'
 
 /** Limits of one ad hoc query, enforced by the engine and, for the result, by us. */
-export interface GuardLimits extends AdHocLimits {
-  /** Seconds a query may run (max_execution_time). */
+export interface GuardLimits {
+  /** Seconds a query may run (max_execution_time), its result's streaming included. */
   timeoutS: number
   /** Bytes of memory a query may use (max_memory_usage). */
   maxMemory: number
   /** Rows a query may read from tables (max_rows_to_read). */
   maxRowsToRead: number
+  /** Bytes a query may read from tables (max_bytes_to_read). */
+  maxBytesToRead: number
+  /** Rows a result may hold; more fail the query (0: no limit). */
+  maxRows: number
+  /** Bytes a result may hold as sent; more fail the query (0: no limit). */
+  maxBytes: number
 }
 
 export interface GuardOptions {
@@ -141,7 +155,7 @@ const MESSAGE_SAFE_CODES = new Set([
 ])
 /** ClickHouse's READONLY error code. */
 const READONLY = 164
-/** Rows per block: with 1,000 the stream can be cut close to the caps. */
+/** Rows per block: the unit of streaming (and of what a connection holds at once). */
 const BLOCK_ROWS = 1000
 /** Longest text of a query, bytes (max_query_size). */
 const MAX_QUERY_BYTES = 256 * 1024
@@ -150,16 +164,20 @@ const MAX_QUERY_BYTES = 256 * 1024
 interface GuardConnection {
   /** One statement's whole result as text (TSVRaw); `params` are bound server-side. */
   text(sql: string, params?: Record<string, string>): Promise<string>
-  /** A statement's result in chunks of text, cancelled when the iteration stops (chDB: a block's whole result each). */
-  stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string>
   /**
-   * A statement's result in a binary format (Native: revision 0 framing), in chunks of bytes, cancelled when the
-   * iteration stops.
+   * A statement's result in a format, chunk by chunk, the next chunk fetched
+   * only when the last was taken; cancelled when the iteration stops or the
+   * signal aborts. `settings`: per-query settings (a server only).
    */
-  binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array>
+  stream(
+    sql: string,
+    format: string,
+    signal: AbortSignal,
+    settings?: Record<string, string | number>,
+  ): AsyncIterable<EngineChunk>
   /**
-   * True when every chunk of binary() is a block's whole result, with the format's own header (chDB formats each
-   * streamed block on its own); false for one stream cut anywhere (a server's HTTP body).
+   * True when every chunk is a block's whole result, with the format's own header and its row count (chDB formats
+   * each streamed block on its own); false for one stream cut anywhere (a server's HTTP body).
    */
   readonly wholeChunks: boolean
   close(): Promise<void>
@@ -172,10 +190,8 @@ function settings(limits: GuardLimits): Array<[string, string | number]> {
     ['timeout_overflow_mode', 'throw'],
     ['max_memory_usage', limits.maxMemory],
     ['max_rows_to_read', limits.maxRowsToRead],
+    ['max_bytes_to_read', limits.maxBytesToRead],
     ['read_overflow_mode', 'throw'],
-    // A backstop far above the JS caps; the stream is cut in JS first.
-    ['max_result_rows', limits.maxRows * 10 + BLOCK_ROWS],
-    ['result_overflow_mode', 'break'],
     ['max_block_size', BLOCK_ROWS],
     // One core at most: ingestion keeps the others.
     ['max_threads', 1],
@@ -222,20 +238,11 @@ class ChdbGuardConnection implements GuardConnection {
     return r.text()
   }
 
-  async *stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string> {
+  async *stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<EngineChunk> {
     const s = this.session.queryStream(sql, { format, signal })
     try {
-      for await (const chunk of s) yield chunk.text()
-    } finally {
-      s.cancel()
-    }
-  }
-
-  async *binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
-    // raw(): the chunk's bytes; text() would mangle binary data.
-    const s = this.session.queryStream(sql, { format, signal })
-    try {
-      for await (const chunk of s) yield chunk.raw()
+      // raw(): the chunk's bytes, copied, since they outlive the next fetch (a socket still writing them).
+      for await (const chunk of s) yield { data: Buffer.from(chunk.raw()), rows: chunk.numRows }
     } finally {
       s.cancel()
     }
@@ -275,21 +282,20 @@ class HttpGuardConnection implements GuardConnection {
     return rs.text()
   }
 
-  async *stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string> {
-    const rs = await this.client.query({ query: sql, format: format as 'JSONEachRow', abort_signal: signal })
-    const stream = rs.stream() as AsyncIterable<Array<{ text: string }>>
-    try {
-      for await (const rows of stream) yield rows.map((r) => `${r.text}\n`).join('')
-    } finally {
-      rs.close()
-    }
-  }
-
-  async *binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  async *stream(
+    sql: string,
+    format: string,
+    signal: AbortSignal,
+    settings?: Record<string, string | number>,
+  ): AsyncIterable<EngineChunk> {
     // exec returns the raw body; without client_protocol_version the server writes Native at revision 0, like chDB.
-    const { stream } = await this.client.exec({ query: `${sql} FORMAT ${format}`, abort_signal: signal })
+    const { stream } = await this.client.exec({
+      query: `${sql} FORMAT ${format}`,
+      abort_signal: signal,
+      ...(settings === undefined ? {} : { clickhouse_settings: settings }),
+    })
     try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk
+      for await (const chunk of stream as AsyncIterable<Buffer>) yield { data: chunk, rows: undefined }
     } finally {
       stream.destroy()
     }
@@ -331,35 +337,95 @@ export class SqlGuard implements AdHocQueries {
     this.idle = [...conns]
   }
 
-  async run(sql: string, limits: AdHocOptions = {}): Promise<AdHocResult> {
-    const caps: AdHocLimits = {
-      maxRows: Math.min(limits.maxRows ?? this.opts.limits.maxRows, this.opts.limits.maxRows),
-      maxBytes: Math.min(limits.maxBytes ?? this.opts.limits.maxBytes, this.opts.limits.maxBytes),
-    }
+  async stream(sql: string, opts: AdHocOptions = {}): Promise<AdHocStream> {
+    const t0 = performance.now()
     if (Buffer.byteLength(sql) > MAX_QUERY_BYTES)
       throw refused('size', `the query is ${Buffer.byteLength(sql)} bytes; at most ${MAX_QUERY_BYTES} are allowed`)
     const conn = await this.acquire()
-    try {
-      const t0 = performance.now()
-      const { query, format: clause } = await this.check(conn, sql)
-      const format = clause ?? this.allowedFormat(limits.format, limits.nativeRevision !== undefined)
-      if ((BINARY_FORMATS as readonly string[]).includes(format ?? '')) {
-        if (limits.nativeRevision === undefined)
-          throw this.refuse(
-            'format',
-            `FORMAT ${format} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`,
-          )
-        const result =
-          format === NATIVE
-            ? await this.executeNative(conn, query, limits.nativeRevision, caps)
-            : await this.executeCut(conn, query, format as RowBinaryFormat | ArrowFormat, caps)
-        return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
-      }
-      const result = await this.execute(conn, query, format, caps)
-      return { ...result, limits: caps, elapsedMs: performance.now() - t0 }
-    } finally {
+    let released = false
+    const release = (): void => {
+      if (released) return
+      released = true
       this.release(conn)
     }
+    try {
+      const { query, format: clause } = await this.check(conn, sql)
+      const binary = opts.nativeRevision !== undefined
+      const format = clause ?? this.allowedFormat(opts.format, binary) ?? 'JSONEachRow'
+      if ((BINARY_FORMATS as readonly string[]).includes(format) && !binary)
+        throw this.refuse(
+          'format',
+          `FORMAT ${format} is binary and not allowed here; allowed formats are ${ALLOWED_FORMATS.join(', ')}`,
+        )
+      const limits = this.limitsOf(opts)
+      const people = (PEOPLE_FORMATS as readonly string[]).includes(format)
+      // The formats for people cannot be cut inside a block here: the engine cuts them (LIMIT around the query).
+      const caps: ShapeCaps = {
+        maxRows: Math.min(people ? Infinity : (limits.cut.rows ?? Infinity), limits.fail.rows ?? Infinity),
+        maxBytes: Math.min(limits.cut.bytes ?? Infinity, limits.fail.bytes ?? Infinity),
+      }
+      const elapsedMs = (): number => performance.now() - t0
+      const plan = this.shapeFor(format, opts.nativeRevision ?? 0, caps, conn.wholeChunks, elapsedMs)
+      const run =
+        people && limits.cut.rows !== undefined ? `SELECT * FROM (${query}) LIMIT ${limits.cut.rows}` : query
+      // A server counts the rows of the formats for people itself (chDB says how many each block holds).
+      const settings =
+        people && !conn.wholeChunks && limits.fail.rows !== undefined
+          ? { max_result_rows: limits.fail.rows, result_overflow_mode: 'throw' }
+          : undefined
+      const stream = new GuardStream({
+        conn,
+        sql: run,
+        source: plan.source,
+        ...(settings === undefined ? {} : { settings }),
+        format,
+        shape: plan.shape,
+        limits,
+        people,
+        timeoutS: this.opts.limits.timeoutS,
+        elapsedMs,
+        release,
+      })
+      await stream.start()
+      return stream
+    } catch (err) {
+      release()
+      throw err
+    }
+  }
+
+  /** The cut the caller asked for, and the limits that fail the result: the caller's and the server's, with names. */
+  private limitsOf(opts: AdHocOptions): Limits {
+    const server = this.opts.limits
+    // The smaller of the request's and the server's (0: none), and whose it is.
+    const pick = (mine: number | undefined, theirs: number): [number | undefined, 'server' | 'request'] =>
+      theirs > 0 && (mine === undefined || theirs <= mine) ? [theirs, 'server'] : [mine, 'request']
+    const [rows, rowsBy] = pick(opts.fail?.rows, server.maxRows)
+    const [bytes, bytesBy] = pick(opts.fail?.bytes, server.maxBytes)
+    return {
+      cut: {
+        ...(opts.cut?.rows === undefined ? {} : { rows: opts.cut.rows }),
+        ...(opts.cut?.bytes === undefined ? {} : { bytes: opts.cut.bytes }),
+      },
+      fail: { ...(rows === undefined ? {} : { rows }), ...(bytes === undefined ? {} : { bytes }) },
+      failBy: { rows: rowsBy, bytes: bytesBy },
+    }
+  }
+
+  /** What the engine is asked for, and the shape that turns its output into the asked format. */
+  private shapeFor(
+    format: string,
+    revision: number,
+    caps: ShapeCaps,
+    whole: boolean,
+    elapsedMs: () => number,
+  ): { source: string; shape: ResultShape } {
+    if (format === NATIVE) return { source: NATIVE, shape: new NativeReframer(revision, caps, whole) }
+    if ((ROW_BINARY_FORMATS as readonly string[]).includes(format))
+      return { source: ROW_BINARY_SOURCE, shape: new RowBinaryShape(format as RowBinaryFormat, caps, whole) }
+    if ((ARROW_FORMATS as readonly string[]).includes(format))
+      return { source: ARROW_SOURCE, shape: new ArrowShape(format as ArrowFormat, caps) }
+    return textShape(format, caps, whole, elapsedMs)
   }
 
   /**
@@ -517,166 +583,6 @@ export class SqlGuard implements AdHocQueries {
     }
   }
 
-  private async execute(
-    conn: GuardConnection,
-    query: string,
-    format: string | undefined,
-    caps: AdHocLimits,
-  ): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
-    const ac = new AbortController()
-    const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
-    const rows: Array<Record<string, unknown>> = []
-    const texts: string[] = []
-    let bytes = 0
-    let truncated = false
-    const plan = format === undefined ? undefined : textPlan(format)
-    const lines = plan === undefined ? undefined : new LineCutter(plan.headerLines, caps, conn.wholeChunks)
-    const t0 = performance.now()
-    try {
-      outer: for await (const chunk of conn.stream(query, plan?.source ?? format ?? 'JSONEachRow', ac.signal)) {
-        if (lines !== undefined) {
-          if (!lines.push(chunk)) break
-          continue
-        }
-        if (format !== undefined) {
-          if (bytes + Buffer.byteLength(chunk) > caps.maxBytes) {
-            truncated = true
-            texts.push(cutUtf8(chunk, caps.maxBytes - bytes))
-            bytes = caps.maxBytes
-            break
-          }
-          texts.push(chunk)
-          bytes += Buffer.byteLength(chunk)
-          continue
-        }
-        for (const line of chunk.split('\n')) {
-          if (line === '') continue
-          const n = Buffer.byteLength(line) + 1
-          if (rows.length >= caps.maxRows || bytes + n > caps.maxBytes) {
-            truncated = true
-            break outer
-          }
-          rows.push(JSON.parse(line) as Record<string, unknown>)
-          bytes += n
-        }
-      }
-    } catch (err) {
-      if (ac.signal.aborted)
-        throw new BenchstreamError(
-          'BS_ERR_QUERY_FAILED',
-          `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`,
-        )
-      throw failed(err, false)
-    } finally {
-      clearTimeout(timer)
-    }
-    if (lines !== undefined) {
-      const text = plan!.source === format ? lines.text() : jsonDocument(format!, lines, performance.now() - t0)
-      const size = Buffer.byteLength(text)
-      return {
-        rows: undefined,
-        text,
-        format: format!,
-        rowCount: lines.rows.length,
-        bytes: size,
-        truncated: lines.truncated,
-      }
-    }
-    return format === undefined
-      ? { rows, text: undefined, format: 'JSONEachRow', rowCount: rows.length, bytes, truncated }
-      : { rows: undefined, text: texts.join(''), format, rowCount: -1, bytes, truncated }
-  }
-
-  /** Runs a query in the Native format, re-framed for the client's revision, cut at the caps. */
-  private async executeNative(
-    conn: GuardConnection,
-    query: string,
-    revision: number,
-    caps: AdHocLimits,
-  ): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
-    const ac = new AbortController()
-    const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
-    const framer = new NativeReframer(revision, caps)
-    const parts: Buffer[] = []
-    try {
-      for await (const chunk of conn.binary(query, NATIVE, ac.signal)) {
-        parts.push(...framer.push(chunk))
-        // Leaving the loop cancels the query.
-        if (framer.truncated) break
-      }
-      framer.end()
-    } catch (err) {
-      if (err instanceof NativeFormatError)
-        throw new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
-      if (ac.signal.aborted)
-        throw new BenchstreamError(
-          'BS_ERR_QUERY_FAILED',
-          `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`,
-        )
-      throw failed(err, false)
-    } finally {
-      clearTimeout(timer)
-    }
-    const data = Buffer.concat(parts)
-    return {
-      rows: undefined,
-      text: undefined,
-      data,
-      format: NATIVE,
-      rowCount: framer.rows,
-      bytes: data.length,
-      truncated: framer.truncated,
-    }
-  }
-
-  /** Runs a query in RowBinary or Arrow: the engine writes the format with types, cut here at the caps. */
-  private async executeCut(
-    conn: GuardConnection,
-    query: string,
-    format: RowBinaryFormat | ArrowFormat,
-    caps: AdHocLimits,
-  ): Promise<Omit<AdHocResult, 'limits' | 'elapsedMs'>> {
-    const ac = new AbortController()
-    const timer = setTimeout(() => ac.abort(), (this.opts.limits.timeoutS + 2) * 1000)
-    const arrow = (ARROW_FORMATS as readonly string[]).includes(format)
-    const rowCutter = arrow ? undefined : new RowBinaryCutter(format as RowBinaryFormat, caps)
-    const arrowCutter = arrow ? new ArrowCutter(format as ArrowFormat, caps) : undefined
-    const parts: Buffer[] = []
-    try {
-      for await (const chunk of conn.binary(query, arrow ? ARROW_SOURCE : ROW_BINARY_SOURCE, ac.signal)) {
-        // Leaving the loop cancels the query.
-        if (rowCutter !== undefined) {
-          parts.push(...rowCutter.push(chunk, conn.wholeChunks))
-          if (rowCutter.truncated) break
-        } else if (!arrowCutter!.push(chunk)) break
-      }
-      rowCutter?.end()
-      if (arrowCutter !== undefined) parts.push(arrowCutter.result())
-    } catch (err) {
-      if (err instanceof NativeFormatError)
-        throw new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
-      if (ac.signal.aborted)
-        throw new BenchstreamError(
-          'BS_ERR_QUERY_FAILED',
-          `the query ran longer than ${this.opts.limits.timeoutS} s and was cancelled`,
-        )
-      throw failed(err, false)
-    } finally {
-      clearTimeout(timer)
-    }
-    const data = Buffer.concat(parts)
-    const cutter = rowCutter ?? arrowCutter!
-    return {
-      rows: undefined,
-      text: undefined,
-      data,
-      format,
-      rowCount: cutter.rows,
-      bytes: data.length,
-      truncated: cutter.truncated,
-    }
-  }
-
   private refuse(rule: string, message: string): BenchstreamError {
     this.refusedByRule[rule] = (this.refusedByRule[rule] ?? 0) + 1
     return refused(rule, message)
@@ -710,6 +616,174 @@ export class SqlGuard implements AdHocQueries {
   async close(): Promise<void> {
     for (const w of this.waiting.splice(0)) w(undefined)
     await Promise.allSettled(this.conns.map((c) => c.close()))
+  }
+}
+
+interface Limits {
+  cut: ResultLimits
+  fail: ResultLimits
+  /** Whose limit each fail limit is: the server's (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES) or the request's. */
+  failBy: { rows: 'server' | 'request'; bytes: 'server' | 'request' }
+}
+
+interface GuardStreamOptions {
+  conn: GuardConnection
+  sql: string
+  /** The format the engine is asked for. */
+  source: string
+  settings?: Record<string, string | number>
+  /** The format the caller gets. */
+  format: string
+  shape: ResultShape
+  limits: Limits
+  /** A format for people: cut by a LIMIT around the query, not by the shape. */
+  people: boolean
+  timeoutS: number
+  elapsedMs: () => number
+  /** Gives the connection back (idempotent). */
+  release: () => void
+}
+
+/**
+ * One running query's result (AdHocStream): the engine's chunks through the
+ * shape, one at a time. The connection is given back when the result ends,
+ * fails, is cut, is cancelled or runs out of time, whichever comes first; a
+ * time-out while the caller is not reading fails the stream at its next read.
+ */
+class GuardStream implements AdHocStream {
+  private readonly ac = new AbortController()
+  private readonly gen: AsyncGenerator<Buffer, void, undefined>
+  private first: IteratorResult<Buffer, void> | undefined
+  private iterated = false
+  private timedOut = false
+  private cancelled = false
+  private error: Error | undefined
+  private readonly timer: NodeJS.Timeout
+  truncated = false
+
+  constructor(private readonly o: GuardStreamOptions) {
+    this.gen = this.produce()
+    // The engine stops a query at max_execution_time while it computes; this also ends one whose caller stopped reading.
+    this.timer = setTimeout(() => this.timeOut(), (o.timeoutS + 2) * 1000)
+    this.timer.unref?.()
+  }
+
+  get format(): string {
+    return this.o.format
+  }
+  get rows(): number {
+    return this.o.shape.rows
+  }
+  get bytes(): number {
+    return this.o.shape.bytes
+  }
+  get limits(): { cut: ResultLimits; fail: ResultLimits } {
+    return { cut: this.o.limits.cut, fail: this.o.limits.fail }
+  }
+  get elapsedMs(): number {
+    return this.o.elapsedMs()
+  }
+  get stopped(): AbortSignal {
+    return this.ac.signal
+  }
+
+  /** Runs the query to its first bytes (or its end): errors before any byte are thrown here. */
+  async start(): Promise<void> {
+    this.first = await this.gen.next()
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    if (this.iterated) throw new Error('an ad hoc result can be read once')
+    this.iterated = true
+    try {
+      if (this.first !== undefined && this.first.done !== true) yield this.first.value
+      this.first = undefined
+      for (;;) {
+        const r = await this.gen.next()
+        if (r.done === true) break
+        yield r.value
+      }
+      // The generator was ended from outside (a time-out while nobody read): the failure it recorded.
+      if (this.error !== undefined) throw this.error
+    } finally {
+      await this.gen.return(undefined)
+    }
+  }
+
+  cancel(): void {
+    if (this.cancelled) return
+    this.cancelled = true
+    this.ac.abort()
+    void this.gen.return(undefined).catch(() => undefined)
+  }
+
+  private timeOut(): void {
+    this.timedOut = true
+    this.ac.abort()
+    // Suspended at a yield (the caller is not reading): end it now, so the connection is free; the failure is kept.
+    void this.gen.throw(this.timeoutError()).catch(() => undefined)
+  }
+
+  private timeoutError(): BenchstreamError {
+    return new BenchstreamError(
+      'BS_ERR_QUERY_FAILED',
+      `the query ran longer than ${this.o.timeoutS} s and was cancelled (API_QUERY_TIMEOUT_S; the time a result ` +
+        `takes to reach the client counts)`,
+    )
+  }
+
+  private async *produce(): AsyncGenerator<Buffer, void, undefined> {
+    const { shape, limits } = this.o
+    try {
+      for await (const chunk of this.o.conn.stream(this.o.sql, this.o.source, this.ac.signal, this.o.settings)) {
+        const out = shape.push(chunk)
+        if (out.length > 0) yield out.length === 1 ? out[0]! : Buffer.concat(out)
+        const why = shape.stoppedBy
+        if (why !== undefined) {
+          const fail = limits.fail[why]
+          // The stop is the cut the caller asked for, unless a fail limit came first (or at the same place).
+          const cut = why === 'rows' && this.o.people ? Infinity : (limits.cut[why] ?? Infinity)
+          if (fail !== undefined && fail <= cut) throw this.limitError(why)
+          this.truncated = true
+          // Leaving the loop cancels the query.
+          break
+        }
+      }
+      const tail = shape.end()
+      if (tail.length > 0) yield tail.length === 1 ? tail[0]! : Buffer.concat(tail)
+      // The formats for people were cut by a LIMIT: a result that reached it was cut there.
+      if (this.o.people && limits.cut.rows !== undefined && shape.rows === limits.cut.rows) this.truncated = true
+    } catch (err) {
+      if (this.cancelled && !this.timedOut) return
+      this.error = this.failure(err)
+      throw this.error
+    } finally {
+      clearTimeout(this.timer)
+      this.o.release()
+    }
+  }
+
+  private failure(err: unknown): Error {
+    if (this.timedOut) return this.timeoutError()
+    if (err instanceof BenchstreamError) return err
+    if (err instanceof NativeFormatError)
+      return new BenchstreamError('BS_ERR_QUERY_FAILED', `query failed: ${err.message}`, { cause: err })
+    return failed(err, false)
+  }
+
+  private limitError(why: 'rows' | 'bytes'): BenchstreamError {
+    const { fail, failBy } = this.o.limits
+    const max = fail[why]!
+    const whose =
+      failBy[why] === 'server'
+        ? `the server's limit for ad hoc results (${why === 'rows' ? 'API_MAX_QUERY_ROWS' : 'API_QUERY_MAX_BYTES'})`
+        : `the limit this request set (${why === 'rows' ? 'max_result_rows' : 'max_result_bytes'})`
+    return new BenchstreamError(
+      'BS_ERR_RESULT_LIMIT',
+      `Limit for result exceeded, max ${why}: ${max}: the result holds more ${why} than ${whose} and was not ` +
+        `sent whole; narrow the query (WHERE, LIMIT) or ask for a cut (result_overflow_mode=break, maxRows, ` +
+        `--max-rows)`,
+    )
   }
 }
 
@@ -765,13 +839,4 @@ function failed(err: unknown, parsing: boolean): BenchstreamError {
       : `query failed with ${name} (the engine's message is not shown: it may carry data the query read)`,
     { cause: err },
   )
-}
-
-/** At most `max` bytes of a string, without splitting a character. */
-function cutUtf8(s: string, max: number): string {
-  const b = Buffer.from(s)
-  if (b.length <= max) return s
-  let end = Math.max(0, max)
-  while (end > 0 && (b[end]! & 0xc0) === 0x80) end--
-  return b.toString('utf8', 0, end)
 }

@@ -12,7 +12,7 @@
  * decoder.
  */
 import zlib from 'node:zlib'
-import { lz4FrameCompress, lz4FrameDecompress } from './lz4.js'
+import { lz4CompressBlock, lz4FrameCompress, lz4FrameDecompress, xxh32 } from './lz4.js'
 
 export const HTTP_ENCODINGS = ['gzip', 'deflate', 'br', 'lz4', 'zstd'] as const
 export type HttpEncoding = (typeof HTTP_ENCODINGS)[number]
@@ -20,6 +20,7 @@ export type HttpEncoding = (typeof HTTP_ENCODINGS)[number]
 type ZstdZlib = {
   zstdCompressSync?: (b: Uint8Array) => Buffer
   zstdDecompressSync?: (b: Uint8Array, o?: object) => Buffer
+  createZstdCompress?: () => zlib.Gzip
 }
 const z = zlib as ZstdZlib
 
@@ -120,4 +121,130 @@ export function decodeBody(encoding: string, data: Uint8Array, maxSize: number):
     `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported for request bodies; ` +
       `use gzip, deflate, br or lz4`,
   )
+}
+
+/**
+ * An encoder of a body sent in pieces (a streamed result): every piece comes
+ * out whole, flushed, so that a client decodes each as it arrives and the
+ * last piece (an exception, say) is readable even if the body never ends.
+ */
+export interface BodyEncoder {
+  /** The encoded bytes of the next piece. */
+  push(data: Buffer): Promise<Buffer>
+  /** What ends the encoded body (a gzip trailer, an end mark). */
+  end(): Promise<Buffer>
+}
+
+/** A streaming encoder for the Content-Encoding. */
+export function bodyEncoder(encoding: HttpEncoding): BodyEncoder {
+  switch (encoding) {
+    case 'gzip':
+      return zlibEncoder(zlib.createGzip({ level: 3 }), zlib.constants.Z_SYNC_FLUSH)
+    case 'deflate':
+      return zlibEncoder(zlib.createDeflate({ level: 3 }), zlib.constants.Z_SYNC_FLUSH)
+    case 'br':
+      return zlibEncoder(
+        zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
+        zlib.constants.BROTLI_OPERATION_FLUSH,
+      )
+    case 'lz4':
+      return lz4FrameEncoder()
+    case 'zstd':
+      return z.createZstdCompress === undefined
+        ? zstdStoredEncoder()
+        : // ZSTD_e_flush (1): every piece ends a block the reader can decode.
+          zlibEncoder(z.createZstdCompress(), 1)
+  }
+}
+
+/** node:zlib's streams, flushed after every piece. */
+function zlibEncoder(stream: zlib.Gzip | zlib.Deflate | zlib.BrotliCompress, flushKind: number): BodyEncoder {
+  let out: Buffer[] = []
+  // In flowing mode: a paused stream stops at its high-water mark and the flush never completes.
+  stream.on('data', (c: Buffer) => out.push(c))
+  const take = (): Buffer => {
+    const b = out.length === 1 ? out[0]! : Buffer.concat(out)
+    out = []
+    return b
+  }
+  return {
+    async push(data) {
+      stream.write(data)
+      await new Promise<void>((resolve) => stream.flush(flushKind, () => resolve()))
+      return take()
+    },
+    async end() {
+      const ended = new Promise<void>((resolve, reject) => {
+        stream.once('end', resolve)
+        stream.once('error', reject)
+      })
+      stream.end()
+      await ended
+      return take()
+    },
+  }
+}
+
+/** An LZ4 frame written a piece at a time: independent 1 MiB blocks, no content checksum (it needs the whole). */
+function lz4FrameEncoder(): BodyEncoder {
+  let started = false
+  return {
+    async push(data) {
+      const parts: Buffer[] = []
+      if (!started) {
+        started = true
+        // FLG: version 01, independent blocks; BD: 1 MiB blocks (code 6).
+        const descriptor = Buffer.from([0b0110_0000, 6 << 4])
+        const magic = Buffer.alloc(4)
+        magic.writeUInt32LE(0x184d2204)
+        parts.push(magic, descriptor, Buffer.from([(xxh32(descriptor) >>> 8) & 0xff]))
+      }
+      for (let at = 0; at < data.length; at += 1 << 20) {
+        const raw = data.subarray(at, at + (1 << 20))
+        const packed = lz4CompressBlock(raw)
+        const size = Buffer.alloc(4)
+        // The high bit marks a block stored uncompressed, when compressing did not help.
+        if (packed.length >= raw.length) {
+          size.writeUInt32LE((raw.length | 0x80000000) >>> 0)
+          parts.push(size, Buffer.from(raw))
+        } else {
+          size.writeUInt32LE(packed.length)
+          parts.push(size, packed)
+        }
+      }
+      return Buffer.concat(parts)
+    },
+    async end() {
+      // The end mark; a body with no piece is still one (empty) frame.
+      const head = started ? Buffer.alloc(0) : await this.push(Buffer.alloc(0))
+      return Buffer.concat([head, Buffer.alloc(4)])
+    },
+  }
+}
+
+/** A zstd frame of raw blocks written a piece at a time (no content size: it is not known up front). */
+function zstdStoredEncoder(): BodyEncoder {
+  let started = false
+  const block = (piece: Uint8Array, last: boolean): Buffer[] => {
+    // Block header: last-block bit, type 0 (raw), size in the upper 21 bits.
+    const h = (piece.length << 3) | (last ? 1 : 0)
+    return [Buffer.from([h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff]), Buffer.from(piece)]
+  }
+  const header = (): Buffer[] => {
+    if (started) return []
+    started = true
+    // Frame header descriptor 0: no content size, not single segment, no checksum; window 2^17 (Window_Descriptor
+    // 0x38), the size of a raw block.
+    return [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38])]
+  }
+  return {
+    async push(data) {
+      const parts = header()
+      for (let at = 0; at < data.length; at += ZSTD_BLOCK) parts.push(...block(data.subarray(at, at + ZSTD_BLOCK), false))
+      return Buffer.concat(parts)
+    },
+    async end() {
+      return Buffer.concat([...header(), ...block(Buffer.alloc(0), true)])
+    },
+  }
 }
