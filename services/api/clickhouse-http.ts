@@ -253,7 +253,7 @@ export function toClickHouseError(err: unknown): ClickHouseHttpError {
 function exceptionText(e: ClickHouseHttpError): string {
   return `Code: ${e.code}. DB::Exception: ${e.message
     .replace(/\s+/g, ' ')
-    .replace(/\s*\(${e.name}\)\s*$/, '')
+    .replace(new RegExp(`\\s*\\(${e.name}\\)\\.?\\s*$`), '')
     .replace(/[.:]$/, '')}. (${e.name})`
 }
 

@@ -19,7 +19,6 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { Session } from 'chdb'
 import { openClickHouse, queryRows } from '../adapters/clickhouse/client.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig, type ClickHouseConfig } from '../common/infra-config.js'
@@ -268,16 +267,22 @@ async function writeThroughRelay(
   format: string,
 ): Promise<number> {
   const relay = await startRelay(target)
+  // Loaded here: the engine takes a moment to load, which a refused command line need not wait for.
+  const { Session } = await import('chdb')
   const session = new Session()
   try {
-    const r = await session.queryAsync(
+    await session.queryAsync(
       `INSERT INTO FUNCTION file(${lit(file)}, ${lit(format)}, ${lit(structure)}) ` +
         `SELECT * FROM url(${lit(relay.url)}, 'Native', ${lit(structure)}) SETTINGS ${WRITE_SETTINGS}`,
       { format: 'TSV' },
     )
     const failure = relay.failure()
     if (failure !== undefined) throw exportFailed(where, failure)
-    return r.rowsRead
+    // The rows the file holds, read back by the engine that wrote it (Parquet and Arrow: from their metadata).
+    const n = await session.queryAsync(`SELECT count() FROM file(${lit(file)}, ${lit(format)}, ${lit(structure)})`, {
+      format: 'TSV',
+    })
+    return Number(n.text().trim())
   } catch (err) {
     const failure = relay.failure()
     if (failure !== undefined) throw exportFailed(where, failure, err)

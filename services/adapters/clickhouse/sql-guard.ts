@@ -159,6 +159,12 @@ const READONLY = 164
 const BLOCK_ROWS = 1000
 /** Longest text of a query, bytes (max_query_size). */
 const MAX_QUERY_BYTES = 256 * 1024
+/**
+ * Bytes of a result gathered before the caller answers anything: a query that fails within them (a limit passed in
+ * the first blocks, an engine error) is answered with an error status. ClickHouse's HTTP server holds its first
+ * buffer (1 MiB) the same way.
+ */
+const HEAD_BYTES = 1 << 20
 
 /** A read-only connection the guard checks and runs on. */
 interface GuardConnection {
@@ -653,7 +659,8 @@ interface GuardStreamOptions {
 class GuardStream implements AdHocStream {
   private readonly ac = new AbortController()
   private readonly gen: AsyncGenerator<Buffer, void, undefined>
-  private first: IteratorResult<Buffer, void> | undefined
+  /** The first bytes, gathered by start(). */
+  private head: Buffer[] = []
   private iterated = false
   private timedOut = false
   private cancelled = false
@@ -687,17 +694,30 @@ class GuardStream implements AdHocStream {
     return this.ac.signal
   }
 
-  /** Runs the query to its first bytes (or its end): errors before any byte are thrown here. */
+  /** Runs the query to its first HEAD_BYTES (or its end): a failure within them is thrown here. */
   async start(): Promise<void> {
-    this.first = await this.gen.next()
+    let size = 0
+    while (size < HEAD_BYTES) {
+      const r = await this.gen.next()
+      if (r.done === true) {
+        this.ended = true
+        break
+      }
+      this.head.push(r.value)
+      size += r.value.length
+    }
   }
+
+  private ended = false
 
   async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
     if (this.iterated) throw new Error('an ad hoc result can be read once')
     this.iterated = true
     try {
-      if (this.first !== undefined && this.first.done !== true) yield this.first.value
-      this.first = undefined
+      const head = this.head
+      this.head = []
+      for (const piece of head) yield piece
+      if (this.ended && this.error === undefined) return
       for (;;) {
         const r = await this.gen.next()
         if (r.done === true) break
@@ -727,8 +747,8 @@ class GuardStream implements AdHocStream {
   private timeoutError(): BenchstreamError {
     return new BenchstreamError(
       'BS_ERR_QUERY_FAILED',
-      `the query ran longer than ${this.o.timeoutS} s and was cancelled (API_QUERY_TIMEOUT_S; the time a result ` +
-        `takes to reach the client counts)`,
+      `the query ran longer than ${this.o.timeoutS} s and was cancelled: API_QUERY_TIMEOUT_S, the time a result ` +
+        `takes to reach the client included`,
     )
   }
 
@@ -774,15 +794,16 @@ class GuardStream implements AdHocStream {
   private limitError(why: 'rows' | 'bytes'): BenchstreamError {
     const { fail, failBy } = this.o.limits
     const max = fail[why]!
+    // No parenthesised upper-case names: ClickHouse's clients take the first such as the error's name.
     const whose =
       failBy[why] === 'server'
-        ? `the server's limit for ad hoc results (${why === 'rows' ? 'API_MAX_QUERY_ROWS' : 'API_QUERY_MAX_BYTES'})`
-        : `the limit this request set (${why === 'rows' ? 'max_result_rows' : 'max_result_bytes'})`
+        ? `the server's limit for ad hoc results, ${why === 'rows' ? 'API_MAX_QUERY_ROWS' : 'API_QUERY_MAX_BYTES'}`
+        : `the limit this request set, ${why === 'rows' ? 'max_result_rows' : 'max_result_bytes'}`
     return new BenchstreamError(
       'BS_ERR_RESULT_LIMIT',
-      `Limit for result exceeded, max ${why}: ${max}: the result holds more ${why} than ${whose} and was not ` +
-        `sent whole; narrow the query (WHERE, LIMIT) or ask for a cut (result_overflow_mode=break, maxRows, ` +
-        `--max-rows)`,
+      `Limit for result exceeded, max ${why}: ${max}: the result holds more ${why} than ${whose}, and was not ` +
+        `sent whole; narrow the query with WHERE or LIMIT, or ask for a cut: result_overflow_mode=break, ` +
+        `maxRows, --max-rows`,
     )
   }
 }
