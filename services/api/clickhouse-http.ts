@@ -419,15 +419,22 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
   const result = await opts.adHoc.stream(sql, { format, nativeRevision: revision, cut, fail })
   const tag = exceptionTag()
   const queryId = p('query_id') ?? single(req.headers['x-clickhouse-query-id'])
+  const asked = cut.rows !== undefined || cut.bytes !== undefined
   const headers: Record<string, string> = {
     'content-type': contentType(result.format),
     'x-clickhouse-format': result.format,
     'x-clickhouse-exception-tag': tag,
-    // What ClickHouse reports in its header when the result starts streaming; the sizes are not known yet.
-    'x-clickhouse-summary': JSON.stringify({ elapsed_ns: String(Math.round(result.elapsedMs * 1e6)) }),
+    // What ClickHouse reports when the answer starts; the result's size where it is known already (it all came
+    // before the first bytes went out), as ClickHouse does for a result it held back (clickhouse-connect:
+    // QueryResult.summary).
+    'x-clickhouse-summary': JSON.stringify({
+      ...(result.complete && result.rows >= 0 ? { result_rows: String(result.rows) } : {}),
+      ...(result.complete ? { result_bytes: String(result.bytes) } : {}),
+      ...(result.complete && asked ? { benchstream_truncated: String(result.truncated) } : {}),
+      elapsed_ns: String(Math.round(result.elapsedMs * 1e6)),
+    }),
   }
   if (queryId !== undefined) headers['x-clickhouse-query-id'] = queryId.slice(0, 200)
-  const asked = cut.rows !== undefined || cut.bytes !== undefined
   await sendResult(reply, {
     headers,
     body: result,

@@ -51,24 +51,6 @@ export function exceptionBlock(tag: string, message: string): Buffer {
   )
 }
 
-/**
- * The message of an exception block at the end of a body read so far, or
- * undefined when there is none with this tag (what a client of ours, the
- * CLI, does with what it received before a connection broke).
- */
-export function findException(body: Buffer, tag: string): { at: number; message: string } | undefined {
-  const open = Buffer.from(`\r\n${EXCEPTION_MARKER}\r\n${tag}\r\n`)
-  const at = body.lastIndexOf(open)
-  if (at < 0) return undefined
-  const close = Buffer.from(` ${tag}\r\n${EXCEPTION_MARKER}\r\n`)
-  const rest = body.subarray(at + open.length)
-  const end = rest.lastIndexOf(close)
-  const text = (end < 0 ? rest : rest.subarray(0, end)).toString('utf8')
-  // Without its end (cut short), the text as far as it came.
-  const message = end < 0 ? text : text.replace(/\n\d+$/, '')
-  return { at, message: message.trim() }
-}
-
 export interface ResultReply {
   status?: number
   headers: Record<string, string>

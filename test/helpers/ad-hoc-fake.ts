@@ -24,6 +24,7 @@ export function fakeStream(r: FakeResult): AdHocStream & { cancelled: boolean } 
       return bytes
     },
     truncated: r.truncated ?? false,
+    complete: false,
     limits: r.limits ?? { cut: {}, fail: {} },
     elapsedMs: 1,
     stopped: ac.signal,

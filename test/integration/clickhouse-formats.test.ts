@@ -57,10 +57,10 @@ async function listener(): Promise<{ http: number; tcp: number; hits: () => numb
   return { http: port(h), tcp: port(t), hits: () => hits, close: () => (h.close(), t.close()) }
 }
 
-/** A client's way of sending a query and reading the answer back to plain bytes. */
+/** A client's way of sending a query (with extra URL parameters) and reading the answer back to plain bytes. */
 interface Path {
   name: string
-  send: (sql: string) => Promise<{ status: number; body: Buffer; headers: Headers }>
+  send: (sql: string, qs?: string) => Promise<{ status: number; body: Buffer; headers: Headers }>
 }
 
 /** Column types we serve, one query each (values include NULLs, empty arrays, multi-byte text). */
@@ -197,8 +197,8 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
   const paths: Path[] = [
     {
       name: 'JDBC: RowBinaryWithNamesAndTypes, compress=1, decompress=1',
-      send: async (sql) => {
-        const r = await post('compress=1&decompress=1', compressBlocks(Buffer.from(sql)), {
+      send: async (sql, qs = '') => {
+        const r = await post(`compress=1&decompress=1${qs}`, compressBlocks(Buffer.from(sql)), {
           'x-clickhouse-format': 'RowBinaryWithNamesAndTypes',
           'x-clickhouse-database': 'benchstream',
         })
@@ -207,9 +207,9 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     },
     {
       name: 'clickhouse-connect: Native, enable_http_compression=1, lz4',
-      send: async (sql) => {
+      send: async (sql, qs = '') => {
         const r = await post(
-          'database=benchstream&default_format=Native&client_protocol_version=54405&enable_http_compression=1',
+          `database=benchstream&default_format=Native&client_protocol_version=54405&enable_http_compression=1${qs}`,
           sql,
           {
             'accept-encoding': 'lz4,zstd,br,gzip,deflate',
@@ -221,8 +221,8 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     },
     {
       name: 'clickhouse-connect query_arrow: Arrow, gzip',
-      send: async (sql) => {
-        const r = await post('database=benchstream&default_format=Arrow&enable_http_compression=1', sql, {
+      send: async (sql, qs = '') => {
+        const r = await post(`database=benchstream&default_format=Arrow&enable_http_compression=1${qs}`, sql, {
           'accept-encoding': 'gzip',
         })
         // fetch has taken the gzip off already (the codec itself: test/unit/compression-codecs.test.ts).
@@ -232,8 +232,8 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     },
     {
       name: '@clickhouse/client: JSON, gzip request body',
-      send: async (sql) => {
-        const r = await post('database=benchstream&default_format=JSON', zlib.gzipSync(sql), {
+      send: async (sql, qs = '') => {
+        const r = await post(`database=benchstream&default_format=JSON${qs}`, zlib.gzipSync(sql), {
           'content-encoding': 'gzip',
         })
         return { ...r, body: r.raw }
@@ -241,7 +241,7 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     },
   ]
 
-  await t.test('every attack is refused or cut through every path, with no side effect', async () => {
+  await t.test('every attack is refused through every path, with no side effect', async () => {
     const failures: string[] = []
     const attacks = [
       ...sqlAttacks({ dir, secret, H: `http://127.0.0.1:${side.http}`, T: `127.0.0.1:${side.tcp}` }),
@@ -257,17 +257,15 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
         const where = `${path_.name}: ${name}`
         if (r.status !== 200 && !/^Code: \d+\. DB::Exception: /.test(text))
           failures.push(`${where}: an error not in ClickHouse's form: ${text.slice(0, 200)}`)
-        const truncated = r.headers.get('x-benchstream-truncated') === 'true'
         // Native is one of the formats here: the corpus's "FORMAT not allowed" (Native) is allowed.
         const want = name === 'FORMAT not allowed' ? 'ok' : expected
+        // A small result comes whole before the answer starts: the summary has its rows.
         const got =
           r.status !== 200
             ? 'refused'
-            : truncated
-              ? 'truncated'
-              : want === 'empty' && r.headers.get('x-clickhouse-summary')?.includes('"result_rows":"0"')
-                ? 'empty'
-                : 'ok'
+            : want === 'empty' && r.headers.get('x-clickhouse-summary')?.includes('"result_rows":"0"')
+              ? 'empty'
+              : 'ok'
         const wanted = want.startsWith('BS_ERR_') ? 'refused' : want
         if (got !== wanted)
           failures.push(`${where}: expected ${wanted}, got HTTP ${r.status} ${got} ${text.slice(0, 160)}`)
@@ -281,21 +279,27 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     assert.equal((await fetch(`${base}/healthz`)).status, 200)
   })
 
-  await t.test('the row cap: whole rows, exactly the cap where rows are walked, and the client is told', async () => {
+  await t.test('the row limit fails every path; a cut where asked is whole rows, exactly k where rows are walked', async () => {
     const sql = `SELECT number, toString(number) AS s FROM numbers(${MAX_ROWS * 3})`
     for (const path_ of paths) {
       const r = await path_.send(sql)
-      assert.equal(r.status, 200, path_.name)
-      assert.equal(r.headers.get('x-benchstream-truncated'), 'true', path_.name)
-      assert.equal(r.headers.get('x-benchstream-limits'), `rows=${MAX_ROWS}, bytes=${2 * 1024 * 1024}`)
-      const summary = JSON.parse(r.headers.get('x-clickhouse-summary') ?? '{}') as Record<string, string>
-      assert.equal(summary.benchstream_truncated, 'true', path_.name)
-      // Arrow keeps whole record batches of 1,000 rows: 3,000 here too.
-      assert.equal(summary.result_rows, String(MAX_ROWS), path_.name)
+      assert.equal(r.status, 500, path_.name)
+      assert.equal(r.headers.get('x-clickhouse-exception-code'), '396', path_.name)
+      assert.match(r.body.toString(), /Limit for result exceeded, max rows: 3000: .*\(TOO_MANY_ROWS_OR_BYTES\)/)
     }
-    const json = JSON.parse((await paths[3]!.send(sql)).body.toString()) as { rows: number; data: unknown[] }
-    assert.equal(json.rows, MAX_ROWS)
-    assert.deepEqual(json.data.at(-1), { number: MAX_ROWS - 1, s: String(MAX_ROWS - 1) })
+    for (const qs of ['&limit=1234', '&max_result_rows=1234&result_overflow_mode=break']) {
+      for (const path_ of paths) {
+        const r = await path_.send(sql, qs)
+        assert.equal(r.status, 200, `${path_.name} ${qs}`)
+        const summary = JSON.parse(r.headers.get('x-clickhouse-summary') ?? '{}') as Record<string, string>
+        assert.equal(summary.benchstream_truncated, 'true', `${path_.name} ${qs}`)
+        // Arrow keeps whole record batches of 1,000 rows.
+        assert.equal(summary.result_rows, path_.name.includes('Arrow') ? '1000' : '1234', `${path_.name} ${qs}`)
+      }
+      const json = JSON.parse((await paths[3]!.send(sql, qs)).body.toString()) as { rows: number; data: unknown[] }
+      assert.equal(json.rows, 1234)
+      assert.deepEqual(json.data.at(-1), { number: 1233, s: '1233' })
+    }
   })
 
   await t.test(
@@ -357,10 +361,13 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     assert.deepEqual(compact, [['op', 'n'], ['LowCardinality(String)', 'String'], ...expected.map((e) => [e.op, e.n])])
     const strings = await (await client.query({ query: sql, format: 'JSONStrings' })).json<{ op: string }>()
     assert.equal(strings.data.length, expected.length)
-    // Truncated: the rows that fit, and the response says so.
-    const big = await client.query({ query: 'SELECT number FROM numbers(10000)', format: 'JSONEachRow' })
-    assert.equal(big.response_headers['x-benchstream-truncated'], 'true')
-    assert.equal((await big.json()).length, MAX_ROWS)
+    // Past the row limit: an error, not the rows that fit; at the limit, every row.
+    await assert.rejects(
+      async () => (await client.query({ query: 'SELECT number FROM numbers(10000)', format: 'JSONEachRow' })).json(),
+      (err: { type?: string }) => err.type === 'TOO_MANY_ROWS_OR_BYTES',
+    )
+    const at = await client.query({ query: `SELECT number FROM numbers(${MAX_ROWS})`, format: 'JSONEachRow' })
+    assert.equal((await at.json()).length, MAX_ROWS)
     // Refusals reach it as ClickHouse errors.
     await assert.rejects(client.query({ query: 'SELECT * FROM other.secret', format: 'JSON' }), /ACCESS_DENIED|outside/)
     await assert.rejects(client.command({ query: 'DROP TABLE op_windows' }), /READONLY|not allowed|only one SELECT/)

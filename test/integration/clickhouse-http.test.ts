@@ -9,7 +9,8 @@
  *   returns for the same SQL;
  * - curl-style requests get ClickHouse's text formats (TabSeparated by
  *   default), the same bytes as /api/v1/query's FORMAT output;
- * - the guard is the same one: refusals, row cap, 429 when busy.
+ * - the guard is the same one: refusals, the row limit (a result past it
+ *   fails, in each client), 429 when busy.
  *
  * Needs Go >= 1.25 on PATH (the machine image has it; Debian's golang-go is
  * 1.19, too old for clickhouse-go, so system-deps.sh does not install it):
@@ -39,7 +40,7 @@ import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 const TOKEN = 'integration-token-0123456789'
-/** The row cap of this server (API_MAX_QUERY_ROWS). */
+/** The row limit of this server (API_MAX_QUERY_ROWS): a larger result fails. */
 const MAX_ROWS = 3000
 const GO_CLIENT = path.join(repoRoot(), 'test/tools/clickhouse-go-client')
 
@@ -213,7 +214,7 @@ test(
       },
     )
 
-    await t.test('the same guard: refusals in ClickHouse form, the row cap, 429 when busy', async () => {
+    await t.test('the same guard: refusals in ClickHouse form, the row limit, 429 when busy', async () => {
       const outside = await ch('', { method: 'POST', body: 'SELECT query FROM system.processes' })
       assert.equal(outside.status, 403)
       assert.equal(outside.headers.get('x-clickhouse-exception-code'), '497')
@@ -229,9 +230,14 @@ test(
         0,
         'nothing was written',
       )
-      // Text formats are cut by bytes (API_QUERY_MAX_BYTES); row caps are exact for Native (below) and JSON rows.
-      const capped = await apiQuery('SELECT number FROM numbers(100000)')
-      assert.equal(capped.body.rows?.length, MAX_ROWS)
+      // A result past the row limit fails on both endpoints, never cut.
+      const over = await apiQuery('SELECT number FROM numbers(100000)')
+      assert.equal(over.status, 400)
+      assert.match(over.text, /"code":"BS_ERR_RESULT_LIMIT"/)
+      const overCh = await ch('query=SELECT%20number%20FROM%20numbers(100000)')
+      assert.equal(overCh.status, 500)
+      assert.equal(overCh.headers.get('x-clickhouse-exception-code'), '396')
+      assert.match(await overCh.text(), /^Code: 396\. DB::Exception: Limit for result exceeded, max rows: 3000: .*\(TOO_MANY_ROWS_OR_BYTES\)\n$/)
       // One query at a time, none waiting: a second one while the first sleeps is 429, here and on the JSON API.
       const slow = ch('query=SELECT%20sleepEachRow(0.5)%20FROM%20numbers(4)%20FORMAT%20TSV')
       await new Promise((r) => setTimeout(r, 300))
@@ -246,7 +252,8 @@ test(
     await t.test('hostile input gets ClickHouse errors and the server stays up', async () => {
       for (const [qs, body] of [
         ['client_protocol_version=-5', 'SELECT 1'],
-        ['default_format=Native', 'SELECT CAST(\'{"a":1}\' AS JSON)'],
+        // A type the Native re-framing does not walk (revision 0 passes as the engine wrote it).
+        ['default_format=Native&client_protocol_version=54460', 'SELECT CAST(\'{"a":1}\' AS JSON)'],
         ['query=%00%01%02', ''],
         ['default_format=Native&client_protocol_version=54460', 'SELECT 1; SELECT 2'],
         ['', 'x'.repeat(300 * 1024)],
@@ -292,7 +299,7 @@ test(
           `SELECT run_id, labels, clients, started_at, workload FROM runs WHERE run_id = '${runId}'`,
           `SELECT * FROM op_windows WHERE run_id = '${runId}' ORDER BY window_start, op, status, client_id LIMIT 50`,
           `SELECT number, toString(number) AS s, [number, 1] AS a, if(number % 2 = 0, NULL, number) AS ` +
-            `n, (number, 'x') AS t, toDecimal64(number / 3, 3) AS d FROM numbers(${MAX_ROWS + 500})`,
+            `n, (number, 'x') AS t, toDecimal64(number / 3, 3) AS d FROM numbers(${MAX_ROWS})`,
         ]
         const queries = [...panelSql, ...typed]
         const { stdout } = await promisify(execFile)(
@@ -308,6 +315,7 @@ test(
             TOKEN,
             ...queries,
             'SELECT query FROM system.processes',
+            `SELECT number FROM numbers(${MAX_ROWS + 500})`,
           ],
           { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 },
         )
@@ -315,7 +323,7 @@ test(
           .trim()
           .split('\n')
           .map((l) => JSON.parse(l) as GoResult)
-        assert.equal(results.length, queries.length + 1, stdout.slice(0, 500))
+        assert.equal(results.length, queries.length + 2, stdout.slice(0, 500))
         let values = 0
         for (const [i, sql] of queries.entries()) {
           const go = results[i]!
@@ -337,13 +345,16 @@ test(
           )
         }
         assert.ok(values > 1000, `compared ${values} values`)
-        // The row cap applies to this client too (the last typed query asked for more).
+        // A result at the row limit is whole (the last typed query)...
         assert.equal(results[queries.length - 1]!.rows!.length, MAX_ROWS)
         // A refusal reaches the plugin as ClickHouse's error text, which it shows as a query error.
         assert.match(
           results[queries.length]!.error ?? '',
           /\[HTTP 403\] response body: "Code: 497\. DB::Exception: table system\.processes is outside/,
         )
+        // ... and one past it is an error in this client too, not fewer rows.
+        assert.equal(results[queries.length + 1]!.rows ?? undefined, undefined)
+        assert.match(results[queries.length + 1]!.error ?? '', /Code: 396\. DB::Exception: Limit for result exceeded/)
       },
     )
     if (missing !== undefined) t.diagnostic(`clickhouse-go part skipped: ${missing}`)

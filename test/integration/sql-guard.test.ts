@@ -2,10 +2,11 @@
  * Ad hoc SQL that cannot hurt anyone, against the real embedded engine
  * behind the real API (POST /api/v1/query), while the processor ingests.
  *
- * Every attack class is refused with a BS_ERR_* code or cut with
- * truncated: true: writes, DDL, settings overrides, table functions,
- * INTO OUTFILE, other databases and system tables, scalar functions that
- * reach out, resource exhaustion, row and byte caps. For each one the test
+ * Every attack class is refused with a BS_ERR_* code: writes, DDL,
+ * settings overrides, table functions, INTO OUTFILE, other databases and
+ * system tables, scalar functions that reach out, resource exhaustion, and
+ * results past the server's row and byte limits (BS_ERR_RESULT_LIMIT: never
+ * cut; a cut happens only where a request asks, maxRows). For each one the test
  * checks the side effects too: no row written, no file read or written, no
  * connection made (a local listener counts every HTTP request and TCP
  * connection), and ingestion goes on while a long query runs.
@@ -122,7 +123,7 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
       r.status !== 200
         ? String(r.body.code)
         : r.body.truncated === true
-          ? 'truncated'
+          ? 'truncated (no cut was asked for)'
           : expected === 'empty' && (r.body.rows ?? []).length === 0
             ? 'empty'
             : 'ok'
@@ -143,13 +144,28 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
     'no file was written',
   )
 
-  // Caps: exactly at the row cap, within the byte cap, and said so.
+  // Limits: a result past the row or byte limit fails, saying which; exactly at the limit it is whole; a cut only
+  // where asked (maxRows), said in the body.
   const rows = await q('SELECT number FROM numbers(1e8)')
-  assert.equal(rows.body.rows!.length, 1000)
-  assert.deepEqual(rows.body.limits, { maxRows: 1000, maxBytes: 2 * 1024 * 1024 })
+  assert.equal(rows.status, 400)
+  assert.equal(rows.body.code, 'BS_ERR_RESULT_LIMIT')
+  assert.match(String(rows.body.message), /max rows: 1000: .*API_MAX_QUERY_ROWS/)
+  const atLimit = await q('SELECT number FROM numbers(1000)')
+  assert.equal(atLimit.body.rows!.length, 1000)
+  assert.equal(atLimit.body.truncated, false)
+  assert.deepEqual(atLimit.body.limits, { cut: {}, fail: { rows: 1000, bytes: 2 * 1024 * 1024 } })
   const big = await q("SELECT repeat('x', 10000) AS s FROM numbers(10000)")
-  assert.equal(big.body.truncated, true)
-  assert.ok(big.raw.length < 2.2 * 1024 * 1024, `the body stays near the byte cap: ${big.raw.length} bytes`)
+  assert.equal(big.body.code, 'BS_ERR_RESULT_LIMIT')
+  assert.match(String(big.body.message), /max bytes: 2097152: .*API_QUERY_MAX_BYTES/)
+  const cut = await q('SELECT number FROM numbers(1e8)', { maxRows: 10 })
+  assert.deepEqual(
+    (cut.body.rows as Array<{ number: number }>).map((r) => r.number),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+  )
+  assert.equal(cut.body.truncated, true)
+  assert.deepEqual(cut.body.limits, { cut: { rows: 10 }, fail: { rows: 1000, bytes: 2 * 1024 * 1024 } })
+  // A cut at or past the end of the result is no cut.
+  assert.equal((await q('SELECT number FROM numbers(10)', { maxRows: 10 })).body.truncated, false)
 
   // What users ask for works: unqualified names, joins of our tables, numbers(), FORMAT.
   const ok = await q(

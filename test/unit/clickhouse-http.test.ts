@@ -107,6 +107,43 @@ test(
   },
 )
 
+test("result limits as ClickHouse reads them: limit and break cut, max_result_* fail; a HEAD runs nothing", async () => {
+  const a = app()
+  const opts = async (qs: string): Promise<AdHocOptions | undefined> => {
+    calls.length = 0
+    const res = await a.inject({ method: 'POST', url: `/clickhouse/?${qs}`, headers: local, payload: 'SELECT 1' })
+    assert.equal(res.statusCode, 200, res.body)
+    return calls[0]!.opts
+  }
+  const limits = (o: AdHocOptions | undefined) => ({ cut: o?.cut, fail: o?.fail })
+  assert.deepEqual(limits(await opts('')), { cut: {}, fail: {} })
+  assert.deepEqual(limits(await opts('limit=10')), { cut: { rows: 10 }, fail: {} })
+  assert.deepEqual(limits(await opts('max_result_rows=7')), { cut: {}, fail: { rows: 7 } })
+  assert.deepEqual(limits(await opts('max_result_rows=7&max_result_bytes=900&result_overflow_mode=throw')), {
+    cut: {},
+    fail: { rows: 7, bytes: 900 },
+  })
+  assert.deepEqual(limits(await opts('max_result_rows=7&max_result_bytes=900&result_overflow_mode=break&limit=5')), {
+    cut: { rows: 5, bytes: 900 },
+    fail: {},
+  })
+  // 0 is ClickHouse's "no limit".
+  assert.deepEqual(limits(await opts('max_result_rows=0&limit=0')), { cut: {}, fail: {} })
+  chError(
+    await a.inject({ method: 'POST', url: '/clickhouse/?result_overflow_mode=any', headers: local, payload: 'SELECT 1' }),
+    400,
+    36,
+    'BAD_ARGUMENTS',
+  )
+  // The answer says what it is streamed in, and carries the tag a failure part-way would be marked with.
+  const res = await a.inject({ method: 'GET', url: '/clickhouse/?query=SELECT%201', headers: local })
+  assert.match(String(res.headers['x-clickhouse-exception-tag']), /^[a-z0-9]{16}$/)
+  calls.length = 0
+  const head = await a.inject({ method: 'HEAD', url: '/clickhouse/?query=SELECT%201', headers: local })
+  assert.equal(head.statusCode, 200)
+  assert.equal(calls.length, 0, 'a HEAD runs no query')
+})
+
 test(
   'the token as basic-auth password, X-ClickHouse-Key or bearer; missing 401/194, wrong 403/516; ' +
     'the JSON API keeps bearer only',

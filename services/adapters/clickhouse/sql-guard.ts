@@ -710,6 +710,10 @@ class GuardStream implements AdHocStream {
 
   private ended = false
 
+  get complete(): boolean {
+    return this.ended
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
     if (this.iterated) throw new Error('an ad hoc result can be read once')
     this.iterated = true
@@ -757,13 +761,17 @@ class GuardStream implements AdHocStream {
     try {
       for await (const chunk of this.o.conn.stream(this.o.sql, this.o.source, this.ac.signal, this.o.settings)) {
         const out = shape.push(chunk)
-        if (out.length > 0) yield out.length === 1 ? out[0]! : Buffer.concat(out)
         const why = shape.stoppedBy
+        // A limit passed fails the result before this chunk's rows go out (so that within the first MiB, the
+        // answer is an error status); a cut sends them and ends there.
         if (why !== undefined) {
           const fail = limits.fail[why]
           // The stop is the cut the caller asked for, unless a fail limit came first (or at the same place).
           const cut = why === 'rows' && this.o.people ? Infinity : (limits.cut[why] ?? Infinity)
           if (fail !== undefined && fail <= cut) throw this.limitError(why)
+        }
+        if (out.length > 0) yield out.length === 1 ? out[0]! : Buffer.concat(out)
+        if (why !== undefined) {
           this.truncated = true
           // Leaving the loop cancels the query.
           break

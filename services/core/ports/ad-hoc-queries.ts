@@ -51,6 +51,11 @@ export interface AdHocStream extends AsyncIterable<Uint8Array> {
   readonly rows: number
   /** Bytes sent so far. */
   readonly bytes: number
+  /**
+   * True when the whole result is already in hand (it came before the first
+   * bytes were handed over): `rows`, `bytes` and `truncated` are final.
+   */
+  readonly complete: boolean
   /** True once the result was cut where the caller asked (`cut`); rows beyond it were not sent. */
   readonly truncated: boolean
   /** The limits the result runs under: the cut asked for and the limits that fail it. */
