@@ -237,7 +237,9 @@ const resultLimits = (description: string) =>
  */
 export const QueryResult = Type.Object(
   {
-    rows: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'the rows, as JSONEachRow writes them' }),
+    rows: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: 'the rows, as JSONEachRow writes them',
+    }),
     rowCount: Type.Integer({ minimum: 0 }),
     bytes: Type.Integer({ minimum: 0, description: 'bytes of the rows as JSON lines' }),
     truncated: Type.Boolean({
@@ -246,9 +248,7 @@ export const QueryResult = Type.Object(
     limits: Type.Object(
       {
         cut: resultLimits('where the request asked the result to stop (maxRows)'),
-        fail: resultLimits(
-          'what the result may hold before the query fails (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)',
-        ),
+        fail: resultLimits('what the result may hold before the query fails (API_MAX_QUERY_ROWS, API_QUERY_MAX_BYTES)'),
       },
       { additionalProperties: false },
     ),

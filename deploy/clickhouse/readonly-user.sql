@@ -5,8 +5,10 @@
 --
 --   readonly = 1 (constraints say so too: no SET, no SETTINGS that change it),
 --   the API's limits (API_QUERY_TIMEOUT_S, API_QUERY_MAX_MEMORY,
---   API_QUERY_MAX_ROWS_TO_READ, API_MAX_QUERY_ROWS with result_overflow_mode =
---   'break', one thread), and SELECT on Benchstream's database only. Without
+--   API_QUERY_MAX_ROWS_TO_READ, API_QUERY_MAX_BYTES_TO_READ, one thread; no
+--   cap on a result's size, as the API has none by default, and
+--   result_overflow_mode = 'throw': a max_result_rows set here fails a query
+--   rather than cutting it), and SELECT on Benchstream's database only. Without
 --   grants elsewhere, the server shows this user's system.tables, columns and
 --   databases for benchstream only.
 --
@@ -25,10 +27,9 @@ CREATE SETTINGS PROFILE OR REPLACE benchstream_readonly SETTINGS
     timeout_overflow_mode = 'throw' CONST,
     max_memory_usage = 536870912 CONST,
     max_rows_to_read = 2000000000 CONST,
+    max_bytes_to_read = 274877906944 CONST,
     read_overflow_mode = 'throw' CONST,
-    max_result_rows = 10000 CONST,
-    max_result_bytes = 16777216 CONST,
-    result_overflow_mode = 'break' CONST,
+    result_overflow_mode = 'throw' CONST,
     max_threads = 1 CONST,
     max_query_size = 262144 CONST,
     max_ast_elements = 50000 CONST,

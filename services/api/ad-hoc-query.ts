@@ -16,10 +16,11 @@ import type { FastifyInstance } from 'fastify'
 import { QueryResult, SqlBody, type ErrorReply } from '../../schemas/api.v1.js'
 import type { AdHocQueries, AdHocStream } from '../core/ports/ad-hoc-queries.js'
 import { errorBody } from './http-guards.js'
-import { exceptionBlock, exceptionTag, sendResult } from './result-reply.js'
+import { exceptionBlock, exceptionTag } from '../core/codec/exception-block.js'
+import { sendResult } from './result-reply.js'
 
 /** Header naming the exception tag of a streamed answer of this API. */
-export const EXCEPTION_TAG_HEADER = 'x-benchstream-exception-tag'
+const EXCEPTION_TAG_HEADER = 'x-benchstream-exception-tag'
 
 export function adHocQueryRoute(app: FastifyInstance, adHoc: AdHocQueries, onError?: (err: unknown) => void): void {
   app.post<{ Body: SqlBody }>(

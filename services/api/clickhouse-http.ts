@@ -33,7 +33,8 @@ import { Lz4Error } from '../core/codec/lz4.js'
 import { isBenchstreamError } from '../core/errors.js'
 import type { AdHocQueries, ResultLimits } from '../core/ports/ad-hoc-queries.js'
 import { checkAccess, OWN_ACCESS_CHECK, type AccessOptions } from './http-guards.js'
-import { exceptionBlock, exceptionTag, sendResult } from './result-reply.js'
+import { exceptionBlock, exceptionTag } from '../core/codec/exception-block.js'
+import { sendResult } from './result-reply.js'
 
 /** URL path prefix of the endpoint (the plugin's "HTTP path" setting). */
 export const CLICKHOUSE_PATH = '/clickhouse'
@@ -455,7 +456,10 @@ async function query(req: FastifyRequest, reply: FastifyReply, opts: ClickHouseH
       ? {
           trailers: {
             names: ['x-benchstream-truncated', 'x-benchstream-rows'],
-            values: () => ({ 'x-benchstream-truncated': String(result.truncated), 'x-benchstream-rows': String(result.rows) }),
+            values: () => ({
+              'x-benchstream-truncated': String(result.truncated),
+              'x-benchstream-rows': String(result.rows),
+            }),
           },
         }
       : {}),

@@ -7,49 +7,22 @@
  * each piece flushed).
  *
  * A failure after the status went out cannot be missed, the way ClickHouse
- * 25.11+ does it (src/Server/HTTP/HTTP1/HTTP1ServerResponse.cpp,
- * cancelWithException): every response carries a random tag in a header
+ * 25.11+ does it: every response carries a random tag in a header
  * (X-ClickHouse-Exception-Tag; X-Benchstream-Exception-Tag on the JSON API),
- * and a failure writes, through the same encoders,
- *
- *   \r\n__exception__\r\n<tag>\r\n<message>\n<length of message and newline> <tag>\r\n__exception__\r\n
- *
- * which clickhouse-connect and @clickhouse/client recognise and raise as the
- * server's error; then the connection is closed without the terminating
- * chunk, so that every HTTP client (JDBC, curl, fetch) fails the read too,
- * whatever it makes of the text.
+ * and a failure writes, through the same encoders, ClickHouse's exception
+ * block (services/core/codec/exception-block.ts), which clickhouse-connect
+ * and @clickhouse/client recognise and raise as the server's error; then the
+ * connection is closed without the terminating chunk, so that every HTTP
+ * client (JDBC, curl, fetch) fails the read too, whatever it makes of the
+ * text.
  */
-import { randomInt } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import { compressBlocks } from '../core/codec/compressed-blocks.js'
 import { bodyEncoder, type HttpEncoding } from '../core/codec/http-encoding.js'
 
-/** ClickHouse's marker around an exception written into a response body. */
-const EXCEPTION_MARKER = '__exception__'
-/** Characters of an exception tag (ClickHouse: 16 random lowercase letters and digits). */
-const TAG_LENGTH = 16
-/** The most of a message an exception block carries (ClickHouse caps the block at 16 KiB). */
-const MAX_MESSAGE_BYTES = 16 * 1024 - 128
 /** How long a failure's text may take to reach a client before the connection is closed anyway. */
 const FAILURE_GRACE_MS = 5000
-
-/** A new exception tag. */
-export function exceptionTag(): string {
-  const chars = 'abcdefghijklmnopqrstuvwxyz0123456789'
-  let tag = ''
-  for (let i = 0; i < TAG_LENGTH; i++) tag += chars[randomInt(chars.length)]
-  return tag
-}
-
-/** The exception block of ClickHouse 25.11+ for a message (one line, or several). */
-export function exceptionBlock(tag: string, message: string): Buffer {
-  let text = message.endsWith('\n') ? message : `${message}\n`
-  if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) text = `${Buffer.from(text).toString('utf8', 0, MAX_MESSAGE_BYTES)}\n`
-  return Buffer.from(
-    `\r\n${EXCEPTION_MARKER}\r\n${tag}\r\n${text}${Buffer.byteLength(text)} ${tag}\r\n${EXCEPTION_MARKER}\r\n`,
-  )
-}
 
 export interface ResultReply {
   status?: number

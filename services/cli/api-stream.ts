@@ -7,6 +7,7 @@
  */
 import http from 'node:http'
 import https from 'node:https'
+import { ExceptionScanner } from '../core/codec/exception-block.js'
 import { BenchstreamError } from '../core/errors.js'
 import { apiError } from './reader.js'
 
@@ -58,40 +59,20 @@ export async function postStream(url: string, token: string | undefined, payload
   }
 }
 
-/**
- * The body's bytes up to an exception block. The last bytes are held back
- * until the next piece shows they do not start the block (at most the block's
- * opening, a few dozen bytes), so no byte of it reaches the output.
- */
+/** The body's bytes up to an exception block, whose error is thrown (exception-block.ts). */
 async function* withoutException(
   res: http.IncomingMessage,
   tag: string | undefined,
   origin: string,
 ): AsyncGenerator<Buffer> {
-  const open = Buffer.from(`\r\n__exception__\r\n${tag ?? ''}\r\n`)
-  let held = Buffer.alloc(0)
-  let exception: Buffer | undefined
+  const scanner = new ExceptionScanner(tag)
   try {
     for await (const c of res) {
-      const chunk = c as Buffer
-      if (exception !== undefined) {
-        exception = Buffer.concat([exception, chunk])
-        continue
-      }
-      const buf = held.length === 0 ? chunk : Buffer.concat([held, chunk])
-      const at = tag === undefined ? -1 : buf.indexOf(open)
-      if (at >= 0) {
-        if (at > 0) yield buf.subarray(0, at)
-        exception = buf.subarray(at + open.length)
-        held = Buffer.alloc(0)
-        continue
-      }
-      const keep = Math.min(buf.length, open.length - 1)
-      if (buf.length > keep) yield buf.subarray(0, buf.length - keep)
-      held = Buffer.from(buf.subarray(buf.length - keep))
+      const data = scanner.push(c as Buffer)
+      if (data.length > 0) yield data
     }
   } catch (err) {
-    if (exception !== undefined) throw fromBlock(exception, tag!)
+    if (scanner.failed) throw fromBlock(scanner.message())
     throw new BenchstreamError(
       'BS_ERR_QUERY_FAILED',
       `the answer of the Benchstream API at ${origin} broke off before its end (${(err as Error).message}); ` +
@@ -100,17 +81,16 @@ async function* withoutException(
     )
   }
   // The server breaks the connection after a block; a body that ended normally with one is an error all the same.
-  if (exception !== undefined) throw fromBlock(exception, tag!)
-  if (held.length > 0) yield held
+  if (scanner.failed) throw fromBlock(scanner.message())
+  const rest = scanner.end()
+  if (rest.length > 0) yield rest
 }
 
 /** The API's error answer (JSON) carried by an exception block. */
-function fromBlock(rest: Buffer, tag: string): BenchstreamError {
-  const close = rest.lastIndexOf(Buffer.from(` ${tag}\r\n__exception__`))
-  const text = (close < 0 ? rest : rest.subarray(0, close)).toString('utf8').replace(/\n\d+$/, '')
-  const err = apiError(500, text.trim())
+function fromBlock(text: string): BenchstreamError {
+  const err = apiError(500, text)
   // Not JSON (cut short): the text as it came.
-  return err.code === 'BS_ERR_BAD_REQUEST' && !text.trimStart().startsWith('{')
-    ? new BenchstreamError('BS_ERR_QUERY_FAILED', `the query failed part-way: ${text.trim().slice(0, 2000)}`)
+  return err.code === 'BS_ERR_BAD_REQUEST' && !text.startsWith('{')
+    ? new BenchstreamError('BS_ERR_QUERY_FAILED', `the query failed part-way: ${text.slice(0, 2000)}`)
     : err
 }

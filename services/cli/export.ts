@@ -113,8 +113,8 @@ export async function exportMain(argv: readonly string[]): Promise<number> {
     const columns = (
       await source.rows<{ name: string; type: string }>(
         `SELECT name, type FROM system.columns WHERE database = ` +
-          `${source.database === undefined ? 'currentDatabase()' : lit(source.database)} AND table = ${lit(what.from)} ` +
-          'ORDER BY position',
+          `${source.database === undefined ? 'currentDatabase()' : lit(source.database)} ` +
+          `AND table = ${lit(what.from)} ORDER BY position`,
       )
     ).filter((c) => !(what.except as readonly string[]).includes(c.name))
     const structure = columns.map((c) => `\`${c.name.replace(/`/g, '\\`')}\` ${c.type}`).join(', ')
@@ -175,9 +175,13 @@ function apiSource(api: string, token: string | undefined): Source {
           body: JSON.stringify({ sql }),
         })
       } catch (err) {
-        throw new BenchstreamError('BS_ERR_TIMEOUT', `the Benchstream API at ${api} did not answer: ${(err as Error).message}`, {
-          cause: err,
-        })
+        throw new BenchstreamError(
+          'BS_ERR_TIMEOUT',
+          `the Benchstream API at ${api} did not answer: ${(err as Error).message}`,
+          {
+            cause: err,
+          },
+        )
       }
       const body = await res.text()
       if (!res.ok) throw apiError(res.status, body)
@@ -299,7 +303,9 @@ function exportFailed(where: string, failure: string, cause?: unknown): Benchstr
   // The API's error answers are JSON ({ code, message }); ClickHouse's are its one line.
   const api = /^HTTP (\d+): (\{[\s\S]*\})$/.exec(failure)
   if (api !== null) return apiError(Number(api[1]), api[2]!)
-  return new BenchstreamError('BS_ERR_QUERY_FAILED', `reading the rows from ${where} failed: ${failure}`, {
-    ...(cause === undefined ? {} : { cause }),
-  })
+  return new BenchstreamError(
+    'BS_ERR_QUERY_FAILED',
+    `reading the rows from ${where} failed: ${failure}`,
+    cause === undefined ? undefined : { cause },
+  )
 }

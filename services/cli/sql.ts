@@ -27,7 +27,8 @@ export async function sqlMain(argv: readonly string[]): Promise<number> {
   if (args.length !== 1)
     throw new BenchstreamError(
       'BS_ERR_USAGE',
-      `sql ${args.length === 0 ? 'needs one query' : `takes one query (quote it), got ${args.length} arguments`}\n${usage}`,
+      `sql ${args.length === 0 ? 'needs one query' : `takes one query (quote it), got ${args.length} arguments`}` +
+        `\n${usage}`,
     )
   const raw = parsed.values['max-rows']
   const maxRows = raw === undefined ? undefined : Number(raw)

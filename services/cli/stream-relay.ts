@@ -4,7 +4,7 @@
  * reads one fixed request through it, which the relay makes with the
  * credentials, CA and URL, none of which enter the SQL. The answer passes
  * through with backpressure (chDB pulls, the relay reads on), and the relay
- * watches it for ClickHouse's exception block (X-ClickHouse-Exception-Tag):
+ * watches it for ClickHouse's exception block (exception-block.ts):
  * a failure part-way is kept, with the server's message, and the connection
  * to chDB is broken so that its read fails too. url() sends a HEAD first,
  * answered here without asking upstream.
@@ -12,6 +12,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { ExceptionScanner } from '../core/codec/exception-block.js'
 
 export interface RelayTarget {
   /** The whole upstream URL of the answer. */
@@ -61,44 +62,23 @@ export async function startRelay(target: RelayTarget): Promise<Relay> {
           return
         }
         const tag = answer.headers['x-clickhouse-exception-tag']
-        const open = typeof tag === 'string' ? Buffer.from(`\r\n__exception__\r\n${tag}\r\n`) : undefined
-        let held = Buffer.alloc(0)
-        let exception: Buffer | undefined
+        const scanner = new ExceptionScanner(typeof tag === 'string' ? tag : undefined)
         res.writeHead(200, { 'content-type': 'application/octet-stream' })
         answer.on('data', (c: Buffer) => {
-          if (exception !== undefined) {
-            exception = Buffer.concat([exception, c]).subarray(0, MAX_ERROR_BYTES)
-            return
-          }
-          const buf = held.length === 0 ? c : Buffer.concat([held, c])
-          const at = open === undefined ? -1 : buf.indexOf(open)
-          if (at >= 0) {
-            if (at > 0) res.write(buf.subarray(0, at))
-            exception = buf.subarray(at + open!.length)
-            return
-          }
-          // The last bytes wait until the next piece shows they do not open an exception block.
-          const keep = open === undefined ? 0 : Math.min(buf.length, open.length - 1)
-          held = Buffer.from(buf.subarray(buf.length - keep))
-          if (!res.write(buf.subarray(0, buf.length - keep))) {
+          const data = scanner.push(c)
+          if (data.length > 0 && !res.write(data)) {
             answer.pause()
             res.once('drain', () => answer.resume())
           }
         })
         const broken = (why: string): void => {
-          failure =
-            exception !== undefined
-              ? exception
-                  .toString('utf8')
-                  .replace(new RegExp(`\\n\\d+ ${String(tag)}\\r\\n__exception__\\r\\n[\\s\\S]*$`), '')
-                  .trim()
-              : why
+          failure = scanner.failed ? scanner.message() : why
           // No end: chDB's read fails rather than taking what came as the whole answer.
           res.destroy()
         }
         answer.on('end', () => {
-          if (exception !== undefined) return broken('')
-          res.end(held)
+          if (scanner.failed) return broken('')
+          res.end(scanner.end())
         })
         answer.on('aborted', () => broken('the answer broke off before its end'))
         answer.on('error', (err) => broken(`the answer broke off: ${err.message}`))

@@ -7,14 +7,21 @@
  *   built with Maven from Maven Central. It connects, lists the tables through
  *   DatabaseMetaData, reads the run's run_summary and op_windows;
  * - clickhouse-connect with pandas and pyarrow (what Jupyter and Superset
- *   use): test/tools/clickhouse-connect-client in a venv under
+ *   use), and DuckDB: test/tools/clickhouse-connect-client in a venv under
  *   ~/.cache/benchstream/clients-venv, from PyPI. query, query_df and
  *   query_arrow on the same run.
  *
  * Values are checked against the API's report of the run
- * (GET /api/v1/runs/:id/report); a result over the row cap arrives cut; every
- * attack of the corpus (test/helpers/sql-attacks.ts) and the metadata attacks
- * go through each client's own path, with the side effects checked. A proxy
+ * (GET /api/v1/runs/:id/report). Issue 31, with the server's default limits:
+ * a 50,000-event run comes back whole with each client's defaults (query_df,
+ * query_arrow, query, JDBC's ResultSet); a query that passes the time limit
+ * part-way, after its first MiB went out with status 200, raises in each
+ * client, and so does one past the request's max_result_rows; the files
+ * `benchstream export` writes (Parquet, Arrow, Feather, CSV, JSON lines) hold
+ * the run as pandas and DuckDB read them. Every attack of the corpus
+ * (test/helpers/sql-attacks.ts; the result-limit ones need a server with
+ * limits and run in the integration tests) and the metadata attacks go
+ * through each client's own path, with the side effects checked. A proxy
  * in front of the API records what each client sent (format, compression,
  * encodings), so the test also says which paths were exercised.
  *
@@ -44,9 +51,17 @@ import { sameAsTruth, stored } from '../helpers/stored.js'
 
 const run = promisify(execFile)
 const TOKEN = 'clients-token-0123456789'
-const MAX_ROWS = 3000
 const RUN = 'clients-run'
+/** The issue's reproduction: a run of 50,000 raw events, read whole. */
+const WHOLE = 't4-pd'
+const WHOLE_EVENTS = 50_000
+/**
+ * Passes the time limit (API_QUERY_TIMEOUT_S=3) part-way: a block of 1,000 rows, 3 MB, every 0.2 s, so the first
+ * MiB goes out with status 200 long before the limit.
+ */
+const SLOW = "SELECT number, repeat('x', 3000) AS pad FROM numbers(1000000) WHERE sleepEachRow(0.0002) = 0"
 const TOOLS = path.join(repoRoot(), 'test/tools')
+const BIN = path.join(repoRoot(), 'bin', 'benchstream.js')
 const VENV = path.join(os.homedir(), '.cache/benchstream/clients-venv')
 
 interface Recorded {
@@ -162,16 +177,16 @@ interface Report {
   measurements: Array<{ name: string; operations: number; p99LatencyUs: number; maxLatencyUs: number }>
 }
 
-test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run through /clickhouse', async (t) => {
+test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas, pyarrow, DuckDB read runs through /clickhouse', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-clients-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   // Fetch the tools first: minutes on a first run, before the server is started.
   const [jdbc, py] = await Promise.all([jdbcClient(dir), pythonClient()])
 
+  // No result limit (the default); the time limit short, to pass it quickly.
   const te = testEnv({
     API_TOKEN: TOKEN,
-    API_MAX_QUERY_ROWS: String(MAX_ROWS),
-    API_QUERY_TIMEOUT_S: '2',
+    API_QUERY_TIMEOUT_S: '3',
     API_QUERY_MAX_MEMORY: String(300 * 1024 * 1024),
   })
   t.after(te.cleanup)
@@ -189,6 +204,17 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
   t.after(() => p.close())
   await p.send(10_000)
   await waitFor('events stored', async () => (sameAsTruth(await stored(svc.ch, RUN), p.truth) ? true : undefined))
+  const w = await EventProducer.open(createKafka(infra.kafka, 'clients-whole'), infra.topics.events, WHOLE, 7)
+  t.after(() => w.close())
+  await w.send(WHOLE_EVENTS)
+  await waitFor('the whole run stored', async () =>
+    sameAsTruth(await stored(svc.ch, WHOLE), w.truth) ? true : undefined,
+  )
+  const [wholeTruth] = await queryRows<{ lat: string }>(
+    svc.ch,
+    `SELECT sum(latency_us) AS lat FROM benchstream.ops WHERE run_id = '${WHOLE}'`,
+  )
+  const wholeLatency = Number(wholeTruth!.lat)
   await svc.ch.client.command({ query: 'CREATE DATABASE IF NOT EXISTS other' })
   await svc.ch.client.command({
     query: 'CREATE TABLE IF NOT EXISTS other.secret (s String) ENGINE = MergeTree ORDER BY s',
@@ -217,12 +243,15 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
   const attacks: Attack[] = [
     ...sqlAttacks({ dir, secret, H: `http://127.0.0.1:${side.http}`, T: `127.0.0.1:${side.tcp}` }),
     ...metadataAttacks('benchstream_meta'),
-    // A FORMAT clause of another binary format is not an attack: the client cannot read the answer.
-  ].filter(([name]) => !SLOW_ATTACKS.has(name) && name !== 'FORMAT not allowed')
+    // A FORMAT clause of another binary format is not an attack: the client cannot read the answer. The result
+    // limits are not set here (the default): their attacks would stream every row.
+  ].filter(
+    ([name, , want]) => !SLOW_ATTACKS.has(name) && name !== 'FORMAT not allowed' && want !== 'BS_ERR_RESULT_LIMIT',
+  )
   const outcome = (expected: string): string => (expected.startsWith('BS_ERR_') ? 'refused' : expected)
 
   await t.test(
-    'JDBC: connect with defaults, DatabaseMetaData, the run, the cap, every attack',
+    'JDBC: connect with defaults, DatabaseMetaData, the run, a whole run, a limit passed part-way, every attack',
     { skip: 'skip' in jdbc ? jdbc.skip : false },
     async () => {
       if (!('classpath' in jdbc)) return
@@ -232,7 +261,8 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
         `typed:SELECT op, operations, p99_us, max_us FROM run_summary WHERE run_id = '${RUN}' ORDER BY op`,
         `query:SELECT op, sum(count) AS n FROM op_windows WHERE run_id = '${RUN}' GROUP BY op ORDER BY op`,
         `typed:SELECT * FROM op_windows WHERE run_id = '${RUN}' ORDER BY window_start, op, status, client_id`,
-        'query:SELECT number FROM numbers(100000)',
+        `sum:latency_us:SELECT * FROM ops WHERE run_id = '${WHOLE}'`,
+        `sum:number:${SLOW}`,
         ...attacks.map(([, sql]) => `query:${sql}`),
       ]
       const seenBefore = proxy.seen.length
@@ -249,7 +279,7 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
         .split('\n')
         .map((l) => JSON.parse(l) as Record<string, unknown>)
       assert.equal(out.length, steps.length, stdout.slice(0, 500))
-      const [meta, summary, windows, all, big] = out
+      const [meta, summary, windows, all, whole, slow] = out
       assert.equal(meta!.error, undefined, String(meta!.error))
       assert.equal(meta!.product, 'ClickHouse')
       assert.deepEqual(meta!.schemas, ['benchstream'])
@@ -279,14 +309,19 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
         rows.reduce((a, r) => a + Number(r[cols.indexOf('count')]), 0),
         10_000,
       )
-      // Over the cap: exactly the cap, the first rows in order.
-      assert.equal((big!.rows as string[][]).length, MAX_ROWS)
-      assert.equal((big!.rows as string[][]).at(-1)![0], String(MAX_ROWS - 1))
+      // The whole run, every row, with the driver's defaults.
+      assert.deepEqual({ rows: whole!.rows, sum: whole!.sum }, { rows: WHOLE_EVENTS, sum: wholeLatency })
+      // Past the time limit part-way: the driver raises (rows came first: the answer had started).
+      assert.match(String(slow!.error), /SQLException|Exception/, JSON.stringify(slow))
+      assert.ok(Number(slow!.rowsBefore) > 0, `rows before the failure: ${String(slow!.rowsBefore)}`)
+      t.diagnostic(
+        `JDBC past the time limit after ${String(slow!.rowsBefore)} rows: ${String(slow!.error).slice(0, 300)}`,
+      )
       const failures: string[] = []
       attacks.forEach(([name, , want], i) => {
-        const r = out[5 + i]!
+        const r = out[6 + i]!
         const got = r.error !== undefined ? 'refused' : (r.rows as unknown[]).length === 0 ? 'empty' : 'ok'
-        const w = outcome(want) === 'truncated' ? 'ok' : outcome(want)
+        const w = outcome(want)
         if (got !== w) failures.push(`${name}: expected ${w}, got ${got}: ${JSON.stringify(r).slice(0, 200)}`)
         if (JSON.stringify(r).includes('top-secret')) failures.push(`${name}: the secret came back`)
       })
@@ -299,7 +334,7 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
   )
 
   await t.test(
-    'clickhouse-connect: set-up, query, query_df, query_arrow, the cap, every attack',
+    'clickhouse-connect: set-up, query, query_df, query_arrow, a whole run, limits passed, every attack',
     { skip: 'skip' in py ? py.skip : false },
     async () => {
       if (!('python' in py)) return
@@ -309,7 +344,9 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
         [path.join(TOOLS, 'clickhouse-connect-client/client.py'), '127.0.0.1', String(proxy.port), TOKEN, RUN],
         { maxBuffer: 64 * 1024 * 1024, timeout: 300_000 },
       )
-      child.stdin!.end(JSON.stringify(attacks.map(([name, sql]) => [name, sql])))
+      child.stdin!.end(
+        JSON.stringify({ attacks: attacks.map(([name, sql]) => [name, sql]), whole_run: WHOLE, slow: SLOW }),
+      )
       const stdout = await new Promise<string>((resolve, reject) => {
         let text = ''
         let err = ''
@@ -327,13 +364,8 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
         query: Array<[string, number, number, number]>
         query_df: { rows: number; count_by_op: Record<string, number>; dtypes: Record<string, string> }
         query_arrow: { rows: number; count: number; schema: string[] }
-        truncation: {
-          query_rows: number
-          query_last: number
-          summary: Record<string, string>
-          arrow_rows: number
-          df_rows: number
-        }
+        whole: Record<string, number>
+        limits: Record<string, { raised: boolean; type?: string; text?: string; rows?: number }>
         attacks: Array<[string, Record<string, { outcome: string; text: string }>]>
       }
       assert.match(out.server_version, /^\d+\.\d+/)
@@ -346,18 +378,28 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
       assert.equal(out.query_df.dtypes.window_start, 'datetime64[ms]')
       assert.equal(out.query_arrow.count, 10_000)
       assert.equal(out.query_arrow.rows, out.query_df.rows)
-      assert.equal(out.truncation.query_rows, MAX_ROWS)
-      assert.equal(out.truncation.query_last, MAX_ROWS - 1)
-      assert.equal(out.truncation.summary.benchstream_truncated, 'true', 'the client is told (QueryResult.summary)')
-      assert.equal(out.truncation.df_rows, MAX_ROWS)
-      assert.equal(out.truncation.arrow_rows, MAX_ROWS)
+      // The issue's reproduction: every row of the run, with the client's defaults.
+      assert.deepEqual(out.whole, {
+        df_rows: WHOLE_EVENTS,
+        df_latency: wholeLatency,
+        arrow_rows: WHOLE_EVENTS,
+        arrow_latency: wholeLatency,
+        query_rows: WHOLE_EVENTS,
+        query_latency: wholeLatency,
+      })
+      // Limits passed raise in every reader: the time limit part-way (the server's error, from ClickHouse's exception
+      // block or the broken response), max_result_rows before the first byte.
+      for (const [what, r] of Object.entries(out.limits)) {
+        assert.equal(r.raised, true, `${what}: ${JSON.stringify(r)}`)
+        if (what.startsWith('max_result_rows'))
+          assert.match(r.text ?? '', /Limit for result exceeded, max rows: 1000|TOO_MANY_ROWS_OR_BYTES|396/, what)
+        t.diagnostic(`clickhouse-connect ${what}: ${r.type}: ${(r.text ?? '').replace(/\s+/g, ' ').slice(0, 200)}`)
+      }
       const failures: string[] = []
       for (const [i, [name, got]] of out.attacks.entries()) {
         const want = outcome(attacks[i]![2])
         for (const [how, g] of Object.entries(got)) {
-          // query_arrow cannot see the truncation header; its rows are cut all the same.
-          const w = how === 'query_arrow' && want === 'truncated' ? 'ok' : want
-          if (g.outcome !== w) failures.push(`${name} (${how}): expected ${w}, got ${g.outcome}: ${g.text}`)
+          if (g.outcome !== want) failures.push(`${name} (${how}): expected ${want}, got ${g.outcome}: ${g.text}`)
           if (g.text.includes('top-secret')) failures.push(`${name} (${how}): the secret came back`)
         }
       }
@@ -377,6 +419,45 @@ test('clickhouse-jdbc 0.10.0, clickhouse-connect, pandas and pyarrow read a run 
         `clickhouse-connect ${out.versions.clickhouse_connect}, pandas ${out.versions.pandas}, pyarrow ` +
           `${out.versions.pyarrow}: Accept-Encoding "${compressed[0]!.acceptEncoding}", answered ` +
           `${compressed[0]!.responseEncoding}; ${native.length - compressed.length} Native requests without it`,
+      )
+    },
+  )
+
+  await t.test(
+    'export: Parquet, Arrow, Feather, CSV and JSON lines files of the whole run, read by pandas and DuckDB',
+    { skip: 'skip' in py ? py.skip : false },
+    async () => {
+      if (!('python' in py)) return
+      const env = { ...process.env, ...te.env, BENCHSTREAM_API_URL: base, BENCHSTREAM_API_TOKEN: TOKEN }
+      const files: string[] = []
+      for (const ext of ['parquet', 'arrow', 'feather', 'csv', 'jsonl']) {
+        const file = path.join(dir, `whole.${ext}`)
+        const { stdout } = await run(process.execPath, [BIN, 'export', WHOLE, '--to', file], { env, timeout: 300_000 })
+        assert.match(stdout, new RegExp(`^benchstream: wrote ${WHOLE_EVENTS} raw events of run ${WHOLE} to `))
+        files.push(file)
+      }
+      const { stdout } = await run(
+        py.python,
+        [path.join(TOOLS, 'clickhouse-connect-client/read_exports.py'), ...files],
+        {
+          maxBuffer: 16 * 1024 * 1024,
+          timeout: 300_000,
+        },
+      )
+      const read = JSON.parse(stdout) as {
+        versions: Record<string, string>
+        files: Record<string, { pandas: number[]; duckdb: number[]; dtypes: Record<string, string> }>
+      }
+      for (const file of files) {
+        const f = read.files[file] ?? assert.fail(`${file} was not read`)
+        assert.deepEqual(f.pandas, [WHOLE_EVENTS, wholeLatency], `pandas: ${file}`)
+        assert.deepEqual(f.duckdb, [WHOLE_EVENTS, wholeLatency], `DuckDB: ${file}`)
+      }
+      // Typed formats keep the types: a time stamp, not text.
+      assert.match(read.files[files[0]!]!.dtypes.start!, /^datetime64/)
+      t.diagnostic(
+        `pandas ${read.versions.pandas}, DuckDB ${read.versions.duckdb}; start as pandas reads it: ` +
+          files.map((f) => `${path.extname(f)} ${read.files[f]!.dtypes.start}`).join(', '),
       )
     },
   )

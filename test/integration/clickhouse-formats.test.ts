@@ -134,7 +134,8 @@ test('RowBinary: what the engine writes for each type we serve, cut at exactly k
       // Fed a byte at a time, the same.
       const slow = new RowBinaryShape('RowBinaryWithNamesAndTypes', { maxRows: 1e9, maxBytes: 1 << 30 })
       const parts: Buffer[] = []
-      for (let i = 0; i < whole.length; i++) parts.push(...slow.push({ data: whole.subarray(i, i + 1), rows: undefined }))
+      for (let i = 0; i < whole.length; i++)
+        parts.push(...slow.push({ data: whole.subarray(i, i + 1), rows: undefined }))
       slow.end()
       assert.deepEqual(Buffer.concat(parts), whole, `${name}, byte by byte`)
     }
@@ -279,28 +280,31 @@ test("/clickhouse: the query tools' formats, compressions and metadata, and ever
     assert.equal((await fetch(`${base}/healthz`)).status, 200)
   })
 
-  await t.test('the row limit fails every path; a cut where asked is whole rows, exactly k where rows are walked', async () => {
-    const sql = `SELECT number, toString(number) AS s FROM numbers(${MAX_ROWS * 3})`
-    for (const path_ of paths) {
-      const r = await path_.send(sql)
-      assert.equal(r.status, 500, path_.name)
-      assert.equal(r.headers.get('x-clickhouse-exception-code'), '396', path_.name)
-      assert.match(r.body.toString(), /Limit for result exceeded, max rows: 3000: .*\(TOO_MANY_ROWS_OR_BYTES\)/)
-    }
-    for (const qs of ['&limit=1234', '&max_result_rows=1234&result_overflow_mode=break']) {
+  await t.test(
+    'the row limit fails every path; a cut where asked is whole rows, exactly k where rows are walked',
+    async () => {
+      const sql = `SELECT number, toString(number) AS s FROM numbers(${MAX_ROWS * 3})`
       for (const path_ of paths) {
-        const r = await path_.send(sql, qs)
-        assert.equal(r.status, 200, `${path_.name} ${qs}`)
-        const summary = JSON.parse(r.headers.get('x-clickhouse-summary') ?? '{}') as Record<string, string>
-        assert.equal(summary.benchstream_truncated, 'true', `${path_.name} ${qs}`)
-        // Arrow keeps whole record batches of 1,000 rows.
-        assert.equal(summary.result_rows, path_.name.includes('Arrow') ? '1000' : '1234', `${path_.name} ${qs}`)
+        const r = await path_.send(sql)
+        assert.equal(r.status, 500, path_.name)
+        assert.equal(r.headers.get('x-clickhouse-exception-code'), '396', path_.name)
+        assert.match(r.body.toString(), /Limit for result exceeded, max rows: 3000: .*\(TOO_MANY_ROWS_OR_BYTES\)/)
       }
-      const json = JSON.parse((await paths[3]!.send(sql, qs)).body.toString()) as { rows: number; data: unknown[] }
-      assert.equal(json.rows, 1234)
-      assert.deepEqual(json.data.at(-1), { number: 1233, s: '1233' })
-    }
-  })
+      for (const qs of ['&limit=1234', '&max_result_rows=1234&result_overflow_mode=break']) {
+        for (const path_ of paths) {
+          const r = await path_.send(sql, qs)
+          assert.equal(r.status, 200, `${path_.name} ${qs}`)
+          const summary = JSON.parse(r.headers.get('x-clickhouse-summary') ?? '{}') as Record<string, string>
+          assert.equal(summary.benchstream_truncated, 'true', `${path_.name} ${qs}`)
+          // Arrow keeps whole record batches of 1,000 rows.
+          assert.equal(summary.result_rows, path_.name.includes('Arrow') ? '1000' : '1234', `${path_.name} ${qs}`)
+        }
+        const json = JSON.parse((await paths[3]!.send(sql, qs)).body.toString()) as { rows: number; data: unknown[] }
+        assert.equal(json.rows, 1234)
+        assert.deepEqual(json.data.at(-1), { number: 1233, s: '1233' })
+      }
+    },
+  )
 
   await t.test(
     "metadata: system.* the tools read, Benchstream's database only, and a curated system.settings",

@@ -237,7 +237,10 @@ test(
       const overCh = await ch('query=SELECT%20number%20FROM%20numbers(100000)')
       assert.equal(overCh.status, 500)
       assert.equal(overCh.headers.get('x-clickhouse-exception-code'), '396')
-      assert.match(await overCh.text(), /^Code: 396\. DB::Exception: Limit for result exceeded, max rows: 3000: .*\(TOO_MANY_ROWS_OR_BYTES\)\n$/)
+      assert.match(
+        await overCh.text(),
+        /^Code: 396\. DB::Exception: Limit for result exceeded, max rows: 3000: .*\(TOO_MANY_ROWS_OR_BYTES\)\n$/,
+      )
       // One query at a time, none waiting: a second one while the first sleeps is 429, here and on the JSON API.
       const slow = ch('query=SELECT%20sleepEachRow(0.5)%20FROM%20numbers(4)%20FORMAT%20TSV')
       await new Promise((r) => setTimeout(r, 300))

@@ -26,7 +26,7 @@ const LIMITS: GuardLimits = {
   timeoutS: 1,
   maxMemory: 300 * 1024 * 1024,
   maxRowsToRead: 2_000_000_000,
-  maxBytesToRead: 1 << 40,
+  maxBytesToRead: 2 ** 40,
   maxRows: 0,
   maxBytes: 0,
 }
@@ -58,9 +58,7 @@ test('setup: a table of 200,000 rows', async () => {
   const s = new Session(dir)
   try {
     await s.queryAsync('CREATE DATABASE IF NOT EXISTS benchstream')
-    await s.queryAsync(
-      'CREATE TABLE IF NOT EXISTS benchstream.t (n UInt64, s String) ENGINE = MergeTree ORDER BY n',
-    )
+    await s.queryAsync('CREATE TABLE IF NOT EXISTS benchstream.t (n UInt64, s String) ENGINE = MergeTree ORDER BY n')
     await s.queryAsync(`INSERT INTO benchstream.t SELECT number, repeat('x', 20) FROM numbers(${ROWS})`)
   } finally {
     s.close()
@@ -120,7 +118,7 @@ test('a limit passed fails the result where it is passed: before the first byte,
   }
 })
 
-test('cancel and time-out give the connection back; a reader that stopped gets the time-out, not a short result', async () => {
+test('cancel and time-out free the connection; a stalled reader gets the time-out, not a short result', async () => {
   const g = await guard()
   try {
     const first = await g.stream('SELECT n, s FROM t ORDER BY n FORMAT TSV')

@@ -61,7 +61,10 @@ const readModel = {
   runFigures: async (ids: readonly string[]) => ids.filter((id) => runs.some((r) => r.run_id === id)).map(figures),
   windowFigures: async () => [],
 } as unknown as ReadModel
-const adHoc = { stream: async () => assert.fail('no SQL here'), close: async () => undefined } as unknown as AdHocQueries
+const adHoc = {
+  stream: async () => assert.fail('no SQL here'),
+  close: async () => undefined,
+} as unknown as AdHocQueries
 const app = build(readApiConfig({ API_PORT: '0' }), { readModel, adHoc, database: 'benchstream' })
 
 test(

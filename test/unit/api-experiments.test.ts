@@ -37,7 +37,10 @@ class FakeExperimentStore implements ExperimentStore {
 }
 
 const readModel = { listRuns: async () => [] } as unknown as ReadModel
-const adHoc = { stream: async () => assert.fail('no SQL here'), close: async () => undefined } as unknown as AdHocQueries
+const adHoc = {
+  stream: async () => assert.fail('no SQL here'),
+  close: async () => undefined,
+} as unknown as AdHocQueries
 
 function app(store = new FakeExperimentStore(), env: Record<string, string> = {}) {
   return build(readApiConfig({ API_PORT: '0', ...env }), {

@@ -107,7 +107,7 @@ test(
   },
 )
 
-test("result limits as ClickHouse reads them: limit and break cut, max_result_* fail; a HEAD runs nothing", async () => {
+test('result limits as ClickHouse reads them: limit and break cut, max_result_* fail; HEAD runs nothing', async () => {
   const a = app()
   const opts = async (qs: string): Promise<AdHocOptions | undefined> => {
     calls.length = 0
@@ -130,7 +130,12 @@ test("result limits as ClickHouse reads them: limit and break cut, max_result_* 
   // 0 is ClickHouse's "no limit".
   assert.deepEqual(limits(await opts('max_result_rows=0&limit=0')), { cut: {}, fail: {} })
   chError(
-    await a.inject({ method: 'POST', url: '/clickhouse/?result_overflow_mode=any', headers: local, payload: 'SELECT 1' }),
+    await a.inject({
+      method: 'POST',
+      url: '/clickhouse/?result_overflow_mode=any',
+      headers: local,
+      payload: 'SELECT 1',
+    }),
     400,
     36,
     'BAD_ARGUMENTS',

@@ -38,12 +38,14 @@ test('the read-only user: ClickHouse parses it; readonly, limits and grants as t
     assert.equal(parsed.length, 5)
     const [profile, user, revoke, ...grants] = parsed
     assert.match(profile!, /^CREATE SETTINGS PROFILE OR REPLACE `benchstream_readonly` SETTINGS readonly = 1 CONST/)
+    // No cap on a result's size (the API has none by default): a cut would be a silent wrong answer.
+    assert.doesNotMatch(profile!, /max_result_rows|max_result_bytes|'break'/)
     for (const limit of [
       'max_execution_time = 10 CONST',
       'max_memory_usage = 536870912 CONST',
       'max_rows_to_read = 2000000000 CONST',
-      "result_overflow_mode = 'break' CONST",
-      'max_result_rows = 10000 CONST',
+      'max_bytes_to_read = 274877906944 CONST',
+      "result_overflow_mode = 'throw' CONST",
       'max_threads = 1 CONST',
     ])
       assert.ok(profile!.includes(limit), `${limit} in ${profile}`)

@@ -15,14 +15,19 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { Session } from 'chdb'
 import { ArrowShape } from '../../services/adapters/clickhouse/arrow-ipc.js'
-import { NO_CAPS, type EngineChunk, type ResultShape, type ShapeCaps } from '../../services/adapters/clickhouse/result-shape.js'
+import {
+  NO_CAPS,
+  type EngineChunk,
+  type ResultShape,
+  type ShapeCaps,
+} from '../../services/adapters/clickhouse/result-shape.js'
 import { RowBinaryShape } from '../../services/adapters/clickhouse/row-binary.js'
 import { textShape } from '../../services/adapters/clickhouse/text-formats.js'
 
 /** Several blocks (max_block_size 1,000), values with quotes, tabs, new lines and multi-byte text. */
 const QUERY =
   "SELECT number, concat('a\"b', toString(number), if(number % 7 = 0, '\\nnew line', ''), '\\tтаб') AS s, " +
-  "toDecimal64(number / 3, 2) AS d FROM numbers(2500) SETTINGS max_block_size = 1000"
+  'toDecimal64(number / 3, 2) AS d FROM numbers(2500) SETTINGS max_block_size = 1000'
 
 const session = new Session()
 test.after(() => session.close())
@@ -58,11 +63,17 @@ function pieces(input: EngineChunk[], n: number, sameHeaders: (c: EngineChunk, i
 }
 
 const text = (format: string, caps: ShapeCaps = NO_CAPS): ResultShape => textShape(format, caps, true, () => 1).shape
-const stream = (format: string, caps: ShapeCaps = NO_CAPS): ResultShape =>
-  textShape(format, caps, false, () => 1).shape
+const stream = (format: string, caps: ShapeCaps = NO_CAPS): ResultShape => textShape(format, caps, false, () => 1).shape
 
-test('line and CSV formats: blocks with repeated headers stream as the whole result, cut at exactly k rows', async () => {
-  for (const format of ['TSV', 'TSVWithNamesAndTypes', 'CSV', 'CSVWithNames', 'JSONEachRow', 'JSONCompactEachRowWithNames']) {
+test('line and CSV formats: blocks with headers again stream as the whole result, cut at exactly k rows', async () => {
+  for (const format of [
+    'TSV',
+    'TSVWithNamesAndTypes',
+    'CSV',
+    'CSVWithNames',
+    'JSONEachRow',
+    'JSONCompactEachRowWithNames',
+  ]) {
     const input = await chunks(format)
     assert.ok(input.length >= 3, `${format}: ${input.length} blocks`)
     const want = await whole(format)
@@ -83,7 +94,10 @@ test('line and CSV formats: blocks with repeated headers stream as the whole res
     for (const k of [0, 1, 999, 1000, 1001, 2499]) {
       const cut = text(format, { maxRows: k, maxBytes: Infinity })
       const got = run(cut, input)
-      assert.ok(got.equals(await whole(format, QUERY.replace('SETTINGS', `LIMIT ${k} SETTINGS`))), `${format} cut at ${k}`)
+      assert.ok(
+        got.equals(await whole(format, QUERY.replace('SETTINGS', `LIMIT ${k} SETTINGS`))),
+        `${format} cut at ${k}`,
+      )
       assert.equal(cut.rows, k)
       assert.equal(cut.stoppedBy, 'rows', `${format} at ${k}: there was more`)
     }

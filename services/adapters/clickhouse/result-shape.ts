@@ -23,7 +23,10 @@ export interface ShapeCaps {
 export interface ResultShape {
   /** Bytes ready from a chunk (possibly none); nothing after a stop. */
   push(chunk: EngineChunk): Buffer[]
-  /** What closes the result (a JSON document's tail, Arrow's end marker and footer); throws when it ended inside a row. */
+  /**
+   * What closes the result (a JSON document's tail, Arrow's end marker and footer); throws when it ended inside a
+   * row.
+   */
   end(): Buffer[]
   /** Rows sent so far; -1 when the format's rows cannot be counted. */
   readonly rows: number

@@ -116,7 +116,11 @@ export class RowBinaryShape implements ResultShape {
         throw new NativeFormatError('the RowBinary stream changed its columns between blocks')
       chunk = chunk.subarray(again.end)
       // Counted by the engine and within the caps: the block's rows pass as they are.
-      if (rows !== undefined && this.rows + rows <= this.caps.maxRows && this.bytes + chunk.length <= this.caps.maxBytes) {
+      if (
+        rows !== undefined &&
+        this.rows + rows <= this.caps.maxRows &&
+        this.bytes + chunk.length <= this.caps.maxBytes
+      ) {
         this.rows += rows
         this.bytes += chunk.length
         return chunk.length === 0 ? [] : [Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]

@@ -37,6 +37,7 @@
  */
 import { Session } from 'chdb'
 import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { ExceptionScanner } from '../../core/codec/exception-block.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { AdHocOptions, AdHocQueries, AdHocStream, ResultLimits } from '../../core/ports/ad-hoc-queries.js'
 import type { ClickHouseConfig } from '../../common/infra-config.js'
@@ -295,13 +296,26 @@ class HttpGuardConnection implements GuardConnection {
     settings?: Record<string, string | number>,
   ): AsyncIterable<EngineChunk> {
     // exec returns the raw body; without client_protocol_version the server writes Native at revision 0, like chDB.
-    const { stream } = await this.client.exec({
+    const { stream, response_headers } = await this.client.exec({
       query: `${sql} FORMAT ${format}`,
       abort_signal: signal,
       ...(settings === undefined ? {} : { clickhouse_settings: settings }),
     })
+    // A failure after the server's status went out ends its body in the exception block: its error, not rows.
+    const tag = response_headers['x-clickhouse-exception-tag']
+    const scanner = new ExceptionScanner(typeof tag === 'string' ? tag : undefined)
     try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) yield { data: chunk, rows: undefined }
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          const data = scanner.push(chunk)
+          if (data.length > 0) yield { data, rows: undefined }
+        }
+      } catch (err) {
+        if (!scanner.failed) throw err
+      }
+      if (scanner.failed) throw new Error(scanner.message())
+      const rest = scanner.end()
+      if (rest.length > 0) yield { data: rest, rows: undefined }
     } finally {
       stream.destroy()
     }
@@ -372,8 +386,7 @@ export class SqlGuard implements AdHocQueries {
       }
       const elapsedMs = (): number => performance.now() - t0
       const plan = this.shapeFor(format, opts.nativeRevision ?? 0, caps, conn.wholeChunks, elapsedMs)
-      const run =
-        people && limits.cut.rows !== undefined ? `SELECT * FROM (${query}) LIMIT ${limits.cut.rows}` : query
+      const run = people && limits.cut.rows !== undefined ? `SELECT * FROM (${query}) LIMIT ${limits.cut.rows}` : query
       // A server counts the rows of the formats for people itself (chDB says how many each block holds).
       const settings =
         people && !conn.wholeChunks && limits.fail.rows !== undefined
@@ -670,7 +683,8 @@ class GuardStream implements AdHocStream {
 
   constructor(private readonly o: GuardStreamOptions) {
     this.gen = this.produce()
-    // The engine stops a query at max_execution_time while it computes; this also ends one whose caller stopped reading.
+    // The engine stops a query at max_execution_time while it computes; this also ends one whose caller stopped
+    // reading.
     this.timer = setTimeout(() => this.timeOut(), (o.timeoutS + 2) * 1000)
     this.timer.unref?.()
   }

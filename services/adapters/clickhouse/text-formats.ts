@@ -200,7 +200,7 @@ class RecordShape implements ResultShape {
     return [rest]
   }
 
-  /** A block's whole result whose rows the engine counted and that fits the caps: its header dropped, the rest whole. */
+  /** A block's whole result, its rows counted by the engine, that fits the caps: its header dropped, the rest whole. */
   private passWhole(data: Buffer, rows: number | undefined): Buffer[] | undefined {
     if (!this.whole || rows === undefined || this.reader.pending) return undefined
     const first = this.reader.chunkCount === 0
@@ -348,11 +348,11 @@ class PeopleShape implements ResultShape {
   push({ data, rows }: EngineChunk): Buffer[] {
     if (this.stoppedBy !== undefined || data.length === 0) return []
     if (rows === undefined) this.uncounted = true
-    else if (this.counted + rows > this.caps.maxRows) return (this.stoppedBy = 'rows'), []
+    else if (this.counted + rows > this.caps.maxRows) return ((this.stoppedBy = 'rows'), [])
     // Values separates rows with commas; chDB writes each block as a result of its own, without the one between.
     const piece =
       this.format === 'Values' && this.whole && this.bytes > 0 ? Buffer.concat([Buffer.from(','), data]) : data
-    if (this.bytes + piece.length > this.caps.maxBytes) return (this.stoppedBy = 'bytes'), []
+    if (this.bytes + piece.length > this.caps.maxBytes) return ((this.stoppedBy = 'bytes'), [])
     this.counted += rows ?? 0
     this.bytes += piece.length
     return [piece]

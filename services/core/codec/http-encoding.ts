@@ -240,7 +240,8 @@ function zstdStoredEncoder(): BodyEncoder {
   return {
     async push(data) {
       const parts = header()
-      for (let at = 0; at < data.length; at += ZSTD_BLOCK) parts.push(...block(data.subarray(at, at + ZSTD_BLOCK), false))
+      for (let at = 0; at < data.length; at += ZSTD_BLOCK)
+        parts.push(...block(data.subarray(at, at + ZSTD_BLOCK), false))
       return Buffer.concat(parts)
     },
     async end() {

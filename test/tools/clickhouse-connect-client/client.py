@@ -3,12 +3,16 @@ settings (compression on, Native for query and query_df, Arrow for
 query_arrow), against Benchstream's /clickhouse endpoint. Used by
 test/clients/clickhouse-clients.test.ts.
 
-    python client.py HOST PORT PASSWORD RUN_ID < attacks.json
+    python client.py HOST PORT PASSWORD RUN_ID < input.json
 
+The input: {"attacks": [[name, sql], ...], "whole_run": RUN, "slow": SQL}.
 Prints one JSON object: what the client found at connection, the run read
-with query, query_df and query_arrow, a result over the row cap, and each
-attack of the JSON list on stdin ([[name, sql], ...]) run with query and
-query_arrow: "refused: <message>", "truncated", "ok" or "empty".
+with query, query_df and query_arrow; a whole run of raw events read with
+each (issue 31: every row, with the client's defaults); a query that passes
+a limit part-way (the server's time limit), and one that passes the
+request's max_result_rows, with each reader: the exception's type and text,
+or what came instead; and each attack run with query and query_arrow:
+"refused" (with the message), "ok" or "empty".
 """
 import json
 import sys
@@ -20,7 +24,8 @@ import pyarrow
 
 def main() -> None:
     host, port, password, run_id = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    attacks = json.load(sys.stdin)
+    given = json.load(sys.stdin)
+    attacks = given["attacks"]
     client = clickhouse_connect.get_client(
         host=host, port=port, username="benchstream", password=password, proxy_path="/clickhouse", database="benchstream"
     )
@@ -57,16 +62,34 @@ def main() -> None:
         "schema": [f"{f.name}: {f.type}" for f in table.schema],
         "count": int(pyarrow.compute.sum(table.column("count")).as_py()),
     }
-    big = client.query("SELECT number FROM numbers(100000)")
-    big_arrow = client.query_arrow("SELECT number FROM numbers(100000)")
-    big_df = client.query_df("SELECT number FROM numbers(100000)")
-    out["truncation"] = {
-        "query_rows": len(big.result_rows),
-        "query_last": int(big.result_rows[-1][0]),
-        "summary": big.summary,
-        "arrow_rows": big_arrow.num_rows,
-        "df_rows": len(big_df),
+    # The issue's reproduction: a whole run of raw events, with the client's defaults.
+    whole_sql = f"SELECT * FROM ops WHERE run_id = '{given['whole_run']}'"
+    whole_df = client.query_df(whole_sql)
+    whole_arrow = client.query_arrow(whole_sql)
+    whole_rows = client.query(whole_sql)
+    latency = whole_rows.column_names.index("latency_us")
+    out["whole"] = {
+        "df_rows": len(whole_df),
+        "df_latency": int(whole_df["latency_us"].sum()),
+        "arrow_rows": whole_arrow.num_rows,
+        "arrow_latency": int(pyarrow.compute.sum(whole_arrow.column("latency_us")).as_py()),
+        "query_rows": len(whole_rows.result_rows),
+        "query_latency": sum(int(r[latency]) for r in whole_rows.result_rows),
     }
+    # Limits hit: the server's time limit part-way, and max_result_rows (ClickHouse's result_overflow_mode='throw').
+    limits = {}
+    for name, sql, settings in (
+        ("time", given["slow"], None),
+        ("max_result_rows", whole_sql, {"max_result_rows": 1000}),
+    ):
+        for how in ("query_df", "query_arrow", "query"):
+            try:
+                res = getattr(client, how)(sql, settings=settings)
+                rows = len(res) if how == "query_df" else res.num_rows if how == "query_arrow" else len(res.result_rows)
+                limits[f"{name} {how}"] = {"raised": False, "rows": rows}
+            except Exception as e:  # noqa: BLE001 - what it raised is the answer
+                limits[f"{name} {how}"] = {"raised": True, "type": type(e).__name__, "text": str(e)[:500]}
+    out["limits"] = limits
     results = []
     for name, sql in attacks:
         got = {}
@@ -74,15 +97,13 @@ def main() -> None:
             try:
                 if how == "query":
                     res = client.query(sql)
-                    truncated = res.summary.get("benchstream_truncated") == "true"
                     rows = len(res.result_rows)
                     text = json.dumps(res.result_rows, default=str)
                 else:
                     res = client.query_arrow(sql)
-                    truncated = None
                     rows = res.num_rows
                     text = json.dumps(res.to_pylist(), default=str)
-                got[how] = {"outcome": "truncated" if truncated else ("empty" if rows == 0 else "ok"), "text": text[:300]}
+                got[how] = {"outcome": "empty" if rows == 0 else "ok", "text": text[:300]}
             except Exception as e:  # noqa: BLE001 - every failure is an outcome here
                 got[how] = {"outcome": "refused", "text": str(e)[:300]}
         results.append([name, got])

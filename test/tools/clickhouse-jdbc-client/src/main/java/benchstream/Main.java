@@ -13,6 +13,10 @@
 //                   getString() gives them (null for NULL)
 //   typed:SQL       the same, values as getObject() gives them, printed with
 //                   String.valueOf (the types the driver maps to)
+//   sum:COLUMN:SQL  {"rows":N,"sum":S,"ms":T}: every row read with next(),
+//                   COLUMN's values summed (getLong), nothing printed per row,
+//                   T the milliseconds from executeQuery to the last row; a
+//                   failure part-way prints {"error":"...","rowsBefore":N}
 // A failing step prints {"error":"..."} and the next step runs (exit status 0:
 // the caller checks errors). Failing to connect prints {"error":"connect: ..."}.
 package benchstream;
@@ -44,6 +48,7 @@ public final class Main {
           if (step.equals("meta")) System.out.println(meta(conn.getMetaData()));
           else if (step.startsWith("query:")) System.out.println(query(conn, step.substring(6), false));
           else if (step.startsWith("typed:")) System.out.println(query(conn, step.substring(6), true));
+          else if (step.startsWith("sum:")) System.out.println(sum(conn, step.substring(4)));
           else System.out.println(error("unknown step " + step));
         } catch (Exception e) {
           System.out.println(error(e));
@@ -96,6 +101,24 @@ public final class Main {
       if (w != null) sb.append(",\"warning\":").append(quote(w.getMessage()));
       return sb.append('}').toString();
     }
+  }
+
+  private static String sum(Connection conn, String step) throws SQLException {
+    int colon = step.indexOf(':');
+    String column = step.substring(0, colon);
+    long rows = 0;
+    long sum = 0;
+    long t0 = System.nanoTime();
+    try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(step.substring(colon + 1))) {
+      int c = rs.findColumn(column);
+      while (rs.next()) {
+        rows++;
+        sum += rs.getLong(c);
+      }
+    } catch (Exception e) {
+      return "{\"error\":" + quote(describe(e)) + ",\"rowsBefore\":" + rows + "}";
+    }
+    return "{\"rows\":" + rows + ",\"sum\":" + sum + ",\"ms\":" + (System.nanoTime() - t0) / 1_000_000 + "}";
   }
 
   private static String column(ResultSet rs, String name) throws SQLException {
