@@ -5,8 +5,9 @@
  * this process can open.
  *
  * Every query goes through the same guard as POST /api/v1/query (AdHocQueries:
- * read-only connections, one checked SELECT over benchstream.*, row and byte
- * caps, concurrency and queue) and the same access check (checkAccess: Host
+ * read-only connections, one checked SELECT over benchstream.*, the result
+ * streamed whole, limits that fail it, concurrency and queue) and the same
+ * access check (checkAccess: Host
  * allow-list, API_TOKEN). What differs is only the dialect, taken from
  * ClickHouse's HTTP interface and from what the plugin's client
  * (clickhouse-go v2.47.0, conn_http.go) sends:
@@ -16,15 +17,19 @@
  * - `default_format` (the plugin: Native; ClickHouse's default:
  *   TabSeparated), overridden by a FORMAT clause;
  * - `client_protocol_version` framing Native blocks (native-format.ts);
- * - `database`, `max_execution_time`, `limit`/`max_result_rows` and the
- *   other parameters in ACCEPTED; any other setting is refused as a
- *   read-only ClickHouse user is refused (READONLY, "Cannot modify");
+ * - `database`, `max_execution_time`, `limit` (a cut), `max_result_rows`
+ *   and `max_result_bytes` (limits that fail the query, or cut it with
+ *   result_overflow_mode=break) and the other parameters in ACCEPTED; any
+ *   other setting is refused as a read-only ClickHouse user is refused
+ *   (READONLY, "Cannot modify");
  * - the token as the basic-auth password (the plugin's "password"), as
  *   `X-ClickHouse-Key`, or as `Authorization: Bearer`;
  * - errors as ClickHouse writes them: `Code: N. DB::Exception: ... (NAME)`,
  *   header X-ClickHouse-Exception-Code, the HTTP status of
  *   src/Server/HTTP/exceptionCodeToHTTPStatus.cpp (busy: 429, not 500, so
- *   that clients back off as with /api/v1/query).
+ *   that clients back off as with /api/v1/query); after the first MiB of an
+ *   answer, ClickHouse 25.11's exception block and a broken response
+ *   (result-reply.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { CompressedBlockError, decompressBlocks } from '../core/codec/compressed-blocks.js'

@@ -63,11 +63,13 @@ export function sqlAttacks({ dir, secret, H, T }: AttackTargets): Attack[] {
     ],
     // settings the query may not change
     ['SETTINGS readonly=0', 'SELECT 1 SETTINGS readonly = 0', 'BS_ERR_QUERY_REFUSED'],
+    // The result limits are the guard's, not the engine's: a SETTINGS clause cannot lift them.
     [
       'SETTINGS max_result_rows',
       'SELECT number FROM numbers(100000) SETTINGS max_result_rows = 0',
-      'BS_ERR_QUERY_REFUSED',
+      'BS_ERR_RESULT_LIMIT',
     ],
+    ['SETTINGS max_rows_to_read', 'SELECT 1 SETTINGS max_rows_to_read = 0', 'BS_ERR_QUERY_REFUSED'],
     ['SETTINGS max_execution_time', 'SELECT 1 SETTINGS max_execution_time = 0', 'BS_ERR_QUERY_REFUSED'],
     ['SET', 'SET readonly = 0', 'BS_ERR_QUERY_REFUSED'],
     // files and the network

@@ -35,8 +35,8 @@ def duckdb_sum(path: str) -> list:
     elif path.endswith((".jsonl", ".ndjson")):
         rel = f"read_json('{path}', format = 'newline_delimited')"
     else:
-        table = pyarrow.feather.read_table(path)  # noqa: F841 - DuckDB scans the Python variable by name
-        rel = "table"
+        con.register("exported", pyarrow.feather.read_table(path))
+        rel = "exported"
     rows, latency = con.execute(f"SELECT count(*), sum(latency_us) FROM {rel}").fetchone()
     return [int(rows), int(latency)]
 
