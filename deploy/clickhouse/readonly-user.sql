@@ -23,7 +23,7 @@
 
 CREATE SETTINGS PROFILE OR REPLACE benchstream_readonly SETTINGS
     readonly = 1 CONST,
-    max_execution_time = 10 CONST,
+    max_execution_time = 60 CONST,
     timeout_overflow_mode = 'throw' CONST,
     max_memory_usage = 536870912 CONST,
     max_rows_to_read = 2000000000 CONST,

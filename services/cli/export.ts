@@ -44,19 +44,29 @@ export const EXPORT_FORMATS: Readonly<Record<string, string>> = {
   '.ndjson': 'JSONEachRow',
 }
 
-/** What can be exported: the view or table, its columns, its order. */
+/**
+ * What can be exported: the view or table, its columns, its order. Raw events come in the order they are stored
+ * in, part by part: reading a run in the table's order (op, start) merges all its parts at once, which held some
+ * 120 MB more in the server for 5M events (bench/pull); a tool sorts them in a moment.
+ */
 const WHAT = {
-  events: { from: 'ops', except: [] as string[], order: 'op, start', noun: 'raw events' },
+  events: { from: 'ops', except: [] as string[], order: undefined, noun: 'raw events' },
   windows: { from: 'op_window_figures', except: [] as string[], order: 'op, window_start', noun: 'windows' },
   // The merged histogram is a map of buckets: the percentiles beside it say what it holds.
   summary: { from: 'run_summary', except: ['merged_hist'], order: 'op', noun: 'summary rows' },
-} as const
+} as const satisfies Record<string, { from: string; except: string[]; order: string | undefined; noun: string }>
 type What = keyof typeof WHAT
 
-/** Settings of the writing query: Parquet row groups small enough that the writer holds little at once. */
+/**
+ * Settings of the writing query: one thread, no parallel formatting, Parquet row groups small enough that the writer
+ * holds little at once; url() tries once (a retry would run the server's query again from the start).
+ */
 const WRITE_SETTINGS =
   'engine_file_truncate_on_insert = 1, output_format_parquet_row_group_size = 100000, ' +
-  'output_format_parquet_row_group_size_bytes = 33554432, http_max_tries = 1, max_threads = 1'
+  'output_format_parquet_row_group_size_bytes = 33554432, output_format_parallel_formatting = 0, ' +
+  'http_max_tries = 1, max_threads = 1'
+/** Settings of the count read back: one thread, no parallel parsing (it would hold several chunks of the file). */
+const COUNT_SETTINGS = 'max_threads = 1, input_format_parallel_parsing = 0'
 
 /** A SQL string literal. */
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
@@ -119,7 +129,7 @@ export async function exportMain(argv: readonly string[]): Promise<number> {
     ).filter((c) => !(what.except as readonly string[]).includes(c.name))
     const structure = columns.map((c) => `\`${c.name.replace(/`/g, '\\`')}\` ${c.type}`).join(', ')
     const list = columns.map((c) => `\`${c.name.replace(/`/g, '\\`')}\``).join(', ')
-    const sql = `SELECT ${list} FROM ${from} WHERE ${where} ORDER BY ${what.order}`
+    const sql = `SELECT ${list} FROM ${from} WHERE ${where}${what.order === undefined ? '' : ` ORDER BY ${what.order}`}`
     const written = await source.write(sql, structure, part, format)
     if (written < expected)
       throw new BenchstreamError(
@@ -254,7 +264,7 @@ function embeddedSource(cfg: ClickHouseConfig): Source {
       })
       const [r] = await queryRows<{ n: string }>(
         ch,
-        `SELECT count() AS n FROM file(${lit(file)}, ${lit(format)}, ${lit(structure)})`,
+        `SELECT count() AS n FROM file(${lit(file)}, ${lit(format)}, ${lit(structure)}) SETTINGS ${COUNT_SETTINGS}`,
       )
       return Number(r?.n ?? 0)
     },
@@ -283,9 +293,10 @@ async function writeThroughRelay(
     const failure = relay.failure()
     if (failure !== undefined) throw exportFailed(where, failure)
     // The rows the file holds, read back by the engine that wrote it (Parquet and Arrow: from their metadata).
-    const n = await session.queryAsync(`SELECT count() FROM file(${lit(file)}, ${lit(format)}, ${lit(structure)})`, {
-      format: 'TSV',
-    })
+    const n = await session.queryAsync(
+      `SELECT count() FROM file(${lit(file)}, ${lit(format)}, ${lit(structure)}) SETTINGS ${COUNT_SETTINGS}`,
+      { format: 'TSV' },
+    )
     return Number(n.text().trim())
   } catch (err) {
     const failure = relay.failure()

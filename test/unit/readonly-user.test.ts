@@ -41,7 +41,7 @@ test('the read-only user: ClickHouse parses it; readonly, limits and grants as t
     // No cap on a result's size (the API has none by default): a cut would be a silent wrong answer.
     assert.doesNotMatch(profile!, /max_result_rows|max_result_bytes|'break'/)
     for (const limit of [
-      'max_execution_time = 10 CONST',
+      'max_execution_time = 60 CONST',
       'max_memory_usage = 536870912 CONST',
       'max_rows_to_read = 2000000000 CONST',
       'max_bytes_to_read = 274877906944 CONST',

@@ -320,6 +320,8 @@ interface ParsedColumn {
   prefix: [number, number]
   spec: Spec
   dataStart: number
+  /** Where the column's data ends (the next column's name starts). */
+  dataEnd: number
 }
 
 interface ParsedBlock {
@@ -345,7 +347,7 @@ function readBlock(buf: Buffer, pos: number): ParsedBlock {
     const prefix: [number, number] = [prefixStart, c.pos]
     const dataStart = c.pos
     if (rows > 0) walk(spec, c, rows, 0)
-    columns.push({ name, type, prefix, spec, dataStart })
+    columns.push({ name, type, prefix, spec, dataStart, dataEnd: c.pos })
   }
   return { rows, columns, end: c.pos }
 }
@@ -377,6 +379,11 @@ function frame(buf: Buffer, block: ParsedBlock, k: number, revision: number): Bu
     parts.push(str(col.name), str(col.type))
     if (revision >= MIN_REVISION_WITH_CUSTOM_SERIALIZATION) parts.push(Buffer.from([0]))
     if (k === 0) continue
+    // The whole block: its prefix and data as they are; fewer rows: the walk picks the bytes of the first k.
+    if (k === block.rows) {
+      parts.push(buf.subarray(col.prefix[0], col.dataEnd))
+      continue
+    }
     parts.push(buf.subarray(col.prefix[0], col.prefix[1]))
     for (const r of walk(col.spec, new Cursor(buf, col.dataStart), block.rows, k))
       parts.push(Buffer.isBuffer(r) ? r : buf.subarray(r[0], r[1]))
