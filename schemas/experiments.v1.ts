@@ -317,6 +317,25 @@ export const AgentHeartbeat = Type.Object(
 )
 export type AgentHeartbeat = Static<typeof AgentHeartbeat>
 
+/**
+ * An agent starting under a name asks whether the name is taken, before its first heartbeat. A live agent of that
+ * name answers with a heartbeat at once (the newcomer then refuses to start); two agents claiming one name at the
+ * same moment keep the lower instance id (services/core/experiments/agent-name.ts). Coordinators ignore claims.
+ */
+export const AgentClaim = Type.Object(
+  {
+    type: Type.Literal('agent.claim'),
+    ...common,
+    agent: id('agent name'),
+    instance: Type.String({ pattern: '^[A-Za-z0-9-]{8,64}$' }),
+    host: Type.String({ maxLength: 256 }),
+    pid: Type.Integer({ minimum: 0 }),
+    version: Type.String({ maxLength: 64 }),
+  },
+  { additionalProperties: false },
+)
+export type AgentClaim = Static<typeof AgentClaim>
+
 /** What a client of a run is to do: the driver's command line in parts, every value checked by the agent again. */
 export const RunSpec = Type.Object(
   {
@@ -425,7 +444,7 @@ export const AssignmentStatus = Type.Object(
 )
 export type AssignmentStatus = Static<typeof AssignmentStatus>
 
-export const ControlMessage = Type.Union([AgentHeartbeat, Assign, Go, Cancel, AssignmentStatus])
+export const ControlMessage = Type.Union([AgentHeartbeat, AgentClaim, Assign, Go, Cancel, AssignmentStatus])
 export type ControlMessage = Static<typeof ControlMessage>
 /** A control message is one JSON object of at most this many bytes; larger ones are refused, counted and logged. */
 export const MAX_CONTROL_MESSAGE_BYTES = 64 * 1024

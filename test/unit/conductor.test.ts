@@ -13,8 +13,12 @@
  * the retries allow; a setup whose start step never gets ready fails its
  * cells with the step's output; the load phase runs once per setup, its key
  * range split over the clients; a plan the agents cannot run is refused
- * before anything runs. Every message published and every state stored is
- * checked against its schema.
+ * before anything runs; two live agents under one name (a second agent
+ * started by mistake, on another host) are said once, never taken for
+ * restarts over and over, and given no work (a plan naming the agent cannot
+ * start, a run going on when the second appears is incomplete and run again
+ * on others), while a restarted agent's name goes to its new instance. Every
+ * message published and every state stored is checked against its schema.
  *
  * Agents answer at once and reports are complete at once, so the coordinator's
  * polls (250 ms) are never waited on except where agents are waited for
@@ -74,6 +78,10 @@ class AgentsBus implements ControlBus {
   rejected = 0
   runOutcome: (a: Assign) => RunOutcome = () => 'ok'
   stepOutcome: (a: Assign) => Partial<AssignmentStatus> = () => ({ state: 'ended' })
+  /** Called at `go` for each client once it started: 'hold' keeps the client going (it ends only when cancelled). */
+  onGo: (a: Assign) => 'hold' | undefined = () => undefined
+  /** name -> the instance of a second agent started under that name by mistake (on another host). */
+  readonly twins = new Map<string, string>()
   private readonly instances = new Map<string, string>()
   private readonly running = new Map<string, Assign>()
 
@@ -96,6 +104,7 @@ class AgentsBus implements ControlBus {
         const a = this.running.get(id)
         if (a === undefined) continue
         this.status(a, 'started')
+        if (this.onGo(a) === 'hold') continue
         this.running.delete(id)
         if (this.runOutcome(a) === 'fail-during-run')
           this.status(a, 'failed', { detail: 'the client exited with code 1', output: 'BS_ERR_BINDING: lost' })
@@ -113,7 +122,37 @@ class AgentsBus implements ControlBus {
 
   async close(): Promise<void> {}
 
+  /** The agent's instance now: a restarted agent is a new one. */
+  instanceOf(name: string): string {
+    return this.instances.get(name)!
+  }
+
+  /** The agent restarts: a new instance under its name; the old one is gone. */
+  restart(name: string): void {
+    this.instances.set(name, `instance-${name}-restarted-${this.instances.size}`)
+  }
+
+  /**
+   * The twin of an agent, as a version before name claims would answer work addressed to its namesake: refused,
+   * for "its predecessor".
+   */
+  twinRefuses(a: Assign): void {
+    const twin = this.twins.get(a.agent)
+    if (twin !== undefined)
+      this.deliver({
+        type: 'assignment.status',
+        sentAtMs: Date.now(),
+        experiment: a.experiment,
+        assignment: a.assignment,
+        agent: a.agent,
+        instance: twin,
+        state: 'refused',
+        detail: `addressed to agent ${a.agent}'s instance ${a.instance}; it restarted as ${twin}`,
+      })
+  }
+
   private onAssign(a: Assign): void {
+    this.twinRefuses(a)
     if (this.instances.get(a.agent) !== a.instance) return
     this.status(a, 'accepted')
     if (a.run !== undefined) {
@@ -147,31 +186,39 @@ class AgentsBus implements ControlBus {
     this.handlers?.onMessage(m, brokerTimeMs)
   }
 
-  /** Every agent heartbeats (so none goes silent however long a test takes). */
-  private beat(): void {
+  /** Every agent heartbeats (so none goes silent however long a test takes), and every twin after it. */
+  beat(): void {
     for (const a of this.agents)
-      this.deliver({
-        type: 'agent.heartbeat',
-        sentAtMs: Date.now(),
-        agent: a.name,
-        instance: this.instances.get(a.name)!,
-        host: `host-${a.name}`,
-        pid: 100,
-        cores: 4,
-        labels: {},
-        capabilities: {
-          drivers: ['benchstream'],
-          bindings: ['memory', 'redis'],
-          ycsbBindings: [],
-          workloads: a.workloads ?? ['workloada', 'workloadc'],
-          commands: a.commands ?? [],
-          env: [],
-          profileTargets: a.profileTargets ?? [],
-        },
-        clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
-        busyWith: null,
-        version: '0.1.0',
-      })
+      for (const [instance, host, pid] of [
+        [this.instances.get(a.name)!, `host-${a.name}`, 100],
+        ...(this.twins.has(a.name) ? [[this.twins.get(a.name)!, `host-${a.name}-twin`, 200] as const] : []),
+      ] as const)
+        this.heartbeat(a, instance, host, pid)
+  }
+
+  private heartbeat(a: FakeAgent, instance: string, host: string, pid: number): void {
+    this.deliver({
+      type: 'agent.heartbeat',
+      sentAtMs: Date.now(),
+      agent: a.name,
+      instance,
+      host,
+      pid,
+      cores: 4,
+      labels: {},
+      capabilities: {
+        drivers: ['benchstream'],
+        bindings: ['memory', 'redis'],
+        ycsbBindings: [],
+        workloads: a.workloads ?? ['workloada', 'workloadc'],
+        commands: a.commands ?? [],
+        env: [],
+        profileTargets: a.profileTargets ?? [],
+      },
+      clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
+      busyWith: null,
+      version: '0.1.0',
+    })
   }
 
   assigns(): Assign[] {
@@ -752,4 +799,122 @@ test('a plan the agents cannot run is refused after agentWaitS, before anything 
     assert.equal(r.store.saves, 0, 'nothing stored')
     await r.conductor.close()
   }
+})
+
+// ------------------------------------------------------------------ one agent per name
+
+const TWIN = 'instance-twin-of-agent'
+
+test('two live agents under one name: said loudly, no work to either; a plan that names it cannot start', async () => {
+  const r = rig()
+  r.bus.twins.set('a2', TWIN)
+  await r.conductor.start()
+  // Two heartbeats of each (the first sight of the second instance is taken for a restart; the next shows both).
+  r.bus.beat()
+  const t0 = Date.now()
+  const refused = await r.conductor.run(plan({ clients: ['a1', 'a2'] }), ID).then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  assert.ok(Date.now() - t0 >= 1000, 'waited agentWaitS for one of them to go')
+  assert.ok(isBenchstreamError(refused, 'BS_ERR_AGENT'), String(refused))
+  assert.match(
+    refused.message,
+    new RegExp(
+      '^the plan cannot start after waiting 1 s: agent a2 has 2 live instances: ' +
+        `(instance ${TWIN} on host host-a2-twin, pid 200; instance instance-a2-1-0000 on host host-a2, pid 100|` +
+        `instance instance-a2-1-0000 on host host-a2, pid 100; instance ${TWIN} on host host-a2-twin, pid 200)\\. ` +
+        'No work goes to a2 while more than one heartbeats: stop all but one of them, or restart the others with ' +
+        'another --name',
+    ),
+  )
+  assert.deepEqual(r.bus.assigns(), [], 'nothing assigned to either instance')
+  await r.conductor.close()
+})
+
+test('two live agents under one name in a pool: never flapping, the others run every run', async () => {
+  const { bus, store, conductor } = rig()
+  bus.twins.set('a2', TWIN)
+  await conductor.start()
+  bus.beat()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'done')
+  for (const a of bus.runAssigns()) assert.notEqual(a.agent, 'a2', `${a.assignment}: no work to a2`)
+  assert.deepEqual([...new Set(bus.runAssigns().map((a) => a.agent))], ['a1', 'a3'])
+  // Said once (the first sight of the second instance looks like a restart; its next heartbeat shows both live),
+  // not once per heartbeat as a coordinator that took each for a restart did.
+  const conflicts = state.notes.filter((n) => n.startsWith('agent a2 has 2 live instances'))
+  assert.equal(conflicts.length, 1, state.notes.join('\n'))
+  assert.ok(state.notes.filter((n) => n.startsWith('agent a2 restarted')).length <= 1, state.notes.join('\n'))
+  assert.equal(store.states.get(ID)!.notes.filter((n) => n.includes('2 live instances')).length, 1)
+  await conductor.close()
+})
+
+test('a second instance appears during a run: the run is incomplete, said why, and run again without it', async () => {
+  const { bus, conductor } = rig()
+  let twinned = false
+  bus.onGo = (a) => {
+    if (twinned || a.agent !== 'a1') return undefined
+    twinned = true
+    // A second a1 starts on another host (a version without name claims: it answers work addressed to a1 with
+    // "refused", for its predecessor); two heartbeats of each show both live.
+    bus.twins.set('a1', TWIN)
+    bus.twinRefuses(a)
+    bus.beat()
+    bus.beat()
+    return 'hold'
+  }
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  const [first, second] = state.cells[0]!.attempts
+  assert.equal(first!.state, 'incomplete')
+  // The twin's "refused" is not taken for the client's answer: the run is lost for the two instances, said so.
+  assert.match(first!.reason!, /^agent a1 has 2 live instances: .*host-a1-twin, pid 200.*\(clients ended: 1 of 2\)$/)
+  assert.deepEqual(first!.clients.map((c) => c.state)[0], 'lost')
+  assert.equal(second!.state, 'done')
+  assert.deepEqual(
+    second!.clients.map((c) => c.agent),
+    ['a2', 'a3'],
+  )
+  assert.equal(state.status, 'done')
+  // No assignment ever went to the twin, and none to a1 after the twin appeared.
+  assert.ok(bus.assigns().every((a) => a.instance !== TWIN))
+  assert.deepEqual(
+    bus
+      .runAssigns()
+      .filter((a) => a.agent === 'a1')
+      .map((a) => a.run!.runId),
+    [runId('A', 1)],
+  )
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('an agent restarted (the old instance gone): the name is taken over, work goes to the new instance', async () => {
+  const { bus, conductor } = rig()
+  let restarted = false
+  bus.onGo = (a) => {
+    if (!restarted && a.agent === 'a2') {
+      restarted = true
+      // Its run ends first; then the agent dies and a new one takes the name.
+      queueMicrotask(() => {
+        bus.restart('a2')
+        bus.beat()
+      })
+    }
+    return undefined
+  }
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'done')
+  const toA2 = bus.runAssigns().filter((a) => a.agent === 'a2')
+  assert.equal(toA2[0]!.instance, 'instance-a2-1-0000')
+  assert.ok(toA2.slice(1).length > 0 && toA2.slice(1).every((a) => a.instance === bus.instanceOf('a2')))
+  assert.notEqual(bus.instanceOf('a2'), 'instance-a2-1-0000')
+  assert.equal(state.notes.filter((n) => n.startsWith('agent a2 restarted')).length, 1, state.notes.join('\n'))
+  assert.ok(
+    state.notes.every((n) => !n.includes('live instances')),
+    state.notes.join('\n'),
+  )
+  await conductor.close()
 })
