@@ -29,10 +29,12 @@ import type {
   StepPhase,
 } from '../../schemas/experiments.v1.js'
 import type { Logger } from '../common/logger.js'
+import { decideComparison, figureChange } from '../core/compare/decision.js'
 import { formatComparison } from '../core/compare/release-format.js'
 import { BenchstreamError } from '../core/errors.js'
 import { describeInstance, twoInstancesMessage } from '../core/experiments/agent-name.js'
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
+import { decideExperiment } from '../core/experiments/decision.js'
 import { keyRange, runIdOf, share } from '../core/experiments/matrix.js'
 import { comparePairs, loadMode, PLAN_DEFAULTS, workloadName } from '../core/experiments/plan.js'
 import { AgentRoster, type RosterEntry } from '../core/experiments/roster.js'
@@ -181,7 +183,8 @@ export class Conductor {
     if (live === undefined && this.conflicts.delete(name)) {
       const left = this.roster.entry(name)
       this.note(
-        `agent ${name} has one live instance again (${left === undefined ? 'none heard' : describeInstance(left.hb)}): ` +
+        `agent ${name} has one live instance again ` +
+          `(${left === undefined ? 'none heard' : describeInstance(left.hb)}): ` +
           'work goes to it again',
       )
     }
@@ -351,9 +354,10 @@ export class Conductor {
     }
     for (const s of plan.setups) if (started.has(s.name) && !this.stoppedSetups.has(s.name)) await this.stopSetup(s)
     state.currentRun = null
-    if (!this.stopping) await this.compareAll()
     const c = counts(state)
+    // Before the comparisons: comparison.md headlines what the experiment decided, which needs its status.
     state.status = this.stopping ? 'interrupted' : c.done === state.cells.length ? 'done' : 'failed'
+    if (!this.stopping) await this.compareAll()
     if (c.failed > 0) this.note(`${c.failed} of ${state.cells.length} runs failed after ${maxAttempts(plan)} attempts`)
     await this.save()
     return state
@@ -819,8 +823,14 @@ export class Conductor {
             baseline: { ...c.baseline, ref: `${pair.baseline} (${workload})` },
             candidate: { ...c.candidate, ref: `${pair.candidate} (${workload})` },
           }
-          record.regressions = c.figures.filter((f) => f.verdict === 'regression').map((f) => f.label)
-          record.improvements = c.figures.filter((f) => f.verdict === 'improvement').map((f) => f.label)
+          const d = decideComparison(c)
+          record.regressions = d.regressions.map((f) => f.label)
+          record.improvements = d.improvements.map((f) => f.label)
+          record.untested = d.untested.map((f) => ({
+            figure: figureChange(f),
+            n: `${f.baseline.n} + ${f.candidate.n}`,
+          }))
+          record.notCompared = d.notCompared
           record.files = [
             this.deps.write(state.id, `${stem}.md`, formatComparison(named, 'markdown')),
             this.deps.write(state.id, `${stem}.txt`, formatComparison(named, 'terminal')),
@@ -960,7 +970,22 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms))
 }
 
-/** The experiment's summary in Markdown: the matrix's outcome, what regressed, and each comparison's file. */
+/** A comparison's regressions, or – when none, or "none of the tested; N not testable" when undecided. */
+function regressionsCell(x: ComparisonRecord): string {
+  const untested = x.untested?.length ?? 0
+  const notCompared = x.notCompared?.length ?? 0
+  const undecided = [
+    ...(untested > 0 ? [`${untested} figure${untested === 1 ? '' : 's'} not testable`] : []),
+    ...(notCompared > 0 ? [`not compared: ${x.notCompared!.join('; ')}`] : []),
+  ]
+  if (x.regressions.length > 0) return [x.regressions.join(', '), ...undecided].join('; ')
+  return undecided.length === 0 ? '–' : `undecided: ${undecided.join('; ')}`
+}
+
+/**
+ * The experiment's summary in Markdown: the headline of what was decided (decideExperiment), the matrix's outcome,
+ * each comparison with its file, the runs not compared.
+ */
 export function experimentMarkdown(state: ExperimentState): string {
   const c = counts(state)
   const lines = [
@@ -973,11 +998,9 @@ export function experimentMarkdown(state: ExperimentState): string {
         `per run: ${typeof state.plan.clients === 'number' ? state.plan.clients : state.plan.clients.join(', ')}.`),
     '',
   ]
-  const regressed = state.comparisons
-    .filter((x) => x.regressions.length > 0)
-    .map((x) => `${x.candidate} vs ${x.baseline}, ${x.workload}: ${x.regressions.join(', ')}`)
+  const d = decideExperiment(state)
   lines.push(
-    regressed.length === 0 ? '**No regression found.**' : `**Regressions:** ${regressed.join('; ')}`,
+    `**${d.lead}** ${d.text}.`,
     '',
     '| baseline | candidate | workload | runs | regressions | improvements | details |',
     '| :--- | :--- | :--- | ---: | :--- | :--- | :--- |',
@@ -985,7 +1008,7 @@ export function experimentMarkdown(state: ExperimentState): string {
   for (const x of state.comparisons)
     lines.push(
       `| ${x.baseline} | ${x.candidate} | ${x.workload} | ${x.baselineRuns.length} + ${x.candidateRuns.length} | ` +
-        `${x.error !== undefined ? `not compared: ${x.error.split('\n')[0]}` : x.regressions.join(', ') || '–'} | ` +
+        `${x.error !== undefined ? `not compared: ${x.error.split('\n')[0]}` : regressionsCell(x)} | ` +
         `${x.improvements.join(', ') || '–'} | ${x.files
           .filter((f) => f.endsWith('.md'))
           .map((f) => `[${f.split('/').pop()}](${f.split('/').pop()})`)

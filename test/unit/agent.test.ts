@@ -768,7 +768,7 @@ function heartbeatOf(name: string, instance: string, host: string, pid: number):
 
 const WINDOW = claimWindowMs(CONFIG.heartbeatMs)
 
-test('a name that heartbeats already: the newcomer on another host refuses to start, naming the live one', async (t) => {
+test('a name that heartbeats already: a newcomer on another host refuses to start, naming the live one', async (t) => {
   const topic: FakeBus[] = []
   const live = await startAgent(t, {}, OFFSET, { topic, hostname: 'client-1', pid: 1234 })
   const second = makeAgent(t, {}, OFFSET, { topic, hostname: 'client-2', pid: 5678 })
@@ -841,7 +841,7 @@ test("a dead agent's name is taken over: no heartbeat within the claim window, t
   assert.equal(last(next.bus, 'exp-1-A-workloada-1/a1').state, 'accepted')
 })
 
-test('two agents claiming one name at the same moment: the lower instance id keeps it, the other refuses', async (t) => {
+test('two agents claiming one name at once: the lower instance id keeps it, the other refuses', async (t) => {
   const low = 'aaaaaaaa-0000-4000-8000-000000000001'
   const high = 'bbbbbbbb-0000-4000-8000-000000000002'
   // Both at once; then each order of joining, where the first claim is heard by the second only if it joined first.
@@ -877,7 +877,7 @@ test('two agents claiming one name at the same moment: the lower instance id kee
   }
 })
 
-test('two live agents under one name (one silent past the claim): each says so, neither answers for the other', async (t) => {
+test('two live agents under one name (one silent past its claim): each says so, answers only for itself', async (t) => {
   const { agent, bus, launcher, settle } = await startAgent(t, {}, OFFSET, { hostname: 'client-1' })
   const other = heartbeatOf('a1', 'other-live-instance', 'client-2', 777)
   for (let i = 0; i < 3; i++) bus.deliver(other)

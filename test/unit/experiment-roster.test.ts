@@ -51,7 +51,7 @@ test('a restart: the new instance takes the name, no conflict however soon it co
   assert.deepEqual(r.names(), ['a1'])
 })
 
-test('two live instances: one conflict, no flapping, until one is silent for the timeout; the one left keeps it', () => {
+test('two live instances: one conflict, no flapping, until one is silent for the timeout; the other keeps it', () => {
   for (const survivor of ['first-instance', 'second-instance']) {
     const r = new AgentRoster()
     r.heartbeat(hb('a2', 'first-instance'), 0)
