@@ -29,7 +29,7 @@ import type {
   StepPhase,
 } from '../../schemas/experiments.v1.js'
 import type { Logger } from '../common/logger.js'
-import { decideComparison, figureChange } from '../core/compare/decision.js'
+import { decideComparison, figureChange, untestedByConcern } from '../core/compare/decision.js'
 import { formatComparison } from '../core/compare/release-format.js'
 import { BenchstreamError } from '../core/errors.js'
 import { describeInstance, twoInstancesMessage } from '../core/experiments/agent-name.js'
@@ -826,7 +826,7 @@ export class Conductor {
           const d = decideComparison(c)
           record.regressions = d.regressions.map((f) => f.label)
           record.improvements = d.improvements.map((f) => f.label)
-          record.untested = d.untested.map((f) => ({
+          record.untested = untestedByConcern(d).map((f) => ({
             figure: figureChange(f),
             n: `${f.baseline.n} + ${f.candidate.n}`,
           }))

@@ -41,12 +41,15 @@ import {
   type Plan,
 } from '../../schemas/experiments.v1.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
+import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'
 import { summaryOf } from '../../services/core/experiments/state.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../services/core/ports/control-bus.js'
 import type { ExperimentRuns } from '../../services/core/ports/experiment-runs.js'
 import type { ExperimentStore } from '../../services/core/ports/experiment-store.js'
+import { compareRuns } from '../../services/core/compare/release.js'
 import { Conductor } from '../../services/experiments/app.js'
+import { fabricatedFigures, fabricatedRun } from '../helpers/fabricated-runs.js'
 
 /** The broker's clock is this far ahead of the coordinator's. */
 const BROKER_AHEAD_MS = 5000
@@ -491,7 +494,10 @@ test('2 setups x 2 repetitions: all done, shares, rotated order, go after every 
       `${ID}/comparison.md`,
     ],
   )
-  assert.match(files.get(`${ID}/comparison.md`)!, /\*\*Regressions:\*\* B vs A, workloada: SCAN p99 \(µs\)/)
+  // Every run complete, every figure of the comparison tested: the regression is the whole headline.
+  assert.match(files.get(`${ID}/comparison.md`)!, /^\*\*Regressions:\*\* B vs A, workloada: SCAN p99 \(µs\)\.$/m)
+  assert.equal(decideExperiment(state).outcome, 'regression')
+  assert.deepEqual(decideExperiment(state).undecided, [])
   assert.match(files.get(`${ID}/compare-A-vs-B-workloada.md`)!, /^### `A \(workloada\)` → `B \(workloada\)`/)
   // Stored after every change, the last one the final state.
   const stored = store.states.get(ID)!
@@ -917,4 +923,86 @@ test('an agent restarted (the old instance gone): the name is taken over, work g
     state.notes.join('\n'),
   )
   await conductor.close()
+})
+
+// ------------------------------------------------------------------ what was decided
+
+/**
+ * The real comparison (compareRuns) over the runs the coordinator asks for, fabricated: B's READ p50 `factor` times
+ * A's. No windows: with fewer than 3 runs a side nothing can be tested.
+ */
+function realComparisons(runs: CompleteRuns, factor: number): void {
+  runs.compare = async (baseline, candidate, options) => {
+    runs.compared.push([baseline, candidate, options])
+    const ids = (ref: string): string[] => ref.replace(/^runs:/, '').split(',')
+    const a = ids(baseline)
+    const b = ids(candidate)
+    return compareRuns(
+      { ref: baseline, runs: a.map((id) => fabricatedRun(id)) },
+      { ref: candidate, runs: b.map((id) => fabricatedRun(id)) },
+      [
+        ...fabricatedFigures(
+          a,
+          a.map(() => 100),
+          1,
+        ),
+        ...fabricatedFigures(
+          b,
+          b.map(() => 100 * factor),
+          2,
+        ),
+      ],
+      [],
+      options,
+    )
+  }
+}
+
+test('runs failed, figures not testable: the headline says undecided and why, never "no regression"', async () => {
+  const { bus, runs, files, conductor } = rig()
+  // B's first repetition fails both its attempts: 2 + 1 complete runs to compare, too few to test anything.
+  bus.runOutcome = (a) => (a.run!.group === `${ID}-B-workloada` && a.run!.repetition === 1 ? 'fail-before-ready' : 'ok')
+  realComparisons(runs, 150.28)
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'failed')
+  const [cmp] = state.comparisons
+  assert.deepEqual(cmp!.regressions, [])
+  assert.deepEqual([cmp!.baselineRuns.length, cmp!.candidateRuns.length], [2, 1])
+  assert.ok(cmp!.untested!.length > 0 && cmp!.untested!.every((u) => u.n === '2 + 1'))
+  assert.deepEqual(cmp!.untested![0], { figure: 'READ p50 +14,928%', n: '2 + 1' })
+  const d = decideExperiment(state)
+  assert.equal(d.outcome, 'undecided')
+  const more = cmp!.untested!.length - 3
+  assert.equal(
+    d.headline,
+    `Undecided: 1 of 4 runs failed; READ p50 +14,928%, ${cmp!.untested![1]!.figure}, ${cmp!.untested![2]!.figure}` +
+      `${more > 0 ? ` and ${more} more` : ''} not testable (n = 2 + 1)`,
+  )
+  const md = files.get(`${ID}/comparison.md`)!
+  assert.ok(md.includes(`**Undecided:** ${d.text}.\n`), md)
+  assert.doesNotMatch(md, /No regression/)
+  assert.match(md, /\| A \| B \| workloada \| 2 \+ 1 \| undecided: \d+ figures not testable \|/)
+  await conductor.close()
+})
+
+test('all runs complete, every figure tested, none regressed: "No regression found"; none asked: said so', async () => {
+  const { bus, runs, files, conductor } = rig()
+  realComparisons(runs, 1)
+  await conductor.start()
+  // Three repetitions a side: every figure is tested.
+  const state = await conductor.run(plan({ repetitions: 3 }), ID)
+  assert.equal(state.status, 'done')
+  const d = decideExperiment(state)
+  assert.equal(d.outcome, 'no regression', d.headline)
+  assert.equal(d.headline, 'No regression found: all 6 runs complete, every figure of the comparison tested')
+  assert.match(files.get(`${ID}/comparison.md`)!, /^\*\*No regression found:\*\* all 6 runs complete/m)
+  assert.deepEqual(state.comparisons[0]!.untested, [])
+  assert.equal(bus.invalid.length, 0)
+  const none = rig()
+  await none.conductor.start()
+  const s2 = await none.conductor.run(plan({ compare: [] }), 'ab-t2')
+  assert.equal(decideExperiment(s2).headline, 'Nothing compared: all 4 runs complete; the plan compares nothing')
+  await conductor.close()
+  await none.conductor.close()
 })

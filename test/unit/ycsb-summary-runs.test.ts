@@ -215,7 +215,7 @@ test('compare 1 + 1: both values and the change per workload, "n = 1 + 1: not te
     md,
     joinRegExp(
       [
-        /^\*\*Undecided:\*\* none of the \d+ figures could be tested \(n = 1 \+ 1\)\. /,
+        /^\*\*Undecided:\*\* \d+ of \d+ figures could not be tested \(n = 1 \+ 1\)\. /,
         /Largest changes for the worse, untested: workloada: OVERALL throughput -[\d.]+%/,
       ],
       'm',

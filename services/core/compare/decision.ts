@@ -37,11 +37,7 @@ export function decideComparison(c: ReleaseComparison): ComparisonDecision {
   ).length
   const undecided: string[] = []
   if (untested.length > 0)
-    undecided.push(
-      tested === 0 && regressions.length === 0
-        ? `none of the ${untested.length} figures could be tested (n = ${nText(untested)})`
-        : `${untested.length} of ${c.figures.length} figures could not be tested (n = ${nText(untested)})`,
-    )
+    undecided.push(`${untested.length} of ${c.figures.length} figures could not be tested (n = ${nText(untested)})`)
   if (c.unpaired.length > 0) undecided.push(`not compared: ${c.unpaired.join('; ')}`)
   return {
     outcome: regressions.length > 0 ? 'regression' : undecided.length > 0 ? 'undecided' : 'no regression',
@@ -84,6 +80,15 @@ export function worseUntested(d: ComparisonDecision): ComparedFigure[] {
       (f.direction === 'lower-is-better') === f.changePercent > 0 &&
       !(f.resolutionUs > 0 && Math.abs((f.candidate.center ?? 0) - (f.baseline.center ?? 0)) < f.resolutionUs),
   )
+}
+
+/**
+ * The untested figures in the order a one-line summary names them: the changes for the worse (worseUntested),
+ * largest first, then the others.
+ */
+export function untestedByConcern(d: ComparisonDecision): ComparedFigure[] {
+  const worse = worseUntested(d).sort((x, y) => Math.abs(y.changePercent ?? 0) - Math.abs(x.changePercent ?? 0))
+  return [...worse, ...d.untested.filter((f) => !worse.includes(f))]
 }
 
 /**
