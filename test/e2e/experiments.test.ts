@@ -402,5 +402,52 @@ test(
       s.notes.every((n) => !n.includes('live instances')),
       s.notes.join('\n'),
     )
+    assert.equal(
+      ran.stdout.trimEnd().split('\n').at(-1),
+      'Nothing compared: all 1 runs complete; the plan compares nothing',
+    )
+
+    // Undecided: setup C's runs fail (a property the driver refuses), A and B have one run each.
+    const undecidedPlan = path.join(te.dataDir, 'undecided.json')
+    writeFileSync(
+      undecidedPlan,
+      JSON.stringify({
+        version: 1,
+        name: 'undecided',
+        binding: 'memory',
+        clients: ['dup'],
+        seconds: 1,
+        repetitions: 1,
+        retries: 0,
+        agentWaitS: 10,
+        workloads: [{ file: 'workloada', properties: { recordcount: 100 } }],
+        setups: [
+          { name: 'A' },
+          { name: 'B', properties: { 'memory.delay.scan': 10_000 } },
+          { name: 'C', properties: { fieldcount: 'none' } },
+        ],
+        compare: [
+          { baseline: 'A', candidate: 'B' },
+          { baseline: 'A', candidate: 'C' },
+        ],
+      }),
+    )
+    const uid = `und-${Date.now().toString(36)}`
+    const undecided = await cli(env, ['experiment', 'run', undecidedPlan, '--id', uid, '--out', te.dataDir])
+    const last = undecided.stdout.trimEnd().split('\n').at(-1)!
+    process.stdout.write(`# experiment run ${uid}: exit ${undecided.code}: ${last}\n`)
+    assert.equal(undecided.code, 5, undecided.stdout + undecided.stderr)
+    assert.match(
+      last,
+      new RegExp(
+        '^Undecided: 1 of 3 runs failed; B vs A, workloada: .+ not testable \\(n = 1 \\+ 1\\); C vs A, workloada ' +
+          'not compared \\(no complete run of C for workloada\\)$',
+      ),
+    )
+    const md = readFileSync(path.join(te.dataDir, uid, 'comparison.md'), 'utf8')
+    assert.ok(md.includes(`\n**${last.replace(/^Undecided: /, 'Undecided:** ')}.\n`), md)
+    assert.doesNotMatch(md, /No regression/)
+    const u = (await experiment(svc, uid))! as ExperimentState & { decision: { outcome: string; headline: string } }
+    assert.deepEqual([u.decision.outcome, u.decision.headline], ['undecided', last])
   },
 )

@@ -253,6 +253,14 @@ test(
       sum(both(release, w, k).map((f) => printed(f, 'OVERALL', 'Throughput(ops/sec)')))
     assert.match(md.stdout, /^\*\*Undecided:\*\* \d+ of \d+ figures could not be tested \(n = 1 \+ 1\)\. /m)
     assert.doesNotMatch(md.stdout, /nothing, of|No regression/)
+    // As JSON (no headline there), why it is undecided goes to stderr, with the same exit code.
+    const json = await cli(te.env, ['compare', 'version=A', 'version=B', '--json'])
+    assert.equal(json.code, 5, json.stderr)
+    assert.match(
+      json.stderr,
+      /^benchstream: undecided \(exit 5\): \d+ of \d+ figures could not be tested \(n = 1 \+ 1\)$/m,
+    )
+    assert.equal((JSON.parse(json.stdout) as ReleaseComparison).summary.regressions, 0)
     // Release B's runs were imported with --workload only: their properties are unknown, not different.
     assert.match(md.stdout, /^_Note: setups compared only where recorded: .* are summary runs imported without -P/m)
     for (const w of WORKLOADS) {
