@@ -246,8 +246,12 @@ async function runFiles(list, env, concurrency = 1) {
       '--test-force-exit',
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
+      // The results reporter appends to BENCHSTREAM_TEST_RESULTS itself and prints nothing, so its
+      // destination only has to accept nothing. Not /dev/null: Node 24 (not 20) opens a file destination with
+      // { flush: true } and fsyncs it on close, fsync on /dev/null fails with EINVAL, and that unhandled
+      // stream error crashed the runner after the last test (exit 1 on a green run).
       `--test-reporter=${path.join(root, 'test', 'results-reporter.mjs')}`,
-      `--test-reporter-destination=${os.devNull}`,
+      '--test-reporter-destination=stdout',
       ...list,
     ],
     { env: { ...env, BENCHSTREAM_TEST_RESULTS: results }, stdio: 'inherit' },
