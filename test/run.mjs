@@ -271,6 +271,11 @@ async function runFiles(list, env, concurrency = 1) {
 
 const started = Date.now()
 const passes = []
+// Which Node runs the tests (and every process they start with process.execPath): inside npm scripts
+// `node` is node_modules/.bin/node, the Node 24 that npm install brings (package.json optionalDependencies).
+console.log(`# Node.js ${process.version} (${process.execPath})`)
+if (Number(process.versions.node.split('.')[0]) < 24)
+  console.log('# not Node 24, the supported version: npm run test:* and `npx node test/run.mjs ...` run on it')
 {
   // The unit tier is pure: its files run side by side, one per core, and while the broker starts for the others.
   const unitDir = path.join(root, 'dist', 'test', 'unit') + path.sep
