@@ -26,7 +26,7 @@ const real: KafkajsInternals = {
   Connection: require('kafkajs/src/network/connection.js'),
 }
 
-/** Asserts that the check refuses `k` with BS_ERR_KAFKAJS_INTERNALS, its message matching every pattern; the message. */
+/** Asserts that the check refuses `k` with BS_ERR_KAFKAJS_INTERNALS, the message matching each pattern; the message. */
 function refused(k: KafkajsInternals, ...patterns: RegExp[]): string {
   try {
     checkKafkajsInternals(k)
