@@ -246,8 +246,12 @@ async function runFiles(list, env, concurrency = 1) {
       '--test-force-exit',
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
+      // The results reporter appends to BENCHSTREAM_TEST_RESULTS itself and prints nothing, so its
+      // destination only has to accept nothing. Not /dev/null: Node 24 (not 20) opens a file destination with
+      // { flush: true } and fsyncs it on close, fsync on /dev/null fails with EINVAL, and that unhandled
+      // stream error crashed the runner after the last test (exit 1 on a green run).
       `--test-reporter=${path.join(root, 'test', 'results-reporter.mjs')}`,
-      `--test-reporter-destination=${os.devNull}`,
+      '--test-reporter-destination=stdout',
       ...list,
     ],
     { env: { ...env, BENCHSTREAM_TEST_RESULTS: results }, stdio: 'inherit' },
@@ -267,6 +271,11 @@ async function runFiles(list, env, concurrency = 1) {
 
 const started = Date.now()
 const passes = []
+// Which Node runs the tests (and every process they start with process.execPath): inside npm scripts
+// `node` is node_modules/.bin/node, the Node 24 that npm install brings (package.json optionalDependencies).
+console.log(`# Node.js ${process.version} (${process.execPath})`)
+if (Number(process.versions.node.split('.')[0]) < 24)
+  console.log('# not Node 24, the supported version: npm run test:* and `npx node test/run.mjs ...` run on it')
 {
   // The unit tier is pure: its files run side by side, one per core, and while the broker starts for the others.
   const unitDir = path.join(root, 'dist', 'test', 'unit') + path.sep
