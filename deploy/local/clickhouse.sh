@@ -165,6 +165,8 @@ write_config() {
     <size>100M</size>
     <count>3</count>
   </logger>
+  <!-- Without naming this file here, clickhouse-local reads the users below but not their access_management. -->
+  <user_directories><users_xml><path>$(xml_escape "$CONFIG")</path></users_xml></user_directories>
   <users>
     <default>
       $password
