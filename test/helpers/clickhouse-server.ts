@@ -90,19 +90,18 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Another stand-in of the test's own, on free ports and a fresh data dir, with `configD` files (name -> XML) in its
- * config.d/; stopped and removed when the test ends.
+ * Another stand-in of the test's own, on `ports` (free ones by default) and a fresh data dir, with `configD` files
+ * (name -> XML) in its config.d/; stopped and removed when the test ends.
  */
 export async function startStandIn(
   t: TestContext,
-  configD: (self: { httpPort: number; tcpPort: number }) => Record<string, string> = () => ({}),
+  opts: { httpPort?: number; tcpPort?: number; configD?: Record<string, string> } = {},
 ): Promise<StandIn> {
-  const httpPort = await freePort()
-  const tcpPort = await freePort()
+  const httpPort = opts.httpPort ?? (await freePort())
+  const tcpPort = opts.tcpPort ?? (await freePort())
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-standin-'))
   mkdirSync(path.join(dataDir, 'config.d'))
-  for (const [name, xml] of Object.entries(configD({ httpPort, tcpPort })))
-    writeFileSync(path.join(dataDir, 'config.d', name), xml)
+  for (const [name, xml] of Object.entries(opts.configD ?? {})) writeFileSync(path.join(dataDir, 'config.d', name), xml)
   const s: StandIn = { url: `http://127.0.0.1:${httpPort}`, httpPort, tcpPort, dataDir }
   t.after(() => {
     try {
