@@ -137,7 +137,8 @@ const kafkaFiles = tiers.includes('integration')
   : []
 
 if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0) {
-  // Java/Maven (Kafka), redis-server, postgresql, promtool, a C compiler and curl (clickhouse.sh): installed if missing.
+  // Java/Maven (Kafka), redis-server, postgresql, promtool, a C compiler and curl (clickhouse.sh): installed if
+  // missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
   if (deps.status !== 0) {
     console.error('could not install the system packages the integration tests need (see above)')

@@ -20,11 +20,13 @@
 #   CLICKHOUSE_LISTEN_HOST    address both listen on                              [127.0.0.1]
 #   CLICKHOUSE_PASSWORD       password of the user `default` (no password: loopback only) [empty]
 #   BENCHSTREAM_DATA_DIR      root for local state                                [<repo>/.benchstream]
-#   CLICKHOUSE_DATA_DIR       config.xml, config.d/, data/, pid file, logs   [$BENCHSTREAM_DATA_DIR/clickhouse-$CLICKHOUSE_HTTP_PORT]
+#   CLICKHOUSE_DATA_DIR       config.xml, config.d/, data/, pid file, logs
+#                             [$BENCHSTREAM_DATA_DIR/clickhouse-$CLICKHOUSE_HTTP_PORT]
 #                             Files in its config.d/ are merged into config.xml (ClickHouse's own rule): macros,
 #                             remote_servers, zookeeper, users...
 #   CLICKHOUSE_LIBCHDB        the library to run                       [node_modules/@chdb/lib-linux-*/libchdb.so]
-#   CLICKHOUSE_LAUNCHER_DIR   where the compiled launcher is cached  [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/clickhouse-launcher]
+#   CLICKHOUSE_LAUNCHER_DIR   where the compiled launcher is cached
+#                             [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/clickhouse-launcher]
 #   CLICKHOUSE_START_TIMEOUT  seconds to wait for /ping on start                  [60]
 #   CLICKHOUSE_STOP_TIMEOUT   seconds to wait for a clean exit before SIGKILL     [30]
 set -euo pipefail
@@ -49,7 +51,8 @@ usage() {
 
 port_var() {
   local name="$1" value="$2"
-  is_uint "$value" && ((10#$value >= 1 && 10#$value <= 65535)) || die "$name must be a port from 1 to 65535, got '$value'"
+  is_uint "$value" && ((10#$value >= 1 && 10#$value <= 65535)) \
+    || die "$name must be a port from 1 to 65535, got '$value'"
   echo $((10#$value))
 }
 CLICKHOUSE_HTTP_PORT="$(port_var CLICKHOUSE_HTTP_PORT "${CLICKHOUSE_HTTP_PORT:-8123}")"
@@ -297,7 +300,8 @@ cmd_status() {
     return 3
   fi
   if ping_ok; then
-    echo "clickhouse running on 127.0.0.1:$CLICKHOUSE_HTTP_PORT, native :$CLICKHOUSE_TCP_PORT (pid $pid, data: $DATA_DIR)"
+    echo "clickhouse running on 127.0.0.1:$CLICKHOUSE_HTTP_PORT, native :$CLICKHOUSE_TCP_PORT" \
+      "(pid $pid, data: $DATA_DIR)"
   else
     echo "clickhouse process running (pid $pid, data: $DATA_DIR) but /ping on :$CLICKHOUSE_HTTP_PORT does not answer"
     return 3

@@ -12,7 +12,8 @@
 #   ZOOKEEPER_VERSION        version to fetch/start               [<zookeeper.version> in zookeeper-pom.xml]
 #   ZOOKEEPER_PORT           client port                                               [2181]
 #   BENCHSTREAM_DATA_DIR     root for local state                                      [<repo>/.benchstream]
-#   ZOOKEEPER_DATA_DIR       snapshots, transaction log, pid file, zookeeper.log  [$BENCHSTREAM_DATA_DIR/zookeeper-$ZOOKEEPER_PORT]
+#   ZOOKEEPER_DATA_DIR       snapshots, transaction log, pid file, zookeeper.log
+#                            [$BENCHSTREAM_DATA_DIR/zookeeper-$ZOOKEEPER_PORT]
 #   ZOOKEEPER_LIBS_DIR       jar cache      [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/zookeeper-<version>/libs]
 #   ZOOKEEPER_START_TIMEOUT  seconds to wait for 'imok' on start                       [60]
 #   ZOOKEEPER_STOP_TIMEOUT   seconds to wait after SIGTERM before SIGKILL              [20]
@@ -119,7 +120,8 @@ cmd_start() {
     return 0
   fi
   rm -f -- "$PID_FILE"
-  port_open "$ZOOKEEPER_PORT" && die "127.0.0.1:$ZOOKEEPER_PORT is already in use by another process; set ZOOKEEPER_PORT"
+  port_open "$ZOOKEEPER_PORT" \
+    && die "127.0.0.1:$ZOOKEEPER_PORT is already in use by another process; set ZOOKEEPER_PORT"
   mkdir -p -- "$DATA_DIR/data"
   cat >"$DATA_DIR/zoo.cfg" <<EOF
 dataDir=$DATA_DIR/data

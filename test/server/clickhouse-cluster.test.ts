@@ -1,6 +1,7 @@
 /**
  * A ClickHouse cluster as far as the stand-in goes (npm run test:server): Apache ZooKeeper (deploy/local/zookeeper.sh)
- * and two stand-ins (deploy/local/clickhouse.sh) configured as one shard of two replicas through config.d (remote_servers,
+ * and two stand-ins (deploy/local/clickhouse.sh) configured as one shard of two replicas through config.d
+ * (remote_servers,
  * macros, zookeeper, distributed_ddl, interserver_http_port), which is how the Helm chart configures real servers.
  *
  * What it shows, each asserted and each refusal quoted (docs/guides/deploy.md#a-local-clickhouse-server):
@@ -50,7 +51,8 @@ async function znodes(port: number): Promise<number> {
 const quote = (err: unknown): string => String((err as Error).message).replace(/\s+/g, ' ')
 
 test(
-  'a cluster of two stand-ins and ZooKeeper: the configuration is taken; ON CLUSTER and replication are refused, quoted',
+  'a cluster of two stand-ins and ZooKeeper: the configuration is taken; ON CLUSTER and replication are refused, ' +
+    'quoted',
   { skip: typeof server === 'string' ? server : false, timeout: 300_000 },
   async (t) => {
     const zkPort = await freePort()
@@ -72,7 +74,8 @@ test(
 ${ports.map((p) => `    <replica><host>127.0.0.1</host><port>${p.tcpPort}</port></replica>`).join('\n')}
   </shard></${CLUSTER}></remote_servers>
   <macros><shard>01</shard><replica>r${i + 1}</replica></macros>
-  <zookeeper><node><host>127.0.0.1</host><port>${zkPort}</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
+  <zookeeper><node><host>127.0.0.1</host><port>${zkPort}</port></node>
+    <session_timeout_ms>10000</session_timeout_ms></zookeeper>
   <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
   <interserver_http_host>127.0.0.1</interserver_http_host>
   <interserver_http_port>${ports[i]!.interserver}</interserver_http_port>
@@ -173,10 +176,10 @@ ${ports.map((p) => `    <replica><host>127.0.0.1</host><port>${p.tcpPort}</port>
       )
     }
     const log = readFileSync(path.join(replicas[0]!.dataDir, 'clickhouse-server.log'), 'utf8')
-    const why =
-      /Failed to restart the table\. Will try again: (Code: \d+\. DB::Exception: [^\n]*?\(NO_ELEMENTS_IN_CONFIG\))/.exec(
-        log,
-      )
+    const restart = /Failed to restart the table\. Will try again: /
+    const why = new RegExp(`${restart.source}(Code: \\d+\\. DB::Exception: [^\\n]*?\\(NO_ELEMENTS_IN_CONFIG\\))`).exec(
+      log,
+    )
     assert.ok(why !== null, 'the server log says why the replica stays read-only')
     assert.match(why[1]!, /Parameter 'interserver_http\(s\)_port' required for replication is not specified/)
     quotes.push(`the replica's restarting thread (server log): ${why[1]}`)

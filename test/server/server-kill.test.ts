@@ -83,7 +83,8 @@ test(
       const n = Math.min(chunk, EVENTS - produced)
       const sending = producer.send(n, { clients: 5, perMessage: 2000 })
       const action = ACTIONS[i]
-      // The server is killed as soon as an insert is seen, while the chunk streams in; the processor at a random moment.
+      // The server is killed as soon as an insert is seen, while the chunk streams in; the processor at a random
+      // moment.
       if (action !== 'clickhouse') await new Promise((r) => setTimeout(r, 700 + rnd() * 2500))
       if (action === 'processor') {
         proc.child.kill('SIGKILL')
@@ -100,7 +101,8 @@ test(
           polls++
           const [r] = await rows<{ n: string }>(
             c,
-            `SELECT count() AS n FROM system.processes WHERE query_kind = 'Insert' AND position(query, {db:String}) > 0`,
+            `SELECT count() AS n FROM system.processes
+             WHERE query_kind = 'Insert' AND position(query, {db:String}) > 0`,
             { db: `${db}.` },
           )
           insertInFlight = Number(r!.n) > 0

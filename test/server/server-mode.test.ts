@@ -189,7 +189,10 @@ test(
       (await getJson<Health>(`${api}/healthz`)).partitions.workers.map((w) => w.partition)
     const [pa, pb] = [await owned(a.api), await owned(b.api)]
     assert.ok(pa.length > 0 && pb.length > 0, `both replicas consume: A ${pa.join(',')} B ${pb.join(',')}`)
-    assert.deepEqual([...pa, ...pb].sort(), [0, 1, 2, 3])
+    assert.deepEqual(
+      [...pa, ...pb].sort((x, y) => x - y),
+      [0, 1, 2, 3],
+    )
 
     // One report, whichever replica is asked, and the embedded server's equal to it.
     const report = (api: string): Promise<Record<string, unknown>> =>
