@@ -9,8 +9,9 @@
 // test:timing), hbase (real HBases and YCSB; npm run test:hbase), clients (the
 // query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
 // Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients)
-// and cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
-// test:cluster).
+// cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
+// test:cluster) and server (server mode, CLICKHOUSE_URL, against a ClickHouse server stand-in started
+// here with deploy/local/clickhouse.sh; npm run test:server).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -22,6 +23,9 @@
 //   node test/run.mjs cluster         a 3-node KRaft cluster (deploy/local/kafka.sh, KAFKA_BROKERS_COUNT=3) on
 //                                     TEST_KAFKA_CLUSTER_PORT (default 19192..19194, controllers +3) instead
 //                                     of the single broker; about two minutes
+//   node test/run.mjs server          test/server/ against a broker and a ClickHouse server stand-in of their own
+//                                     (TEST_CLICKHOUSE_HTTP_PORT / TEST_CLICKHOUSE_TCP_PORT, default free ports),
+//                                     one file at a time (one kills the ClickHouse server)
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -33,14 +37,16 @@
 // (no extra broker versions then).
 import { spawnSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster']
-// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients and cluster are asked for by name.
+const clickhouseSh = path.join(root, 'deploy/local/clickhouse.sh')
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'server']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients, cluster and server are asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
@@ -90,16 +96,18 @@ const testFiles = (tier, filter) => {
         .map((f) => path.join(dir, f))
     : []
 }
-// The cluster tier runs against a cluster of its own, after the others (which share the single broker).
+// The cluster tier runs against a cluster of its own, after the others (which share the single broker); the server
+// tier against a broker and a ClickHouse server of its own, after those.
 const pick = (list) => list.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
-const files = pick(tiers.filter((t) => t !== 'cluster'))
+const files = pick(tiers.filter((t) => t !== 'cluster' && t !== 'server'))
 const clusterFiles = tiers.includes('cluster') ? pick(['cluster']) : []
-if (files.length === 0 && clusterFiles.length === 0) {
+const serverFiles = tiers.includes('server') ? pick(['server']) : []
+if (files.length === 0 && clusterFiles.length === 0 && serverFiles.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
   process.exit(1)
 }
 
-const needsKafka = tiers.some((t) => t !== 'unit' && t !== 'cluster') && files.length > 0
+const needsKafka = tiers.some((t) => t !== 'unit' && t !== 'cluster' && t !== 'server') && files.length > 0
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
 if (
@@ -128,8 +136,9 @@ const kafkaFiles = tiers.includes('integration')
   ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`)))
   : []
 
-if (needsKafka || clusterFiles.length > 0) {
-  // Java/Maven (Kafka), redis-server, postgresql, promtool: installed if missing.
+if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0) {
+  // Java/Maven (Kafka), redis-server, postgresql, promtool, a C compiler and curl (clickhouse.sh): installed if
+  // missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
   if (deps.status !== 0) {
     console.error('could not install the system packages the integration tests need (see above)')
@@ -226,6 +235,50 @@ function startCluster(nodes) {
     },
     stop() {
       spawnSync('bash', [kafkaSh, 'stop'], { env, stdio: 'inherit' })
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** A TCP port free on the loopback now (the kernel's choice). */
+async function freePort() {
+  const srv = net.createServer()
+  await new Promise((resolve, reject) => srv.once('error', reject).listen(0, '127.0.0.1', resolve))
+  const { port } = srv.address()
+  await new Promise((resolve) => srv.close(resolve))
+  return port
+}
+
+/**
+ * Starts the ClickHouse server stand-in (deploy/local/clickhouse.sh: clickhouse-local's main from npm chdb's
+ * libchdb.so, with its HTTP and native listeners) on free ports in a fresh data dir; undefined if it cannot. The
+ * tests kill and start it through clickhouse.sh with TEST_CLICKHOUSE_* (kill, start: same data).
+ */
+async function startClickHouse() {
+  const httpPort = Number(process.env.TEST_CLICKHOUSE_HTTP_PORT || (await freePort()))
+  const tcpPort = Number(process.env.TEST_CLICKHOUSE_TCP_PORT || (await freePort()))
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-clickhouse-'))
+  const env = {
+    ...process.env,
+    CLICKHOUSE_HTTP_PORT: String(httpPort),
+    CLICKHOUSE_TCP_PORT: String(tcpPort),
+    CLICKHOUSE_DATA_DIR: dataDir,
+  }
+  const r = spawnSync('bash', [clickhouseSh, 'start'], { env, stdio: 'inherit' })
+  if (r.status !== 0) {
+    rmSync(dataDir, { recursive: true, force: true })
+    console.error('could not start the ClickHouse server stand-in (deploy/local/clickhouse.sh start, see above)')
+    return undefined
+  }
+  return {
+    testEnv: {
+      CLICKHOUSE_URL: `http://127.0.0.1:${httpPort}`,
+      TEST_CLICKHOUSE_HTTP_PORT: String(httpPort),
+      TEST_CLICKHOUSE_TCP_PORT: String(tcpPort),
+      TEST_CLICKHOUSE_DATA_DIR: dataDir,
+    },
+    stop() {
+      spawnSync('bash', [clickhouseSh, 'stop'], { env, stdio: 'inherit' })
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
@@ -335,6 +388,27 @@ if (clusterFiles.length > 0) {
     })
   } finally {
     cluster?.stop()
+  }
+  passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+}
+if (serverFiles.length > 0) {
+  const from = Date.now()
+  const broker = external ? undefined : startBroker(process.env.TEST_KAFKA_VERSION || undefined)
+  if (!external && broker === undefined) process.exit(1)
+  const clickhouse = await startClickHouse()
+  if (clickhouse === undefined) {
+    broker?.stop()
+    process.exit(1)
+  }
+  const env = { ...process.env, ...broker?.testEnv, ...clickhouse.testEnv }
+  try {
+    passes.push({
+      label: `${broker === undefined ? `Kafka at ${env.KAFKA_BROKERS}` : `Kafka ${broker.version}`}, ClickHouse server`,
+      ...(await runFiles(serverFiles, env)),
+    })
+  } finally {
+    clickhouse.stop()
+    broker?.stop()
   }
   passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
 }

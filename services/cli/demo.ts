@@ -195,7 +195,11 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     process.stderr.write(formatThresholdResults(verdicts, `run ${runId}, merged`))
     say(`\n===== Run ${runId} =====`)
     say(`  ${counted} operations stored in ClickHouse (${ch.location}).`)
-    say('  Ad hoc, after the demo (no other process may hold the embedded data directory):')
+    say(
+      ch.mode === 'server'
+        ? '  Ad hoc, after the demo (with the same CLICKHOUSE_URL):'
+        : '  Ad hoc, after the demo (no other process may hold the embedded data directory):',
+    )
     say(`    npx benchstream report ${runId}`)
     say(
       `    npx benchstream sql "SELECT op, operations, p50_us, p99_us, p999_us, cache_hit_ratio FROM ` +
