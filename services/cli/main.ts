@@ -145,6 +145,12 @@ const COMMANDS: Record<string, Command> = {
     flags: async () => flagNames((await import('./import-ycsb.js')).IMPORT_YCSB_FLAGS),
     run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
   },
+  'import-pe': {
+    summary: "what HBase's PerformanceEvaluation (hbase pe) printed, into a summary run, old and current forms",
+    usage: async () => (await import('./usage.js')).IMPORT_PE_USAGE,
+    flags: async () => flagNames((await import('./import-pe.js')).IMPORT_PE_FLAGS),
+    run: async (argv) => (await import('./import-pe.js')).importPeMain(argv),
+  },
 }
 
 /** Help topics that are not commands. */

@@ -97,6 +97,11 @@ export interface PeTest {
   /** `current`: latency summaries per client; `old`: a time and a row count per client. */
   form: 'current' | 'old'
   clients: PeClient[]
+  /**
+   * The options PE ran it with (its `RandomReadTest test run options={...}` line, PE 1.1 on): scalar values as
+   * text, by PE's names (`valueSize`, `perClientRunRows`, `numClientThreads`, ...); empty when not printed.
+   */
+  options: Record<string, string>
   /** PE's own summary lines of the test, as printed (not used for any figure; checked against the clients). */
   printed: {
     timingsMs: number[] | undefined
@@ -126,13 +131,18 @@ const PE_PREFIX = /^.*?(?:\[([^\]\s]+)\]\s+)?[\w.$]*PerformanceEvaluation(?:\(\d
 /** Any log4j/commons-logging prefix: `08/01/12 10:01:02 INFO hbase.Foo: `, `... INFO  [main] foo.Bar(12): `. */
 const ANY_PREFIX = /^.*?\b(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\s+(?:\[([^\]\s]+)\]\s+)?[\w.$]+(?:\(\d+\))?:\s?(.*)$/
 
+const OPTIONS = /^(\S+) test run options=(\{.*\})\s*$/
+/** Longest options line read (PE's is about 1 KB), and most options kept. */
+const MAX_OPTIONS_CHARS = 64 * 1024
+const MAX_OPTIONS = 128
 const START = /^Start (?:class )?(\S+) at offset (\d+) for (\d+) rows\s*$/
 const SAMPLING = /^Sampling 1 every (\d+) out of (\d+) total rows\.?\s*$/
 const CYCLE = /^Cycle=(\d+) of (\d+)\s*$/
 const TEST_THREAD = /^Test : (\S+), Thread : (\S+)\s*$/
 const LATENCY = /^Latency \(us\) : (.*)$/
 const MEASURES = /^Num measures \(latency\) : (\S+)\s*$/
-const FINISHED_CLASS = /^Finished (?!\S+ in \S+ over )(?:class )?(\S+) in (\S+?)ms at offset (\S+)(?: for (\S+) rows)?(?: \((\S+) MB\/s\))?/
+const FINISHED_CLASS =
+  /^Finished (?!\S+ in \S+ over )(?:class )?(\S+) in (\S+?)ms at offset (\S+)(?: for (\S+) rows)?(?: \((\S+) MB\/s\))?/
 const FINISHED_THREAD = /^Finished (\S+) in (\S+?)ms over (\S+) rows\s*$/
 const SUMMARY = /^\[(\S+)\] Summary of timings \(ms\): \[([^\]]*)\]\s*$/
 const DURATION = /^\[(\S+) duration \]\s+Min: (\S+)ms\s+Max: (\S+)ms\s+Avg: (\S+)ms\s*$/
@@ -245,6 +255,7 @@ class PeReader {
     const { msg } = l
     let m: RegExpExecArray | null
     if ((m = START.exec(msg)) !== null) return this.start(l, m)
+    if ((m = OPTIONS.exec(msg)) !== null) return this.options(l, m)
     if ((m = SAMPLING.exec(msg)) !== null) {
       const t = this.threadOf(l)
       if (t !== undefined) t.sampleEvery = this.count(l, m[1]!, 'the sampling interval', 1)
@@ -263,7 +274,8 @@ class PeReader {
     if ((m = LATENCY.exec(msg)) !== null) return this.latency(l, m[1]!)
     if ((m = MEASURES.exec(msg)) !== null) {
       const t = l.thread !== undefined ? this.threads.get(l.thread) : this.context
-      if (t === undefined) this.fail(l.line, 'a "Num measures (latency)" line of no client: no "Test : X, Thread : T" before it')
+      if (t === undefined)
+        this.fail(l.line, 'a "Num measures (latency)" line of no client: no "Test : X, Thread : T" before it')
       if (t.client.latency === undefined)
         this.fail(l.line, `"Num measures (latency)" of ${t.client.name} before its "Latency (us)" line`)
       t.client.latency.measures = this.count(l, m[1]!, 'the number of latencies measured', 0)
@@ -320,14 +332,14 @@ class PeReader {
     const key = known?.className ?? name
     let t = this.open.get(key)
     if (t === undefined) {
-      if (this.tests.length >= MAX_PE_TESTS)
-        this.fail(line, `more than ${MAX_PE_TESTS} tests in one file; split it`)
+      if (this.tests.length >= MAX_PE_TESTS) this.fail(line, `more than ${MAX_PE_TESTS} tests in one file; split it`)
       t = {
         test: name,
         command: known?.command,
         op: known?.op,
         form,
         clients: [],
+        options: {},
         printed: { timingsMs: undefined, avgLatencyUs: undefined, rowsPerSec: undefined },
         line,
         threads: new Map(),
@@ -374,6 +386,32 @@ class PeReader {
     return s === undefined || s.finished ? undefined : s
   }
 
+  /** `RandomReadTest test run options={...}` (main thread, before any client starts): a new test and its options. */
+  private options(l: LogLine, m: RegExpExecArray): boolean {
+    const name = simpleName(m[1]!)
+    const key = peTest(name)?.className ?? name
+    if (this.open.has(key))
+      this.fail(l.line, `a second run of ${name} starts before PE summarized the first ("Summary of timings")`)
+    if (m[2]!.length > MAX_OPTIONS_CHARS)
+      this.fail(l.line, `PE's options of ${name} are ${m[2]!.length} characters long; at most ${MAX_OPTIONS_CHARS}`)
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(m[2]!)
+    } catch (err) {
+      throw decodeError(this.source, l.line, `PE's options of ${name} are not JSON: ${(err as Error).message}`, err)
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      this.fail(l.line, `PE's options of ${name} are not a JSON object`)
+    const t = this.testNamed(name, l.line, 'current')
+    for (const [k, v] of Object.entries(parsed)) {
+      if (Object.keys(t.options).length >= MAX_OPTIONS) break
+      if (!/^[A-Za-z][A-Za-z0-9_.]{0,63}$/.test(k)) continue
+      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+        t.options[k] = String(v).slice(0, 256)
+    }
+    return true
+  }
+
   private start(l: LogLine, m: RegExpExecArray): boolean {
     if (l.thread === undefined) return true
     const s = this.thread(l, l.thread, simpleName(m[1]!))
@@ -387,7 +425,10 @@ class PeReader {
     if (t === undefined || t.finished)
       this.fail(l.line, 'a "Latency (us)" line of no client: no "Test : X, Thread : T" line or client thread before it')
     if (t.client.latency !== undefined)
-      this.fail(l.line, `a second "Latency (us)" line for ${t.client.name} (the first at line ${t.client.latency.line})`)
+      this.fail(
+        l.line,
+        `a second "Latency (us)" line for ${t.client.name} (the first at line ${t.client.latency.line})`,
+      )
     const parts = text.split(/,\s+/)
     const values = new Map<string, number>()
     for (const p of parts) {
@@ -508,7 +549,10 @@ class PeReader {
       line: l.line,
     })
     if (rows === undefined)
-      this.fail(l.line, `"Finished ${test} in ${durationMs}ms at offset ${offset}" says no "for N rows": the rows it ran are not known`)
+      this.fail(
+        l.line,
+        `"Finished ${test} in ${durationMs}ms at offset ${offset}" says no "for N rows": the rows it ran are not known`,
+      )
     return true
   }
 
@@ -546,7 +590,8 @@ class PeReader {
       this.threads.delete(s.client.name)
     }
     if (threaded.length > 0) {
-      t.clients = threaded.map((s) => s.client)
+      // In PE's order of clients (TestClient-0, -1, ..., -10), not the order they finished in.
+      t.clients = threaded.map((s) => s.client).sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }))
       t.form = t.clients.some((c) => c.latency !== undefined) ? 'current' : 'old'
       const noLatency = t.clients.filter((c) => c.latency === undefined)
       if (t.form === 'current' && noLatency.length > 0)
@@ -589,6 +634,7 @@ class PeReader {
           line: l.line,
         },
       ],
+      options: {},
       printed: { timingsMs: undefined, avgLatencyUs: undefined, rowsPerSec: undefined },
       line: l.line,
       threads: new Map(),
