@@ -142,7 +142,9 @@ export const PlanWorkload = Type.Object(
 )
 export type PlanWorkload = Static<typeof PlanWorkload>
 
-export const DRIVERS = ['benchstream', 'ycsb'] as const
+// pe: HBase's PerformanceEvaluation (`hbase pe --nomapred <test> <threads>`), its binding the agent's allowed
+// command that is HBase's bin/hbase, its workloads PE's tests; docs/guides/experiments.md#driver-pe.
+export const DRIVERS = ['benchstream', 'ycsb', 'pe'] as const
 export const LOAD_MODES = ['setup', 'run', 'none'] as const
 export const ORDERS = ['interleaved', 'grouped'] as const
 
@@ -152,11 +154,17 @@ export const Plan = Type.Object(
     name: id('the experiment name; each run of the plan gets an id <name>-<time>'),
     description: Type.Optional(Type.String({ maxLength: 4096 })),
     driver: Type.Optional(
-      literals(DRIVERS, "benchstream (the project's driver, default) or ycsb (real YCSB through the bridge)"),
+      literals(
+        DRIVERS,
+        "benchstream (the project's driver, default), ycsb (real YCSB through the bridge) or pe (HBase's " +
+          'PerformanceEvaluation, hbase pe)',
+      ),
     ),
     binding: Type.String({
       pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
-      description: "the binding: one of the driver's (memory, redis, postgres) or YCSB's -db (redis, hbase, a class)",
+      description:
+        "the binding: one of the driver's (memory, redis, postgres), YCSB's -db (redis, hbase, a class), or for " +
+        "driver pe the agents' allowed command that is HBase's bin/hbase (--allow-command hbase=PATH)",
     }),
     clients: Type.Union(
       [
@@ -266,7 +274,7 @@ export type Plan = Static<typeof Plan>
 
 /** What an agent may run, as its own command line allows it. */
 export const AgentCapabilities = Type.Object({
-  drivers: Type.Array(literals(DRIVERS), { maxItems: 2 }),
+  drivers: Type.Array(literals(DRIVERS), { maxItems: 3 }),
   /** Bindings of the Benchstream driver. */
   bindings: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 64 }),
   /** YCSB -db names it can run (its bindings, or ours). */

@@ -194,6 +194,21 @@ export const IMPORT_PE_USAGE = `usage: benchstream import-pe --run-id R --client
                    words, reading-random-records): compare pairs runs by it
   --dry-run        read and check the file, print what would be sent, send nothing
   Several machines of one run: one import each, the same --run-id, each its own --client-id.`
+export const PE_USAGE = `usage: benchstream pe --command PATH --run-id R --client-id C [--label k=v]... [--group G]
+                      [--repetition K] [--barrier stdin] [--expected-clients N] [--clock-offset-ms X]
+                      [--server-metrics hbase=URL]... [--kafka-brokers B]
+                      -- [-Dkey=value]... --nomapred [--option=value]... <test> <nclients>
+  One client of a PE run (what an experiment's driver: pe has its agents start): runs HBase's
+  PerformanceEvaluation as PATH pe <arguments> (PATH: HBase's bin/hbase, or deploy/local/hbase-pe.sh),
+  then sends what it printed as the run's clients, as benchstream import-pe does (each PE client
+  one: C, or C.TestClient-N with several). PE's output goes to stderr; stdout gets [OP], Operations, N.
+  --command PATH        HBase's bin/hbase (run as PATH pe ...)
+  --barrier stdin       print "benchstream-barrier: ready" on stderr, start PE at the instant of
+                        "start <ms since epoch>" on stdin ("abort" calls it off); a closed stdin ends it
+  --server-metrics hbase=URL
+                        sample the region server's /jmx every second into the run while PE runs
+  --expected-clients N  the run's clients as its experiment counts them (each runs <nclients>)
+  --group G, --repetition K, --label k=v, --clock-offset-ms X: as benchstream ycsb takes them`
 export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]...
                         [--threshold EXPR]... [--server-metrics hbase=URL] [--group G] [--repetition K]
                         [--barrier stdin] [--expected-clients N] [--clock-offset-ms X] -- <YCSB arguments>
