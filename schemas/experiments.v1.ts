@@ -483,7 +483,8 @@ export type Cell = Static<typeof Cell>
 
 export const StepRecord = Type.Object({
   setup: Type.String({ maxLength: 64 }),
-  phase: Type.String({ maxLength: 16 }),
+  /** A step's phase, per workload for loads: `start`, `load:<workload>`, `loaded:<workload>` (a workload name: 64). */
+  phase: Type.String({ maxLength: 80 }),
   agent: Type.String({ maxLength: 64 }),
   state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
   atMs: Type.Number(),

@@ -19,8 +19,9 @@
 #   HBASE_VERSION      Maven version of org.apache.hbase:hbase-mapreduce     [2.5.10-hadoop3]
 #   HBASE_HOST         ZooKeeper's host                                       [127.0.0.1]
 #   HBASE_ZK_PORT      ZooKeeper's client port                                [2181]
-#   HBASE_LIBS_DIR     the server jars (hbase.sh fetch)  [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/hbase-<version>/lib]
-#   HBASE_PE_LIBS_DIR  PE's own jars                     [${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/hbase-<version>/pe-lib]
+#   HBASE_LIBS_DIR     the server jars (hbase.sh fetch)  [$CACHE/lib]
+#   HBASE_PE_LIBS_DIR  PE's own jars                     [$CACHE/pe-lib]
+#   ($CACHE: ${XDG_CACHE_HOME:-$HOME/.cache}/benchstream/hbase-<version>)
 #   HBASE_PE_HEAP      JVM heap flags of the PE client                        [-Xmx1g]
 set -euo pipefail
 

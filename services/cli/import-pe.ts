@@ -73,7 +73,8 @@ export function parseImportPeArgs(argv: readonly string[]): ImportPeArgs {
     throw usage(`--workload ${JSON.stringify(workload)} is not allowed: a name of ${ID_RULE}`)
   if (positionals.length !== 1)
     throw usage(
-      `one FILE is required (what hbase pe printed, saved with 2>&1), ${positionals.length === 0 ? 'none' : positionals.length} given; ` +
+      `one FILE is required (what hbase pe printed, saved with 2>&1), ` +
+        `${positionals.length === 0 ? 'none' : positionals.length} given; ` +
         'several machines of one run: one import each, the same --run-id, each its own --client-id',
     )
   return {

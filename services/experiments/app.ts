@@ -163,12 +163,15 @@ export class Conductor {
   private lacks(plan: Plan, a: AgentHeartbeat): Lacks {
     const c = a.capabilities
     const driver = plan.driver ?? PLAN_DEFAULTS.driver
-    if (!c.drivers.includes(driver))
-      return `it does not run ${driver === 'ycsb' ? 'YCSB (--ycsb)' : driver === 'pe' ? 'PE' : 'the Benchstream driver'}`
+    const names = { ycsb: 'YCSB (--ycsb)', pe: 'PE', benchstream: 'the Benchstream driver' } as const
+    if (!c.drivers.includes(driver)) return `it does not run ${names[driver]}`
     if (driver === 'pe') {
       // PE: the binding is the allowed command that is HBase's bin/hbase; its workloads are PE's tests, no files.
       if (!c.commands.includes(plan.binding))
-        return `it does not allow the command ${plan.binding} (--allow-command ${plan.binding}=PATH of HBase's bin/hbase)`
+        return (
+          `it does not allow the command ${plan.binding} ` +
+          `(--allow-command ${plan.binding}=PATH of HBase's bin/hbase)`
+        )
     } else {
       const why = this.lacksBinding(plan, c, driver)
       if (why !== undefined) return why

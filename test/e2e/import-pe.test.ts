@@ -70,7 +70,10 @@ test(
     )
     assert.match(
       printed.get('pe-A-1')!,
-      /^imported run pe-A-1: PE RandomReadTest as workload randomRead, 2 clients \(node1\.TestClient-0, node1\.TestClient-1\)/,
+      new RegExp(
+        '^imported run pe-A-1: PE RandomReadTest as workload randomRead, 2 clients ' +
+          '\\(node1\\.TestClient-0, node1\\.TestClient-1\\)',
+      ),
     )
     assert.match(printed.get('pe-A-1')!, /percentiles stay per client: not mergeable from summaries/)
 

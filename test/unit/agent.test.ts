@@ -405,7 +405,7 @@ test('YCSB runs: allowed only with --ycsb and for its bindings, through `benchst
   assert.ok(!args.includes('-target'), 'unthrottled: no -target')
 })
 
-test("PE runs (driver pe): the plan's binding is an allowed command, run as `benchstream pe --command PATH`", async (t) => {
+test("PE runs (driver pe): the plan's binding an allowed command, run by `benchstream pe --command P`", async (t) => {
   const { agent, bus, launcher, settle } = await startAgent(t, { allowServerMetrics: true })
   assert.ok(bus.heartbeats().at(-1)!.capabilities.drivers.includes('pe'))
   const pe = { driver: 'pe', binding: 'hbase', workload: 'randomRead', target: 0 } as const

@@ -88,9 +88,12 @@ export function planPeImport(out: PeOutput, test: PeTest, clientId: string, work
   const properties: Record<string, string> = {}
   for (const [k, v] of Object.entries(test.options)) properties[`pe.${k}`] = v
   const described = [
-    `${out.source}: PE ${test.test}${test.command !== undefined && test.command !== test.test ? ` (${test.command})` : ''}, ` +
-      `${test.form === 'current' ? "today's form (latency summaries per client)" : 'the old form (time and rows per client)'}, ` +
-      `${test.clients.length} client${several ? 's' : ''}, ${operations} operations as ${test.op ?? 'a test PE does not ship (kept as "other")'}, ` +
+    `${out.source}: PE ${test.test}${test.command === undefined ? '' : ` (${test.command})`}, ` +
+      (test.form === 'current'
+        ? "today's form (latency summaries per client), "
+        : 'the old form (time and rows per client), ') +
+      `${test.clients.length} client${several ? 's' : ''}, ${operations} operations as ` +
+      `${test.op ?? 'a test PE does not ship (kept as "other")'}, ` +
       `${out.ignoredLines} other lines not read`,
   ]
   for (const c of test.clients) {

@@ -148,8 +148,11 @@ const SUMMARY = /^\[(\S+)\] Summary of timings \(ms\): \[([^\]]*)\]\s*$/
 const DURATION = /^\[(\S+) duration \]\s+Min: (\S+)ms\s+Max: (\S+)ms\s+Avg: (\S+)ms\s*$/
 const AVG_LATENCY = /^\[ Avg latency \(us\)\]\s+(\S+)\s*$/
 const AVG_TPS = /^\[ Avg TPS\/QPS\]\s+(\S+)\s+row per second\s*$/
-const OLD_TOOK =
-  /^(Writing|Inserting|Updating|Reading|Scanning|Deleting) (\d+) ((?:[A-Za-z-]+ )*?)(records|rows) took (\d+) ?ms\.?\s*$/i
+const OLD_TOOK = new RegExp(
+  '^(Writing|Inserting|Updating|Reading|Scanning|Deleting) (\\d+) ((?:[A-Za-z-]+ )*?)(records|rows) ' +
+    'took (\\d+) ?ms\\.?\\s*$',
+  'i',
+)
 const OLD_RUNNING = /^Running (\w+) for (\d+) rows took (\d+) ?ms\.?\s*$/
 /** What PE's Latency line holds, in its order (YammerHistogramUtils.getHistogramReport). */
 const LATENCY_KEYS = ['mean', 'min', 'max', 'stdDev', '50th', '75th', '95th', '99th', '99.9th', '99.99th', '99.999th']
@@ -513,7 +516,8 @@ class PeReader {
     this.fail(
       l.line,
       open.length === 0
-        ? `"${l.msg.slice(0, 60)}" names a client of no test: no "Start", "Test : ..." or other line of its test before it`
+        ? `"${l.msg.slice(0, 60)}" names a client of no test: no "Start", "Test : ..." or other line of its ` +
+            'test before it'
         : `"${l.msg.slice(0, 60)}" could belong to any of ${open.length} tests running at once (${open
             .map((t) => t.test)
             .join(', ')}); keep PE's log prefixes ([TestClient-0]) so each line names its thread`,
