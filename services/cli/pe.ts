@@ -65,7 +65,18 @@ function usage(what: string): BenchstreamError {
 export function parsePeCommand(argv: readonly string[]): PeCommand {
   const dash = argv.indexOf('--')
   if (dash === -1) throw usage("PE's arguments go after --: benchstream pe [flags] -- --nomapred randomRead 4")
-  const { values } = parseFlags(argv.slice(0, dash), PE_FLAGS, PE_USAGE)
+  // The agent passes a negative offset as its own argument (--clock-offset-ms -37.000), which parseArgs would take
+  // for a flag: joined to its flag first.
+  const own = argv
+    .slice(0, dash)
+    .flatMap((a, i, all) =>
+      a === '--clock-offset-ms' && i + 1 < all.length
+        ? []
+        : i > 0 && all[i - 1] === '--clock-offset-ms'
+          ? [`--clock-offset-ms=${a}`]
+          : [a],
+    )
+  const { values } = parseFlags(own, PE_FLAGS, PE_USAGE)
   const peArgs = argv.slice(dash + 1)
   const id = (flag: string, v: string | undefined): string => {
     if (v === undefined || !ID_PATTERN.test(v))
