@@ -462,7 +462,10 @@ export const Attempt = Type.Object({
   startSkewMs: Type.Union([Type.Number(), Type.Null()]),
   /** The largest clock offset among its clients, ms (absolute). */
   maxClockOffsetMs: Type.Union([Type.Number(), Type.Null()]),
-  /** Operations counted in ClickHouse, and what the drivers said they sent. */
+  /**
+   * Operations counted in ClickHouse, and what the drivers said they sent; for a summary run (driver pe), the
+   * operations its clients reported, and sent null (no events).
+   */
   counted: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   sent: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   reason: Type.Optional(Type.String({ maxLength: 4096 })),

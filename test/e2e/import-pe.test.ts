@@ -143,6 +143,7 @@ test(
     const text = await cli(te.env, ['report', 'pe-A-1'])
     assert.equal(text.code, 0, text.stderr)
     assert.match(text.stdout, /^\[READ\], Operations, 2000$/m)
+    assert.match(text.stdout, /^# A summary run: PE's figures as printed, merged over the 2 clients only where/m)
 
     // compare 3 + 3: the repetitions are the samples; each run's throughput its clients' rows over their times.
     const cmp = await cli(te.env, ['compare', 'rel=A', 'rel=B', '--json'])
@@ -168,7 +169,7 @@ test(
     const md = await cli(te.env, ['compare', 'rel=A', 'rel=B', '--format', 'markdown'])
     assert.equal(md.code, 0, md.stderr)
     process.stdout.write(`# benchstream compare rel=A rel=B --format markdown:\n${md.stdout.replace(/^/gm, '#   ')}\n`)
-    assert.match(md.stdout, /^#### workload `randomRead`: summary runs/m)
+    assert.match(md.stdout, /^#### workload `randomRead`: summary runs \(PE output as printed\), repetitions as samples/m)
 
     // history over the two releases: each one's READ average, weighted by operations over its clients and runs.
     const hist = await cli(te.env, ['history', '--label', 'rel', '--op', 'READ', '--figure', 'avg', '--json'])

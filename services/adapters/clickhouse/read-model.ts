@@ -259,6 +259,7 @@ export class ClickHouseReadModel implements ReadModel {
         returns: Object.fromEntries(Object.entries(r.returns).map(([k, v]) => [k, Number(v)])),
       })
     }
+    if (runs.size === 0) return []
     // A summary run's own server counters (driver pe samples the region server beside PE), as a run with events has.
     const samples = await queryRows<{
       run_id: string

@@ -512,6 +512,7 @@ export function compareRuns(
       )
       continue
     }
+    const reportedBy = [...new Set([...va, ...vb].flatMap((v) => (v?.producer === undefined ? [] : [v.producer])))]
     workloads.push({
       baseline: p.baselineName,
       candidate: p.candidateName,
@@ -519,6 +520,7 @@ export function compareRuns(
       candidateRuns: p.candidate.map((r) => r.run_id),
       throttle,
       reportedRuns,
+      ...(reportedBy.length === 0 ? {} : { reportedBy: reportedBy.sort() }),
     })
   }
   if (workloads.length === 0) {
