@@ -800,7 +800,7 @@ export const ReleaseComparison = Type.Object({
       throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
       /** Runs of this pair that are summary runs (figures as YCSB reported them), per side. */
       reportedRuns: Type.Object({ baseline: Type.Integer(), candidate: Type.Integer() }),
-      /** Who printed the summary runs' figures: `ycsb` (YCSB's reports), `pe` (HBase PerformanceEvaluation's output). */
+      /** Who printed the summary runs' figures: `ycsb` (YCSB's reports), `pe` (HBase PerformanceEvaluation). */
       reportedBy: Type.Optional(Type.Array(Type.Union([Type.Literal('ycsb'), Type.Literal('pe')]))),
     }),
   ),

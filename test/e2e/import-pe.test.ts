@@ -169,7 +169,10 @@ test(
     const md = await cli(te.env, ['compare', 'rel=A', 'rel=B', '--format', 'markdown'])
     assert.equal(md.code, 0, md.stderr)
     process.stdout.write(`# benchstream compare rel=A rel=B --format markdown:\n${md.stdout.replace(/^/gm, '#   ')}\n`)
-    assert.match(md.stdout, /^#### workload `randomRead`: summary runs \(PE output as printed\), repetitions as samples/m)
+    assert.match(
+      md.stdout,
+      /^#### workload `randomRead`: summary runs \(PE output as printed\), repetitions as samples/m,
+    )
 
     // history over the two releases: each one's READ average, weighted by operations over its clients and runs.
     const hist = await cli(te.env, ['history', '--label', 'rel', '--op', 'READ', '--figure', 'avg', '--json'])

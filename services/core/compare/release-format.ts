@@ -312,7 +312,7 @@ function trim(v: number): string {
   return String(Number(v.toFixed(6)))
 }
 
-/** Whose output a workload's summary runs are: `YCSB reports` (import-ycsb), `PE output` (HBase's PerformanceEvaluation). */
+/** Whose output a workload's summary runs are: `YCSB reports` (import-ycsb), `PE output` (HBase's PE). */
 function printedBy(by: readonly string[] | undefined): string {
   const list = by ?? ['ycsb']
   return [list.includes('ycsb') ? 'YCSB reports' : '', list.includes('pe') ? 'PE output' : '']
