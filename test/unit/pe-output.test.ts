@@ -177,6 +177,18 @@ test('the old form: grep of PE\'s "Finished <test> in Nms at offset O for R rows
     current.clients.map((c) => [c.offset, c.durationMs, c.rows]).sort((a, b) => a[0]! - b[0]!),
   )
   assert.ok(t.clients.every((c) => c.latency === undefined && c.mbPerSec !== undefined))
+  assert.deepEqual(
+    t.clients.map((c) => c.name),
+    ['client-1', 'client-2', 'client-3', 'client-4'],
+  )
+  // As concatenated map task logs give them, each line of thread `main`: still four clients, each its own id.
+  const tasks = text('old/finished-lines-randomRead-4clients.txt').replace(
+    /^/gm,
+    '2008-01-12 10:01:02,345 INFO [main] hbase.PerformanceEvaluation: ',
+  )
+  const fromTasks = parsePeOutput(tasks.slice(0, tasks.lastIndexOf('\n') + 1), 'tasks.log')
+  const ids = planPeImport(fromTasks, fromTasks.tests[0]!, 'mr').clients.map((c) => c.clientId)
+  assert.deepEqual(ids, ['mr.client-1', 'mr.client-2', 'mr.client-3', 'mr.client-4'])
 })
 
 test('the old form as published: the HBase wiki (MapFilePerformanceEvaluation, 2009) and HBASE-252', () => {

@@ -68,7 +68,7 @@ export interface PeLatency {
 
 /** One client of a test: a thread of `--nomapred` (TestClient-N), a map task, or the one client of an old line. */
 export interface PeClient {
-  /** `TestClient-0`; for lines that name no thread, `client-<n>` in the order printed. */
+  /** `TestClient-0`; for the old form's lines, `client-<n>` in the order printed. */
   name: string
   /** Rows PE gave the client (`for R rows`, `over R rows`). */
   rows: number
@@ -543,7 +543,8 @@ class PeReader {
     if (t.unthreaded.length + t.threads.size >= MAX_PE_CLIENTS)
       this.fail(l.line, `more than ${MAX_PE_CLIENTS} clients in one test`)
     t.unthreaded.push({
-      name: l.thread ?? `client-${t.unthreaded.length + 1}`,
+      // Map tasks' logs name no client (their thread is each one's `main`): numbered in the order printed.
+      name: `client-${t.unthreaded.length + 1}`,
       rows: rows ?? 0,
       operations: rows ?? 0,
       durationMs,
