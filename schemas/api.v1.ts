@@ -503,9 +503,22 @@ export const ReportedClient = Type.Object({
 export type ReportedClient = Static<typeof ReportedClient>
 
 /** The final reports of one run's clients. */
+/** A datastore's cache counters over a run, per sampler source: growth summed over the clients that sampled. */
+const ServerCacheFigure = Type.Object({
+  source: Type.String(),
+  hits: Type.Number(),
+  misses: Type.Number(),
+  ratio: Type.Union([Type.Number(), Type.Null()]),
+})
+
 export const ReportedRun = Type.Object({
   runId: Type.String(),
   clients: Type.Array(ReportedClient),
+  /**
+   * The datastore's cache counters sampled beside the clients (`driver: pe`'s region server /jmx, as for a run with
+   * events); absent when none were sampled.
+   */
+  serverCache: Type.Optional(Type.Array(ServerCacheFigure)),
 })
 export type ReportedRun = Static<typeof ReportedRun>
 
@@ -530,6 +543,8 @@ export const ReportedRunReport = Type.Object({
   /** True with more than one client: the percentiles are in perClient only. */
   percentilesPerClient: Type.Boolean(),
   perClient: Type.Array(ReportedClient),
+  /** The datastore's cache counters over the run, when they were sampled (ReportedRun.serverCache). */
+  serverCache: Type.Optional(Type.Array(ServerCacheFigure)),
 })
 export type ReportedRunReport = Static<typeof ReportedRunReport>
 
@@ -785,6 +800,8 @@ export const ReleaseComparison = Type.Object({
       throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
       /** Runs of this pair that are summary runs (figures as YCSB reported them), per side. */
       reportedRuns: Type.Object({ baseline: Type.Integer(), candidate: Type.Integer() }),
+      /** Who printed the summary runs' figures: `ycsb` (YCSB's reports), `pe` (HBase PerformanceEvaluation). */
+      reportedBy: Type.Optional(Type.Array(Type.Union([Type.Literal('ycsb'), Type.Literal('pe')]))),
     }),
   ),
   /** Workloads (or --by values) one side only has, and pairs with nothing to compare, each with why. */

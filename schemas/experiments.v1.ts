@@ -142,7 +142,9 @@ export const PlanWorkload = Type.Object(
 )
 export type PlanWorkload = Static<typeof PlanWorkload>
 
-export const DRIVERS = ['benchstream', 'ycsb'] as const
+// pe: HBase's PerformanceEvaluation (`hbase pe --nomapred <test> <threads>`), its binding the agent's allowed
+// command that is HBase's bin/hbase, its workloads PE's tests; docs/guides/experiments.md#driver-pe.
+export const DRIVERS = ['benchstream', 'ycsb', 'pe'] as const
 export const LOAD_MODES = ['setup', 'run', 'none'] as const
 export const ORDERS = ['interleaved', 'grouped'] as const
 
@@ -152,11 +154,17 @@ export const Plan = Type.Object(
     name: id('the experiment name; each run of the plan gets an id <name>-<time>'),
     description: Type.Optional(Type.String({ maxLength: 4096 })),
     driver: Type.Optional(
-      literals(DRIVERS, "benchstream (the project's driver, default) or ycsb (real YCSB through the bridge)"),
+      literals(
+        DRIVERS,
+        "benchstream (the project's driver, default), ycsb (real YCSB through the bridge) or pe (HBase's " +
+          'PerformanceEvaluation, hbase pe)',
+      ),
     ),
     binding: Type.String({
       pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
-      description: "the binding: one of the driver's (memory, redis, postgres) or YCSB's -db (redis, hbase, a class)",
+      description:
+        "the binding: one of the driver's (memory, redis, postgres), YCSB's -db (redis, hbase, a class), or for " +
+        "driver pe the agents' allowed command that is HBase's bin/hbase (--allow-command hbase=PATH)",
     }),
     clients: Type.Union(
       [
@@ -266,7 +274,7 @@ export type Plan = Static<typeof Plan>
 
 /** What an agent may run, as its own command line allows it. */
 export const AgentCapabilities = Type.Object({
-  drivers: Type.Array(literals(DRIVERS), { maxItems: 2 }),
+  drivers: Type.Array(literals(DRIVERS), { maxItems: 3 }),
   /** Bindings of the Benchstream driver. */
   bindings: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 64 }),
   /** YCSB -db names it can run (its bindings, or ours). */
@@ -473,7 +481,10 @@ export const Attempt = Type.Object({
   startSkewMs: Type.Union([Type.Number(), Type.Null()]),
   /** The largest clock offset among its clients, ms (absolute). */
   maxClockOffsetMs: Type.Union([Type.Number(), Type.Null()]),
-  /** Operations counted in ClickHouse, and what the drivers said they sent. */
+  /**
+   * Operations counted in ClickHouse, and what the drivers said they sent; for a summary run (driver pe), the
+   * operations its clients reported, and sent null (no events).
+   */
   counted: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   sent: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   reason: Type.Optional(Type.String({ maxLength: 4096 })),
@@ -494,7 +505,8 @@ export type Cell = Static<typeof Cell>
 
 export const StepRecord = Type.Object({
   setup: Type.String({ maxLength: 64 }),
-  phase: Type.String({ maxLength: 16 }),
+  /** A step's phase, per workload for loads: `start`, `load:<workload>`, `loaded:<workload>` (a workload name: 64). */
+  phase: Type.String({ maxLength: 80 }),
   agent: Type.String({ maxLength: 64 }),
   state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
   atMs: Type.Number(),

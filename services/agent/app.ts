@@ -36,6 +36,7 @@ import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../c
 import { BenchstreamError } from '../core/errors.js'
 import type { ControlBus } from '../core/ports/control-bus.js'
 import type { Launched, ProcessLauncher, ReadinessProbes } from '../core/ports/process-launcher.js'
+import { PE_COMMANDS } from '../core/pe/pe-tests.js'
 import type { AgentConfig } from './config.js'
 
 /** Heartbeats sent quickly at start, each a clock sample, before the steady interval. */
@@ -262,7 +263,8 @@ export class Agent {
       cores: this.deps.host.cores,
       labels: this.cfg.labels,
       capabilities: {
-        drivers: this.cfg.ycsb ? ['benchstream', 'ycsb'] : ['benchstream'],
+        // pe needs HBase's bin/hbase among the allowed commands: the plan's binding names it, checked per run.
+        drivers: this.cfg.ycsb ? ['benchstream', 'ycsb', 'pe'] : ['benchstream', 'pe'],
         bindings: this.cfg.bindings,
         ycsbBindings: this.cfg.ycsb ? this.cfg.ycsbBindings : [],
         workloads: this.deps.listWorkloads(),
@@ -420,6 +422,7 @@ export class Agent {
   }
 
   private runRefusal(r: RunSpec): string | undefined {
+    if (r.driver === 'pe') return this.peRefusal(r)
     if (r.driver === 'ycsb') {
       if (!this.cfg.ycsb) return `agent ${this.cfg.name} does not run YCSB (start it with --ycsb or --ycsb-home)`
       if (!this.cfg.ycsbBindings.includes(r.binding))
@@ -436,9 +439,52 @@ export class Agent {
     return undefined
   }
 
+  /** Why this agent will not run a client of a PE run (driver pe), or undefined. */
+  private peRefusal(r: RunSpec): string | undefined {
+    if (!Object.hasOwn(this.cfg.commands, r.binding))
+      return (
+        `agent ${this.cfg.name} does not allow the command ${JSON.stringify(r.binding)} that driver pe runs as ` +
+        `${r.binding} pe ...; it allows ${Object.keys(this.cfg.commands).join(', ') || 'none'} (--allow-command ` +
+        `${r.binding}=PATH of HBase's bin/hbase or deploy/local/hbase-pe.sh)`
+      )
+    if (r.phase !== 'run') return 'driver pe has no load phase: a setup loads with a load step'
+    if (!PE_COMMANDS.includes(r.workload))
+      return `${JSON.stringify(r.workload)} is not one of PE's tests (${PE_COMMANDS.join(', ')})`
+    if (r.operations === undefined || r.operations % r.threads !== 0 || r.operations < r.threads)
+      return `driver pe needs operations (rows) that split evenly over the ${r.threads} PE clients, got ${r.operations}`
+    for (const [k, v] of Object.entries(r.properties)) {
+      if (FILE_PROPERTY.test(k))
+        return `property ${k} names a file or folder on this machine; plans may not set such properties`
+      // Each is one argument of PE's (no shell), but one that PE would read as another option is refused.
+      if (!/^[A-Za-z][A-Za-z0-9_.-]*$/.test(k) || /^-|\s/.test(v))
+        return `property ${k}=${JSON.stringify(v.slice(0, 40))}: PE options are name=value without spaces`
+    }
+    if ((r.serverMetrics?.length ?? 0) > 0 && !this.cfg.allowServerMetrics)
+      return `agent ${this.cfg.name} does not sample datastore metrics URLs (--allow-server-metrics)`
+    return undefined
+  }
+
+  /**
+   * PE's arguments of a run: a property with a dot in its name is HBase configuration (`-Dhbase.zookeeper.quorum=h`,
+   * which the setup's properties give), any other one of PE's options (`--valueSize=100`); each PE client gets the
+   * same share of the rows.
+   */
+  private peArgs(r: RunSpec): string[] {
+    const props = Object.entries(r.properties)
+    return [
+      ...props.filter(([k]) => k.includes('.')).map(([k, v]) => `-D${k}=${v}`),
+      '--nomapred',
+      ...props.filter(([k]) => !k.includes('.')).map(([k, v]) => `--${k}=${v}`),
+      `--rows=${r.operations! / r.threads}`,
+      r.workload,
+      String(r.threads),
+    ]
+  }
+
   /** The command line of a client of a run: Benchstream's driver, or real YCSB through `benchstream ycsb`. */
   private runArgs(r: RunSpec): string[] {
-    const file = this.deps.resolveWorkload(r.workload)!
+    // A PE test is no workload file: `file` is unused for driver pe.
+    const file = this.deps.resolveWorkload(r.workload) ?? r.workload
     const own = [
       '--run-id',
       r.runId,
@@ -470,6 +516,16 @@ export class Agent {
         : r.seconds !== undefined
           ? ['-p', `maxexecutiontime=${r.seconds}`, '-p', `operationcount=${r.driver === 'ycsb' ? YCSB_NO_LIMIT : 0}`]
           : []
+    if (r.driver === 'pe')
+      return [
+        'pe',
+        '--command',
+        this.cfg.commands[r.binding]!,
+        ...own,
+        ...(r.serverMetrics ?? []).flatMap((s) => ['--server-metrics', s]),
+        '--',
+        ...this.peArgs(r),
+      ]
     if (r.driver === 'benchstream') return [r.phase, ...ycsb, ...(r.phase === 'run' ? limit : []), ...own]
     return [
       'ycsb',

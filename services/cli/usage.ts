@@ -178,6 +178,41 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
   Several clients of one run: the same --run-id, each its own --client-id.
   Final reports alone make a summary run: benchstream report, compare, history, the
   API and the live view's picker show it, marked as reported.`
+export const IMPORT_PE_USAGE = `usage: benchstream import-pe --run-id R --client-id C [--label k=v]... [--workload NAME]
+                             [--test TEST] [--kafka-brokers host:port,...] [--dry-run] FILE
+
+  FILE   what HBase's PerformanceEvaluation printed (hbase pe ... > FILE 2>&1: PE logs to stderr):
+           today's form (HBase 1.x, 2.x, --nomapred): per client thread TestClient-N its rows, time
+             and "Latency (us) : mean=..., min=..., max=..., 50th=..., ..., 99.999th=..." line
+           the old form: "Finished randomRead in 129879ms at offset 0 for 1048576 rows" (PE 0.1
+             to 0.20, and each map task's log), "Reading 100000 random records took 129879ms",
+             "Running UniformRandomReadBenchmark for 100000 rows took 7418ms."
+         Each PE client is a client of a summary run (figures as PE printed them, table
+         reported_measurements): C with one PE client, C.TestClient-N with several. Operations,
+         throughput, average (weighted), min and max merge exactly over clients; percentiles stay
+         per client (not mergeable from summaries). The file is checked whole before anything is
+         sent; a malformed result line is BS_ERR_DECODE naming file, line and what was expected.
+  --test TEST      the test to import when the file holds several (randomRead, RandomReadTest, or
+                   an old line's words): a run is one test
+  --workload NAME  the workload the run records (default: PE's command, randomRead; an old line's
+                   words, reading-random-records): compare pairs runs by it
+  --dry-run        read and check the file, print what would be sent, send nothing
+  Several machines of one run: one import each, the same --run-id, each its own --client-id.`
+export const PE_USAGE = `usage: benchstream pe --command PATH --run-id R --client-id C [--label k=v]... [--group G]
+                      [--repetition K] [--barrier stdin] [--expected-clients N] [--clock-offset-ms X]
+                      [--server-metrics hbase=URL]... [--kafka-brokers B]
+                      -- [-Dkey=value]... --nomapred [--option=value]... <test> <nclients>
+  One client of a PE run (what an experiment's driver: pe has its agents start): runs HBase's
+  PerformanceEvaluation as PATH pe <arguments> (PATH: HBase's bin/hbase, or deploy/local/hbase-pe.sh),
+  then sends what it printed as the run's clients, as benchstream import-pe does (each PE client
+  one: C, or C.TestClient-N with several). PE's output goes to stderr; stdout gets [OP], Operations, N.
+  --command PATH        HBase's bin/hbase (run as PATH pe ...)
+  --barrier stdin       print "benchstream-barrier: ready" on stderr, start PE at the instant of
+                        "start <ms since epoch>" on stdin ("abort" calls it off); a closed stdin ends it
+  --server-metrics hbase=URL
+                        sample the region server's /jmx every second into the run while PE runs
+  --expected-clients N  the run's clients as its experiment counts them (each runs <nclients>)
+  --group G, --repetition K, --label k=v, --clock-offset-ms X: as benchstream ycsb takes them`
 export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]...
                         [--threshold EXPR]... [--server-metrics hbase=URL] [--group G] [--repetition K]
                         [--barrier stdin] [--expected-clients N] [--clock-offset-ms X] -- <YCSB arguments>

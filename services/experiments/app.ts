@@ -12,7 +12,7 @@
  * No sockets are opened here: services/cli/experiment.ts wires the control
  * topic, the store and the run reader.
  */
-import type { ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
+import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../schemas/api.v1.js'
 import type {
   AgentHeartbeat,
   Assign,
@@ -201,17 +201,33 @@ export class Conductor {
   private lacks(plan: Plan, a: AgentHeartbeat): Lacks {
     const c = a.capabilities
     const driver = plan.driver ?? PLAN_DEFAULTS.driver
-    if (!c.drivers.includes(driver))
-      return `it does not run ${driver === 'ycsb' ? 'YCSB (--ycsb)' : 'the Benchstream driver'}`
-    const bindings = driver === 'ycsb' ? c.ycsbBindings : c.bindings
-    if (!bindings.includes(plan.binding))
-      return `it does not run the binding ${plan.binding} (it runs ${bindings.join(', ')})`
-    for (const w of plan.workloads) if (!hasWorkload(c.workloads, w.file)) return `it has no workload file ${w.file}`
+    const names = { ycsb: 'YCSB (--ycsb)', pe: 'PE', benchstream: 'the Benchstream driver' } as const
+    if (!c.drivers.includes(driver)) return `it does not run ${names[driver]}`
+    if (driver === 'pe') {
+      // PE: the binding is the allowed command that is HBase's bin/hbase; its workloads are PE's tests, no files.
+      if (!c.commands.includes(plan.binding))
+        return (
+          `it does not allow the command ${plan.binding} ` +
+          `(--allow-command ${plan.binding}=PATH of HBase's bin/hbase)`
+        )
+    } else {
+      const why = this.lacksBinding(plan, c, driver)
+      if (why !== undefined) return why
+    }
     for (const [k, v] of Object.entries(plan.agentLabels ?? {}))
       if (a.labels[k] !== v) return `its label ${k} is ${a.labels[k] === undefined ? 'not set' : a.labels[k]}, not ${v}`
     const bound = plan.clockBoundMs ?? PLAN_DEFAULTS.clockBoundMs
     if (a.clock === null) return 'it has not measured its clock yet'
     if (!clockWithin(a.clock, bound)) return clockRefusal(a.agent, a.clock, bound)
+    return undefined
+  }
+
+  /** The binding and workload files a driver other than pe needs. */
+  private lacksBinding(plan: Plan, c: AgentHeartbeat['capabilities'], driver: string): Lacks {
+    const bindings = driver === 'ycsb' ? c.ycsbBindings : c.bindings
+    if (!bindings.includes(plan.binding))
+      return `it does not run the binding ${plan.binding} (it runs ${bindings.join(', ')})`
+    for (const w of plan.workloads) if (!hasWorkload(c.workloads, w.file)) return `it has no workload file ${w.file}`
     return undefined
   }
 
@@ -270,7 +286,10 @@ export class Conductor {
     }
     const seen = this.alive(plan).map((a) => a.hb.agent)
     const missingWorkload = plan.workloads.find(
-      (w) => seen.length > 0 && this.alive(plan).every((a) => !hasWorkload(a.hb.capabilities.workloads, w.file)),
+      (w) =>
+        plan.driver !== 'pe' &&
+        seen.length > 0 &&
+        this.alive(plan).every((a) => !hasWorkload(a.hb.capabilities.workloads, w.file)),
     )
     if (missingWorkload !== undefined) {
       const files = [...new Set(this.alive(plan).flatMap((a) => a.hb.capabilities.workloads))]
@@ -468,6 +487,8 @@ export class Conductor {
     if (mode === 'setup' && done) return undefined
     if (setup.steps?.load !== undefined)
       return (await this.step(setup, 'load', `:${cell.workload}`)) ?? this.step(setup, 'loaded', `:${cell.workload}`)
+    // PE has no load phase an experiment could split over its clients (checkPlan asks pe plans for a load step).
+    if (plan.driver === 'pe') return undefined
     // The workload's own load phase, its key range split over the clients.
     const record = { setup: setup.name, phase: key, agent: '', state: 'running' as const, atMs: this.deps.now() }
     this.state!.steps.push(record)
@@ -735,20 +756,39 @@ export class Conductor {
   /** Every client ended: the run's report must show each client's end and every event it sent, counted. */
   private async verify(attempt: Attempt, n: number): Promise<void> {
     const deadline = this.deps.now() + COUNT_WAIT_MS
-    let report: RunReport | undefined
+    let got: RunReport | ReportedRunReport | undefined
     for (;;) {
-      report = await this.deps.runs.report(attempt.runId).catch(() => undefined)
-      const done =
-        report?.run !== undefined &&
-        report.run.clients_ended >= n &&
-        report.completeness.counted === report.completeness.sent
-      if (done || this.deps.now() >= deadline) break
+      got = await this.deps.runs.report(attempt.runId).catch(() => undefined)
+      if (got !== undefined && isReported(got)) {
+        // A summary run (driver pe): no events to count; every client that ended has its report stored.
+        if (got.run !== undefined && got.run.clients_ended >= n && got.clients >= got.run.clients_ended) break
+      } else if (
+        got?.run !== undefined &&
+        got.run.clients_ended >= n &&
+        got.completeness.counted === got.completeness.sent
+      )
+        break
+      if (this.deps.now() >= deadline) break
       await sleep(POLL_MS * 2)
     }
+    attempt.startSkewMs = got?.run?.start_skew_ms ?? null
+    attempt.maxClockOffsetMs = got?.run?.clock_offset_max_ms ?? null
+    if (got !== undefined && isReported(got)) {
+      // The operations its clients reported, as reported: nothing was sent as events to be counted.
+      attempt.counted = got.operations
+      attempt.sent = null
+      if (got.run === undefined || got.run.clients_ended < n) {
+        attempt.state = 'incomplete'
+        attempt.reason = `clients ended ${got.run?.clients_ended ?? 0} of ${n}`
+      } else if (got.clients < got.run.clients_ended) {
+        attempt.state = 'incomplete'
+        attempt.reason = `${got.clients} of the ${got.run.clients_ended} clients that ended have their report stored`
+      } else attempt.state = 'done'
+      return
+    }
+    const report = got
     attempt.counted = report?.completeness.counted ?? null
     attempt.sent = report?.completeness.sent ?? null
-    attempt.startSkewMs = report?.run?.start_skew_ms ?? null
-    attempt.maxClockOffsetMs = report?.run?.clock_offset_max_ms ?? null
     if (report?.run === undefined) {
       attempt.state = 'incomplete'
       attempt.reason = `the run has no data after ${COUNT_WAIT_MS / 1000} s`
@@ -948,6 +988,11 @@ function emptyAttempt(runId: string, state: Attempt['state'], reason: string | u
     sent: null,
     ...(reason === undefined ? {} : { reason }),
   }
+}
+
+/** A summary run's report (a PE run's: its clients' figures as reported), not one counted from events. */
+function isReported(r: RunReport | ReportedRunReport): r is ReportedRunReport {
+  return 'origin' in r && r.origin === 'reported'
 }
 
 function hasWorkload(files: readonly string[], name: string): boolean {

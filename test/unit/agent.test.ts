@@ -342,7 +342,7 @@ test('the first heartbeats measure the clock: the shortest round trip gives the 
   assert.equal(hb.busyWith, null)
   assert.deepEqual(hb.labels, { rack: 'r1' })
   assert.deepEqual(hb.capabilities, {
-    drivers: ['benchstream'],
+    drivers: ['benchstream', 'pe'],
     bindings: ['memory', 'redis'],
     ycsbBindings: [],
     workloads: ['workloada', 'workloadc'],
@@ -442,6 +442,54 @@ test('YCSB runs: allowed only with --ycsb and for its bindings, through `benchst
   assert.ok(args.slice(0, dash).includes('--barrier'))
   assert.deepEqual(args.slice(dash + 1, dash + 8), ['run', '-P', WORKLOAD_FILE, '-db', 'hbase2', '-threads', '2'])
   assert.ok(!args.includes('-target'), 'unthrottled: no -target')
+})
+
+test("PE runs (driver pe): the plan's binding an allowed command, run by `benchstream pe --command P`", async (t) => {
+  const { agent, bus, launcher, settle } = await startAgent(t, { allowServerMetrics: true })
+  assert.ok(bus.heartbeats().at(-1)!.capabilities.drivers.includes('pe'))
+  const pe = { driver: 'pe', binding: 'hbase', workload: 'randomRead', target: 0 } as const
+  for (const [id, run, why] of [
+    [
+      'cmd',
+      { binding: 'hbase-pe' },
+      /^agent a1 does not allow the command "hbase-pe" that driver pe runs as hbase-pe pe/,
+    ],
+    ['test', { workload: 'randomReed' }, /^"randomReed" is not one of PE's tests \(asyncRandomRead, /],
+    ['rows', { operations: 1001, threads: 2 }, /split evenly over the 2 PE clients, got 1001/],
+    ['load', { phase: 'load', operations: 1000 }, /^driver pe has no load phase/],
+    ['opt', { operations: 1000, properties: { valueSize: '--table=x' } }, /PE options are name=value without spaces/],
+    ['file', { operations: 1000, properties: { 'hbase.rootdir': 'file:///tmp' } }, /names a file or folder/],
+  ] as const) {
+    bus.deliver(runAssign(agent, id, { ...pe, ...run }))
+    await settle()
+    assert.match(last(bus, id).detail!, why, id)
+  }
+  assert.equal(launcher.children.length, 0)
+  bus.deliver(
+    runAssign(agent, 'yes', {
+      ...pe,
+      operations: 2000,
+      threads: 4,
+      properties: { 'hbase.zookeeper.property.clientPort': '12181', valueSize: '100' },
+      serverMetrics: ['hbase=http://127.0.0.1:12030'],
+    }),
+  )
+  await settle()
+  assert.deepEqual(states(bus, 'yes'), ['accepted'])
+  const args = launcher.children[0]!.spec.args
+  assert.deepEqual(args.slice(0, 4), [BIN, 'pe', '--command', CONFIG.commands.hbase])
+  const dash = args.indexOf('--')
+  assert.ok(args.slice(0, dash).includes('--barrier'))
+  assert.deepEqual(args.slice(dash - 2, dash), ['--server-metrics', 'hbase=http://127.0.0.1:12030'])
+  assert.deepEqual(args.slice(dash + 1), [
+    '-Dhbase.zookeeper.property.clientPort=12181',
+    '--nomapred',
+    '--valueSize=100',
+    '--rows=500',
+    'randomRead',
+    '4',
+  ])
+  assert.deepEqual(bus.invalid, [])
 })
 
 test('a run: its command line, ready, go at the instant on this clock, ended with the operations', async (t) => {

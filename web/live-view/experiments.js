@@ -312,7 +312,10 @@
     if (a.startSkewMs != null) clocks.push('start skew ' + fmtMs(a.startSkewMs))
     if (a.maxClockOffsetMs != null) clocks.push('worst clock offset ' + fmtMs(a.maxClockOffsetMs))
     if (clocks.length) parts.push(clocks.join(', '))
-    if (a.counted != null || a.sent != null) parts.push(fmtInt(a.counted) + ' of ' + fmtInt(a.sent) + ' counted')
+    // A summary run (driver pe) sends no events: its clients' operations are reported, not counted.
+    if (a.state === 'done' && a.counted != null && a.sent == null)
+      parts.push(fmtInt(a.counted) + ' operations as its clients reported')
+    else if (a.counted != null || a.sent != null) parts.push(fmtInt(a.counted) + ' of ' + fmtInt(a.sent) + ' counted')
     const ended = a.clients.filter((x) => x.state === 'ended').length
     if (a.clients.length) parts.push(ended + ' of ' + a.clients.length + ' clients ended')
     return parts.join('; ') + (a.reason ? ' — ' + a.reason : '')

@@ -58,7 +58,7 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       reported === 0
         ? ''
         : `${reported === runs ? 'summary runs' : `${reported} of ${runs} runs summary runs`} ` +
-          '(YCSB reports as printed), '
+          `(${printedBy(w.reportedBy)} as printed), `
     out.push(
       '',
       `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ${origins}` +
@@ -95,7 +95,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       [
         anyEvents ? "percentiles from the run's merged histogram" : '',
         anyReported
-          ? "a summary run's figures as YCSB printed them; a percentile of a run with several clients is the " +
+          ? `a summary run's figures as ${printers(c.workloads.flatMap((w) => w.reportedBy ?? ['ycsb']))} ` +
+            'printed them; a percentile of a run with several clients is the ' +
             'median of their printed ones, as the note says: percentiles of clients cannot be merged'
           : '',
       ]
@@ -273,4 +274,17 @@ function toRow(f: ComparedFigure): ComparisonRow {
 
 function trim(v: number): string {
   return String(Number(v.toFixed(6)))
+}
+
+/** Whose output a workload's summary runs are: `YCSB reports` (import-ycsb), `PE output` (HBase's PE). */
+function printedBy(by: readonly string[] | undefined): string {
+  const list = by ?? ['ycsb']
+  return [list.includes('ycsb') ? 'YCSB reports' : '', list.includes('pe') ? 'PE output' : '']
+    .filter((x) => x !== '')
+    .join(' and ')
+}
+
+/** Who printed summary runs' figures: YCSB, PE (HBase's PerformanceEvaluation), or both. */
+function printers(by: readonly string[]): string {
+  return [by.includes('ycsb') ? 'YCSB' : '', by.includes('pe') ? 'PE' : ''].filter((x) => x !== '').join(' or ')
 }
