@@ -192,8 +192,8 @@ test('the old form: grep of PE\'s "Finished <test> in Nms at offset O for R rows
 })
 
 test('the old form as published: the HBase wiki (MapFilePerformanceEvaluation, 2009) and HBASE-252', () => {
-  const wiki = parse('old/mapfile-wiki-2009-02-06.log')
-  const took = [...text('old/mapfile-wiki-2009-02-06.log').matchAll(/Running (\w+) for (\d+) rows took (\d+)ms/g)]
+  const wiki = parse('old/mapfile-wiki-2009-02-06.txt')
+  const took = [...text('old/mapfile-wiki-2009-02-06.txt').matchAll(/Running (\w+) for (\d+) rows took (\d+)ms/g)]
   assert.equal(took.length, 5)
   assert.deepEqual(
     wiki.tests.map((t) => [t.test, t.clients[0]!.rows, t.clients[0]!.durationMs]),
