@@ -32,7 +32,9 @@ function fakeKafka(): {
     on: (event: string, listener: (e: unknown) => void) => emitter.on(event, listener),
     connect: async () => undefined,
     subscribe: async () => undefined,
-    run: async () => void runs.value++,
+    run: async () => {
+      runs.value++
+    },
     stop: async () => undefined,
     disconnect: async () => undefined,
     commitOffsets: async (offsets: Array<{ topic: string; partition: number; offset: string }>) => {
