@@ -9,8 +9,9 @@
 // test:timing), hbase (real HBases and YCSB; npm run test:hbase), clients (the
 // query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
 // Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients)
-// and cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
-// test:cluster).
+// cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
+// test:cluster) and distributed (agents, coordinator and brokers each in a network namespace
+// of their own, links with latency, cut and healed; root; npm run test:distributed).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -22,6 +23,8 @@
 //   node test/run.mjs cluster         a 3-node KRaft cluster (deploy/local/kafka.sh, KAFKA_BROKERS_COUNT=3) on
 //                                     TEST_KAFKA_CLUSTER_PORT (default 19192..19194, controllers +3) instead
 //                                     of the single broker; about two minutes
+//   node test/run.mjs distributed     network namespaces on a bridge, a 3-broker cluster in them, faults of
+//                                     the links (deploy/local/netns.sh); root; about 8 minutes
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -39,7 +42,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster']
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'distributed']
 // What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients and cluster are asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
@@ -90,16 +93,18 @@ const testFiles = (tier, filter) => {
         .map((f) => path.join(dir, f))
     : []
 }
-// The cluster tier runs against a cluster of its own, after the others (which share the single broker).
+// The cluster tier runs against a cluster of its own, after the others (which share the single broker); the
+// distributed tier starts its own, in network namespaces it makes.
 const pick = (list) => list.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
-const files = pick(tiers.filter((t) => t !== 'cluster'))
+const files = pick(tiers.filter((t) => t !== 'cluster' && t !== 'distributed'))
 const clusterFiles = tiers.includes('cluster') ? pick(['cluster']) : []
-if (files.length === 0 && clusterFiles.length === 0) {
+const distributedFiles = tiers.includes('distributed') ? pick(['distributed']) : []
+if (files.length === 0 && clusterFiles.length === 0 && distributedFiles.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
   process.exit(1)
 }
 
-const needsKafka = tiers.some((t) => t !== 'unit' && t !== 'cluster') && files.length > 0
+const needsKafka = tiers.some((t) => !['unit', 'cluster', 'distributed'].includes(t)) && files.length > 0
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
 if (
@@ -134,6 +139,16 @@ if (needsKafka || clusterFiles.length > 0) {
   if (deps.status !== 0) {
     console.error('could not install the system packages the integration tests need (see above)')
     process.exit(1)
+  }
+}
+if (distributedFiles.length > 0) {
+  // iptables, faketime, Toxiproxy (deploy/local/distributed-deps.sh), and what a broker needs.
+  for (const script of ['system-deps.sh', 'distributed-deps.sh']) {
+    const deps = spawnSync('bash', [path.join(root, 'deploy/local', script)], { stdio: 'inherit' })
+    if (deps.status !== 0) {
+      console.error(`could not install what the distributed tier needs (deploy/local/${script}, see above)`)
+      process.exit(1)
+    }
   }
 }
 
@@ -324,6 +339,11 @@ if (clusterFiles.length > 0) {
   } finally {
     cluster?.stop()
   }
+  passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+}
+if (distributedFiles.length > 0) {
+  const from = Date.now()
+  passes.push({ label: 'a 3-broker cluster in network namespaces', ...(await runFiles(distributedFiles, process.env)) })
   passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
 }
 if (!external && kafkaFiles.length > 0) {
