@@ -12,6 +12,7 @@
  * No sockets are opened here: services/cli/experiment.ts wires the control
  * topic, the store and the run reader.
  */
+import { randomUUID } from 'node:crypto'
 import type { ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
 import type {
   AgentHeartbeat,
@@ -63,6 +64,8 @@ const STEP_SLACK_MS = 30_000
 const POLL_MS = 250
 /** Notes kept in the state (a long experiment's faults, newest last). */
 const MAX_NOTES = 1000
+/** The coordinator's own heartbeat on the control topic (the topic's clock as it hears it; see silentMs). */
+const HEARTBEAT_MS = 1000
 
 export interface ConductorDeps {
   bus: ControlBus
@@ -79,8 +82,8 @@ export interface ConductorDeps {
 
 interface AgentView {
   hb: AgentHeartbeat
-  /** Coordinator's clock when its last heartbeat came. */
-  seenAtMs: number
+  /** The broker's append time of its last heartbeat. */
+  brokerMs: number
 }
 
 /** Why an agent cannot run the plan's runs, or undefined. */
@@ -92,27 +95,62 @@ export class Conductor {
   private readonly samples: ClockSample[] = []
   private state: ExperimentState | undefined
   private stopping = false
+  /**
+   * The latest broker append time heard on the control topic, from anyone (this coordinator's own heartbeats
+   * included). The topic has one partition, read in order: everything appended before this time has been heard.
+   */
+  private heardBrokerMs = 0
+  private readonly instance = randomUUID()
+  private beatTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly deps: ConductorDeps) {}
 
   async start(): Promise<void> {
     await this.deps.bus.start({
-      onMessage: (m) => this.onMessage(m),
+      onMessage: (m, brokerTimeMs) => this.onMessage(m, brokerTimeMs),
       onRejected: (why) => this.deps.log.warn({ why }, 'a message on the control topic was refused'),
     })
+    const beat = (): void => {
+      this.beatTimer = setTimeout(() => {
+        void this.publish({ type: 'coordinator.heartbeat', sentAtMs: this.deps.now(), coordinator: this.instance })
+          .catch((err: unknown) =>
+            this.deps.log.warn({ err: (err as Error).message }, 'coordinator heartbeat not sent; trying again'),
+          )
+          .finally(() => {
+            if (!this.stopping) beat()
+          })
+      }, HEARTBEAT_MS)
+      // It keeps no process alive: the coordinator's work does.
+      this.beatTimer.unref()
+    }
+    beat()
   }
 
   async close(): Promise<void> {
     this.stopping = true
+    if (this.beatTimer !== undefined) clearTimeout(this.beatTimer)
     await this.deps.bus.close()
   }
 
-  private onMessage(m: ControlMessage): void {
+  /**
+   * How long an agent has not been heard from, on the broker's clock: from its last heartbeat to the latest message
+   * this coordinator has heard from anyone. Measured on the coordinator's own clock, a coordinator whose link was
+   * cut took every agent for silent (and ran a run that had completed again); measured so, it only sees silence
+   * the topic shows.
+   */
+  private silentMs(a: AgentView): number {
+    return this.heardBrokerMs - a.brokerMs
+  }
+
+  private onMessage(m: ControlMessage, brokerTimeMs: number): void {
+    // A bus that does not know the broker's time (none of ours) leaves the coordinator's clock.
+    const at = Number.isFinite(brokerTimeMs) && brokerTimeMs > 0 ? brokerTimeMs : this.deps.now()
+    if (at > this.heardBrokerMs) this.heardBrokerMs = at
     if (m.type === 'agent.heartbeat') {
       const prev = this.agents.get(m.agent)
       if (prev !== undefined && prev.hb.instance !== m.instance)
         this.note(`agent ${m.agent} restarted (a new instance): whatever its predecessor was running is lost`)
-      this.agents.set(m.agent, { hb: m, seenAtMs: this.deps.now() })
+      this.agents.set(m.agent, { hb: m, brokerMs: at })
     } else if (m.type === 'assignment.status') {
       const list = this.statuses.get(m.assignment)
       if (list === undefined) this.statuses.set(m.assignment, [m])
@@ -153,9 +191,8 @@ export class Conductor {
 
   private alive(plan: Plan): AgentView[] {
     const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
-    const now = this.deps.now()
     return [...this.agents.values()]
-      .filter((a) => now - a.seenAtMs <= timeoutMs)
+      .filter((a) => this.silentMs(a) <= timeoutMs)
       .sort((a, b) => a.hb.agent.localeCompare(b.hb.agent))
   }
 
@@ -645,11 +682,11 @@ export class Conductor {
             (`(clients ended: ${this.endedCount(ids)} of ` + `${ids.length})`)
           )
         }
-        if (this.deps.now() - view.seenAtMs > silentMs) {
+        if (this.silentMs(view) > silentMs) {
           client.state = 'lost'
           return (
             `agent ${a.agent} went silent (no heartbeat ` +
-            `for ${Math.round((this.deps.now() - view.seenAtMs) / 1000)} s): ` +
+            `for ${Math.round(this.silentMs(view) / 1000)} s): ` +
             `its client is lost (clients ended: ${this.endedCount(ids)} of ${ids.length})`
           )
         }
