@@ -66,6 +66,11 @@ const POLL_MS = 250
 const MAX_NOTES = 1000
 /** The coordinator's own heartbeat on the control topic (the topic's clock as it hears it; see silentMs). */
 const HEARTBEAT_MS = 1000
+/**
+ * A longer gap between consecutive messages heard is the topic itself stalled, for everyone: a broker of the
+ * partition's replicas isolated, say, until the ISR shrinks (about 9 s): only this much of it counts as silence.
+ */
+const STALL_GAP_MS = 2 * HEARTBEAT_MS
 
 export interface ConductorDeps {
   bus: ControlBus
@@ -82,8 +87,8 @@ export interface ConductorDeps {
 
 interface AgentView {
   hb: AgentHeartbeat
-  /** The broker's append time of its last heartbeat. */
-  brokerMs: number
+  /** The topic's time (Conductor.topicMs) at its last heartbeat. */
+  heardAt: number
 }
 
 /** Why an agent cannot run the plan's runs, or undefined. */
@@ -96,10 +101,12 @@ export class Conductor {
   private state: ExperimentState | undefined
   private stopping = false
   /**
-   * The latest broker append time heard on the control topic, from anyone (this coordinator's own heartbeats
-   * included). The topic has one partition, read in order: everything appended before this time has been heard.
+   * The control topic's time as this coordinator heard it: the broker append times of the messages it read, from
+   * anyone (its own heartbeats included), added up gap by gap, each gap counted up to STALL_GAP_MS. The topic has one
+   * partition, read in order: by the time a message is heard, everything appended before it has been.
    */
-  private heardBrokerMs = 0
+  private topicMs = 0
+  private lastBrokerMs: number | undefined
   private readonly instance = randomUUID()
   private beatTimer: NodeJS.Timeout | undefined
 
@@ -133,24 +140,29 @@ export class Conductor {
   }
 
   /**
-   * How long an agent has not been heard from, on the broker's clock: from its last heartbeat to the latest message
-   * this coordinator has heard from anyone. Measured on the coordinator's own clock, a coordinator whose link was
-   * cut took every agent for silent (and ran a run that had completed again); measured so, it only sees silence
-   * the topic shows.
+   * How long an agent has not been heard from, in the topic's time: from its last heartbeat to the latest message
+   * this coordinator heard from anyone. Measured on the coordinator's own clock, a coordinator whose link was cut
+   * took every agent for silent (and ran a run that had completed again); a stall of the whole topic made every
+   * agent silent once it ended, when the coordinator's next heartbeat came before theirs. Measured so, silence is
+   * what the topic shows: others going on without the agent.
    */
   private silentMs(a: AgentView): number {
-    return this.heardBrokerMs - a.brokerMs
+    return this.topicMs - a.heardAt
   }
 
   private onMessage(m: ControlMessage, brokerTimeMs: number): void {
     // A bus that does not know the broker's time (none of ours) leaves the coordinator's clock.
     const at = Number.isFinite(brokerTimeMs) && brokerTimeMs > 0 ? brokerTimeMs : this.deps.now()
-    if (at > this.heardBrokerMs) this.heardBrokerMs = at
+    if (this.lastBrokerMs === undefined) this.lastBrokerMs = at
+    else if (at > this.lastBrokerMs) {
+      this.topicMs += Math.min(at - this.lastBrokerMs, STALL_GAP_MS)
+      this.lastBrokerMs = at
+    }
     if (m.type === 'agent.heartbeat') {
       const prev = this.agents.get(m.agent)
       if (prev !== undefined && prev.hb.instance !== m.instance)
         this.note(`agent ${m.agent} restarted (a new instance): whatever its predecessor was running is lost`)
-      this.agents.set(m.agent, { hb: m, brokerMs: at })
+      this.agents.set(m.agent, { hb: m, heardAt: this.topicMs })
     } else if (m.type === 'assignment.status') {
       const list = this.statuses.get(m.assignment)
       if (list === undefined) this.statuses.set(m.assignment, [m])

@@ -82,8 +82,35 @@ class AgentsBus implements ControlBus {
   private healed: Promise<void> = Promise.resolve()
   private openLink: () => void = () => undefined
   private cutBeats: NodeJS.Timeout | undefined
+  /** While set, the agents' heartbeats are stuck in flight (the topic stalled for everyone). */
+  private agentsStalled = false
+
+  /**
+   * The topic stalls for everyone for `ms` (a broker of its replicas isolated, until the ISR shrinks): nothing is
+   * appended, the coordinator's publishes wait; then the coordinator's next heartbeat gets through before the
+   * agents' (their in-flight ones were appended before the stall).
+   */
+  stall(ms: number): Promise<void> {
+    this.cutQueue = []
+    this.agentsStalled = true
+    this.healed = new Promise((r) => (this.openLink = r))
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        this.cutQueue = undefined
+        this.openLink()
+        setTimeout(() => {
+          this.agentsStalled = false
+          this.beat()
+          resolve()
+        }, 400)
+      }, ms),
+    )
+  }
+
   /** Cuts the coordinator's link once it publishes this go (the go itself reaches the agents). */
   cutAfterGo: ((g: Go) => boolean) | undefined
+  /** Stalls the topic for this long once the coordinator publishes this go. */
+  stallAfterGo: { go: (g: Go) => boolean; ms: number; done?: Promise<void> } | undefined
   runOutcome: (a: Assign) => RunOutcome = () => 'ok'
   stepOutcome: (a: Assign) => Partial<AssignmentStatus> = () => ({ state: 'ended' })
   private readonly instances = new Map<string, string>()
@@ -121,6 +148,18 @@ class AgentsBus implements ControlBus {
     this.deliver(m)
     this.beat()
     if (m.type === 'go' && this.cutAfterGo?.(m) === true) this.cut()
+    if (m.type === 'go' && this.stallAfterGo?.go(m) === true && this.stallAfterGo.done === undefined) {
+      // The run's statuses are appended after the stall.
+      this.stallAfterGo.done = this.stall(this.stallAfterGo.ms)
+      const later = m.assignments.map((id) => this.running.get(id)).filter((a) => a !== undefined)
+      for (const id of m.assignments) this.running.delete(id)
+      void this.stallAfterGo.done.then(() => {
+        for (const a of later) {
+          this.status(a, 'started')
+          this.status(a, 'ended', { operations: CLIENT_OPS, exitCode: 0 })
+        }
+      })
+    }
     if (m.type === 'assign') this.onAssign(m)
     else if (m.type === 'go') {
       for (const id of m.assignments) {
@@ -181,6 +220,7 @@ class AgentsBus implements ControlBus {
 
   /** Every agent heartbeats (so none goes silent however long a test takes). */
   private beat(): void {
+    if (this.agentsStalled) return
     for (const a of this.agents.filter((x) => !this.dead.has(x.name)))
       this.deliver({
         type: 'agent.heartbeat',
@@ -551,6 +591,25 @@ test("the coordinator's link cut during a run and healed: no agent taken for sil
     state.notes.join('\n'),
   )
   assert.deepEqual(bus.runIds(), [runId('A', 1), runId('B', 1), runId('B', 2), runId('A', 2)], 'no run twice')
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('the control topic stalled for everyone (a replica broker isolated) for 2.5 x agentTimeoutS: no agent lost', async () => {
+  // Seen across a network: a broker isolated from the others holds every acks=all produce to the partitions it
+  // follows until the controller fences it (about 9 s). Agents and coordinator alike waited; after it, the
+  // coordinator's next heartbeat came before the agents' and the whole stall counted as their silence.
+  const { bus, conductor } = rig()
+  bus.stallAfterGo = { go: (g) => g.assignments[0]!.startsWith(`${runId('B', 1)}/`), ms: 5000 }
+  await conductor.start()
+  const state = await conductor.run(plan({ agentTimeoutS: 2 }), ID)
+  assert.ok(bus.stallAfterGo.done !== undefined, 'the topic stalled')
+  assert.equal(state.status, 'done')
+  assert.deepEqual(
+    state.cells.map((c) => c.attempts.map((a) => a.state)),
+    state.cells.map(() => ['done']),
+    state.notes.join('\n'),
+  )
   assert.deepEqual(bus.invalid, [])
   await conductor.close()
 })
