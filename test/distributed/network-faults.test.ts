@@ -33,13 +33,18 @@
 import assert from 'node:assert/strict'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
 
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, test } from 'node:test'
 import type { RunInfo } from '../../schemas/api.v1.js'
 import type { ExperimentState } from '../../schemas/experiments.v1.js'
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
+import { createKafka } from '../../services/adapters/kafka/client.js'
+import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { startServer, type Server } from '../../services/server/main.js'
 import { testEnv, waitFor, type TestEnv } from '../helpers/env.js'
@@ -65,6 +70,7 @@ const CLIENT_HOSTS = {
 type ClientHost = keyof typeof CLIENT_HOSTS
 /** How long a link stays cut. */
 const CUT_MS = 10_000
+const REDIS_PORT = 19580
 
 const net0 = new Network(PREFIX, SUBNET)
 let kafkaEnv: Record<string, string> = {}
@@ -75,6 +81,8 @@ let svc: Server
 /** Everything the processes of the test see: topics, brokers, the API (through the coordinator's link). */
 let env: Record<string, string>
 const procs = new Set<ChildProcess>()
+/** The server's log lines (JSON): its Kafka outages and how long they lasted. */
+const serverLog: string[] = []
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
@@ -147,9 +155,7 @@ async function stopAgents(agents: Agent[]): Promise<void> {
   for (const a of agents) a.proc.kill('SIGTERM')
   await Promise.all(
     agents.map((a) =>
-      a.proc.exitCode !== null || a.proc.signalCode !== null
-        ? undefined
-        : new Promise((r) => a.proc.once('close', r)),
+      a.proc.exitCode !== null || a.proc.signalCode !== null ? undefined : new Promise((r) => a.proc.once('close', r)),
     ),
   )
 }
@@ -194,11 +200,19 @@ function planFile(name: string, plan: Record<string, unknown>): string {
   return f
 }
 
+type Coordinator = ReturnType<typeof coordinator>
+
 /** Waits until attempt `a` of cell `c` has every client started, and returns it. */
-async function runGoing(id: string, c: number, a = 0): Promise<ExperimentState['cells'][number]['attempts'][number]> {
+async function runGoing(
+  coord: Coordinator,
+  id: string,
+  c: number,
+  a = 0,
+): Promise<ExperimentState['cells'][number]['attempts'][number]> {
   return waitFor(
     `run ${c} of ${id} going`,
     async () => {
+      if (coord.proc.exitCode !== null) throw new Error(`the coordinator exited: ${coord.out.join('').slice(-3000)}`)
       const at = (await experiment(id))?.cells[c]?.attempts[a]
       return at?.state === 'running' && at.clients.every((x) => x.state === 'started') ? at : undefined
     },
@@ -248,8 +262,23 @@ before(async () => {
   process.once('exit', () => rmSync(dataDir, { recursive: true, force: true }))
 
   toxi = await Toxiproxy.start(TOXIPROXY_PORT)
-  te = testEnv({ KAFKA_BROKERS: brokerList, BENCHSTREAM_TOPIC_PARTITIONS: '3', FLUSH_INTERVAL_MS: '300' })
-  svc = await startServer(te.env, { api: true })
+  te = testEnv({
+    KAFKA_BROKERS: brokerList,
+    BENCHSTREAM_TOPIC_PARTITIONS: '3',
+    FLUSH_INTERVAL_MS: '300',
+    // The coordinator reaches the API (on the loopback) through its link's relay on the bridge address.
+    API_ALLOWED_HOSTS: net0.gateway,
+  })
+  const log = pino(
+    { name: 'benchstream-server', level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        serverLog.push(chunk.toString())
+        done()
+      },
+    }),
+  )
+  svc = await startServer(te.env, { api: true, log })
   const apiPort = new URL(svc.apiUrl!).port
   // Every client host's connections to a broker (and the coordinator's to the API) go through its link's relay.
   for (const [name, h] of Object.entries(CLIENT_HOSTS)) {
@@ -311,7 +340,7 @@ test('an agent whose clock is really 2 s ahead (libfaketime) is refused with its
 test(
   'memory-ab across links of 1, 20 and 50 ms, one agent 30 ms off (libfaketime), one agent link cut for 10 s ' +
     'mid-run: that run is retried, the scans regress, every compared run exact, nothing merged wrongly',
-  { timeout: 600_000 },
+  { timeout: 900_000 },
   async () => {
     const agents = [await startAgent('a1'), await startAgent('a2', '+0.03'), await startAgent('a3')]
     try {
@@ -324,7 +353,7 @@ test(
       }
       const id = `netab-${Date.now().toString(36)}`
       const c = coordinator(['run', 'experiments/memory-ab.yaml', '--id', id, '--out', te.dataDir])
-      const going = await runGoing(id, 2)
+      const going = await runGoing(c, id, 2)
       const victim = going.clients.at(-1)!.agent
       await sleep(800)
       const cutAt = Date.now()
@@ -345,7 +374,12 @@ test(
       )
       assert.match(cell.attempts[0]!.reason ?? '', new RegExp(`agent ${victim} went silent`))
       for (const [i, other] of s.cells.entries())
-        if (i !== 2) assert.deepEqual(other.attempts.map((a) => a.state), ['done'], `cell ${i}`)
+        if (i !== 2)
+          assert.deepEqual(
+            other.attempts.map((a) => a.state),
+            ['done'],
+            `cell ${i}`,
+          )
       await assertExact(s, 3)
 
       // The cut run's late events: its clients' events reach ClickHouse under its own id, never a compared run's.
@@ -385,6 +419,32 @@ test(
       )
       const done = s.cells.flatMap((x) => x.attempts.filter((a) => a.state === 'done'))
       const skews = done.map((a) => a.startSkewMs!)
+      for (const a of done) {
+        const firsts = await queryRows<{ client_id: string; first: number; offset: number | null }>(
+          svc.ch,
+          'SELECT e.client_id AS client_id, toUnixTimestamp64Micro(e.first_op_at) / 1000 AS first, ' +
+            's.clock_offset_ms AS offset FROM benchstream.run_clients AS e ' +
+            "JOIN benchstream.run_clients AS s ON s.run_id = e.run_id AND s.client_id = e.client_id AND s.phase = 'start' " +
+            "WHERE e.run_id = {r:String} AND e.phase = 'end' ORDER BY e.client_id",
+          { r: a.runId },
+        )
+        // The stored skew is the spread on the broker's clock (each first operation less its machine's offset).
+        const onBroker = firsts.map((f) => f.first - (f.offset ?? 0))
+        assert.ok(
+          Math.abs(Math.max(...onBroker) - Math.min(...onBroker) - a.startSkewMs!) < 0.01,
+          `${a.runId}: start skew ${a.startSkewMs} ms on the broker's clock`,
+        )
+        process.stdout.write(
+          `#   ${a.runId}: skew ${a.startSkewMs?.toFixed(1)} ms; first op - start instant (own clock | broker's): ` +
+            firsts
+              .map(
+                (f) =>
+                  `${f.client_id} ${(f.first - a.startedAtMs!).toFixed(1)} | ${(f.first - (f.offset ?? 0) - a.startedAtMs!).toFixed(1)}`,
+              )
+              .join(', ') +
+            '\n',
+        )
+      }
       process.stdout.write(
         `# start skew between a run's 3 clients, ms: ${skews.map((x) => x.toFixed(1)).join(' ')}\n` +
           `# other operations: regressions [${cmp.regressions.filter((r) => !r.startsWith('SCAN ')).join(', ')}]\n`,
@@ -401,4 +461,261 @@ test(
   },
 )
 
+test(
+  "the coordinator's link cut for 10 s mid-run and healed: the plan goes on, no run is run twice",
+  { timeout: 600_000 },
+  async () => {
+    const agents = [await startAgent('a1'), await startAgent('a3')]
+    try {
+      const id = `netco-${Date.now().toString(36)}`
+      const c = coordinator([
+        'run',
+        planFile('coordcut', {
+          clients: 2,
+          target: 200,
+          seconds: 3,
+          repetitions: 2,
+          workloads: [{ file: 'workloada', properties: { recordcount: 100 } }],
+          setups: [{ name: 'A' }, { name: 'B', labels: { version: 'b' } }],
+          compare: [],
+        }),
+        '--id',
+        id,
+        '--out',
+        te.dataDir,
+      ])
+      const going = await runGoing(c, id, 1)
+      const cutAt = Date.now()
+      net0.cut('co')
+      await sleep(CUT_MS)
+      net0.heal('co')
+      process.stdout.write(`# cut the coordinator's link during ${going.runId} for ${Date.now() - cutAt} ms\n`)
+      const code = await c.done
+      const out = c.out.join('')
+      process.stdout.write(
+        `# coordinator after the cut: ${out
+          .split('\n')
+          .filter((l) => /note:|warn/.test(l))
+          .join(' | ')}\n`,
+      )
+      assert.equal(code, 0, out)
+      const s = (await experiment(id))!
+      assert.equal(s.status, 'done', out)
+      assert.deepEqual(
+        s.cells.map((x) => x.attempts.map((a) => a.state)),
+        s.cells.map(() => ['done']),
+        `every cell once: ${JSON.stringify(s.cells.map((x) => x.attempts.map((a) => [a.runId, a.reason])))}`,
+      )
+      const runs = await queryRows<{ run_id: string }>(
+        svc.ch,
+        "SELECT run_id FROM benchstream.runs WHERE labels['experiment'] = {id:String} ORDER BY run_id",
+        { id },
+      )
+      assert.deepEqual(
+        runs.map((r) => r.run_id),
+        s.cells.map((x) => x.attempts[0]!.runId).sort(),
+        'as many runs in ClickHouse as cells: none twice',
+      )
+      await assertExact(s, 2)
+    } finally {
+      await stopAgents(agents)
+    }
+  },
+)
 
+test(
+  'an agent cut off from the brokers while it still reaches its datastore (Redis): its client works on, the run ' +
+    'is incomplete and retried',
+  { timeout: 600_000 },
+  async () => {
+    const db = net0.addr('db')
+    const redis = spawnIn('db', [
+      'redis-server',
+      '--port',
+      String(REDIS_PORT),
+      '--bind',
+      db,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'no',
+    ])
+    const commands = async (): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const sock = net.connect(REDIS_PORT, db)
+        let buf = ''
+        sock.setTimeout(5000, () => sock.destroy(new Error('redis INFO timed out')))
+        sock.on('error', reject)
+        sock.on('data', (d) => {
+          buf += d.toString()
+          const m = /total_commands_processed:(\d+)/.exec(buf)
+          if (m !== null) {
+            sock.end()
+            resolve(Number(m[1]))
+          }
+        })
+        sock.write('INFO stats\r\n')
+      })
+    await waitFor('redis in its namespace', async () => ((await commands()) >= 0 ? true : undefined), 30_000)
+    const agents = [await startAgent('a1')]
+    try {
+      const id = `netdb-${Date.now().toString(36)}`
+      const c = coordinator([
+        'run',
+        planFile('dbcut', {
+          binding: 'redis',
+          clients: ['a1'],
+          threads: 2,
+          target: 400,
+          seconds: 14,
+          repetitions: 1,
+          properties: { 'redis.host': db, 'redis.port': REDIS_PORT },
+          workloads: [{ file: 'workloada', properties: { recordcount: 500 } }],
+          setups: [{ name: 'A' }],
+          compare: [],
+        }),
+        '--id',
+        id,
+        '--out',
+        te.dataDir,
+      ])
+      const going = await runGoing(c, id, 0)
+      await sleep(2000)
+      const brokers = [net0.gateway, ...BROKERS.map((b) => net0.addr(b))]
+      const before = await commands()
+      net0.block('a1', brokers)
+      await sleep(CUT_MS)
+      const during = (await commands()) - before
+      net0.unblock('a1', brokers)
+      process.stdout.write(
+        `# a1 cut off from the brokers for ${CUT_MS} ms during ${going.runId}: Redis processed ${during} commands ` +
+          `meanwhile (target 400 ops/s)\n`,
+      )
+      assert.ok(during >= 1000, `a1's client worked its datastore while cut off: ${during} commands`)
+      const code = await c.done
+      const out = c.out.join('')
+      assert.equal(code, 0, out)
+      const s = (await experiment(id))!
+      const cell = s.cells[0]!
+      assert.deepEqual(
+        cell.attempts.map((a) => a.state),
+        ['incomplete', 'done'],
+        JSON.stringify(cell.attempts.map((a) => a.reason)),
+      )
+      assert.match(cell.attempts[0]!.reason ?? '', /agent a1 went silent/)
+      await assertExact(s, 1)
+      const lost = await runInfo(going.runId)
+      process.stdout.write(
+        `# ${going.runId}: ${cell.attempts[0]!.reason}; in ClickHouse ${await counted(going.runId)} events, ` +
+          `clients ended ${lost?.clients_ended ?? 0} of 1, undelivered ${lost?.undelivered ?? '-'}\n`,
+      )
+    } finally {
+      await stopAgents(agents)
+      redis.proc.kill('SIGTERM')
+      await redis.done
+    }
+  },
+)
+
+test(
+  'the broker leading a partition isolated from the other brokers (not killed): leadership moves, the drivers go ' +
+    'on, every event counted exactly once',
+  { timeout: 600_000 },
+  async () => {
+    const agents = [await startAgent('a1'), await startAgent('a2')]
+    const infra = readInfraConfig(te.env)
+    try {
+      const id = `netbk-${Date.now().toString(36)}`
+      const c = coordinator([
+        'run',
+        planFile('brokercut', {
+          clients: 2,
+          threads: 2,
+          target: 2000,
+          seconds: 40,
+          repetitions: 1,
+          retries: 0,
+          workloads: [{ file: 'workloada', properties: { recordcount: 1000 } }],
+          setups: [{ name: 'A' }],
+          compare: [],
+        }),
+        '--id',
+        id,
+        '--out',
+        te.dataDir,
+      ])
+      const going = await runGoing(c, id, 0)
+      await sleep(5000)
+      const leaderOf = async (via: number): Promise<number | undefined> => {
+        const admin = createKafka({ ...infra.kafka, brokers: [brokerAddr(via)] }, `leader-${via}`).admin()
+        await admin.connect()
+        try {
+          const [t] = (await admin.fetchTopicMetadata({ topics: [infra.topics.events] })).topics
+          return t?.partitions.find((p) => p.partitionId === 0)?.leader
+        } finally {
+          await admin.disconnect()
+        }
+      }
+      const leader = (await leaderOf(0))!
+      const controlLeader = await (async () => {
+        const admin = createKafka(infra.kafka, 'control-leader').admin()
+        await admin.connect()
+        try {
+          return (await admin.fetchTopicMetadata({ topics: [infra.topics.control] })).topics[0]?.partitions[0]?.leader
+        } finally {
+          await admin.disconnect()
+        }
+      })()
+      process.stdout.write(`# events partition 0 led by broker ${leader}, the control topic by ${controlLeader}\n`)
+      const isolated = BROKERS[leader - 1]!
+      const others = BROKERS.filter((b) => b !== isolated)
+      const cutAt = Date.now()
+      net0.block(
+        isolated,
+        others.map((b) => net0.addr(b)),
+      )
+      const healthy = BROKERS.indexOf(others[0]!)
+      const moved = await waitFor(
+        `the events topic's partition 0 led by another broker than ${leader}`,
+        async () => {
+          const l = await leaderOf(healthy)
+          return l !== undefined && l !== leader ? l : undefined
+        },
+        90_000,
+        500,
+      )
+      const movedMs = Date.now() - cutAt
+      await sleep(Math.max(0, 20_000 - movedMs))
+      net0.unblock(
+        isolated,
+        others.map((b) => net0.addr(b)),
+      )
+      process.stdout.write(
+        `# broker ${leader} (${isolated}), leader of partition 0, isolated from the others for ` +
+          `${Date.now() - cutAt} ms during ${going.runId}: partition 0 led by broker ${moved} after ${movedMs} ms\n`,
+      )
+      const code = await c.done
+      const out = c.out.join('')
+      process.stdout.write(
+        `# server outages: ${serverLog
+          .filter((l) => l.includes('"outage":"ended"'))
+          .map((l) => (JSON.parse(l) as { msg: string }).msg)
+          .join(' | ')}\n`,
+      )
+      assert.equal(code, 0, out)
+      const s = (await experiment(id))!
+      assert.deepEqual(
+        s.cells[0]!.attempts.map((a) => a.state),
+        ['done'],
+        JSON.stringify(s.cells[0]!.attempts.map((a) => a.reason)),
+      )
+      await assertExact(s, 2)
+      const a = s.cells[0]!.attempts[0]!
+      process.stdout.write(`# ${a.runId}: counted ${a.counted} of ${a.sent} sent\n`)
+    } finally {
+      await stopAgents(agents)
+    }
+  },
+)
