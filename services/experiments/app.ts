@@ -241,6 +241,9 @@ export class Conductor {
         if (a === undefined) return `agent ${name} is not heartbeating`
         const why = this.lacks(plan, a.hb)
         if (why !== undefined) return `agent ${name}: ${why}`
+        // Waited for like a missing one: assigned now, it would refuse, and the attempt would be spent. Seen after a
+        // partition: the agent was back, its client of the run just given up still flushing.
+        if (a.hb.busyWith !== null) return `agent ${name} is busy with ${a.hb.busyWith}`
         out.push(a.hb)
       }
       return out

@@ -74,6 +74,8 @@ class AgentsBus implements ControlBus {
   rejected = 0
   /** Agents that stopped: no heartbeat, no answer (a crash, or a link of theirs cut). */
   readonly dead = new Set<string>()
+  /** Agents still busy with an assignment of before (they say so in their heartbeats, and refuse another run). */
+  readonly busy = new Map<string, string>()
   /**
    * The coordinator's link, when cut: what the topic gets meanwhile (its broker time stamped on arrival) waits for
    * the heal, and so does every publish of the coordinator's.
@@ -185,6 +187,11 @@ class AgentsBus implements ControlBus {
 
   private onAssign(a: Assign): void {
     if (this.instances.get(a.agent) !== a.instance) return
+    const busy = this.busy.get(a.agent)
+    if (a.run !== undefined && busy !== undefined) {
+      this.status(a, 'refused', { detail: `agent ${a.agent} is busy with ${busy}` })
+      return
+    }
     this.status(a, 'accepted')
     if (a.run !== undefined) {
       if (this.runOutcome(a) === 'fail-before-ready') {
@@ -241,7 +248,7 @@ class AgentsBus implements ControlBus {
           profileTargets: a.profileTargets ?? [],
         },
         clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
-        busyWith: null,
+        busyWith: this.busy.get(a.name) ?? null,
         version: '0.1.0',
       })
   }
@@ -609,6 +616,23 @@ test('the control topic stalled for everyone (a replica broker isolated) for 2.5
     state.cells.map((c) => c.attempts.map((a) => a.state)),
     state.cells.map(() => ['done']),
     state.notes.join('\n'),
+  )
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('a named client still busy with an earlier run is waited for, not assigned: no attempt spent', async () => {
+  // Seen across a network: an agent cut off from the brokers for 10 s was back, its client of the run given up
+  // still flushing; the retry was assigned to it at once, refused ('busy'), and the cell's last attempt was spent.
+  const { bus, conductor } = rig()
+  bus.busy.set('a2', 'earlier-run/a2')
+  setTimeout(() => bus.busy.delete('a2'), 1500)
+  await conductor.start()
+  const state = await conductor.run(plan({ clients: ['a1', 'a2'], retries: 0, agentWaitS: 10 }), ID)
+  assert.equal(state.status, 'done', state.notes.join('\n'))
+  assert.deepEqual(
+    state.cells.map((c) => c.attempts.map((a) => a.state)),
+    state.cells.map(() => ['done']),
   )
   assert.deepEqual(bus.invalid, [])
   await conductor.close()
