@@ -209,16 +209,21 @@ async function runGoing(
   c: number,
   a = 0,
 ): Promise<ExperimentState['cells'][number]['attempts'][number]> {
-  return waitFor(
-    `run ${c} of ${id} going`,
-    async () => {
-      if (coord.proc.exitCode !== null) throw new Error(`the coordinator exited: ${coord.out.join('').slice(-3000)}`)
-      const at = (await experiment(id))?.cells[c]?.attempts[a]
-      return at?.state === 'running' && at.clients.every((x) => x.state === 'started') ? at : undefined
-    },
-    180_000,
-    100,
-  )
+  try {
+    return await waitFor(
+      `run ${c} of ${id} going`,
+      async () => {
+        if (coord.proc.exitCode !== null) throw new Error('the coordinator exited')
+        const at = (await experiment(id))?.cells[c]?.attempts[a]
+        return at?.state === 'running' && at.clients.every((x) => x.state === 'started') ? at : undefined
+      },
+      // Runs before it take a minute each on a 2-core machine loaded to 40 (a driver's start, the barrier, 2 s).
+      600_000,
+      100,
+    )
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; the coordinator said:\n${coord.out.join('').slice(-4000)}`)
+  }
 }
 
 /** Complete attempts: counted = sent = what the drivers reported, every client ended, in ClickHouse too. */
@@ -340,7 +345,7 @@ test('an agent whose clock is really 2 s ahead (libfaketime) is refused with its
 test(
   'memory-ab across links of 1, 20 and 50 ms, one agent 30 ms off (libfaketime), one agent link cut for 10 s ' +
     'mid-run: that run is retried, the scans regress, every compared run exact, nothing merged wrongly',
-  { timeout: 900_000 },
+  { timeout: 1_500_000 },
   async () => {
     const agents = [await startAgent('a1'), await startAgent('a2', '+0.03'), await startAgent('a3')]
     try {
