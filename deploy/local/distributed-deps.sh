@@ -29,8 +29,7 @@ fi
 need=()
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need+=(iptables)
-[[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 || -n "$(compgen -G '/usr/lib/*/faketime/libfaketime.so.1')" ]] \
-  || need+=(faketime)
+[[ -n "$(compgen -G '/usr/lib/*/faketime/libfaketime.so.1')" ]] || need+=(faketime)
 if ((${#need[@]} > 0)); then
   echo "distributed-deps: installing ${need[*]} (Debian packages)"
   export DEBIAN_FRONTEND=noninteractive
@@ -48,7 +47,8 @@ if [[ ! -x "$TOXIPROXY" ]]; then
   trap cleanup_fetch_tmp EXIT
   trap 'exit 130' INT TERM HUP
   echo "distributed-deps: building Toxiproxy $TOXIPROXY_VERSION (go install, about two minutes the first time)"
-  GOBIN="$FETCH_TMP" GOFLAGS=-buildvcs=false "$GO" install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" \
+  GOBIN="$FETCH_TMP" GOFLAGS=-buildvcs=false \
+    "$GO" install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" \
     || die "go install github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION failed (see above)"
   mkdir -p -- "$TOXIPROXY_DIR"
   mv -f -- "$FETCH_TMP/server" "$TOXIPROXY"

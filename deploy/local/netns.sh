@@ -59,7 +59,8 @@ check_addr() {
 }
 
 need_ns() {
-  ip netns list | awk '{print $1}' | grep -qx -- "$(ns_of "$1")" || die "no host $1 (namespace $(ns_of "$1")); run up first"
+  ip netns list | awk '{print $1}' | grep -qx -- "$(ns_of "$1")" \
+    || die "no host $1 (namespace $(ns_of "$1")); run up first"
 }
 
 in_ns() {

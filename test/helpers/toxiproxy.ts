@@ -5,6 +5,8 @@
  * each way with jitter. One server for every link, its API on the loopback.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { waitFor } from './env.js'
@@ -23,10 +25,22 @@ export class Toxiproxy {
     private readonly api: string,
   ) {}
 
-  /** The server, its API on 127.0.0.1:apiPort; stopped when the process exits. */
+  /**
+   * The server, its API on 127.0.0.1:apiPort; stopped when the process exits. One that a test killed outright left
+   * behind (its pid file says so, and its command line is Toxiproxy's) is killed first.
+   */
   static async start(apiPort: number): Promise<Toxiproxy> {
     const bin = spawnSync('bash', [DEPS_SH, 'toxiproxy'], { encoding: 'utf8' }).stdout.trim()
+    const pidFile = path.join(os.tmpdir(), `benchstream-toxiproxy-${apiPort}.pid`)
+    if (existsSync(pidFile)) {
+      const pid = Number(readFileSync(pidFile, 'utf8'))
+      const cmd =
+        Number.isInteger(pid) && existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`) : ''
+      if (cmd.toString().includes('toxiproxy-server')) process.kill(pid, 'SIGKILL')
+      rmSync(pidFile, { force: true })
+    }
     const proc = spawn(bin, ['-host', '127.0.0.1', '-port', String(apiPort)], { stdio: ['ignore', 'ignore', 'pipe'] })
+    writeFileSync(pidFile, String(proc.pid))
     let err = ''
     proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)))
     process.once('exit', () => proc.kill('SIGKILL'))
@@ -67,5 +81,6 @@ export class Toxiproxy {
 
   stop(): void {
     this.proc.kill('SIGTERM')
+    rmSync(path.join(os.tmpdir(), `benchstream-toxiproxy-${new URL(this.api).port}.pid`), { force: true })
   }
 }

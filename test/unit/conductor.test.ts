@@ -602,7 +602,7 @@ test("the coordinator's link cut during a run and healed: no agent taken for sil
   await conductor.close()
 })
 
-test('the control topic stalled for everyone (a replica broker isolated) for 2.5 x agentTimeoutS: no agent lost', async () => {
+test('the control topic stalled for everyone (a broker isolated) for 2.5 x agentTimeoutS: no agent lost', async () => {
   // Seen across a network: a broker isolated from the others holds every acks=all produce to the partitions it
   // follows until the controller fences it (about 9 s). Agents and coordinator alike waited; after it, the
   // coordinator's next heartbeat came before the agents' and the whole stall counted as their silence.
