@@ -112,7 +112,7 @@ function spawnIn(
   const proc = spawn(cmd!, args, { env: { ...process.env, ...env, ...extraEnv }, cwd: repoRoot() })
   procs.add(proc)
   const out: string[] = []
-  for (const s of [proc.stdout!, proc.stderr!])
+  for (const s of [proc.stdout, proc.stderr])
     s.on('data', (d: Buffer) => {
       out.push(d.toString())
       if (out.length > 5000) out.splice(0, 1000)
@@ -154,8 +154,12 @@ async function startAgent(host: ClientHost, shiftS?: string, args: string[] = []
 async function stopAgents(agents: Agent[]): Promise<void> {
   for (const a of agents) a.proc.kill('SIGTERM')
   await Promise.all(
-    agents.map((a) =>
-      a.proc.exitCode !== null || a.proc.signalCode !== null ? undefined : new Promise((r) => a.proc.once('close', r)),
+    agents.map(
+      (a) =>
+        new Promise<void>((resolve) => {
+          if (a.proc.exitCode !== null || a.proc.signalCode !== null) resolve()
+          else a.proc.once('close', () => resolve())
+        }),
     ),
   )
 }

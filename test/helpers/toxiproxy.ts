@@ -42,7 +42,7 @@ export class Toxiproxy {
     const proc = spawn(bin, ['-host', '127.0.0.1', '-port', String(apiPort)], { stdio: ['ignore', 'ignore', 'pipe'] })
     writeFileSync(pidFile, String(proc.pid))
     let err = ''
-    proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)))
+    proc.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)))
     process.once('exit', () => proc.kill('SIGKILL'))
     const t = new Toxiproxy(proc, `http://127.0.0.1:${apiPort}`)
     await waitFor(
