@@ -245,8 +245,22 @@ async function assertExact(s: ExperimentState, clients: number): Promise<void> {
   }
 }
 
+/** What the after hook does, synchronously: on SIGINT/SIGTERM no hook runs, and nothing may stay behind. */
+function teardownNow(): void {
+  for (const p of procs) p.kill('SIGKILL')
+  toxi?.stop()
+  // The brokers, agents, coordinator and Redis live in the namespaces: removing them kills them.
+  net0.down()
+  if (kafkaEnv.KAFKA_DATA_DIR !== undefined) rmSync(kafkaEnv.KAFKA_DATA_DIR, { recursive: true, force: true })
+}
+
 before(async () => {
   assert.equal(process.getuid?.(), 0, 'the distributed tier needs root: network namespaces, veth links, iptables')
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      teardownNow()
+      process.kill(process.pid, sig)
+    })
   net0.up({
     ...Object.fromEntries(Object.entries(CLIENT_HOSTS).map(([n, h]) => [n, h.host])),
     k1: 21,
@@ -368,8 +382,11 @@ test(
       let cutCell = 2
       for (; cutCell < 8 && going === undefined; cutCell++) {
         const g = await runGoing(c, id, cutCell)
-        if (Date.now() < g.startedAtMs! + 1000) going = g
-        else
+        if (Date.now() < g.startedAtMs! + 1000) {
+          // Its state says started once go is sent; the clients start at the instant it names, 500 ms later.
+          await sleep(Math.max(0, g.startedAtMs! + 300 - Date.now()))
+          going = g
+        } else
           process.stdout.write(`# ${g.runId} seen going ${Date.now() - g.startedAtMs!} ms after its start: too late\n`)
       }
       cutCell--
