@@ -116,12 +116,15 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     })
     .addCallback((r) => r.observe(mergeRaceRetryCount()))
   const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
+  // Set once stop() begins: what the services log from then on is said as part of the stop.
+  let stopping = false
   // Everything opened so far is closed again if a later step fails.
   const closers: Array<() => Promise<unknown>> = [() => telemetry.shutdown(), () => ch.close()]
   // Each step of a stop is bounded: one that never settles (a request the API waits for, a
   // query the engine never answers) is logged and passed, so that stop() always returns and
   // the steps after it (closing ClickHouse, Kafka) still run.
   const closeAll = async (): Promise<void> => {
+    stopping = true
     for (const c of closers.reverse()) {
       const r = await withTimeout(Promise.resolve().then(c), CLOSE_STEP_TIMEOUT_MS)
       if (r === 'timeout')
@@ -207,7 +210,9 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
               { component: 'alerts', leader: c.leader, at: new Date(c.atMs).toISOString(), why: c.why },
               c.leader
                 ? 'alert evaluation: this replica leads and evaluates alerts'
-                : 'alert evaluation: this replica does not lead, another one evaluates alerts',
+                : stopping
+                  ? 'alert evaluation: this replica is stopping and leaves the election'
+                  : 'alert evaluation: this replica does not lead, another one evaluates alerts',
             ),
         )
         closers.push(() => gate.stop())

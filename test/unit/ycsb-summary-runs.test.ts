@@ -335,8 +335,7 @@ test("YCSB's (ms) percentiles: 1 ms resolution, and a smaller change is never ca
 test("YCSB's (ms) percentiles under 1 ms: printed `< 1 ms` in every table and history, never 0 µs", async () => {
   // history-ms/: the one-thread history reports in the (ms) format; READ p95 is printed 0 in each of them.
   const file = (v: string): string => path.join(FIXTURES, 'history-ms', `${v}.txt`)
-  const printedMs = (v: string, op: string, q: number): number =>
-    printed(file(v), op, `${q}thPercentileLatency(ms)`)
+  const printedMs = (v: string, op: string, q: number): number => printed(file(v), op, `${q}thPercentileLatency(ms)`)
   assert.ok(HISTORY_VERSIONS.every((v) => printedMs(v, 'READ', 95) === 0))
   const side = (versions: readonly string[]) => ({
     runs: versions.map((v) => importedRunInfo(`h-${v}`, { clients: 1, workload: 'workloada' })),
