@@ -26,7 +26,7 @@ import { readInfraConfig } from '../common/infra-config.js'
 import { createFileLogger } from '../common/logger.js'
 import { chooseDemoTarget, type DemoProbe } from '../core/reports/demo-target.js'
 import { parseYcsbFile } from '../core/ycsb/import.js'
-import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
+import { useLocalKafka, type LocalKafka } from '../adapters/kafka/local-broker.js'
 import { repoRoot } from '../common/repo-root.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { scheduleVerdict } from '../core/reports/schedule-kept.js'
@@ -108,20 +108,28 @@ const PROBE_SECONDS = 2
 export async function demoMain(argv: readonly string[]): Promise<number> {
   const opts = parseDemoArgs(argv)
   const env: NodeJS.ProcessEnv = { ...process.env }
-  let kafkaPort: number | undefined
-  if (env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS === '') {
-    kafkaPort = Number(env.KAFKA_PORT ?? 9092)
+  const infra = readInfraConfig(env)
+  let broker: LocalKafka | undefined
+  if (infra.kafka.local !== undefined) {
+    // As `benchstream server` does: a broker already answering is used and left running; one started here stops here.
+    const port = infra.kafka.local.port
     say(
-      `[demo] starting Kafka on 127.0.0.1:${kafkaPort} (deploy/local/kafka.sh; first run downloads ` +
-        `the broker jars with mvn)`,
+      `[demo] Kafka on 127.0.0.1:${port}: started with deploy/local/kafka.sh unless one answers there (the first ` +
+        'start downloads the broker jars with mvn)',
     )
-    env.KAFKA_BROKERS = await startLocalKafka({ port: kafkaPort, log: (l) => say(`[kafka] ${l}`) })
+    broker = await useLocalKafka({
+      port,
+      dataDir: path.join(infra.dataDir, `kafka-${port}`),
+      log: (l) => say(`[kafka] ${l}`),
+    })
+    if (!broker.startedHere) say(`[demo] using what already answers on ${broker.brokers}; it is left running`)
+    env.KAFKA_BROKERS = broker.brokers
   }
   let svc: Server | undefined
   let hbase: DemoHBase | undefined
   // The server's diagnostics go to a file; its warnings also to stderr, but only while the run goes on: what the
   // server logs while it stops (the alert election left, the last commits) must not follow the report.
-  const logFile = path.join(readInfraConfig(env).dataDir, 'demo.log')
+  const logFile = path.join(infra.dataDir, 'demo.log')
   let echo = true
   const log = createFileLogger('benchstream-server', env, logFile, {
     level: 'warn',
@@ -256,10 +264,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     echo = false
     await svc?.stop()
     await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
-    if (kafkaPort !== undefined)
-      await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) =>
-        say(`[demo] stopping Kafka failed: ${(e as Error).message}`),
-      )
+    await broker?.stop().catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
   }
 }
 

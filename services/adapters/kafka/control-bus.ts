@@ -68,12 +68,18 @@ export class KafkaControlBus implements ControlBus {
     const consumer = this.kafka.consumer({ groupId: `benchstream-control-${this.role}-${randomUUID().slice(0, 8)}` })
     this.consumer = consumer
     await consumer.connect()
+    let sought = false
     const joined = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new BenchstreamError('BS_ERR_KAFKA', `joining the control topic ${this.topic} took over 30 s`)),
         JOIN_TIMEOUT_MS,
       )
       consumer.on(consumer.events.GROUP_JOIN, () => {
+        // Seek on the first join, not right after run(): against a broker that has just started, run() returns
+        // before the group exists (its coordinator is not elected yet; kafkajs joins on a retry), and a seek then
+        // throws "Consumer group was not initialized" (seen with `benchstream server & benchstream agent &`).
+        if (!sought) for (const p of end) consumer.seek({ topic: this.topic, partition: p.partition, offset: p.offset })
+        sought = true
         clearTimeout(timer)
         resolve()
       })
@@ -90,7 +96,6 @@ export class KafkaControlBus implements ControlBus {
         handlers.onMessage(decoded, Number(message.timestamp))
       },
     })
-    for (const p of end) consumer.seek({ topic: this.topic, partition: p.partition, offset: p.offset })
     await joined
   }
 
