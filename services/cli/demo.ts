@@ -110,6 +110,29 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   const infra = readInfraConfig(env)
   let broker: LocalKafka | undefined
+  let svc: Server | undefined
+  let hbase: DemoHBase | undefined
+  let echo = true
+  let stopping: Promise<void> | undefined
+  const stopAll = (): Promise<void> =>
+    (stopping ??= (async () => {
+      echo = false
+      await svc?.stop()
+      await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
+      await broker?.stop().catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
+    })())
+  // Ctrl-C stops the server and the broker this demo started rather than leave them behind (one Ctrl-C of `npm run
+  // demo` arrives twice: to the process group, and forwarded by npm); a third signal leaves at once.
+  let signals = 0
+  const onSignal = (): void => {
+    signals++
+    if (signals >= 3) process.exit(130)
+    if (signals > 1) return
+    process.stderr.write('[demo] interrupted: stopping the server and the Kafka broker this demo started\n')
+    void stopAll().finally(() => process.exit(130))
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
   if (infra.kafka.local !== undefined) {
     // As `benchstream server` does: a broker already answering is used and left running; one started here stops here.
     const port = infra.kafka.local.port
@@ -122,15 +145,16 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
       dataDir: path.join(infra.dataDir, `kafka-${port}`),
       log: (l) => say(`[kafka] ${l}`),
     })
-    if (!broker.startedHere) say(`[demo] using what already answers on ${broker.brokers}; it is left running`)
+    if (!broker.startedHere)
+      say(
+        `[demo] using what already answers on ${broker.brokers} (${broker.said}); it is left running ` +
+          '(npm run kafka:stop stops the default one)',
+      )
     env.KAFKA_BROKERS = broker.brokers
   }
-  let svc: Server | undefined
-  let hbase: DemoHBase | undefined
   // The server's diagnostics go to a file; its warnings also to stderr, but only while the run goes on: what the
   // server logs while it stops (the alert election left, the last commits) must not follow the report.
   const logFile = path.join(infra.dataDir, 'demo.log')
-  let echo = true
   const log = createFileLogger('benchstream-server', env, logFile, {
     level: 'warn',
     write: (line) => {
@@ -261,10 +285,9 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     if (counted !== sentEvents) return 1
     return verdicts.some((v) => !v.passed) ? THRESHOLD_FAILED_EXIT : 0
   } finally {
-    echo = false
-    await svc?.stop()
-    await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
-    await broker?.stop().catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
+    await stopAll()
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
   }
 }
 

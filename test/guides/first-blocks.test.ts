@@ -35,8 +35,12 @@ for (const b of blocks) {
     test(name, { skip: b.marker.skip }, () => undefined)
     continue
   }
-  test(name, { timeout: (b.marker.timeoutS + 180) * 1000 }, async () => {
+  test(name, { timeout: (b.marker.timeoutS + 180) * 1000 }, async (t) => {
     const r = await runGuideBlock(root, b)
+    t.diagnostic(
+      `block ${r.seconds.toFixed(0)} s, stopped in ${r.stopSeconds?.toFixed(1) ?? '(killed)'} s; load average ` +
+        os.loadavg()[0]!.toFixed(1),
+    )
     assert.equal(r.timedOut, false, `not done within ${b.marker.timeoutS} s\n${shown(r)}`)
     assert.equal(r.code, 0, `exit code ${r.code}\n${shown(r)}`)
     assert.deepEqual(r.deadJobs, [], `background commands that had exited before the block ended\n${shown(r)}`)

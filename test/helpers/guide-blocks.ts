@@ -11,7 +11,7 @@
  *                                                                what the block assumes (a server, a run r1)
  *   interrupt: 5 --follow                                        block lines containing "--follow" run until
  *                                                                Ctrl-C: SIGINT after 5 s (exit 0 or 130)
- *   timeout: 600                                                 seconds for setup and block (default 300)
+ *   timeout: 600                                                 seconds for setup and block (default 600)
  *   -->
  *
  * The fresh copy is what a clone holds after `npm install`: the checkout's files (git ls-files: tracked and
@@ -57,7 +57,7 @@ export interface GuideBlock {
   marker: GuideMarker
 }
 
-const DEFAULT_TIMEOUT_S = 300
+const DEFAULT_TIMEOUT_S = 600
 const MARKER = /<!-- first-block-test\n([\s\S]*?)-->/g
 
 /** The marker's text as a GuideMarker; throws on a key it does not know or a malformed value. */
@@ -212,6 +212,8 @@ export interface GuideRun {
   timedOut: boolean
   stdout: string
   stderr: string
+  /** Seconds the setup and block took. */
+  seconds: number
   /** Background commands of the block (`server &`) that had already exited when the block ended. */
   deadJobs: number[]
   /** Seconds SIGTERM took to end every process the block started; null when SIGKILL had to. */
@@ -260,6 +262,7 @@ export async function runGuideBlock(root: string, b: GuideBlock, o: { keep?: boo
   const env: Record<string, string> = { KAFKA_PORT: String(kafkaPort), API_PORT: String(apiPort) }
   for (const k of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'XDG_CACHE_HOME', 'JAVA_HOME', 'MAVEN_OPTS'])
     if (process.env[k] !== undefined) env[k] = process.env[k]!
+  const started = Date.now()
   const child = spawn('bash', [script], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   const pgid = child.pid!
   let stdout = ''
@@ -279,6 +282,7 @@ export async function runGuideBlock(root: string, b: GuideBlock, o: { keep?: boo
   // 'exit', not 'close': what the block left running in the background holds the pipes open until it is stopped.
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
   clearTimeout(timer)
+  const seconds = (Date.now() - started) / 1000
   const jobs = existsSync(jobsFile)
     ? readFileSync(jobsFile, 'utf8')
         .split('\n')
@@ -315,5 +319,5 @@ export async function runGuideBlock(root: string, b: GuideBlock, o: { keep?: boo
     stdio: 'ignore',
   })
   if (o.keep !== true) rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
-  return { code, timedOut, stdout, stderr, deadJobs, stopSeconds, brokerLeft, kafkaPort, apiPort, dir }
+  return { code, timedOut, stdout, stderr, seconds, deadJobs, stopSeconds, brokerLeft, kafkaPort, apiPort, dir }
 }

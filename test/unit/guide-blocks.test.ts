@@ -39,7 +39,7 @@ test('the marker: skip, setup, interrupt and timeout; anything else is refused w
     timeoutS: 600,
   })
   assert.equal(parseMarker('skip: needs Docker\n', 'g.md').skip, 'needs Docker')
-  assert.equal(parseMarker('', 'g.md').timeoutS, 300)
+  assert.equal(parseMarker('', 'g.md').timeoutS, 600)
   assert.throws(() => parseMarker('run: x', 'g.md'), /g\.md: "run: x" is not a first-block-test line/)
   assert.throws(() => parseMarker('timeout: 5', 'g.md'), /timeout: 5: 10 to 3600 s/)
   assert.throws(() => parseMarker('interrupt: --follow', 'g.md'), /expected SECONDS TEXT/)
