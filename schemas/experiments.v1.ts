@@ -317,6 +317,25 @@ export const AgentHeartbeat = Type.Object(
 )
 export type AgentHeartbeat = Static<typeof AgentHeartbeat>
 
+/**
+ * An agent starting under a name asks whether the name is taken, before its first heartbeat. A live agent of that
+ * name answers with a heartbeat at once (the newcomer then refuses to start); two agents claiming one name at the
+ * same moment keep the lower instance id (services/core/experiments/agent-name.ts). Coordinators ignore claims.
+ */
+export const AgentClaim = Type.Object(
+  {
+    type: Type.Literal('agent.claim'),
+    ...common,
+    agent: id('agent name'),
+    instance: Type.String({ pattern: '^[A-Za-z0-9-]{8,64}$' }),
+    host: Type.String({ maxLength: 256 }),
+    pid: Type.Integer({ minimum: 0 }),
+    version: Type.String({ maxLength: 64 }),
+  },
+  { additionalProperties: false },
+)
+export type AgentClaim = Static<typeof AgentClaim>
+
 /** What a client of a run is to do: the driver's command line in parts, every value checked by the agent again. */
 export const RunSpec = Type.Object(
   {
@@ -425,7 +444,7 @@ export const AssignmentStatus = Type.Object(
 )
 export type AssignmentStatus = Static<typeof AssignmentStatus>
 
-export const ControlMessage = Type.Union([AgentHeartbeat, Assign, Go, Cancel, AssignmentStatus])
+export const ControlMessage = Type.Union([AgentHeartbeat, AgentClaim, Assign, Go, Cancel, AssignmentStatus])
 export type ControlMessage = Static<typeof ControlMessage>
 /** A control message is one JSON object of at most this many bytes; larger ones are refused, counted and logged. */
 export const MAX_CONTROL_MESSAGE_BYTES = 64 * 1024
@@ -494,6 +513,17 @@ export const ComparisonRecord = Type.Object({
   /** Files written into the experiment's folder, relative to it. */
   files: Type.Array(Type.String({ maxLength: 256 }), { maxItems: 8 }),
   error: Type.Optional(Type.String({ maxLength: 4096 })),
+  /**
+   * Figures shown without a verdict (too few runs or windows, a side without the figure): `SCAN p50 +14,928%` and
+   * the samples each side had, `2 + 3` (services/core/compare/decision.ts). Absent in states stored before it.
+   */
+  untested: Type.Optional(
+    Type.Array(Type.Object({ figure: Type.String({ maxLength: 256 }), n: Type.String({ maxLength: 64 }) }), {
+      maxItems: 512,
+    }),
+  ),
+  /** Workloads asked for and not compared (one side only has them), with why. */
+  notCompared: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 64 })),
 })
 export type ComparisonRecord = Static<typeof ComparisonRecord>
 
@@ -523,6 +553,25 @@ export const ExperimentState = Type.Object(
 export type ExperimentState = Static<typeof ExperimentState>
 /** Largest stored state, bytes of JSON (a plan of 20,000 cells fits). */
 export const MAX_EXPERIMENT_STATE_BYTES = 8 * 1024 * 1024
+
+export const EXPERIMENT_OUTCOMES = ['running', 'regression', 'no regression', 'undecided', 'nothing compared'] as const
+
+/**
+ * What an experiment decided, as comparison.md, `experiment run|resume|status` and the experiment page headline it
+ * (services/core/experiments/decision.ts): `lead` is the headline's first words (`Undecided:`), `text` the rest.
+ */
+export const ExperimentDecision = Type.Object({
+  outcome: literals(EXPERIMENT_OUTCOMES),
+  lead: Type.String(),
+  text: Type.String(),
+  /** `lead text`: the headline as one line. */
+  headline: Type.String(),
+  /** Per comparison, what regressed: `B vs A, workloada: SCAN p50 (µs)`. */
+  regressions: Type.Array(Type.String()),
+  /** Why it is undecided, a few words each; empty when decided. */
+  undecided: Type.Array(Type.String()),
+})
+export type ExperimentDecision = Static<typeof ExperimentDecision>
 
 export const ExperimentIdParams = Type.Object({ id: id('experiment id') })
 export type ExperimentIdParams = Static<typeof ExperimentIdParams>

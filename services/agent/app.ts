@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type {
+  AgentClaim,
   AgentHeartbeat,
   Assign,
   AssignmentState,
@@ -23,7 +24,16 @@ import type {
   Step,
 } from '../../schemas/experiments.v1.js'
 import type { Logger } from '../common/logger.js'
+import {
+  claimWindowMs,
+  describeInstance,
+  keepsName,
+  nameTakenMessage,
+  twoInstancesMessage,
+  type AgentInstanceInfo,
+} from '../core/experiments/agent-name.js'
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
+import { BenchstreamError } from '../core/errors.js'
 import type { ControlBus } from '../core/ports/control-bus.js'
 import type { Launched, ProcessLauncher, ReadinessProbes } from '../core/ports/process-launcher.js'
 import type { AgentConfig } from './config.js'
@@ -59,7 +69,10 @@ export interface AgentDeps {
   /** This machine's clock, ms since the epoch (with the configured skew). */
   now: () => number
   log: Logger
+  /** This machine as its heartbeats name it: two agents under one name are told apart by it. */
   host: { hostname: string; pid: number; cores: number; version: string }
+  /** This process's instance id (default: a random UUID; tests name it, claims compare them). */
+  instance?: string
   /** How to run `benchstream` here: the command and the arguments before the subcommand. */
   benchstream: { command: string; args: readonly string[] }
   /** The environment children start from. */
@@ -81,29 +94,52 @@ interface Job {
 }
 
 export class Agent {
-  readonly instance = randomUUID()
+  readonly instance: string
   private readonly samples: ClockSample[] = []
   private clock: ClockEstimate | null = null
   private readonly jobs = new Map<string, Job>()
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  /** Claiming its name (start), live (heartbeating), or refused (its name is taken). */
+  private phase: 'claiming' | 'live' | 'refused' = 'claiming'
+  /** Ends the claim early: with the reason when the name is taken. */
+  private endClaim: ((taken?: BenchstreamError) => void) | undefined
+  /** Rivals claiming the name at the same moment that this one answered with its own claim. */
+  private readonly answeredRivals = new Set<string>()
+  /** Other instances heard heartbeating under this agent's name (the newest 16). */
+  private readonly others = new Map<string, AgentInstanceInfo>()
   /** What it refused or ignored from the topic, by reason (stats, tests). */
   readonly refused: Record<string, number> = {}
 
   constructor(
     private readonly cfg: AgentConfig,
     private readonly deps: AgentDeps,
-  ) {}
+  ) {
+    this.instance = deps.instance ?? randomUUID()
+  }
 
   get clockEstimate(): ClockEstimate | null {
     return this.clock
   }
 
+  /**
+   * Joins the control topic, claims the agent's name (agent-name.ts) and starts heartbeating. Throws
+   * BS_ERR_AGENT_NAME_TAKEN, with the control topic closed, when another agent heartbeats under the name or wins
+   * it at the same moment.
+   */
   async start(): Promise<void> {
     await this.deps.bus.start({
       onMessage: (m) => this.onMessage(m),
       onRejected: (why) => this.deps.log.warn({ why }, 'a message on the control topic was refused'),
     })
+    const taken = await this.claim()
+    if (taken !== undefined) {
+      this.phase = 'refused'
+      this.stopped = true
+      await this.deps.bus.close()
+      throw taken
+    }
+    this.phase = 'live'
     for (let i = 0; i < CLOCK_BURST && !this.stopped; i++) {
       await this.heartbeat()
       await new Promise((r) => setTimeout(r, CLOCK_BURST_GAP_MS))
@@ -122,6 +158,85 @@ export class Agent {
       }, this.cfg.heartbeatMs)
     }
     beat()
+  }
+
+  /** Claims the name and listens for the claim window: undefined when it is this agent's, else why not. */
+  private async claim(): Promise<BenchstreamError | undefined> {
+    const windowMs = claimWindowMs(this.cfg.heartbeatMs)
+    const ended = new Promise<BenchstreamError | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), windowMs)
+      this.endClaim = (taken) => {
+        clearTimeout(timer)
+        resolve(taken)
+      }
+    })
+    await this.publishClaim()
+    const taken = await ended
+    this.endClaim = undefined
+    return taken
+  }
+
+  private async publishClaim(): Promise<void> {
+    const claim: AgentClaim = {
+      type: 'agent.claim',
+      sentAtMs: this.deps.now(),
+      agent: this.cfg.name,
+      instance: this.instance,
+      host: this.deps.host.hostname,
+      pid: this.deps.host.pid,
+      version: this.deps.host.version,
+    }
+    try {
+      await this.deps.bus.publish(claim)
+    } catch (err) {
+      // Not heard: a live agent of the name still shows itself by its heartbeats within the window.
+      this.deps.log.warn({ err: (err as Error).message }, 'the claim of the agent name was not sent')
+    }
+  }
+
+  /** Another instance under this agent's name: a heartbeat of a live one, or a rival's claim. */
+  private onNamesake(m: AgentHeartbeat | AgentClaim): void {
+    const other = { instance: m.instance, host: m.host, pid: m.pid }
+    const topic = this.cfg.infra.topics.control
+    if (this.phase === 'claiming') {
+      if (m.type === 'agent.heartbeat')
+        this.endClaim?.(
+          new BenchstreamError('BS_ERR_AGENT_NAME_TAKEN', nameTakenMessage(this.cfg.name, other, 'live', topic)),
+        )
+      else if (!keepsName(this.instance, m.instance))
+        this.endClaim?.(
+          new BenchstreamError('BS_ERR_AGENT_NAME_TAKEN', nameTakenMessage(this.cfg.name, other, 'rival', topic)),
+        )
+      else if (!this.answeredRivals.has(m.instance)) {
+        // This one keeps the name: claim again, for a rival that joined the topic after the first claim.
+        this.answeredRivals.add(m.instance)
+        void this.publishClaim()
+      }
+      return
+    }
+    if (this.phase !== 'live') return
+    if (m.type === 'agent.claim') {
+      this.count('name_claimed')
+      this.deps.log.warn(
+        { other },
+        `another agent tried to start as ${this.cfg.name} (${describeInstance(other)}); answered: the name is ` +
+          `this one's (${describeInstance(this.self())})`,
+      )
+      // The answer: a heartbeat now, so that the newcomer hears it within its claim window.
+      void this.heartbeat()
+      return
+    }
+    const known = this.others.has(m.instance)
+    this.others.set(m.instance, other)
+    if (this.others.size > 16) this.others.delete(this.others.keys().next().value!)
+    if (!known) {
+      this.count('two_instances')
+      this.deps.log.error({ other }, twoInstancesMessage(this.cfg.name, [this.self(), other]))
+    }
+  }
+
+  private self(): AgentInstanceInfo {
+    return { instance: this.instance, host: this.deps.host.hostname, pid: this.deps.host.pid }
   }
 
   async stop(): Promise<void> {
@@ -180,6 +295,11 @@ export class Agent {
 
   private onMessage(m: ControlMessage): void {
     if (this.stopped) return
+    if ((m.type === 'agent.heartbeat' || m.type === 'agent.claim') && m.agent === this.cfg.name) {
+      if (m.instance !== this.instance) this.onNamesake(m)
+      return
+    }
+    if (this.phase !== 'live') return
     switch (m.type) {
       case 'assign':
         if (m.agent === this.cfg.name) void this.onAssign(m)
@@ -227,6 +347,12 @@ export class Agent {
   private async onAssign(a: Assign): Promise<void> {
     if (this.jobs.has(a.assignment)) return
     if (a.instance !== this.instance) {
+      // Work for another live agent under this name is that one's to answer (the coordinator gives such a name
+      // none, but may have sent this before it knew).
+      if (this.others.has(a.instance)) {
+        this.count('other_live_instance')
+        return
+      }
       this.count('other_instance')
       await this.status(a, 'refused', {
         detail: `addressed to agent ${this.cfg.name}'s instance ${a.instance}; it restarted as ${this.instance}`,

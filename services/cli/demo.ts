@@ -268,7 +268,11 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     say(`\n===== Run ${runId} =====`)
     say(`  ${counted} operations stored in ClickHouse (${ch.location}).`)
     say(`  The server's log (processor, alerts, API): ${logFile}`)
-    say('  Ad hoc, after the demo (no other process may hold the embedded data directory):')
+    say(
+      ch.mode === 'server'
+        ? '  Ad hoc, after the demo (with the same CLICKHOUSE_URL):'
+        : '  Ad hoc, after the demo (no other process may hold the embedded data directory):',
+    )
     say(`    npx benchstream report ${runId}`)
     say(
       `    npx benchstream sql "SELECT op, operations, p50_us, p99_us, p999_us, cache_hit_ratio FROM ` +

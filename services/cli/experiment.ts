@@ -12,10 +12,12 @@ import type { ExperimentState } from '../../schemas/experiments.v1.js'
 import { ApiExperimentStore } from '../adapters/http/experiment-api.js'
 import { KafkaControlBus } from '../adapters/kafka/control-bus.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
+import { outcomeExit, REGRESSION_EXIT, UNDECIDED_EXIT } from '../common/cli-env.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { awaitServer } from '../common/server-file.js'
 import { createLogger } from '../common/logger.js'
 import { BenchstreamError } from '../core/errors.js'
+import { decideExperiment } from '../core/experiments/decision.js'
 import { experimentIdOf } from '../core/experiments/matrix.js'
 import { checkPlan } from '../core/experiments/plan.js'
 import { counts, formatMatrix } from '../core/experiments/state.js'
@@ -24,8 +26,6 @@ import { apiOf, openReader } from './reader.js'
 
 /** A plan file larger than this is not a plan. */
 const MAX_PLAN_BYTES = 1024 * 1024
-/** Exit code of `run --fail-on-regression` when a comparison found one (as a failed --threshold). */
-const REGRESSION_EXIT = 99
 
 export const EXPERIMENT_FLAGS = {
   run: {
@@ -34,14 +34,14 @@ export const EXPERIMENT_FLAGS = {
     check: { type: 'boolean' },
     'fail-on-regression': { type: 'boolean' },
   },
-  resume: { out: { type: 'string' } },
+  resume: { out: { type: 'string' }, 'fail-on-regression': { type: 'boolean' } },
   status: { follow: { type: 'boolean' }, json: { type: 'boolean' } },
   list: { json: { type: 'boolean' }, limit: { type: 'string' } },
 } as const satisfies Record<string, FlagSpecs>
 
 export const EXPERIMENT_USAGE = `usage: benchstream experiment run PLAN [--out DIR] [--id ID] [--check]
                                           [--fail-on-regression]
-       benchstream experiment resume ID [--out DIR]
+       benchstream experiment resume ID [--out DIR] [--fail-on-regression]
        benchstream experiment status [ID] [--follow] [--json]
        benchstream experiment list [--json] [--limit N]
 Runs a whole comparison from one plan (YAML or JSON: docs/guides/experiments.md): releases or
@@ -56,6 +56,9 @@ stores the experiment; BENCHSTREAM_API_URL or the server of this data folder) an
     --fail-on-regression   exit ${REGRESSION_EXIT} when a comparison finds a regression
   resume ID                continue an interrupted experiment from what is stored: runs left
                            running are settled (complete or not), finished runs are not run again
+  run and resume end with a headline of what was decided and exit 0 only when it was decided:
+  ${UNDECIDED_EXIT} undecided (runs failed, figures not testable, pairs not compared), ${REGRESSION_EXIT} a regression
+  with --fail-on-regression, 1 an error
   status [ID]              the matrix: ✓ done, ▶ running, ✗ failed, · left (default: the newest)
     --follow               print it again as it changes, until the experiment ends
   list                     experiments, newest first`
@@ -200,13 +203,21 @@ function outBase(flag: string | undefined): string {
   return flag === undefined ? path.join(readInfraConfig(process.env).dataDir, 'experiments') : path.resolve(flag)
 }
 
+/**
+ * Prints the matrix, comparison.md and, last, the headline of what was decided (decideExperiment: the same as
+ * comparison.md's and the experiment page's); the exit code follows it (outcomeExit).
+ */
 function finish(state: ExperimentState, base: string, failOnRegression: boolean): number {
   process.stdout.write(formatMatrix(state))
   const summary = path.join(base, state.id, 'comparison.md')
   if (existsSync(summary))
     process.stdout.write(`\n${readFileSync(summary, 'utf8')}\ncomparisons in ${path.dirname(summary)}\n`)
-  if (state.status !== 'done') return 1
-  return failOnRegression && state.comparisons.some((c) => c.regressions.length > 0) ? REGRESSION_EXIT : 0
+  const d = decideExperiment(state)
+  process.stdout.write(`\n${d.headline}\n`)
+  return outcomeExit(
+    { regressed: d.regressions.length > 0, undecided: d.undecided.length > 0 || d.outcome === 'running' },
+    failOnRegression,
+  )
 }
 
 async function runCommand(argv: readonly string[]): Promise<number> {
@@ -256,7 +267,7 @@ async function resumeCommand(argv: readonly string[]): Promise<number> {
   try {
     await c.start()
     const state = await c.resume(positionals[0]!)
-    return finish(state, base, false)
+    return finish(state, base, v['fail-on-regression'] === true)
   } finally {
     await close()
   }
@@ -273,7 +284,10 @@ async function statusCommand(argv: readonly string[]): Promise<number> {
   for (let last = ''; ;) {
     const state = await store.load(id)
     if (state === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no experiment ${JSON.stringify(id)}`)
-    const text = v.json === true ? JSON.stringify(state, null, 2) + '\n' : formatMatrix(state)
+    const text =
+      v.json === true
+        ? JSON.stringify({ ...state, decision: decideExperiment(state) }, null, 2) + '\n'
+        : `${formatMatrix(state)}${decideExperiment(state).headline}\n`
     if (text !== last) process.stdout.write(text)
     last = text
     if (v.follow !== true || state.status !== 'running') return 0

@@ -86,7 +86,7 @@ export const ALERTS_USAGE = `usage: benchstream alerts [--run R] [--state firing
   expire ID: end a silence now.`
 
 export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force]
-                           [--by KEY] [--alpha P] [--min-effect F]
+                           [--by KEY] [--alpha P] [--min-effect F] [--fail-on-regression]
   Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,
   p99.9, max, error rate and cache-hit ratio, each with its spread over the runs, the
   change, and a verdict: regression, improvement or ~ (no significant change), with p
@@ -112,10 +112,14 @@ export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--f
   --alpha P           significance level, greater than 0 and less than 1 (default 0.05)
   --min-effect F      smallest change called a regression or improvement, a fraction from
                       0 to below 1 (default 0.01 = 1%)
-  Exit codes: 0 compared (whatever the verdicts), 4 nothing to compare
-  (BS_ERR_NOTHING_TO_COMPARE: no common workload, operation or figure; the message says
-  which and what to do), 1 refused (BS_ERR_NOT_COMPARABLE: setups differ, or several runs
-  of a side have no recorded workload) or failed, 2 usage error.`
+  --fail-on-regression  exit 99 when a figure regressed (or fell below its target)
+  The headline says what was decided: what regressed, "nothing, of N tested figures", or
+  "Undecided:" and why (figures not testable with their n, workloads one side lacks).
+  Exit codes: 0 decided (every figure tested, every workload compared; regressions are in
+  the headline), 5 undecided, 99 a regression with --fail-on-regression, 4 nothing to
+  compare (BS_ERR_NOTHING_TO_COMPARE: no common workload, operation or figure; the message
+  says which and what to do), 1 refused (BS_ERR_NOT_COMPARABLE: setups differ, or several
+  runs of a side have no recorded workload) or failed, 2 usage error.`
 
 export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F]
                            [--filter KEY=VALUE]... [--format terminal|markdown|json]

@@ -29,11 +29,15 @@ import type {
   StepPhase,
 } from '../../schemas/experiments.v1.js'
 import type { Logger } from '../common/logger.js'
+import { decideComparison, figureChange, untestedByConcern } from '../core/compare/decision.js'
 import { formatComparison } from '../core/compare/release-format.js'
 import { BenchstreamError } from '../core/errors.js'
+import { describeInstance, twoInstancesMessage } from '../core/experiments/agent-name.js'
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
+import { decideExperiment } from '../core/experiments/decision.js'
 import { keyRange, runIdOf, share } from '../core/experiments/matrix.js'
 import { comparePairs, loadMode, PLAN_DEFAULTS, workloadName } from '../core/experiments/plan.js'
+import { AgentRoster, type RosterEntry } from '../core/experiments/roster.js'
 import {
   cellStatus,
   comparedRuns,
@@ -63,6 +67,8 @@ const STEP_SLACK_MS = 30_000
 const POLL_MS = 250
 /** Notes kept in the state (a long experiment's faults, newest last). */
 const MAX_NOTES = 1000
+/** Notes kept from before the state exists. */
+const EARLY_NOTES = 50
 
 export interface ConductorDeps {
   bus: ControlBus
@@ -77,21 +83,20 @@ export interface ConductorDeps {
   onChange?: (state: ExperimentState) => void
 }
 
-interface AgentView {
-  hb: AgentHeartbeat
-  /** Coordinator's clock when its last heartbeat came. */
-  seenAtMs: number
-}
-
 /** Why an agent cannot run the plan's runs, or undefined. */
 type Lacks = string | undefined
 
 export class Conductor {
-  private readonly agents = new Map<string, AgentView>()
+  /** The agents by name, from their heartbeats: the instance work goes to, two instances under one name. */
+  private readonly roster = new AgentRoster()
+  /** Names noted as having two live instances, until one is left. */
+  private readonly conflicts = new Set<string>()
   private readonly statuses = new Map<string, AssignmentStatus[]>()
   private readonly samples: ClockSample[] = []
   private state: ExperimentState | undefined
   private stopping = false
+  /** Notes made before the experiment's state exists (agents heard while waiting), kept for it. */
+  private readonly early: string[] = []
 
   constructor(private readonly deps: ConductorDeps) {}
 
@@ -109,10 +114,16 @@ export class Conductor {
 
   private onMessage(m: ControlMessage): void {
     if (m.type === 'agent.heartbeat') {
-      const prev = this.agents.get(m.agent)
-      if (prev !== undefined && prev.hb.instance !== m.instance)
-        this.note(`agent ${m.agent} restarted (a new instance): whatever its predecessor was running is lost`)
-      this.agents.set(m.agent, { hb: m, seenAtMs: this.deps.now() })
+      const change = this.roster.heartbeat(m, this.deps.now())
+      if (change?.kind === 'restarted')
+        this.note(
+          `agent ${m.agent} restarted (a new instance: ${describeInstance(m)}): whatever its predecessor ` +
+            `(${describeInstance(change.previous)}) was running is lost`,
+        )
+      else if (change?.kind === 'conflict') {
+        this.conflicts.add(m.agent)
+        this.note(twoInstancesMessage(m.agent, change.instances), 'error')
+      }
     } else if (m.type === 'assignment.status') {
       const list = this.statuses.get(m.assignment)
       if (list === undefined) this.statuses.set(m.assignment, [m])
@@ -127,6 +138,7 @@ export class Conductor {
     await this.waitForAgents(plan)
     const state = newExperiment(id, plan, this.deps.now())
     this.state = state
+    state.notes.push(...this.early.splice(0))
     await this.save()
     return this.execute()
   }
@@ -140,6 +152,8 @@ export class Conductor {
         `no experiment ${JSON.stringify(id)}; list them with benchstream experiment list`,
       )
     this.state = stored
+    stored.notes.push(...this.early.splice(0))
+    if (stored.notes.length > MAX_NOTES) stored.notes.splice(0, stored.notes.length - MAX_NOTES)
     if (stored.status === 'done') return stored
     stored.status = 'running'
     this.note(`resumed at ${new Date(this.deps.now()).toISOString()}`)
@@ -151,12 +165,36 @@ export class Conductor {
 
   // ---------------------------------------------------------------- agents
 
-  private alive(plan: Plan): AgentView[] {
+  /** The agents heard within the agent timeout, by name; never a name with two live instances. */
+  private alive(plan: Plan): RosterEntry[] {
     const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
     const now = this.deps.now()
-    return [...this.agents.values()]
-      .filter((a) => now - a.seenAtMs <= timeoutMs)
-      .sort((a, b) => a.hb.agent.localeCompare(b.hb.agent))
+    return this.roster.names().flatMap((name) => {
+      if (this.conflictOf(name, plan) !== undefined) return []
+      const e = this.roster.entry(name)!
+      return now - e.seenAtMs <= timeoutMs ? [e] : []
+    })
+  }
+
+  /** The live instances of a name that has more than one (noted once when it goes back to one), else undefined. */
+  private conflictOf(name: string, plan: Plan): AgentHeartbeat[] | undefined {
+    const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
+    const live = this.roster.conflict(name, this.deps.now(), timeoutMs)
+    if (live === undefined && this.conflicts.delete(name)) {
+      const left = this.roster.entry(name)
+      this.note(
+        `agent ${name} has one live instance again ` +
+          `(${left === undefined ? 'none heard' : describeInstance(left.hb)}): ` +
+          'work goes to it again',
+      )
+    }
+    return live
+  }
+
+  /** Why a named agent is not among the live ones: two instances under its name, or no heartbeat. */
+  private absent(name: string, plan: Plan): string {
+    const two = this.conflictOf(name, plan)
+    return two === undefined ? `agent ${name} is not heartbeating` : twoInstancesMessage(name, two)
   }
 
   /** What an agent lacks to run the plan's clients, in words. */
@@ -189,7 +227,7 @@ export class Conductor {
       const out: AgentHeartbeat[] = []
       for (const name of plan.clients) {
         const a = alive.find((x) => x.hb.agent === name)
-        if (a === undefined) return `agent ${name} is not heartbeating`
+        if (a === undefined) return this.absent(name, plan)
         const why = this.lacks(plan, a.hb)
         if (why !== undefined) return `agent ${name}: ${why}`
         out.push(a.hb)
@@ -205,6 +243,10 @@ export class Conductor {
       ])
       .filter(([, why]) => why !== undefined)
       .map(([name, why]) => `${name}: ${why}`)
+    for (const name of this.roster.names()) {
+      const two = this.conflictOf(name, plan)
+      if (two !== undefined) others.push(twoInstancesMessage(name, two))
+    }
     return (
       `${capable.length} of the ${n} agents a run ` +
       `needs are free and ` +
@@ -280,7 +322,7 @@ export class Conductor {
     }
     for (const n of need) {
       const a = alive.find((x) => x.hb.agent === n.agent)
-      if (a === undefined) return `agent ${n.agent} (for ${n.what}) is not heartbeating`
+      if (a === undefined) return `${this.absent(n.agent, plan)} (for ${n.what})`
       const why = n.check(a.hb)
       if (why !== undefined) return `agent ${n.agent} cannot run ${n.what}: ${why}`
     }
@@ -312,9 +354,10 @@ export class Conductor {
     }
     for (const s of plan.setups) if (started.has(s.name) && !this.stoppedSetups.has(s.name)) await this.stopSetup(s)
     state.currentRun = null
-    if (!this.stopping) await this.compareAll()
     const c = counts(state)
+    // Before the comparisons: comparison.md headlines what the experiment decided, which needs its status.
     state.status = this.stopping ? 'interrupted' : c.done === state.cells.length ? 'done' : 'failed'
+    if (!this.stopping) await this.compareAll()
     if (c.failed > 0) this.note(`${c.failed} of ${state.cells.length} runs failed after ${maxAttempts(plan)} attempts`)
     await this.save()
     return state
@@ -386,19 +429,22 @@ export class Conductor {
     const agent = this.alive(state.plan).find((a) => a.hb.agent === step.agent)
     const id = `${state.id}/${s.name}/${name}/${state.steps.length}`
     let result: { ok: boolean; detail: string; output?: string }
-    if (agent === undefined) result = { ok: false, detail: `agent ${step.agent} is not heartbeating` }
+    if (agent === undefined) result = { ok: false, detail: this.absent(step.agent, state.plan) }
     else {
       await this.assign({ assignment: id, agent: agent.hb, step })
       const waitMs = ((step.timeoutS ?? 600) + (step.ready?.timeoutS ?? 120)) * 1000 + STEP_SLACK_MS
       const st = await this.waitFor(id, ['ended', 'failed', 'refused'], waitMs, [agent.hb])
+      const two = st === undefined ? this.conflictOf(step.agent, state.plan) : undefined
       result =
-        st === undefined
-          ? { ok: false, detail: `no answer from agent ${step.agent} within ${Math.round(waitMs / 1000)} s` }
-          : {
-              ok: st.state === 'ended',
-              detail: st.detail ?? st.state,
-              ...(st.output === undefined ? {} : { output: st.output }),
-            }
+        two !== undefined
+          ? { ok: false, detail: twoInstancesMessage(step.agent, two) }
+          : st === undefined
+            ? { ok: false, detail: `no answer from agent ${step.agent} within ${Math.round(waitMs / 1000)} s` }
+            : {
+                ok: st.state === 'ended',
+                detail: st.detail ?? st.state,
+                ...(st.output === undefined ? {} : { output: st.output }),
+              }
     }
     const done = { ...record, state: result.ok ? ('done' as const) : ('failed' as const), atMs: this.deps.now() }
     if (result.output !== undefined) Object.assign(done, { output: result.output.slice(-8000) })
@@ -595,7 +641,7 @@ export class Conductor {
   /** A CPU profile of the plan's target during the run, attached to it; a failure is a note, not a failed run. */
   private async profile(runId: string, p: NonNullable<Plan['profile']>, plan: Plan): Promise<void> {
     const agent = this.alive(plan).find((a) => a.hb.agent === p.agent)
-    if (agent === undefined) return this.note(`${runId}: no profile: agent ${p.agent} is not heartbeating`)
+    if (agent === undefined) return this.note(`${runId}: no profile: ${this.absent(p.agent, plan)}`)
     const seconds = Math.max(1, Math.min(p.seconds ?? 10, (plan.seconds ?? 11) - 1))
     await this.assign({
       assignment: `${runId}/profile`,
@@ -622,7 +668,7 @@ export class Conductor {
       let pending = 0
       for (const [i, id] of ids.entries()) {
         const a = agents[i]!
-        const last = this.statuses.get(id)?.at(-1)
+        const last = this.lastStatus(id, a.instance)
         const client = attempt.clients[i]!
         if (last !== undefined) {
           client.state = last.state
@@ -636,7 +682,12 @@ export class Conductor {
             (last.output === undefined ? '' : ` (${tail(last.output)})`)
           )
         if (last !== undefined && states.includes(last.state)) continue
-        const view = this.agents.get(a.agent)
+        const two = this.conflictOf(a.agent, plan)
+        if (two !== undefined) {
+          client.state = 'lost'
+          return `${twoInstancesMessage(a.agent, two)} (clients ended: ${this.endedCount(ids)} of ${ids.length})`
+        }
+        const view = this.roster.entry(a.agent)
         if (view === undefined || view.hb.instance !== a.instance) {
           client.state = 'lost'
           return (
@@ -665,6 +716,16 @@ export class Conductor {
       if (this.stopping) return 'the coordinator is stopping'
       await sleep(POLL_MS)
     }
+  }
+
+  /**
+   * The last status of an assignment from the instance it was addressed to: another instance under the same name
+   * (a second agent started by mistake) answers for itself, never for it.
+   */
+  private lastStatus(id: string, instance: string): AssignmentStatus | undefined {
+    const list = this.statuses.get(id) ?? []
+    for (let i = list.length - 1; i >= 0; i--) if (list[i]!.instance === instance) return list[i]
+    return undefined
   }
 
   private endedCount(ids: string[]): number {
@@ -762,8 +823,14 @@ export class Conductor {
             baseline: { ...c.baseline, ref: `${pair.baseline} (${workload})` },
             candidate: { ...c.candidate, ref: `${pair.candidate} (${workload})` },
           }
-          record.regressions = c.figures.filter((f) => f.verdict === 'regression').map((f) => f.label)
-          record.improvements = c.figures.filter((f) => f.verdict === 'improvement').map((f) => f.label)
+          const d = decideComparison(c)
+          record.regressions = d.regressions.map((f) => f.label)
+          record.improvements = d.improvements.map((f) => f.label)
+          record.untested = untestedByConcern(d).map((f) => ({
+            figure: figureChange(f),
+            n: `${f.baseline.n} + ${f.candidate.n}`,
+          }))
+          record.notCompared = d.notCompared
           record.files = [
             this.deps.write(state.id, `${stem}.md`, formatComparison(named, 'markdown')),
             this.deps.write(state.id, `${stem}.txt`, formatComparison(named, 'terminal')),
@@ -805,9 +872,10 @@ export class Conductor {
   ): Promise<AssignmentStatus | undefined> {
     const deadline = this.deps.now() + timeoutMs
     for (;;) {
-      const last = this.statuses.get(id)?.at(-1)
+      const last = this.lastStatus(id, agents[0]!.instance)
       if (last !== undefined && states.includes(last.state)) return last
-      if (agents.some((a) => this.agents.get(a.agent)?.hb.instance !== a.instance)) return undefined
+      if (agents.some((a) => this.roster.entry(a.agent)?.hb.instance !== a.instance)) return undefined
+      if (agents.some((a) => this.conflictOf(a.agent, this.state!.plan) !== undefined)) return undefined
       if (this.deps.now() >= deadline || this.stopping) return undefined
       await sleep(POLL_MS)
     }
@@ -838,10 +906,14 @@ export class Conductor {
     return this.deps.now() + (estimateClock(this.samples, this.deps.now())?.offsetMs ?? 0)
   }
 
-  private note(text: string): void {
+  private note(text: string, level: 'warn' | 'error' = 'warn'): void {
     const state = this.state
-    this.deps.log.warn(text)
-    if (state === undefined) return
+    this.deps.log[level](text)
+    if (state === undefined) {
+      this.early.push(text.slice(0, 4000))
+      if (this.early.length > EARLY_NOTES) this.early.shift()
+      return
+    }
     state.notes.push(text.slice(0, 4000))
     if (state.notes.length > MAX_NOTES) state.notes.shift()
   }
@@ -898,7 +970,22 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms))
 }
 
-/** The experiment's summary in Markdown: the matrix's outcome, what regressed, and each comparison's file. */
+/** A comparison's regressions, or – when none, or "none of the tested; N not testable" when undecided. */
+function regressionsCell(x: ComparisonRecord): string {
+  const untested = x.untested?.length ?? 0
+  const notCompared = x.notCompared?.length ?? 0
+  const undecided = [
+    ...(untested > 0 ? [`${untested} figure${untested === 1 ? '' : 's'} not testable`] : []),
+    ...(notCompared > 0 ? [`not compared: ${x.notCompared!.join('; ')}`] : []),
+  ]
+  if (x.regressions.length > 0) return [x.regressions.join(', '), ...undecided].join('; ')
+  return undecided.length === 0 ? '–' : `undecided: ${undecided.join('; ')}`
+}
+
+/**
+ * The experiment's summary in Markdown: the headline of what was decided (decideExperiment), the matrix's outcome,
+ * each comparison with its file, the runs not compared.
+ */
 export function experimentMarkdown(state: ExperimentState): string {
   const c = counts(state)
   const lines = [
@@ -911,11 +998,9 @@ export function experimentMarkdown(state: ExperimentState): string {
         `per run: ${typeof state.plan.clients === 'number' ? state.plan.clients : state.plan.clients.join(', ')}.`),
     '',
   ]
-  const regressed = state.comparisons
-    .filter((x) => x.regressions.length > 0)
-    .map((x) => `${x.candidate} vs ${x.baseline}, ${x.workload}: ${x.regressions.join(', ')}`)
+  const d = decideExperiment(state)
   lines.push(
-    regressed.length === 0 ? '**No regression found.**' : `**Regressions:** ${regressed.join('; ')}`,
+    `**${d.lead}** ${d.text}.`,
     '',
     '| baseline | candidate | workload | runs | regressions | improvements | details |',
     '| :--- | :--- | :--- | ---: | :--- | :--- | :--- |',
@@ -923,7 +1008,7 @@ export function experimentMarkdown(state: ExperimentState): string {
   for (const x of state.comparisons)
     lines.push(
       `| ${x.baseline} | ${x.candidate} | ${x.workload} | ${x.baselineRuns.length} + ${x.candidateRuns.length} | ` +
-        `${x.error !== undefined ? `not compared: ${x.error.split('\n')[0]}` : x.regressions.join(', ') || '–'} | ` +
+        `${x.error !== undefined ? `not compared: ${x.error.split('\n')[0]}` : regressionsCell(x)} | ` +
         `${x.improvements.join(', ') || '–'} | ${x.files
           .filter((f) => f.endsWith('.md'))
           .map((f) => `[${f.split('/').pop()}](${f.split('/').pop()})`)

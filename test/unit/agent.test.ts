@@ -13,6 +13,11 @@
  * barrier (ready, go with the start instant on this machine's clock, cancel
  * before and after go, no go in time) and its end with the driver's operation
  * counts; a step with its readiness check; a profile of an allowed target.
+ * One agent per name: several agents on one fake topic (every message
+ * reaches every reader, as on the one-partition control topic), on different
+ * hosts: a newcomer under a live agent's name refuses to start, a dead
+ * agent's name is taken over, two claiming at once leave one, and two live
+ * ones (one silent past the claim) say so and never answer for each other.
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
@@ -27,9 +32,11 @@ import {
   type Step,
 } from '../../schemas/experiments.v1.js'
 import { build, READY_LINE, type Agent } from '../../services/agent/app.js'
+import { isBenchstreamError } from '../../services/core/errors.js'
 import type { AgentConfig } from '../../services/agent/config.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { BARRIER_READY_LINE } from '../../services/driver/config.js'
+import { claimWindowMs } from '../../services/core/experiments/agent-name.js'
 import { clockRefusal } from '../../services/core/experiments/clock.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../services/core/ports/control-bus.js'
 import type { Exit, Launched, LaunchSpec, ProcessLauncher } from '../../services/core/ports/process-launcher.js'
@@ -65,7 +72,11 @@ class FakeBus implements ControlBus {
   constructor(
     private readonly clock: FakeClock,
     private readonly offset: number,
-  ) {}
+    /** Other agents' buses on the same topic: each hears what this one publishes (and the reverse). */
+    private readonly topic: FakeBus[] = [],
+  ) {
+    topic.push(this)
+  }
 
   async start(handlers: ControlBusHandlers): Promise<void> {
     this.handlers = handlers
@@ -74,6 +85,12 @@ class FakeBus implements ControlBus {
   async publish(m: ControlMessage): Promise<Published> {
     if (!Value.Check(ControlMessage, m)) this.invalid.push(JSON.stringify(m).slice(0, 400))
     this.published.push(structuredClone(m))
+    // Every reader of the topic gets it (its own publisher too, as on Kafka), once the publish has returned.
+    for (const b of this.topic)
+      if (b.handlers !== undefined && !b.closed) {
+        const copy = structuredClone(m)
+        queueMicrotask(() => b.deliver(copy))
+      }
     const sent = this.clock.ms
     if (m.type !== 'agent.heartbeat') return { brokerTimeMs: sent + this.offset }
     const rtt = BURST_RTTS[this.beats++] ?? 10
@@ -87,6 +104,7 @@ class FakeBus implements ControlBus {
   }
 
   deliver(m: ControlMessage): void {
+    if (this.closed) return
     this.handlers!.onMessage(m, this.clock.ms + this.offset)
   }
 
@@ -183,12 +201,35 @@ interface Rig {
 const mocked = new WeakSet<TestContext>()
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
 
-/** A started agent (its heartbeat burst done) on fakes; stopped when the test ends. */
-async function startAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset = OFFSET): Promise<Rig> {
+interface RigOptions {
+  /** The topic shared with other agents' buses (one test may start several agents on one topic). */
+  topic?: FakeBus[]
+  hostname?: string
+  pid?: number
+  instance?: string
+}
+
+/** A started agent (its claim window and heartbeat burst done) on fakes; stopped when the test ends. */
+async function startAgent(
+  t: TestContext,
+  cfg: Partial<AgentConfig> = {},
+  offset = OFFSET,
+  options: RigOptions = {},
+): Promise<Rig> {
+  const rig = makeAgent(t, cfg, offset, options)
+  const started = rig.agent.start()
+  await rig.settle(claimWindowMs(cfg.heartbeatMs ?? CONFIG.heartbeatMs))
+  for (let i = 0; i < BURST_RTTS.length; i++) await rig.settle(50)
+  await started
+  return rig
+}
+
+/** An agent on fakes, not started yet; stopped when the test ends. */
+function makeAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset = OFFSET, options: RigOptions = {}): Rig {
   if (!mocked.has(t)) t.mock.timers.enable({ apis: ['setTimeout'] })
   mocked.add(t)
   const clock = new FakeClock()
-  const bus = new FakeBus(clock, offset)
+  const bus = new FakeBus(clock, offset, options.topic)
   const launcher = new FakeLauncher()
   const probes = { tcp: [] as string[], http: [] as string[], answers: [] as boolean[] }
   const files: Record<string, string> = { '/var/run/hbase-rs.pid': '31337\n' }
@@ -212,9 +253,10 @@ async function startAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset
           return ok
         },
       },
+      ...(options.instance === undefined ? {} : { instance: options.instance }),
       now: clock.now,
       log: pino({ level: 'silent' }),
-      host: { hostname: 'client-1', pid: 1234, cores: 8, version: '0.1.0' },
+      host: { hostname: options.hostname ?? 'client-1', pid: options.pid ?? 1234, cores: 8, version: '0.1.0' },
       benchstream: { command: NODE, args: [BIN] },
       env: { PATH: '/usr/bin', HOME: '/home/bs' },
       listWorkloads: () => ['workloada', 'workloadc'],
@@ -233,9 +275,6 @@ async function startAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset
       for (let i = 0; i < 5; i++) await turn()
     }
   }
-  const started = agent.start()
-  for (let i = 0; i < BURST_RTTS.length; i++) await settle(50)
-  await started
   t.after(async () => {
     await agent.stop()
   })
@@ -688,4 +727,170 @@ test("a profile: the pid from an allowed target's pid file, to `benchstream prof
   assert.deepEqual(states(bus, 'p2'), ['accepted', 'failed'])
   assert.equal(last(bus, 'p2').detail, 'profile target rs: the pid file holds "not running"')
   assert.equal(launcher.children.length, 1)
+})
+
+// ------------------------------------------------------------------ one agent per name
+
+/** How a start ended: undefined while it goes on, 'started', or the error it threw. */
+function outcomeOf(started: Promise<void>): { value: 'started' | Error | undefined } {
+  const o: { value: 'started' | Error | undefined } = { value: undefined }
+  started.then(
+    () => (o.value = 'started'),
+    (err: Error) => (o.value = err),
+  )
+  return o
+}
+
+function heartbeatOf(name: string, instance: string, host: string, pid: number): AgentHeartbeat {
+  return {
+    type: 'agent.heartbeat',
+    sentAtMs: T0,
+    agent: name,
+    instance,
+    host,
+    pid,
+    cores: 4,
+    labels: {},
+    capabilities: {
+      drivers: ['benchstream'],
+      bindings: ['memory'],
+      ycsbBindings: [],
+      workloads: [],
+      commands: [],
+      env: [],
+      profileTargets: [],
+    },
+    clock: null,
+    busyWith: null,
+    version: '0.0.9',
+  }
+}
+
+const WINDOW = claimWindowMs(CONFIG.heartbeatMs)
+
+test('a name that heartbeats already: a newcomer on another host refuses to start, naming the live one', async (t) => {
+  const topic: FakeBus[] = []
+  const live = await startAgent(t, {}, OFFSET, { topic, hostname: 'client-1', pid: 1234 })
+  const second = makeAgent(t, {}, OFFSET, { topic, hostname: 'client-2', pid: 5678 })
+  const started = outcomeOf(second.agent.start())
+  // The live agent answers the claim with a heartbeat at once: refused well before the claim window is over.
+  await second.settle()
+  await second.settle()
+  const err = started.value
+  assert.ok(err instanceof Error && isBenchstreamError(err, 'BS_ERR_AGENT_NAME_TAKEN'), String(err))
+  assert.equal(
+    err.message,
+    `agent name a1 is taken: another agent heartbeats under it on the control topic ${CONFIG.infra.topics.control} ` +
+      `(instance ${live.agent.instance} on host client-1, pid 1234). Two agents with one name would take each ` +
+      `other's work; stop that agent (on client-1: kill 1234, or stop the service that runs it), or start this ` +
+      'one with another --name',
+  )
+  // The newcomer claimed and never heartbeat: a coordinator never saw it as agent a1.
+  assert.deepEqual(
+    second.bus.published.map((m) => m.type),
+    ['agent.claim'],
+  )
+  assert.equal(second.bus.closed, true)
+  assert.equal(live.agent.refused.name_claimed, 1)
+  const claim = second.bus.published[0]!
+  assert.deepEqual(claim.type === 'agent.claim' && [claim.agent, claim.instance, claim.host, claim.pid], [
+    'a1',
+    second.agent.instance,
+    'client-2',
+    5678,
+  ])
+  assert.deepEqual([...live.bus.invalid, ...second.bus.invalid], [])
+})
+
+test('an agent that does not answer claims is heard by its heartbeats within the claim window', async (t) => {
+  const rig = makeAgent(t, {}, OFFSET, { hostname: 'client-2', pid: 5678 })
+  const started = outcomeOf(rig.agent.start())
+  await rig.settle(WINDOW - 100)
+  assert.equal(started.value, undefined, 'still listening')
+  rig.bus.deliver(heartbeatOf('a1', 'old-version-instance', 'client-9', 99))
+  await rig.settle()
+  const err = started.value as 'started' | Error | undefined
+  assert.ok(err instanceof Error, String(err))
+  assert.match(err.message, /^agent name a1 is taken: .*\(instance old-version-instance on host client-9, pid 99\)/)
+  assert.equal(rig.bus.heartbeats().length, 0)
+})
+
+test("a dead agent's name is taken over: no heartbeat within the claim window, the newcomer registers", async (t) => {
+  const topic: FakeBus[] = []
+  const dead = await startAgent(t, {}, OFFSET, { topic, hostname: 'client-1', pid: 1234 })
+  await dead.agent.stop()
+  const beats = dead.bus.heartbeats().length
+  const next = makeAgent(t, {}, OFFSET, { topic, hostname: 'client-2', pid: 5678 })
+  const started = outcomeOf(next.agent.start())
+  await next.settle(WINDOW - 1)
+  assert.equal(started.value, undefined, 'listening for the whole window')
+  assert.deepEqual(
+    next.bus.published.map((m) => m.type),
+    ['agent.claim'],
+    'no heartbeat before the window is over',
+  )
+  await next.settle(1)
+  for (let i = 0; i < BURST_RTTS.length; i++) await next.settle(50)
+  assert.equal(started.value, 'started')
+  assert.equal(next.bus.heartbeats().length, BURST_RTTS.length)
+  assert.equal(next.bus.heartbeats()[0]!.host, 'client-2')
+  assert.equal(dead.bus.heartbeats().length, beats, 'the dead one said nothing more')
+  // It works under the name: an assignment to it is accepted.
+  next.bus.deliver(runAssign(next.agent, 'exp-1-A-workloada-1/a1'))
+  await next.settle()
+  assert.equal(last(next.bus, 'exp-1-A-workloada-1/a1').state, 'accepted')
+})
+
+test('two agents claiming one name at once: the lower instance id keeps it, the other refuses', async (t) => {
+  const low = 'aaaaaaaa-0000-4000-8000-000000000001'
+  const high = 'bbbbbbbb-0000-4000-8000-000000000002'
+  // Both at once; then each order of joining, where the first claim is heard by the second only if it joined first.
+  for (const order of ['together', 'low first', 'high first'] as const) {
+    const topic: FakeBus[] = []
+    const mk = (instance: string, host: string) =>
+      makeAgent(t, {}, OFFSET, { topic, hostname: host, pid: instance === low ? 11 : 22, instance })
+    const first = order === 'high first' ? mk(high, 'client-h') : mk(low, 'client-l')
+    const firstStarted = outcomeOf(first.agent.start())
+    // "low first" / "high first": the first claim is published before the other agent joins the topic.
+    if (order !== 'together') await first.settle()
+    const second = order === 'high first' ? mk(low, 'client-l') : mk(high, 'client-h')
+    const secondStarted = outcomeOf(second.agent.start())
+    await first.settle(WINDOW)
+    for (let i = 0; i < BURST_RTTS.length; i++) await first.settle(50)
+    const [lowRig, lowStarted, highStarted] =
+      order === 'high first' ? [second, secondStarted, firstStarted] : [first, firstStarted, secondStarted]
+    assert.equal(lowStarted.value, 'started', `${order}: ${String(lowStarted.value)}`)
+    const err = highStarted.value
+    assert.ok(err instanceof Error && isBenchstreamError(err, 'BS_ERR_AGENT_NAME_TAKEN'), `${order}: ${String(err)}`)
+    assert.match(
+      err.message,
+      new RegExp(
+        `^agent name a1 is (being claimed at the same moment by another agent|taken: another agent heartbeats ` +
+          `under it) on the control topic .* \\(instance ${low} on host client-l, pid 11\\)`,
+      ),
+      order,
+    )
+    assert.ok(lowRig.bus.heartbeats().length >= BURST_RTTS.length, order)
+    const loser = order === 'high first' ? first : second
+    assert.equal(loser.bus.heartbeats().length, 0, `${order}: the loser never heartbeat`)
+    await lowRig.agent.stop()
+  }
+})
+
+test('two live agents under one name (one silent past its claim): each says so, answers only for itself', async (t) => {
+  const { agent, bus, launcher, settle } = await startAgent(t, {}, OFFSET, { hostname: 'client-1' })
+  const other = heartbeatOf('a1', 'other-live-instance', 'client-2', 777)
+  for (let i = 0; i < 3; i++) bus.deliver(other)
+  await settle()
+  assert.equal(agent.refused.two_instances, 1, 'said once per other instance, not per heartbeat')
+  // Work addressed to the other instance is that one's: no answer from this one, nothing started.
+  bus.deliver(runAssign(agent, 'exp-1-A-workloada-1/a1', {}, { instance: 'other-live-instance' }))
+  await settle()
+  assert.deepEqual(bus.statuses(), [])
+  assert.equal(agent.refused.other_live_instance, 1)
+  // An instance it never heard of is a predecessor: refused as before.
+  bus.deliver(runAssign(agent, 'exp-1-A-workloada-2/a1', {}, { instance: 'instance-before-restart' }))
+  await settle()
+  assert.equal(last(bus, 'exp-1-A-workloada-2/a1').state, 'refused')
+  assert.equal(launcher.children.length, 0)
 })

@@ -13,8 +13,12 @@
  * the retries allow; a setup whose start step never gets ready fails its
  * cells with the step's output; the load phase runs once per setup, its key
  * range split over the clients; a plan the agents cannot run is refused
- * before anything runs. Every message published and every state stored is
- * checked against its schema.
+ * before anything runs; two live agents under one name (a second agent
+ * started by mistake, on another host) are said once, never taken for
+ * restarts over and over, and given no work (a plan naming the agent cannot
+ * start, a run going on when the second appears is incomplete and run again
+ * on others), while a restarted agent's name goes to its new instance. Every
+ * message published and every state stored is checked against its schema.
  *
  * Agents answer at once and reports are complete at once, so the coordinator's
  * polls (250 ms) are never waited on except where agents are waited for
@@ -37,12 +41,15 @@ import {
   type Plan,
 } from '../../schemas/experiments.v1.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
+import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'
 import { summaryOf } from '../../services/core/experiments/state.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../services/core/ports/control-bus.js'
 import type { ExperimentRuns } from '../../services/core/ports/experiment-runs.js'
 import type { ExperimentStore } from '../../services/core/ports/experiment-store.js'
+import { compareRuns } from '../../services/core/compare/release.js'
 import { Conductor } from '../../services/experiments/app.js'
+import { fabricatedFigures, fabricatedRun } from '../helpers/fabricated-runs.js'
 
 /** The broker's clock is this far ahead of the coordinator's. */
 const BROKER_AHEAD_MS = 5000
@@ -74,6 +81,10 @@ class AgentsBus implements ControlBus {
   rejected = 0
   runOutcome: (a: Assign) => RunOutcome = () => 'ok'
   stepOutcome: (a: Assign) => Partial<AssignmentStatus> = () => ({ state: 'ended' })
+  /** Called at `go` for each client once it started: 'hold' keeps the client going (it ends only when cancelled). */
+  onGo: (a: Assign) => 'hold' | undefined = () => undefined
+  /** name -> the instance of a second agent started under that name by mistake (on another host). */
+  readonly twins = new Map<string, string>()
   private readonly instances = new Map<string, string>()
   private readonly running = new Map<string, Assign>()
 
@@ -96,6 +107,7 @@ class AgentsBus implements ControlBus {
         const a = this.running.get(id)
         if (a === undefined) continue
         this.status(a, 'started')
+        if (this.onGo(a) === 'hold') continue
         this.running.delete(id)
         if (this.runOutcome(a) === 'fail-during-run')
           this.status(a, 'failed', { detail: 'the client exited with code 1', output: 'BS_ERR_BINDING: lost' })
@@ -113,7 +125,37 @@ class AgentsBus implements ControlBus {
 
   async close(): Promise<void> {}
 
+  /** The agent's instance now: a restarted agent is a new one. */
+  instanceOf(name: string): string {
+    return this.instances.get(name)!
+  }
+
+  /** The agent restarts: a new instance under its name; the old one is gone. */
+  restart(name: string): void {
+    this.instances.set(name, `instance-${name}-restarted-${this.instances.size}`)
+  }
+
+  /**
+   * The twin of an agent, as a version before name claims would answer work addressed to its namesake: refused,
+   * for "its predecessor".
+   */
+  twinRefuses(a: Assign): void {
+    const twin = this.twins.get(a.agent)
+    if (twin !== undefined)
+      this.deliver({
+        type: 'assignment.status',
+        sentAtMs: Date.now(),
+        experiment: a.experiment,
+        assignment: a.assignment,
+        agent: a.agent,
+        instance: twin,
+        state: 'refused',
+        detail: `addressed to agent ${a.agent}'s instance ${a.instance}; it restarted as ${twin}`,
+      })
+  }
+
   private onAssign(a: Assign): void {
+    this.twinRefuses(a)
     if (this.instances.get(a.agent) !== a.instance) return
     this.status(a, 'accepted')
     if (a.run !== undefined) {
@@ -147,31 +189,39 @@ class AgentsBus implements ControlBus {
     this.handlers?.onMessage(m, brokerTimeMs)
   }
 
-  /** Every agent heartbeats (so none goes silent however long a test takes). */
-  private beat(): void {
+  /** Every agent heartbeats (so none goes silent however long a test takes), and every twin after it. */
+  beat(): void {
     for (const a of this.agents)
-      this.deliver({
-        type: 'agent.heartbeat',
-        sentAtMs: Date.now(),
-        agent: a.name,
-        instance: this.instances.get(a.name)!,
-        host: `host-${a.name}`,
-        pid: 100,
-        cores: 4,
-        labels: {},
-        capabilities: {
-          drivers: ['benchstream'],
-          bindings: ['memory', 'redis'],
-          ycsbBindings: [],
-          workloads: a.workloads ?? ['workloada', 'workloadc'],
-          commands: a.commands ?? [],
-          env: [],
-          profileTargets: a.profileTargets ?? [],
-        },
-        clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
-        busyWith: null,
-        version: '0.1.0',
-      })
+      for (const [instance, host, pid] of [
+        [this.instances.get(a.name)!, `host-${a.name}`, 100],
+        ...(this.twins.has(a.name) ? [[this.twins.get(a.name)!, `host-${a.name}-twin`, 200] as const] : []),
+      ] as const)
+        this.heartbeat(a, instance, host, pid)
+  }
+
+  private heartbeat(a: FakeAgent, instance: string, host: string, pid: number): void {
+    this.deliver({
+      type: 'agent.heartbeat',
+      sentAtMs: Date.now(),
+      agent: a.name,
+      instance,
+      host,
+      pid,
+      cores: 4,
+      labels: {},
+      capabilities: {
+        drivers: ['benchstream'],
+        bindings: ['memory', 'redis'],
+        ycsbBindings: [],
+        workloads: a.workloads ?? ['workloada', 'workloadc'],
+        commands: a.commands ?? [],
+        env: [],
+        profileTargets: a.profileTargets ?? [],
+      },
+      clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
+      busyWith: null,
+      version: '0.1.0',
+    })
   }
 
   assigns(): Assign[] {
@@ -444,7 +494,10 @@ test('2 setups x 2 repetitions: all done, shares, rotated order, go after every 
       `${ID}/comparison.md`,
     ],
   )
-  assert.match(files.get(`${ID}/comparison.md`)!, /\*\*Regressions:\*\* B vs A, workloada: SCAN p99 \(µs\)/)
+  // Every run complete, every figure of the comparison tested: the regression is the whole headline.
+  assert.match(files.get(`${ID}/comparison.md`)!, /^\*\*Regressions:\*\* B vs A, workloada: SCAN p99 \(µs\)\.$/m)
+  assert.equal(decideExperiment(state).outcome, 'regression')
+  assert.deepEqual(decideExperiment(state).undecided, [])
   assert.match(files.get(`${ID}/compare-A-vs-B-workloada.md`)!, /^### `A \(workloada\)` → `B \(workloada\)`/)
   // Stored after every change, the last one the final state.
   const stored = store.states.get(ID)!
@@ -752,4 +805,204 @@ test('a plan the agents cannot run is refused after agentWaitS, before anything 
     assert.equal(r.store.saves, 0, 'nothing stored')
     await r.conductor.close()
   }
+})
+
+// ------------------------------------------------------------------ one agent per name
+
+const TWIN = 'instance-twin-of-agent'
+
+test('two live agents under one name: said loudly, no work to either; a plan that names it cannot start', async () => {
+  const r = rig()
+  r.bus.twins.set('a2', TWIN)
+  await r.conductor.start()
+  // Two heartbeats of each (the first sight of the second instance is taken for a restart; the next shows both).
+  r.bus.beat()
+  const t0 = Date.now()
+  const refused = await r.conductor.run(plan({ clients: ['a1', 'a2'] }), ID).then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  assert.ok(Date.now() - t0 >= 1000, 'waited agentWaitS for one of them to go')
+  assert.ok(isBenchstreamError(refused, 'BS_ERR_AGENT'), String(refused))
+  assert.match(
+    refused.message,
+    new RegExp(
+      '^the plan cannot start after waiting 1 s: agent a2 has 2 live instances: ' +
+        `(instance ${TWIN} on host host-a2-twin, pid 200; instance instance-a2-1-0000 on host host-a2, pid 100|` +
+        `instance instance-a2-1-0000 on host host-a2, pid 100; instance ${TWIN} on host host-a2-twin, pid 200)\\. ` +
+        'No work goes to a2 while more than one heartbeats: stop all but one of them, or restart the others with ' +
+        'another --name',
+    ),
+  )
+  assert.deepEqual(r.bus.assigns(), [], 'nothing assigned to either instance')
+  await r.conductor.close()
+})
+
+test('two live agents under one name in a pool: never flapping, the others run every run', async () => {
+  const { bus, store, conductor } = rig()
+  bus.twins.set('a2', TWIN)
+  await conductor.start()
+  bus.beat()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'done')
+  for (const a of bus.runAssigns()) assert.notEqual(a.agent, 'a2', `${a.assignment}: no work to a2`)
+  assert.deepEqual([...new Set(bus.runAssigns().map((a) => a.agent))], ['a1', 'a3'])
+  // Said once (the first sight of the second instance looks like a restart; its next heartbeat shows both live),
+  // not once per heartbeat as a coordinator that took each for a restart did.
+  const conflicts = state.notes.filter((n) => n.startsWith('agent a2 has 2 live instances'))
+  assert.equal(conflicts.length, 1, state.notes.join('\n'))
+  assert.ok(state.notes.filter((n) => n.startsWith('agent a2 restarted')).length <= 1, state.notes.join('\n'))
+  assert.equal(store.states.get(ID)!.notes.filter((n) => n.includes('2 live instances')).length, 1)
+  await conductor.close()
+})
+
+test('a second instance appears during a run: the run is incomplete, said why, and run again without it', async () => {
+  const { bus, conductor } = rig()
+  let twinned = false
+  bus.onGo = (a) => {
+    if (twinned || a.agent !== 'a1') return undefined
+    twinned = true
+    // A second a1 starts on another host (a version without name claims: it answers work addressed to a1 with
+    // "refused", for its predecessor); two heartbeats of each show both live.
+    bus.twins.set('a1', TWIN)
+    bus.twinRefuses(a)
+    bus.beat()
+    bus.beat()
+    return 'hold'
+  }
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  const [first, second] = state.cells[0]!.attempts
+  assert.equal(first!.state, 'incomplete')
+  // The twin's "refused" is not taken for the client's answer: the run is lost for the two instances, said so.
+  assert.match(first!.reason!, /^agent a1 has 2 live instances: .*host-a1-twin, pid 200.*\(clients ended: 1 of 2\)$/)
+  assert.deepEqual(first!.clients.map((c) => c.state)[0], 'lost')
+  assert.equal(second!.state, 'done')
+  assert.deepEqual(
+    second!.clients.map((c) => c.agent),
+    ['a2', 'a3'],
+  )
+  assert.equal(state.status, 'done')
+  // No assignment ever went to the twin, and none to a1 after the twin appeared.
+  assert.ok(bus.assigns().every((a) => a.instance !== TWIN))
+  assert.deepEqual(
+    bus
+      .runAssigns()
+      .filter((a) => a.agent === 'a1')
+      .map((a) => a.run!.runId),
+    [runId('A', 1)],
+  )
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('an agent restarted (the old instance gone): the name is taken over, work goes to the new instance', async () => {
+  const { bus, conductor } = rig()
+  let restarted = false
+  bus.onGo = (a) => {
+    if (!restarted && a.agent === 'a2') {
+      restarted = true
+      // Its run ends first; then the agent dies and a new one takes the name.
+      queueMicrotask(() => {
+        bus.restart('a2')
+        bus.beat()
+      })
+    }
+    return undefined
+  }
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'done')
+  const toA2 = bus.runAssigns().filter((a) => a.agent === 'a2')
+  assert.equal(toA2[0]!.instance, 'instance-a2-1-0000')
+  assert.ok(toA2.slice(1).length > 0 && toA2.slice(1).every((a) => a.instance === bus.instanceOf('a2')))
+  assert.notEqual(bus.instanceOf('a2'), 'instance-a2-1-0000')
+  assert.equal(state.notes.filter((n) => n.startsWith('agent a2 restarted')).length, 1, state.notes.join('\n'))
+  assert.ok(
+    state.notes.every((n) => !n.includes('live instances')),
+    state.notes.join('\n'),
+  )
+  await conductor.close()
+})
+
+// ------------------------------------------------------------------ what was decided
+
+/**
+ * The real comparison (compareRuns) over the runs the coordinator asks for, fabricated: B's READ p50 `factor` times
+ * A's. No windows: with fewer than 3 runs a side nothing can be tested.
+ */
+function realComparisons(runs: CompleteRuns, factor: number): void {
+  runs.compare = async (baseline, candidate, options) => {
+    runs.compared.push([baseline, candidate, options])
+    const ids = (ref: string): string[] => ref.replace(/^runs:/, '').split(',')
+    const a = ids(baseline)
+    const b = ids(candidate)
+    return compareRuns(
+      { ref: baseline, runs: a.map((id) => fabricatedRun(id)) },
+      { ref: candidate, runs: b.map((id) => fabricatedRun(id)) },
+      [
+        ...fabricatedFigures(
+          a,
+          a.map(() => 100),
+          1,
+        ),
+        ...fabricatedFigures(
+          b,
+          b.map(() => 100 * factor),
+          2,
+        ),
+      ],
+      [],
+      options,
+    )
+  }
+}
+
+test('runs failed, figures not testable: the headline says undecided and why, never "no regression"', async () => {
+  const { bus, runs, files, conductor } = rig()
+  // B's first repetition fails both its attempts: 2 + 1 complete runs to compare, too few to test anything.
+  bus.runOutcome = (a) => (a.run!.group === `${ID}-B-workloada` && a.run!.repetition === 1 ? 'fail-before-ready' : 'ok')
+  realComparisons(runs, 150.28)
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'failed')
+  const [cmp] = state.comparisons
+  assert.deepEqual(cmp!.regressions, [])
+  assert.deepEqual([cmp!.baselineRuns.length, cmp!.candidateRuns.length], [2, 1])
+  assert.ok(cmp!.untested!.length > 0 && cmp!.untested!.every((u) => u.n === '2 + 1'))
+  assert.deepEqual(cmp!.untested![0], { figure: 'READ p50 +14,928%', n: '2 + 1' })
+  const d = decideExperiment(state)
+  assert.equal(d.outcome, 'undecided')
+  const more = cmp!.untested!.length - 3
+  assert.equal(
+    d.headline,
+    `Undecided: 1 of 4 runs failed; READ p50 +14,928%, ${cmp!.untested![1]!.figure}, ${cmp!.untested![2]!.figure}` +
+      `${more > 0 ? ` and ${more} more` : ''} not testable (n = 2 + 1)`,
+  )
+  const md = files.get(`${ID}/comparison.md`)!
+  assert.ok(md.includes(`**Undecided:** ${d.text}.\n`), md)
+  assert.doesNotMatch(md, /No regression/)
+  assert.match(md, /\| A \| B \| workloada \| 2 \+ 1 \| undecided: \d+ figures not testable \|/)
+  await conductor.close()
+})
+
+test('all runs complete, every figure tested, none regressed: "No regression found"; none asked: said so', async () => {
+  const { bus, runs, files, conductor } = rig()
+  realComparisons(runs, 1)
+  await conductor.start()
+  // Three repetitions a side: every figure is tested.
+  const state = await conductor.run(plan({ repetitions: 3 }), ID)
+  assert.equal(state.status, 'done')
+  const d = decideExperiment(state)
+  assert.equal(d.outcome, 'no regression', d.headline)
+  assert.equal(d.headline, 'No regression found: all 6 runs complete, every figure of the comparison tested')
+  assert.match(files.get(`${ID}/comparison.md`)!, /^\*\*No regression found:\*\* all 6 runs complete/m)
+  assert.deepEqual(state.comparisons[0]!.untested, [])
+  assert.equal(bus.invalid.length, 0)
+  const none = rig()
+  await none.conductor.start()
+  const s2 = await none.conductor.run(plan({ compare: [] }), 'ab-t2')
+  assert.equal(decideExperiment(s2).headline, 'Nothing compared: all 4 runs complete; the plan compares nothing')
+  await conductor.close()
+  await none.conductor.close()
 })

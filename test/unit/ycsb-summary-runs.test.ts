@@ -215,7 +215,7 @@ test('compare 1 + 1: both values and the change per workload, "n = 1 + 1: not te
     md,
     joinRegExp(
       [
-        /^\*\*Regressed:\*\* not testable \(n = 1 \+ 1 for \d+ figures\)\. /,
+        /^\*\*Undecided:\*\* \d+ of \d+ figures could not be tested \(n = 1 \+ 1\)\. /,
         /Largest changes for the worse, untested: workloada: OVERALL throughput -[\d.]+%/,
       ],
       'm',
