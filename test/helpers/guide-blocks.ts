@@ -11,6 +11,8 @@
  *                                                                what the block assumes (a server, a run r1)
  *   interrupt: 5 --follow                                        block lines containing "--follow" run until
  *                                                                Ctrl-C: SIGINT after 5 s (exit 0 or 130)
+ *   exit: 5 benchstream compare                                  block lines containing the text may also exit
+ *                                                                with that code (a documented outcome: undecided)
  *   timeout: 600                                                 seconds for setup and block (default 600)
  *   -->
  *
@@ -44,6 +46,8 @@ export interface GuideMarker {
   skip: string | undefined
   setup: string[]
   interrupt: Array<{ afterS: number; text: string }>
+  /** Block lines containing text may exit with code as well as 0. */
+  exit: Array<{ code: number; text: string }>
   timeoutS: number
 }
 
@@ -62,13 +66,13 @@ const MARKER = /<!-- first-block-test\n([\s\S]*?)-->/g
 
 /** The marker's text as a GuideMarker; throws on a key it does not know or a malformed value. */
 export function parseMarker(body: string, where: string): GuideMarker {
-  const m: GuideMarker = { skip: undefined, setup: [], interrupt: [], timeoutS: DEFAULT_TIMEOUT_S }
+  const m: GuideMarker = { skip: undefined, setup: [], interrupt: [], exit: [], timeoutS: DEFAULT_TIMEOUT_S }
   for (const raw of body.split('\n')) {
     const line = raw.trim()
     if (line === '') continue
-    const kv = /^(skip|setup|interrupt|timeout):\s*(.*)$/.exec(line)
+    const kv = /^(skip|setup|interrupt|exit|timeout):\s*(.*)$/.exec(line)
     if (kv === null)
-      throw new Error(`${where}: "${line}" is not a first-block-test line (skip:, setup:, interrupt:, timeout:)`)
+      throw new Error(`${where}: "${line}" is not a first-block-test line (skip:, setup:, interrupt:, exit:, timeout:)`)
     const [, key, value] = kv as unknown as [string, string, string]
     if (value === '') throw new Error(`${where}: ${key}: needs a value`)
     if (key === 'skip') m.skip = value
@@ -79,12 +83,17 @@ export function parseMarker(body: string, where: string): GuideMarker {
       m.timeoutS = n
     } else {
       const i = /^(\d+)\s+(\S.*)$/.exec(value)
-      if (i === null) throw new Error(`${where}: interrupt: ${value}: expected SECONDS TEXT`)
-      m.interrupt.push({ afterS: Number(i[1]), text: i[2]! })
+      if (i === null)
+        throw new Error(`${where}: ${key}: ${value}: expected ${key === 'exit' ? 'CODE' : 'SECONDS'} TEXT`)
+      if (key === 'exit') {
+        const code = Number(i[1])
+        if (code < 1 || code > 255) throw new Error(`${where}: exit: ${value}: a code from 1 to 255`)
+        m.exit.push({ code, text: i[2]! })
+      } else m.interrupt.push({ afterS: Number(i[1]), text: i[2]! })
     }
   }
-  if (m.skip !== undefined && (m.setup.length > 0 || m.interrupt.length > 0))
-    throw new Error(`${where}: a skipped block has no setup or interrupt`)
+  if (m.skip !== undefined && (m.setup.length > 0 || m.interrupt.length > 0 || m.exit.length > 0))
+    throw new Error(`${where}: a skipped block has no setup, interrupt or exit`)
   return m
 }
 
@@ -121,13 +130,17 @@ export function readGuideBlocks(root: string): GuideBlock[] {
 export function blockScript(b: GuideBlock, jobsFile: string): string {
   const wrap = (line: string): string => {
     const i = b.marker.interrupt.find((x) => line.includes(x.text))
-    return i === undefined ? line : `__until_ctrl_c ${i.afterS} ${line}`
+    if (i !== undefined) return `__until_ctrl_c ${i.afterS} ${line}`
+    const e = b.marker.exit.find((x) => line.includes(x.text))
+    return e === undefined ? line : `__exit_ok ${e.code} ${line}`
   }
   return [
     'set -eo pipefail',
     // A command that runs until Ctrl-C gets SIGINT after N s; exiting 0 or as interrupted (130) is a success.
     '__until_ctrl_c() { local s=$1; shift; local rc=0; timeout --preserve-status -s INT "$s" "$@" || rc=$?; ' +
       '[ "$rc" -eq 0 ] || [ "$rc" -eq 130 ]; }',
+    // A command whose documented outcome may be another code (compare's "undecided", 5).
+    '__exit_ok() { local c=$1; shift; local rc=0; "$@" || rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq "$c" ]; }',
     ...b.marker.setup,
     ...(b.block ?? '').split('\n').map(wrap),
     `jobs -p > ${JSON.stringify(jobsFile)}`,

@@ -5,6 +5,7 @@
  * grammar and the script a block becomes.
  */
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { test } from 'node:test'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { blockScript, parseMarker, readGuideBlocks, type GuideBlock } from '../helpers/guide-blocks.js'
@@ -31,18 +32,23 @@ test("every guide's first block is run by test:guides or skipped with a reason, 
 })
 
 test('the marker: skip, setup, interrupt and timeout; anything else is refused with where', () => {
-  const m = parseMarker('setup: npx benchstream server &\nsetup: cp a b\ninterrupt: 5 --follow\ntimeout: 600\n', 'g.md')
+  const m = parseMarker(
+    'setup: npx benchstream server &\nsetup: cp a b\ninterrupt: 5 --follow\nexit: 5 benchstream compare\ntimeout: 900\n',
+    'g.md',
+  )
   assert.deepEqual(m, {
     skip: undefined,
     setup: ['npx benchstream server &', 'cp a b'],
     interrupt: [{ afterS: 5, text: '--follow' }],
-    timeoutS: 600,
+    exit: [{ code: 5, text: 'benchstream compare' }],
+    timeoutS: 900,
   })
   assert.equal(parseMarker('skip: needs Docker\n', 'g.md').skip, 'needs Docker')
   assert.equal(parseMarker('', 'g.md').timeoutS, 600)
   assert.throws(() => parseMarker('run: x', 'g.md'), /g\.md: "run: x" is not a first-block-test line/)
   assert.throws(() => parseMarker('timeout: 5', 'g.md'), /timeout: 5: 10 to 3600 s/)
   assert.throws(() => parseMarker('interrupt: --follow', 'g.md'), /expected SECONDS TEXT/)
+  assert.throws(() => parseMarker('exit: 0 compare', 'g.md'), /exit: 0 compare: a code from 1 to 255/)
   assert.throws(() => parseMarker('skip: x\nsetup: y', 'g.md'), /a skipped block has no setup/)
 })
 
@@ -50,17 +56,32 @@ test("a block's script: strict, setup first, interrupted lines wrapped, the back
   const b: GuideBlock = {
     guide: 'docs/guides/x.md',
     line: 3,
-    block: 'npx benchstream alerts\nnpx benchstream alerts --follow   # until Ctrl-C',
-    marker: parseMarker('setup: npx benchstream server &\ninterrupt: 5 --follow', 'x.md'),
+    block: 'npx benchstream alerts\nnpx benchstream alerts --follow   # until Ctrl-C\nnpx benchstream compare a b',
+    marker: parseMarker('setup: npx benchstream server &\ninterrupt: 5 --follow\nexit: 5 benchstream compare', 'x.md'),
   }
   const lines = blockScript(b, '/tmp/jobs').split('\n')
   assert.equal(lines[0], 'set -eo pipefail')
   assert.match(lines[1]!, /^__until_ctrl_c\(\) \{ .*timeout --preserve-status -s INT "\$s" "\$@"/)
-  assert.deepEqual(lines.slice(2), [
+  assert.match(lines[2]!, /^__exit_ok\(\) \{ .*"\$@" \|\| rc=\$\?; \[ "\$rc" -eq 0 \] \|\| \[ "\$rc" -eq "\$c" \]; \}$/)
+  assert.deepEqual(lines.slice(3), [
     'npx benchstream server &',
     'npx benchstream alerts',
     '__until_ctrl_c 5 npx benchstream alerts --follow   # until Ctrl-C',
+    '__exit_ok 5 npx benchstream compare a b',
     'jobs -p > "/tmp/jobs"',
     '',
   ])
+})
+
+test('the wrappers in bash: an allowed code passes and another fails; Ctrl-C ends a command that would run on', () => {
+  const b: GuideBlock = { guide: 'x.md', line: 1, block: '', marker: parseMarker('', 'x.md') }
+  const prelude = blockScript(b, '/dev/null').split('\n').slice(0, 3).join('\n')
+  const rc = (line: string): number | null =>
+    spawnSync('bash', ['-c', `${prelude}\n${line}`], { stdio: 'ignore', timeout: 20_000 }).status
+  assert.equal(rc("__exit_ok 5 sh -c 'exit 5'"), 0)
+  assert.equal(rc("__exit_ok 5 sh -c 'exit 0'"), 0)
+  assert.notEqual(rc("__exit_ok 5 sh -c 'exit 4'"), 0)
+  // sleep dies of the SIGINT (130): what Ctrl-C does to a command that has no handler.
+  assert.equal(rc('__until_ctrl_c 1 sleep 30'), 0)
+  assert.notEqual(rc("__until_ctrl_c 5 sh -c 'exit 3'"), 0)
 })
