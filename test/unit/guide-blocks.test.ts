@@ -31,9 +31,10 @@ test("every guide's first block is run by test:guides or skipped with a reason, 
       assert.doesNotMatch(line, /^\s*benchstream /, `${b.guide}: "${line}" needs npx`)
 })
 
-test('the marker: skip, setup, interrupt and timeout; anything else is refused with where', () => {
+test('the marker: skip, setup, interrupt, exit and timeout; anything else is refused with where', () => {
   const m = parseMarker(
-    'setup: npx benchstream server &\nsetup: cp a b\ninterrupt: 5 --follow\nexit: 5 benchstream compare\ntimeout: 900\n',
+    'setup: npx benchstream server &\nsetup: cp a b\ninterrupt: 5 --follow\n' +
+      'exit: 5 benchstream compare\ntimeout: 900\n',
     'g.md',
   )
   assert.deepEqual(m, {
