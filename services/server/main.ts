@@ -348,6 +348,8 @@ export async function serverMain(argv: readonly string[]): Promise<number> {
   // One Ctrl-C or `kill %1` often arrives twice: to the process group, and forwarded by `npx` (npm exec) to its
   // child. The second must not cut the stop short (the broker this server started would be left running); a third
   // does, at once.
+  let broker: LocalKafka | undefined
+  let svc: Server | undefined
   let signals = 0
   const stopSignal = new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
@@ -356,13 +358,13 @@ export async function serverMain(argv: readonly string[]): Promise<number> {
         log.warn({ signal }, 'stop cut short: stopping at once (a local Kafka broker it started may still run)')
         process.exit(130)
       }
+      if (signals === 1 && svc === undefined)
+        log.info({ signal }, 'stop asked while starting: the server stops as soon as its start has finished')
       resolve()
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  let broker: LocalKafka | undefined
-  let svc: Server | undefined
   try {
     broker = await localBroker(infra, api, log)
     const env = broker === undefined ? process.env : { ...process.env, KAFKA_BROKERS: broker.brokers }
