@@ -4,15 +4,17 @@
 // started here on a private port and data directory, stopped at the end;
 // ClickHouse is the embedded engine, one data directory per test file).
 // Every test in these tiers asserts what holds however busy the machine is.
-// Three more tiers, asked for by name only: timing (figures that depend on
+// More tiers, asked for by name only: timing (figures that depend on
 // wall-clock time: rates at a target, alert latency, sampling rates; npm run
 // test:timing), hbase (real HBases and YCSB; npm run test:hbase), clients (the
 // query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
-// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients)
+// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients),
 // cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
 // test:cluster), server (server mode, CLICKHOUSE_URL, against a ClickHouse server stand-in started
-// here with deploy/local/clickhouse.sh; npm run test:server) and distributed (agents, coordinator and brokers
-// each in a network namespace of their own, links with latency, cut and healed; root; npm run test:distributed).
+// here with deploy/local/clickhouse.sh; npm run test:server), distributed (agents, coordinator and brokers
+// each in a network namespace of their own, links with latency, cut and healed; root; npm run test:distributed) and
+// guides (each guide's first block of commands on a fresh copy of the checkout, with brokers of its own; npm run
+// test:guides).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -21,6 +23,8 @@
 //                                     and YCSB, about 10 minutes
 //   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
 //   node test/run.mjs clients         JDBC and Python query tools, about a minute once they are fetched
+//   node test/run.mjs guides          each docs/guides/*.md's first ```sh block on a fresh copy,
+//                                     private ports, one guide after the other; several minutes
 //   node test/run.mjs cluster         a 3-node KRaft cluster (deploy/local/kafka.sh, KAFKA_BROKERS_COUNT=3) on
 //                                     TEST_KAFKA_CLUSTER_PORT (default 19192..19194, controllers +3) instead
 //                                     of the single broker; about two minutes
@@ -48,9 +52,9 @@ import { fileURLToPath } from 'node:url'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
 const clickhouseSh = path.join(root, 'deploy/local/clickhouse.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'server', 'distributed']
-// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients, cluster, server and distributed are asked
-// for by name.
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'server', 'distributed', 'guides']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients, cluster, server, distributed and guides are
+// asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
@@ -113,7 +117,9 @@ if (files.length === 0 && clusterFiles.length === 0 && serverFiles.length === 0 
   process.exit(1)
 }
 
-const needsKafka = tiers.some((t) => !['unit', 'cluster', 'server', 'distributed'].includes(t)) && files.length > 0
+// The guides tier starts its brokers itself, as a newcomer's `benchstream server` does (no shared test broker).
+const needsKafka =
+  tiers.some((t) => !['unit', 'cluster', 'server', 'distributed', 'guides'].includes(t)) && files.length > 0
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
 if (
@@ -142,7 +148,7 @@ const kafkaFiles = tiers.includes('integration')
   ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`)))
   : []
 
-if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0) {
+if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0 || tiers.includes('guides')) {
   // Java/Maven (Kafka), redis-server, postgresql, promtool, a C compiler and curl (clickhouse.sh): installed if
   // missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
