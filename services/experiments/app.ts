@@ -335,7 +335,7 @@ export class Conductor {
     await Promise.all(this.verifying)
     const state = this.state!
     if (nextCell(state) !== undefined) return true
-    const { added, notes } = await look(state, this.deps.runs, this.deps.now())
+    const { added, notes } = await look(state, this.deps.runs, this.deps.now)
     for (const n of notes) this.note(n)
     await this.save()
     return added > 0

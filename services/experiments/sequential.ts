@@ -15,7 +15,7 @@ import type { Decisions, ExperimentState, Look, StopReason } from '../../schemas
 import { decideComparison, figuresOf, lookAlpha } from '../core/compare/sequential.js'
 import { roundCells } from '../core/experiments/matrix.js'
 import { comparePairs, PLAN_DEFAULTS, sequentialDesign, workloadName } from '../core/experiments/plan.js'
-import { comparedRuns } from '../core/experiments/state.js'
+import { cellStatus, comparedRuns } from '../core/experiments/state.js'
 import type { ExperimentRuns } from '../core/ports/experiment-runs.js'
 
 /** The round a workload is at: its largest repetition (warm-up runs aside). */
@@ -60,7 +60,7 @@ export interface LookOutcome {
  * Welch's t, decides, and adds the next round's cells where something is undecided and neither max nor the budget
  * is reached. Called when every cell is settled.
  */
-export async function look(state: ExperimentState, runs: ExperimentRuns, nowMs: number): Promise<LookOutcome> {
+export async function look(state: ExperimentState, runs: ExperimentRuns, now: () => number): Promise<LookOutcome> {
   const design = sequentialDesign(state.plan)
   const out: LookOutcome = { added: 0, notes: [] }
   if (design === undefined) return out
@@ -71,6 +71,9 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, nowMs: 
     const round = roundOf(state, w)
     const last = lastLook(state, w)
     if (last !== undefined && (last.stop !== null || last.round >= round)) continue
+    // A round is looked at once all of its cells are settled (done, or out of attempts).
+    const open = state.cells.some((c) => c.workload === w && ['left', 'running'].includes(cellStatus(c, plan)))
+    if (open) continue
     const alpha = lookAlpha(design, round)
     const names = figuresOf(plan.figures, w)
     if (names !== undefined && names.length === 0) {
@@ -78,7 +81,7 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, nowMs: 
         workload: w,
         round,
         alpha,
-        atMs: nowMs,
+        atMs: now(),
         decided: 0,
         undecided: 0,
         stop: 'decided',
@@ -122,6 +125,8 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, nowMs: 
         undecided++
       }
     }
+    // After the comparisons: the time they took counts against the budget too.
+    const nowMs = now()
     let stop: StopReason | null = null
     if (unknown.size > 0) stop = 'unknown figure'
     else if (undecided === 0) stop = 'decided'
