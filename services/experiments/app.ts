@@ -777,7 +777,7 @@ export class Conductor {
           const level = comparisonLevel(state, workload)
           const c = await this.deps.runs.compare(`runs:${a.join(',')}`, `runs:${b.join(',')}`, {
             force: true,
-            alpha: level.alpha,
+            ...(level.test === 'welch' || plan.alpha !== undefined ? { alpha: level.alpha } : {}),
             ...(level.test === 'welch' ? { test: level.test } : {}),
             ...(plan.minEffect === undefined ? {} : { minEffect: plan.minEffect }),
           })
