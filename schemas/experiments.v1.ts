@@ -157,8 +157,8 @@ export const FIGURE_NAME = Type.String({
 /**
  * Repetitions until decided: at least `min` and at most `max` of each setup and workload, one more interleaved
  * round at a time while a comparison of the workload has a figure the plan names (`figures`; without it, any
- * figure) that is neither a regression, an improvement nor proven unchanged. Every round is a look of a group-sequential design
- * whose alpha is spent over the looks (docs/design/sequential.md).
+ * figure) that is neither a regression, an improvement nor proven unchanged. Every round is a look of a
+ * group-sequential design whose alpha is spent over the looks (docs/design/sequential.md).
  */
 export const SequentialRepetitions = Type.Object(
   {
@@ -583,7 +583,6 @@ export const StepRecord = Type.Object({
 export type StepRecord = Static<typeof StepRecord>
 
 export const FIGURE_DECISIONS = ['regression', 'improvement', 'no change', 'at target', 'undecided'] as const
-export type FigureDecisionKind = (typeof FIGURE_DECISIONS)[number]
 
 /**
  * One figure of a comparison, decided or not (services/core/compare/sequential.ts): a regression or improvement
@@ -661,7 +660,6 @@ export const ComparisonRecord = Type.Object({
 export type ComparisonRecord = Static<typeof ComparisonRecord>
 
 export const BISECT_OUTCOMES = ['running', 'bad', 'good', 'undecided', 'failed'] as const
-export type BisectOutcome = (typeof BISECT_OUTCOMES)[number]
 
 /** One step of a bisection: a version run beside the good one, as an experiment of its own. */
 export const BisectStep = Type.Object({

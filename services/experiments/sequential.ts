@@ -98,7 +98,8 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, now: ()
       const b = comparedRuns(state, pair.candidate, w)
       if (a.length === 0 || b.length === 0) {
         problems.push(
-          `${pair.baseline} vs ${pair.candidate}: no complete run of ${a.length === 0 ? pair.baseline : pair.candidate}`,
+          `${pair.baseline} vs ${pair.candidate}: ` +
+            `no complete run of ${a.length === 0 ? pair.baseline : pair.candidate}`,
         )
         undecided++
         continue
@@ -195,7 +196,8 @@ export function decisionsMarkdown(state: ExperimentState): string[] {
     const open = d.figures.filter((f) => f.decision === 'undecided')
     lines.push(
       `| ${c.baseline} | ${c.candidate} | ${c.workload} | ${c.baselineRuns.length} + ${c.candidateRuns.length} | ` +
-        `${stopText(d.stop)} | ${d.alpha.toPrecision(2)} | ${d.figures.length - open.length} of ${d.figures.length} | ` +
+        `${stopText(d.stop)} | ${d.alpha.toPrecision(2)} | ` +
+        `${d.figures.length - open.length} of ${d.figures.length} | ` +
         `${open.map((f) => `${f.label}: ${f.reason}`).join('; ') || '–'} |`,
     )
   }

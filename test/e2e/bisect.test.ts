@@ -22,10 +22,17 @@ import { test, type TestContext } from 'node:test'
 import type { ExperimentState } from '../../schemas/experiments.v1.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { startServer, type Server } from '../../services/server/main.js'
+import { openBrowser } from '../helpers/chromium.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 const BIN = path.join(repoRoot(), 'bin', 'benchstream.js')
+
+/** A row of the page's table, as the page's script draws it (the project's tsconfig has no DOM library). */
+interface Row {
+  dataset: Record<string, string | undefined>
+  querySelector(selector: string): { getAttribute(name: string): string | null } | null
+}
 
 function start(t: TestContext, env: Record<string, string>, args: string[]): { proc: ChildProcess; out: string[] } {
   const proc = spawn(process.execPath, [BIN, ...args], {
@@ -134,6 +141,26 @@ test(
     const status = await cli(env, ['experiment', 'status', id])
     assert.equal(status.code, 0, status.stderr)
     assert.match(status.stdout, /^ends +1\.0\.8 .* bad \(regression\)$/m)
+
+    // The experiment page: the chain, each step linked to its experiment, whose comparison says why it stopped.
+    const browser = await openBrowser(t)
+    const page = await browser.newPage()
+    await page.goto(`${svc.apiUrl}/experiments?id=${id}`)
+    await page.waitForSelector('#bisect-table tbody tr[data-version="1.0.5"]')
+    const drawn = await page.$$eval('#bisect-table tbody tr', (rows) =>
+      rows.map((tr) => {
+        const row = tr as unknown as Row
+        return [row.dataset.version, row.dataset.outcome, row.querySelector('a')?.getAttribute('href')]
+      }),
+    )
+    assert.deepEqual(
+      drawn,
+      b.chain.map((x) => [x.version, x.outcome, `/experiments?id=${x.experiment}`]),
+    )
+    assert.match((await page.textContent('#bisect-result')) ?? '', /first bad version: 1\.0\.5 \(last good 1\.0\.4\)/)
+    await page.goto(`${svc.apiUrl}/experiments?id=${b.chain[0]!.experiment}`)
+    await page.waitForSelector('#comparisons-table td[data-stop]')
+    assert.match((await page.textContent('#comparisons-table td[data-stop]')) ?? '', /every figure decided/)
     const runs = b.chain.reduce((n, x) => n + x.runs.baseline + x.runs.candidate, 0)
     for (const step of b.chain) {
       const e = (await stored(svc, step.experiment))!

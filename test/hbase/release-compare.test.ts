@@ -44,7 +44,7 @@ import type { ReleaseComparison } from '../../schemas/api.v1.js'
 import type { ExperimentState, Plan, Setup } from '../../schemas/experiments.v1.js'
 import { stopLocalHBase } from '../../services/adapters/datastores/local-hbase.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { checkPlan, firstRepetitions } from '../../services/core/experiments/plan.js'
+import { checkPlan, firstRepetitions, repetitionsText } from '../../services/core/experiments/plan.js'
 import { startServer, type Server } from '../../services/server/main.js'
 import { testEnv, type TestEnv } from '../helpers/env.js'
 import { freePorts } from '../helpers/hbase.js'
@@ -172,7 +172,7 @@ before(
     const named = setups.map((s) => `${s.name} (HBase ${hbaseEnv(s).HBASE_VERSION}, :${hbaseEnv(s).HBASE_ZK_PORT})`)
     log(
       `plan: ${named.join(', ')}` +
-        `; ${plan.workloads.length} workloads x ${plan.repetitions} repetitions (+${plan.warmup ?? 0} warm-up)` +
+        `; ${plan.workloads.length} workloads x ${repetitionsText(plan)} repetitions (+${plan.warmup ?? 0} warm-up)` +
         ` of ${SECONDS} s`,
     )
 

@@ -262,7 +262,7 @@ const deps = (store: MemoryStore, steps: StepRunner) => ({
   stopping: () => false,
 })
 
-test('a bisection that crashes at any point and is resumed takes the same chain as one that never crashed', async () => {
+test('a bisection that crashes at any point and is resumed takes the chain of one that never crashed', async () => {
   const list = versions(9)
   const oracle = boundaryAt(list, 5)
   const p = plan(list)

@@ -265,7 +265,9 @@ test('equivalence test: margins on logarithms or around the mean, untestable cas
   // Zero spread: decided by the difference itself.
   assert.equal(equivalenceTest([5, 5, 5], [5, 5, 5], { minEffect: 0.01, logScale: false }).pValue, 0)
   assert.equal(equivalenceTest([5, 5, 5], [6, 6, 6], { minEffect: 0.01, logScale: false }).pValue, 1)
-  // Without minEffect nothing can be proven unchanged.
+  // Identical values (an error rate of 0 in every run): no change at all, even around a mean of 0.
+  assert.equal(equivalenceTest([0, 0, 0], [0, 0, 0, 0], { minEffect: 0.01, logScale: false }).pValue, 0)
+  // Without minEffect nothing else can be proven unchanged.
   assert.equal(equivalenceTest([5, 5.1, 4.9], [5, 5.1, 4.9], { minEffect: 0, logScale: true }).pValue, 1)
   // Raw scale: the margin is ±m of the baseline's mean.
   const raw = equivalenceTest([0.9, 1, 1.1], [0.9, 1, 1.1], { minEffect: 0.5, logScale: false })

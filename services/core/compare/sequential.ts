@@ -99,7 +99,7 @@ export interface EquivalenceResult {
  * Schuirmann's TOST on Welch's statistic: H0 change <= -minEffect or change >= +minEffect, rejected when both
  * one-sided tests reject. On logarithms (logScale, every value positive) the margins are ln(1 - m) and ln(1 + m),
  * a relative change within ±m; otherwise ±m times the baseline's mean. Zero spread on both sides: decided by the
- * difference itself (p 0 inside the margins, 1 outside).
+ * difference itself (p 0 inside the margins or for identical values, 1 outside).
  */
 export function equivalenceTest(
   baseline: readonly number[],
@@ -114,10 +114,13 @@ export function equivalenceTest(
   const low = logs ? Math.log1p(-Math.min(o.minEffect, 1 - 1e-12)) : -o.minEffect * Math.abs(ma)
   const high = logs ? Math.log1p(o.minEffect) : o.minEffect * Math.abs(ma)
   const out = { difference, low, high }
-  if (a.length < 2 || b.length < 2 || !(high > low)) return { ...out, pValue: a.length < 2 || b.length < 2 ? null : 1 }
+  if (a.length < 2 || b.length < 2) return { ...out, pValue: null }
   const va = variance(a) / a.length
   const vb = variance(b) / b.length
   const se = Math.sqrt(va + vb)
+  // Every value of both sides the same (an error rate of 0 throughout): no change at all, whatever the margins.
+  if (!(se > 0) && difference === 0) return { ...out, pValue: 0 }
+  if (!(high > low)) return { ...out, pValue: 1 }
   if (!(se > 0)) return { ...out, pValue: difference > low && difference < high ? 0 : 1 }
   const df = ((va + vb) * (va + vb)) / ((va * va) / (a.length - 1) + (vb * vb) / (b.length - 1))
   return { ...out, pValue: Math.max(upperT((difference - low) / se, df), upperT((high - difference) / se, df)) }
@@ -334,7 +337,8 @@ export function decideComparison(
     const could =
       detectable === null
         ? ''
-        : `; could have found +${detectable.increasePercent.toFixed(1)}% or -${detectable.decreasePercent.toFixed(1)}% ` +
+        : `; could have found +${detectable.increasePercent.toFixed(1)}% ` +
+          `or -${detectable.decreasePercent.toFixed(1)}% ` +
           `with ${DETECTION_POWER * 100}% power`
     return { ...base, detectable, decision: 'undecided', reason: `undecided${change}: ${why}${could}` }
   })

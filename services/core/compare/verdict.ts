@@ -205,7 +205,8 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
     o.test === 'welch'
       ? "Welch's t asked for: the sequential design's test"
       : `Mann-Whitney's smallest p with so few, ${minimumTwoSidedP(a.length, b.length).toFixed(3)}, ` +
-        `cannot survive the adjustment over a comparison's figures (it needs ${(o.alpha / MW_FAMILY_DIVISOR).toFixed(4)})`
+        "cannot survive the adjustment over a comparison's figures " +
+        `(it needs ${(o.alpha / MW_FAMILY_DIVISOR).toFixed(4)})`
   if (o.logScale && [...a, ...b].every((x) => x > 0)) {
     // On logarithms: the difference of mean logs is the log of the ratio of geometric means.
     const w = welchTTest(b.map(Math.log), a.map(Math.log), o.confidenceLevel)

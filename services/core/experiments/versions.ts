@@ -82,10 +82,6 @@ export function parseVersion(text: string): ParsedVersion {
   return { text, numbers, pre, flavor: flavor.join('-') }
 }
 
-export function isPrerelease(v: string): boolean {
-  return parseVersion(v).pre !== null
-}
-
 /** Natural order (see the file comment); a total order, ties broken by the text. */
 export function compareVersions(a: string, b: string): number {
   const x = parseVersion(a)
