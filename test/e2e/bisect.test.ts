@@ -11,7 +11,7 @@
  * the coordinator's output.
  *
  * A 10 ms scan against sub-millisecond ones is far beyond any noise: runs of
- * one second at 400 ops/s suffice, and the wiring is what is tested. The
+ * 240 operations at 400 ops/s suffice, and the wiring is what is tested. The
  * statistics are proved on seeded samples (test/unit/sequential-design.test.ts,
  * test/unit/bisect.test.ts).
  */

@@ -8,7 +8,7 @@
  *    second look, and no more rounds run;
  *  - no change (two identical setups), every figure to decide at the default
  *    minEffect of 1 %: not all can be proven unchanged within 1 % by 4 runs
- *    of a second, so it runs to max and says, for what stays undecided, what
+ *    of 240 operations, so it runs to max and says, for what stays undecided, what
  *    it could have found.
  *
  * comparison.md and the stored state say how many runs each setup took and
@@ -64,7 +64,7 @@ test(
       binding: 'memory',
       threads: 2,
       target: 400,
-      seconds: 1,
+      operations: 240,
       workloads: [
         {
           file: 'workloada',
