@@ -339,7 +339,7 @@ export function decideComparison(
         ? ''
         : `; could have found +${detectable.increasePercent.toFixed(1)}% ` +
           `or -${detectable.decreasePercent.toFixed(1)}% ` +
-          `with ${DETECTION_POWER * 100}% power`
+          `with ${DETECTION_POWER * 100}% power (Welch's t at ${fmtP(c.alpha)})`
     return { ...base, detectable, decision: 'undecided', reason: `undecided${change}: ${why}${could}` }
   })
   return {
