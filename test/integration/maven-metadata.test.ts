@@ -89,10 +89,8 @@ test('the versions between good and bad, as Maven Central lists them, before any
   const env = { BENCHSTREAM_DATA_DIR: te.dataDir }
   const args = ['experiment', 'bisect', planFile(), '--maven-repo', `${repo}/central`]
   const r = await cli(env, [...args, '--good', '2.5.6-hadoop3', '--bad', '2.5.11-hadoop3'])
-  assert.match(
-    r.stderr,
-    /bisecting 5 versions \(maven:org\.apache\.hbase:hbase-server\): 2\.5\.6-hadoop3, 2\.5\.7-hadoop3, 2\.5\.8-hadoop3, 2\.5\.10-hadoop3, 2\.5\.11-hadoop3/,
-  )
+  const listed = ['2.5.6', '2.5.7', '2.5.8', '2.5.10', '2.5.11'].map((v) => `${v}-hadoop3`).join(', ')
+  assert.ok(r.stderr.includes(`bisecting 5 versions (maven:org.apache.hbase:hbase-server): ${listed}`), r.stderr)
   // Then it needs a server, and says so (a usage error: exit 2).
   assert.equal(r.code, 2)
   assert.match(r.stderr, /BS_ERR_USAGE: an experiment needs a running server/)
@@ -126,7 +124,7 @@ test('a repository that answers something else is refused, saying what it sent',
   assert.equal(gone.code, 1)
   assert.match(
     gone.stderr,
-    /BS_ERR_VERSIONS: .*\/nothing\/org\/apache\/hbase\/hbase-server\/maven-metadata\.xml: no such artifact \(HTTP 404\)/,
+    /BS_ERR_VERSIONS: .*\/nothing\/org\/apache\/hbase\/hbase-server\/maven-metadata\.xml: no such artifact \(HTTP 404/,
   )
   const html = await bisect('html')
   assert.match(
