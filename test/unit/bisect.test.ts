@@ -133,7 +133,9 @@ function bisectWith(list: string[], oracle: Oracle): BisectState {
       return b
     }
     const version = next.kind === 'ends' ? b.bad : next.version
-    const step = stepState(`b-s${b.chain.length}`, stepPlan(p, b, version), oracle(version))
+    // The step's plan as stepPlan makes it, less its checks (tested below): good first, the version tried second.
+    const sp: Plan = { ...p, setups: [{ name: b.good }, { name: version }] }
+    const step = stepState(`b-s${b.chain.length}`, sp, oracle(version))
     b.chain.push({ version, ends: next.kind === 'ends', experiment: step.id, ...classifyStep(step, b.figures) })
   }
   throw new Error('no end')
