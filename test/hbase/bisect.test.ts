@@ -47,6 +47,7 @@ const HBASE_ENV = [
   'HBASE_MASTER_INFO_PORT',
   'HBASE_RS_INFO_PORT',
   'HBASE_BLOCKCACHE_SIZE',
+  'HBASE_START_TIMEOUT',
 ]
 
 const id = `hbb-${Date.now().toString(36)}`
@@ -81,7 +82,11 @@ async function onFreePorts(s: Setup, base: string): Promise<Setup> {
     text = text.replace(new RegExp(`\\b${env[v]}\\b`, 'g'), String(ports[i]))
   })
   text = text.replaceAll('.benchstream/hbase-bisect/', `${base}/`)
-  return JSON.parse(text) as Setup
+  const copy = JSON.parse(text) as Setup
+  // Two HBases starting on a busy two-core machine may take minutes to be ready.
+  for (const step of Object.values(copy.steps ?? {})) step.env = { ...step.env, HBASE_START_TIMEOUT: '600' }
+  copy.steps!.start!.ready = { ...copy.steps!.start!.ready, timeoutS: 600 }
+  return copy
 }
 
 after(async () => {
