@@ -3,14 +3,14 @@
  * on two cores, more when the releases' jars are fetched first): the plan
  * experiments/hbase-bisect.yaml, its versions the -hadoop3 builds of
  * org.apache.hbase:hbase-server that Maven Central's maven-metadata.xml lists
- * between 2.5.6-hadoop3 and 2.5.11-hadoop3 (2.5.6, 2.5.7, 2.5.8, 2.5.10, 2.5.11:
- * 2.5.9 has none), and a regression of known origin: from 2.5.10-hadoop3 on, a
+ * between 2.5.5-hadoop3 and 2.5.10-hadoop3 (2.5.5, 2.5.6, 2.5.7, 2.5.8, 2.5.10:
+ * 2.5.9 has none), and a regression of known origin: from 2.5.8-hadoop3 on, a
  * block cache of almost nothing (HBASE_BLOCKCACHE_SIZE 0.001, through the
  * plan's versions.from). `benchstream experiment bisect` with one agent (real
  * YCSB 0.17.0 through the bridge, the HBases started, flushed and stopped by
- * deploy/local/hbase.sh, allowed by name) must find 2.5.10-hadoop3: the ends
- * (2.5.11 against 2.5.6) regress on the server cache-hit ratio, 2.5.8 is
- * proven unchanged, 2.5.10 regresses. Every step is an experiment of its own
+ * deploy/local/hbase.sh, allowed by name) must find 2.5.8-hadoop3: the ends
+ * (2.5.10 against 2.5.5) regress on the server cache-hit ratio, 2.5.7 is
+ * proven unchanged, 2.5.8 regresses. Every step is an experiment of its own
  * with two HBases side by side, each release in a data folder of its own.
  *
  * The plan is the example's, on free ports, its data folders under the test's
@@ -33,8 +33,8 @@ import { startServer, type Server } from '../../services/server/main.js'
 import { testEnv, type TestEnv } from '../helpers/env.js'
 import { freePorts } from '../helpers/hbase.js'
 
-const GOOD = '2.5.6-hadoop3'
-const BAD = '2.5.11-hadoop3'
+const GOOD = '2.5.5-hadoop3'
+const BAD = '2.5.10-hadoop3'
 /** The whole bisection at most: three steps, six HBase starts, fetches of four releases. */
 const TIMEOUT_MS = 90 * 60_000
 const PORT_VARS = ['HBASE_ZK_PORT', 'HBASE_MASTER_PORT', 'HBASE_RS_PORT', 'HBASE_RS_INFO_PORT'] as const
@@ -122,7 +122,7 @@ after(async () => {
 })
 
 test(
-  `bisect over real HBase releases ${GOOD} .. ${BAD} from Maven Central finds 2.5.10-hadoop3, the release from ` +
+  `bisect over real HBase releases ${GOOD} .. ${BAD} from Maven Central finds 2.5.8-hadoop3, the release from ` +
     'which the block cache is almost nothing',
   { timeout: TIMEOUT_MS + 5 * 60_000 },
   async () => {
@@ -197,7 +197,7 @@ test(
     const s = (await (await fetch(`${svc.apiUrl}/api/v1/experiments/${id}`)).json()) as ExperimentState
     writeFileSync(join(dir, 'bisection.json'), JSON.stringify(s, null, 2))
     const b = s.bisect!
-    assert.deepEqual(b.versions, [GOOD, '2.5.7-hadoop3', '2.5.8-hadoop3', '2.5.10-hadoop3', BAD])
+    assert.deepEqual(b.versions, [GOOD, '2.5.6-hadoop3', '2.5.7-hadoop3', '2.5.8-hadoop3', BAD])
     assert.equal(b.source, 'maven:org.apache.hbase:hbase-server')
     for (const step of b.chain) {
       const e = (await (await fetch(`${svc.apiUrl}/api/v1/experiments/${step.experiment}`)).json()) as ExperimentState
@@ -211,14 +211,14 @@ test(
       b.chain.map((x) => [x.version, x.outcome]),
       [
         [BAD, 'bad'],
-        ['2.5.8-hadoop3', 'good'],
-        ['2.5.10-hadoop3', 'bad'],
+        ['2.5.7-hadoop3', 'good'],
+        ['2.5.8-hadoop3', 'bad'],
       ],
     )
     assert.deepEqual(b.result && [b.result.kind, b.result.firstBad, b.result.lastGood], [
       'found',
-      '2.5.10-hadoop3',
       '2.5.8-hadoop3',
+      '2.5.7-hadoop3',
     ])
   },
 )
