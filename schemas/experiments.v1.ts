@@ -610,7 +610,7 @@ export const FigureDecision = Type.Object({
 })
 export type FigureDecision = Static<typeof FigureDecision>
 
-export const STOP_REASONS = ['decided', 'max', 'budget', 'fixed', 'unknown figure', 'interrupted'] as const
+export const STOP_REASONS = ['decided', 'max', 'budget', 'fixed', 'unknown figure', 'no runs', 'interrupted'] as const
 export type StopReason = (typeof STOP_REASONS)[number]
 
 /** A comparison's figures at its last look, and why no more repetitions were run. */

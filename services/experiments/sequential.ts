@@ -93,6 +93,9 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, now: ()
     let undecided = 0
     const unknown = new Set<string>()
     const problems: string[] = []
+    // A setup with no complete run after a whole round (its start step failed, its runs all failed): more rounds
+    // would only run the other setups again.
+    let noRuns = false
     for (const pair of comparePairs(plan)) {
       const a = comparedRuns(state, pair.baseline, w)
       const b = comparedRuns(state, pair.candidate, w)
@@ -102,6 +105,7 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, now: ()
             `no complete run of ${a.length === 0 ? pair.baseline : pair.candidate}`,
         )
         undecided++
+        noRuns = true
         continue
       }
       try {
@@ -130,6 +134,7 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, now: ()
     const nowMs = now()
     let stop: StopReason | null = null
     if (unknown.size > 0) stop = 'unknown figure'
+    else if (noRuns) stop = 'no runs'
     else if (undecided === 0) stop = 'decided'
     else if (round >= design.max) stop = 'max'
     else if (budgetMs !== undefined && nowMs - state.createdAtMs >= budgetMs * 1000) stop = 'budget'
@@ -163,6 +168,7 @@ const STOP_TEXT: Record<StopReason, string> = {
   budget: 'time budget spent',
   fixed: 'fixed repetitions',
   'unknown figure': 'a named figure is in no comparison',
+  'no runs': 'a setup has no complete run',
   interrupted: 'interrupted',
 }
 

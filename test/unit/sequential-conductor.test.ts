@@ -41,6 +41,8 @@ class OneAgentBus implements ControlBus {
   readonly rejected = 0
   private handlers: ControlBusHandlers | undefined
   private readonly ready = new Map<string, Assign>()
+  /** Lifecycle steps of this setup fail. */
+  constructor(private readonly failingSetup?: string) {}
   async start(h: ControlBusHandlers): Promise<void> {
     this.handlers = h
     this.beat()
@@ -53,7 +55,9 @@ class OneAgentBus implements ControlBus {
       if (m.run !== undefined) {
         this.ready.set(m.assignment, m)
         this.status(m, 'ready')
-      } else this.status(m, 'ended')
+      } else if (m.step !== undefined && m.assignment.includes(`/${this.failingSetup}/`))
+        this.status(m, 'failed', { detail: 'exit 1', output: 'hbase.sh: cannot start' })
+      else this.status(m, 'ended')
     } else if (m.type === 'go')
       for (const id of m.assignments) {
         const a = this.ready.get(id)
@@ -95,7 +99,7 @@ class OneAgentBus implements ControlBus {
           bindings: ['memory'],
           ycsbBindings: [],
           workloads: ['workloada'],
-          commands: [],
+          commands: ['x'],
           env: [],
           profileTargets: [],
         },
@@ -243,12 +247,19 @@ function plan(repetitions: Plan['repetitions'], extra: Record<string, unknown> =
   )
 }
 
-async function rig(factor: number, p: Plan, id: string, clock = { offsetMs: 0 }, onCompare?: () => void) {
+async function rig(
+  factor: number,
+  p: Plan,
+  id: string,
+  clock = { offsetMs: 0 },
+  onCompare?: () => void,
+  failingSetup?: string,
+) {
   const store = new MemoryStore()
   const runs = new SyntheticRuns(factor, onCompare)
   const files = new Map<string, string>()
   const c = new Conductor({
-    bus: new OneAgentBus(),
+    bus: new OneAgentBus(failingSetup),
     store,
     runs,
     now: () => Date.now() + clock.offsetMs,
@@ -356,6 +367,23 @@ test('a time budget stops adding rounds; a named figure no comparison has stops 
   )
   assert.match(odd.state.notes.join('\n'), /no comparison has the figures SCAN p05 \(did you mean SCAN p50 \(µs\)\?\)/)
   assert.deepEqual(odd.state.comparisons[0]!.decisions!.unknown, ['SCAN p05 (did you mean SCAN p50 (µs)?)'])
+})
+
+test('a setup without a complete run after a round: no more rounds, and the look says why', async () => {
+  const p = plan(
+    { min: 3, max: 8 },
+    {
+      setups: [{ name: 'A' }, { name: 'B', steps: { start: { agent: 'a1', command: 'x' } } }],
+    },
+  )
+  const { state } = await rig(1, p, 'seq-fail', undefined, undefined, 'B')
+  assert.deepEqual(
+    state.looks!.map((l) => [l.round, l.stop]),
+    [[3, 'no runs']],
+  )
+  assert.equal(state.cells.length, 6)
+  assert.match(state.looks![0]!.detail!, /A vs B: no complete run of B/)
+  assert.match(state.comparisons[0]!.error ?? '', /no complete run of B/)
 })
 
 test('a look is a function of the stored state: looking again adds nothing, a copy comes to the same', async () => {

@@ -349,6 +349,7 @@
     budget: 'time budget spent',
     fixed: 'fixed repetitions',
     'unknown figure': 'a named figure is in no comparison',
+    'no runs': 'a setup has no complete run',
     interrupted: 'interrupted',
   }
 
