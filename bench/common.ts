@@ -176,8 +176,13 @@ export function parseFlags<S extends Record<string, FlagSpec>>(
   return out as Flags<S>
 }
 
-/** Runs a bench's main, printing coded errors without a stack trace. */
+/**
+ * Runs a bench's main, printing coded errors without a stack trace. Its first line on stdout names the Node.js
+ * that runs it (and every process it starts with process.execPath): figures from Node 20 and Node 24 are compared
+ * side by side (`BENCH_NODE=/usr/bin/node npm run bench:...`), so each result block says which it is.
+ */
 export function runMain(main: () => Promise<void>): void {
+  process.stdout.write(`Node.js ${process.version} (${process.execPath})\n`)
   main().then(
     () => process.exit(0),
     (err: unknown) => {

@@ -510,9 +510,22 @@ export const ReportedClient = Type.Object({
 export type ReportedClient = Static<typeof ReportedClient>
 
 /** The final reports of one run's clients. */
+/** A datastore's cache counters over a run, per sampler source: growth summed over the clients that sampled. */
+const ServerCacheFigure = Type.Object({
+  source: Type.String(),
+  hits: Type.Number(),
+  misses: Type.Number(),
+  ratio: Type.Union([Type.Number(), Type.Null()]),
+})
+
 export const ReportedRun = Type.Object({
   runId: Type.String(),
   clients: Type.Array(ReportedClient),
+  /**
+   * The datastore's cache counters sampled beside the clients (`driver: pe`'s region server /jmx, as for a run with
+   * events); absent when none were sampled.
+   */
+  serverCache: Type.Optional(Type.Array(ServerCacheFigure)),
 })
 export type ReportedRun = Static<typeof ReportedRun>
 
@@ -537,6 +550,8 @@ export const ReportedRunReport = Type.Object({
   /** True with more than one client: the percentiles are in perClient only. */
   percentilesPerClient: Type.Boolean(),
   perClient: Type.Array(ReportedClient),
+  /** The datastore's cache counters over the run, when they were sampled (ReportedRun.serverCache). */
+  serverCache: Type.Optional(Type.Array(ServerCacheFigure)),
 })
 export type ReportedRunReport = Static<typeof ReportedRunReport>
 
@@ -697,7 +712,8 @@ export const ComparedFigure = Type.Object({
   reason: Type.String(),
   /**
    * Smallest step of the figure as printed, µs: 1000 for the whole-ms percentiles of YCSB before 0.4.0 (a change
-   * smaller than this is never called), 0 when exact or finer than the figure.
+   * smaller than this is never called; a center or value of 0 is a printed 0 ms, any latency under 1 ms, and the
+   * tables print it `< 1 ms`), 0 when exact or finer than the figure.
    */
   resolutionUs: Type.Number(),
   /**
@@ -792,6 +808,8 @@ export const ReleaseComparison = Type.Object({
       throttle: Nullable(Type.Object({ baseline: SideThrottle, candidate: SideThrottle })),
       /** Runs of this pair that are summary runs (figures as YCSB reported them), per side. */
       reportedRuns: Type.Object({ baseline: Type.Integer(), candidate: Type.Integer() }),
+      /** Who printed the summary runs' figures: `ycsb` (YCSB's reports), `pe` (HBase PerformanceEvaluation). */
+      reportedBy: Type.Optional(Type.Array(Type.Union([Type.Literal('ycsb'), Type.Literal('pe')]))),
     }),
   ),
   /** Workloads (or --by values) one side only has, and pairs with nothing to compare, each with why. */
@@ -829,6 +847,11 @@ export const ReleaseHistory = Type.Object({
       center: Nullable(Type.Number()),
       /** Change from the previous point, percent. */
       changePercent: Nullable(Type.Number()),
+      /**
+       * Smallest step of the figure as printed, µs, as ComparedFigure.resolutionUs: 1000 when a run's figure is a
+       * percentile YCSB printed in whole ms (a value of 0 is then under 1 ms, not 0 µs), 0 when exact.
+       */
+      resolutionUs: Type.Number(),
     }),
   ),
   changePoints: Type.Array(

@@ -449,7 +449,8 @@ const latencyFigure = (description: string) => Type.Optional(Type.Number({ minim
 /**
  * SUMMARY_REPORT body (kind 6): UTF-8 JSON of SummaryReportBody. One client's
  * final report as YCSB printed it (text exporter, JSON exporters, or the
- * report after raw data), every figure *reported*, not computed by
+ * report after raw data), or one client of an HBase PerformanceEvaluation
+ * test as PE printed it (format `pe`), every figure *reported*, not computed by
  * Benchstream: its percentiles cannot be merged with other clients' (the p99
  * of a union is not a function of the parts' p99s), so they are stored per
  * client. `atUs` is when the report was imported (an old report carries no
@@ -463,8 +464,8 @@ export const SummaryReportBody = Type.Object(
       description: 'µs since the Unix epoch when the report was imported, inside the accepted event-time range',
     }),
     source: Type.String({ maxLength: 1024, description: 'the file the report came from, at most 1024 characters' }),
-    format: Type.Enum(['text', 'json-array', 'json-objects', 'raw'], {
-      description: 'text, json-array, json-objects or raw',
+    format: Type.Enum(['text', 'json-array', 'json-objects', 'raw', 'pe'], {
+      description: "text, json-array, json-objects or raw (YCSB's), or pe (HBase PerformanceEvaluation's output)",
     }),
     runtimeMs: Type.Optional(
       Type.Number({ minimum: 0, maximum: 10 * 365 * 86400e3, description: '[OVERALL] RunTime(ms), at most ten years' }),

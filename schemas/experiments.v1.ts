@@ -231,7 +231,9 @@ export const PlanVersions = Type.Object(
 )
 export type PlanVersions = Static<typeof PlanVersions>
 
-export const DRIVERS = ['benchstream', 'ycsb'] as const
+// pe: HBase's PerformanceEvaluation (`hbase pe --nomapred <test> <threads>`), its binding the agent's allowed
+// command that is HBase's bin/hbase, its workloads PE's tests; docs/guides/experiments.md#driver-pe.
+export const DRIVERS = ['benchstream', 'ycsb', 'pe'] as const
 export const LOAD_MODES = ['setup', 'run', 'none'] as const
 export const ORDERS = ['interleaved', 'grouped'] as const
 
@@ -241,11 +243,17 @@ export const Plan = Type.Object(
     name: id('the experiment name; each run of the plan gets an id <name>-<time>'),
     description: Type.Optional(Type.String({ maxLength: 4096 })),
     driver: Type.Optional(
-      literals(DRIVERS, "benchstream (the project's driver, default) or ycsb (real YCSB through the bridge)"),
+      literals(
+        DRIVERS,
+        "benchstream (the project's driver, default), ycsb (real YCSB through the bridge) or pe (HBase's " +
+          'PerformanceEvaluation, hbase pe)',
+      ),
     ),
     binding: Type.String({
       pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
-      description: "the binding: one of the driver's (memory, redis, postgres) or YCSB's -db (redis, hbase, a class)",
+      description:
+        "the binding: one of the driver's (memory, redis, postgres), YCSB's -db (redis, hbase, a class), or for " +
+        "driver pe the agents' allowed command that is HBase's bin/hbase (--allow-command hbase=PATH)",
     }),
     clients: Type.Union(
       [
@@ -365,7 +373,7 @@ export type Plan = Static<typeof Plan>
 
 /** What an agent may run, as its own command line allows it. */
 export const AgentCapabilities = Type.Object({
-  drivers: Type.Array(literals(DRIVERS), { maxItems: 2 }),
+  drivers: Type.Array(literals(DRIVERS), { maxItems: 3 }),
   /** Bindings of the Benchstream driver. */
   bindings: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 64 }),
   /** YCSB -db names it can run (its bindings, or ours). */
@@ -415,6 +423,25 @@ export const AgentHeartbeat = Type.Object(
   { additionalProperties: false },
 )
 export type AgentHeartbeat = Static<typeof AgentHeartbeat>
+
+/**
+ * An agent starting under a name asks whether the name is taken, before its first heartbeat. A live agent of that
+ * name answers with a heartbeat at once (the newcomer then refuses to start); two agents claiming one name at the
+ * same moment keep the lower instance id (services/core/experiments/agent-name.ts). Coordinators ignore claims.
+ */
+export const AgentClaim = Type.Object(
+  {
+    type: Type.Literal('agent.claim'),
+    ...common,
+    agent: id('agent name'),
+    instance: Type.String({ pattern: '^[A-Za-z0-9-]{8,64}$' }),
+    host: Type.String({ maxLength: 256 }),
+    pid: Type.Integer({ minimum: 0 }),
+    version: Type.String({ maxLength: 64 }),
+  },
+  { additionalProperties: false },
+)
+export type AgentClaim = Static<typeof AgentClaim>
 
 /** What a client of a run is to do: the driver's command line in parts, every value checked by the agent again. */
 export const RunSpec = Type.Object(
@@ -524,7 +551,31 @@ export const AssignmentStatus = Type.Object(
 )
 export type AssignmentStatus = Static<typeof AssignmentStatus>
 
-export const ControlMessage = Type.Union([AgentHeartbeat, Assign, Go, Cancel, AssignmentStatus])
+/**
+ * The coordinator's own heartbeat: read back from the topic, it tells the coordinator how far the topic has got on
+ * the broker's clock, so that an agent is judged silent only against what the coordinator has heard, never because
+ * the coordinator's own link was down. Agents ignore it.
+ */
+export const CoordinatorHeartbeat = Type.Object(
+  {
+    type: Type.Literal('coordinator.heartbeat'),
+    ...common,
+    /** One per coordinator process. */
+    coordinator: Type.String({ pattern: '^[A-Za-z0-9-]{8,64}$' }),
+  },
+  { additionalProperties: false },
+)
+export type CoordinatorHeartbeat = Static<typeof CoordinatorHeartbeat>
+
+export const ControlMessage = Type.Union([
+  AgentHeartbeat,
+  AgentClaim,
+  Assign,
+  Go,
+  Cancel,
+  AssignmentStatus,
+  CoordinatorHeartbeat,
+])
 export type ControlMessage = Static<typeof ControlMessage>
 /** A control message is one JSON object of at most this many bytes; larger ones are refused, counted and logged. */
 export const MAX_CONTROL_MESSAGE_BYTES = 64 * 1024
@@ -553,7 +604,10 @@ export const Attempt = Type.Object({
   startSkewMs: Type.Union([Type.Number(), Type.Null()]),
   /** The largest clock offset among its clients, ms (absolute). */
   maxClockOffsetMs: Type.Union([Type.Number(), Type.Null()]),
-  /** Operations counted in ClickHouse, and what the drivers said they sent. */
+  /**
+   * Operations counted in ClickHouse, and what the drivers said they sent; for a summary run (driver pe), the
+   * operations its clients reported, and sent null (no events).
+   */
   counted: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   sent: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   reason: Type.Optional(Type.String({ maxLength: 4096 })),
@@ -574,7 +628,8 @@ export type Cell = Static<typeof Cell>
 
 export const StepRecord = Type.Object({
   setup: Type.String({ maxLength: 64 }),
-  phase: Type.String({ maxLength: 16 }),
+  /** A step's phase, per workload for loads: `start`, `load:<workload>`, `loaded:<workload>` (a workload name: 64). */
+  phase: Type.String({ maxLength: 80 }),
   agent: Type.String({ maxLength: 64 }),
   state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
   atMs: Type.Number(),
@@ -654,6 +709,17 @@ export const ComparisonRecord = Type.Object({
   /** Files written into the experiment's folder, relative to it. */
   files: Type.Array(Type.String({ maxLength: 256 }), { maxItems: 8 }),
   error: Type.Optional(Type.String({ maxLength: 4096 })),
+  /**
+   * Figures shown without a verdict (too few runs or windows, a side without the figure): `SCAN p50 +14,928%` and
+   * the samples each side had, `2 + 3` (services/core/compare/decision.ts). Absent in states stored before it.
+   */
+  untested: Type.Optional(
+    Type.Array(Type.Object({ figure: Type.String({ maxLength: 256 }), n: Type.String({ maxLength: 64 }) }), {
+      maxItems: 512,
+    }),
+  ),
+  /** Workloads asked for and not compared (one side only has them), with why. */
+  notCompared: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 64 })),
   /** Each figure decided or not, and why the repetitions stopped (absent in states stored before it existed). */
   decisions: Type.Optional(Decisions),
 })
@@ -735,6 +801,25 @@ export const ExperimentState = Type.Object(
 export type ExperimentState = Static<typeof ExperimentState>
 /** Largest stored state, bytes of JSON (a plan of 20,000 cells fits). */
 export const MAX_EXPERIMENT_STATE_BYTES = 8 * 1024 * 1024
+
+export const EXPERIMENT_OUTCOMES = ['running', 'regression', 'no regression', 'undecided', 'nothing compared'] as const
+
+/**
+ * What an experiment decided, as comparison.md, `experiment run|resume|status` and the experiment page headline it
+ * (services/core/experiments/decision.ts): `lead` is the headline's first words (`Undecided:`), `text` the rest.
+ */
+export const ExperimentDecision = Type.Object({
+  outcome: literals(EXPERIMENT_OUTCOMES),
+  lead: Type.String(),
+  text: Type.String(),
+  /** `lead text`: the headline as one line. */
+  headline: Type.String(),
+  /** Per comparison, what regressed: `B vs A, workloada: SCAN p50 (µs)`. */
+  regressions: Type.Array(Type.String()),
+  /** Why it is undecided, a few words each; empty when decided. */
+  undecided: Type.Array(Type.String()),
+})
+export type ExperimentDecision = Static<typeof ExperimentDecision>
 
 export const ExperimentIdParams = Type.Object({ id: id('experiment id') })
 export type ExperimentIdParams = Static<typeof ExperimentIdParams>

@@ -4,13 +4,17 @@
 // started here on a private port and data directory, stopped at the end;
 // ClickHouse is the embedded engine, one data directory per test file).
 // Every test in these tiers asserts what holds however busy the machine is.
-// Three more tiers, asked for by name only: timing (figures that depend on
+// More tiers, asked for by name only: timing (figures that depend on
 // wall-clock time: rates at a target, alert latency, sampling rates; npm run
 // test:timing), hbase (real HBases and YCSB; npm run test:hbase), clients (the
 // query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
-// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients)
-// and cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
-// test:cluster).
+// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients),
+// cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
+// test:cluster), server (server mode, CLICKHOUSE_URL, against a ClickHouse server stand-in started
+// here with deploy/local/clickhouse.sh; npm run test:server), distributed (agents, coordinator and brokers
+// each in a network namespace of their own, links with latency, cut and healed; root; npm run test:distributed) and
+// guides (each guide's first block of commands on a fresh copy of the checkout, with brokers of its own; npm run
+// test:guides).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -19,9 +23,16 @@
 //                                     and YCSB, about 10 minutes
 //   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
 //   node test/run.mjs clients         JDBC and Python query tools, about a minute once they are fetched
+//   node test/run.mjs guides          each docs/guides/*.md's first ```sh block on a fresh copy,
+//                                     private ports, one guide after the other; several minutes
 //   node test/run.mjs cluster         a 3-node KRaft cluster (deploy/local/kafka.sh, KAFKA_BROKERS_COUNT=3) on
 //                                     TEST_KAFKA_CLUSTER_PORT (default 19192..19194, controllers +3) instead
 //                                     of the single broker; about two minutes
+//   node test/run.mjs server          test/server/ against a broker and a ClickHouse server stand-in of their own
+//                                     (TEST_CLICKHOUSE_HTTP_PORT / TEST_CLICKHOUSE_TCP_PORT, default free ports),
+//                                     one file at a time (one kills the ClickHouse server)
+//   node test/run.mjs distributed     network namespaces on a bridge, a 3-broker cluster in them, faults of
+//                                     the links (deploy/local/netns.sh); root; about 8 minutes
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -33,14 +44,17 @@
 // (no extra broker versions then).
 import { spawnSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster']
-// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients and cluster are asked for by name.
+const clickhouseSh = path.join(root, 'deploy/local/clickhouse.sh')
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'server', 'distributed', 'guides']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients, cluster, server, distributed and guides are
+// asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
@@ -48,7 +62,7 @@ const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // About 1.5 minutes against 3.9.1 on two cores, broker start included;
 // `npm run test:kafka-3.9` runs integration and e2e entirely against 3.9.1.
 const KAFKA_FILES = ['kafka-compat', 'processor-resilience']
-// Files that restart or load the shared broker for what they check: they run alone, before the others.
+// Files that restart or load the shared broker for what they check: they run before the others, beside the unit tier.
 const EXCLUSIVE_FILES = ['processor-resilience']
 // The other integration and e2e files run this many at a time: every test has its own topics, consumer groups,
 // ports and data directories, and most of a test's time is waiting (for windows to close, for a group to form).
@@ -92,16 +106,22 @@ const testFiles = (tier, filter) => {
         .map((f) => path.join(dir, f))
     : []
 }
-// The cluster tier runs against a cluster of its own, after the others (which share the single broker).
+// The cluster tier runs against a cluster of its own, after the others (which share the single broker); the server
+// tier against a broker and a ClickHouse server of its own, after those; the distributed tier starts its own brokers,
+// in network namespaces it makes.
 const pick = (list) => list.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
-const files = pick(tiers.filter((t) => t !== 'cluster'))
+const files = pick(tiers.filter((t) => !['cluster', 'server', 'distributed'].includes(t)))
 const clusterFiles = tiers.includes('cluster') ? pick(['cluster']) : []
-if (files.length === 0 && clusterFiles.length === 0) {
+const serverFiles = tiers.includes('server') ? pick(['server']) : []
+const distributedFiles = tiers.includes('distributed') ? pick(['distributed']) : []
+if (files.length === 0 && clusterFiles.length === 0 && serverFiles.length === 0 && distributedFiles.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
   process.exit(1)
 }
 
-const needsKafka = tiers.some((t) => t !== 'unit' && t !== 'cluster') && files.length > 0
+// The guides tier starts its brokers itself, as a newcomer's `benchstream server` does (no shared test broker).
+const needsKafka =
+  tiers.some((t) => !['unit', 'cluster', 'server', 'distributed', 'guides'].includes(t)) && files.length > 0
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
 if (
@@ -130,12 +150,23 @@ const kafkaFiles = tiers.includes('integration')
   ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`)))
   : []
 
-if (needsKafka || clusterFiles.length > 0) {
-  // Java/Maven (Kafka), redis-server, postgresql, promtool: installed if missing.
+if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0 || tiers.includes('guides')) {
+  // Java/Maven (Kafka), redis-server, postgresql, promtool, a C compiler and curl (clickhouse.sh): installed if
+  // missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
   if (deps.status !== 0) {
     console.error('could not install the system packages the integration tests need (see above)')
     process.exit(1)
+  }
+}
+if (distributedFiles.length > 0) {
+  // iptables, faketime, Toxiproxy (deploy/local/distributed-deps.sh), and what a broker needs.
+  for (const script of ['system-deps.sh', 'distributed-deps.sh']) {
+    const deps = spawnSync('bash', [path.join(root, 'deploy/local', script)], { stdio: 'inherit' })
+    if (deps.status !== 0) {
+      console.error(`could not install what the distributed tier needs (deploy/local/${script}, see above)`)
+      process.exit(1)
+    }
   }
 }
 
@@ -233,6 +264,50 @@ function startCluster(nodes) {
   }
 }
 
+/** A TCP port free on the loopback now (the kernel's choice). */
+async function freePort() {
+  const srv = net.createServer()
+  await new Promise((resolve, reject) => srv.once('error', reject).listen(0, '127.0.0.1', resolve))
+  const { port } = srv.address()
+  await new Promise((resolve) => srv.close(resolve))
+  return port
+}
+
+/**
+ * Starts the ClickHouse server stand-in (deploy/local/clickhouse.sh: clickhouse-local's main from npm chdb's
+ * libchdb.so, with its HTTP and native listeners) on free ports in a fresh data dir; undefined if it cannot. The
+ * tests kill and start it through clickhouse.sh with TEST_CLICKHOUSE_* (kill, start: same data).
+ */
+async function startClickHouse() {
+  const httpPort = Number(process.env.TEST_CLICKHOUSE_HTTP_PORT || (await freePort()))
+  const tcpPort = Number(process.env.TEST_CLICKHOUSE_TCP_PORT || (await freePort()))
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'benchstream-test-clickhouse-'))
+  const env = {
+    ...process.env,
+    CLICKHOUSE_HTTP_PORT: String(httpPort),
+    CLICKHOUSE_TCP_PORT: String(tcpPort),
+    CLICKHOUSE_DATA_DIR: dataDir,
+  }
+  const r = spawnSync('bash', [clickhouseSh, 'start'], { env, stdio: 'inherit' })
+  if (r.status !== 0) {
+    rmSync(dataDir, { recursive: true, force: true })
+    console.error('could not start the ClickHouse server stand-in (deploy/local/clickhouse.sh start, see above)')
+    return undefined
+  }
+  return {
+    testEnv: {
+      CLICKHOUSE_URL: `http://127.0.0.1:${httpPort}`,
+      TEST_CLICKHOUSE_HTTP_PORT: String(httpPort),
+      TEST_CLICKHOUSE_TCP_PORT: String(tcpPort),
+      TEST_CLICKHOUSE_DATA_DIR: dataDir,
+    },
+    stop() {
+      spawnSync('bash', [clickhouseSh, 'stop'], { env, stdio: 'inherit' })
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
 // Human-readable
 // output on stdout; one JSON line per finished test (test/results-reporter.mjs)
 // to count the results and find the slowest from.
@@ -248,8 +323,12 @@ async function runFiles(list, env, concurrency = 1) {
       '--test-force-exit',
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
+      // The results reporter appends to BENCHSTREAM_TEST_RESULTS itself and prints nothing, so its
+      // destination only has to accept nothing. Not /dev/null: Node 24 (not 20) opens a file destination with
+      // { flush: true } and fsyncs it on close, fsync on /dev/null fails with EINVAL, and that unhandled
+      // stream error crashed the runner after the last test (exit 1 on a green run).
       `--test-reporter=${path.join(root, 'test', 'results-reporter.mjs')}`,
-      `--test-reporter-destination=${os.devNull}`,
+      '--test-reporter-destination=stdout',
       ...list,
     ],
     { env: { ...env, BENCHSTREAM_TEST_RESULTS: results }, stdio: 'inherit' },
@@ -269,6 +348,11 @@ async function runFiles(list, env, concurrency = 1) {
 
 const started = Date.now()
 const passes = []
+// Which Node runs the tests (and every process they start with process.execPath): inside npm scripts
+// `node` is node_modules/.bin/node, the Node 24 that npm install brings (package.json optionalDependencies).
+console.log(`# Node.js ${process.version} (${process.execPath})`)
+if (Number(process.versions.node.split('.')[0]) < 24)
+  console.log('# not Node 24, the supported version: npm run test:* and `npx node test/run.mjs ...` run on it')
 {
   // The unit tier is pure: its files run side by side, one per core, and while the broker starts for the others.
   const unitDir = path.join(root, 'dist', 'test', 'unit') + path.sep
@@ -283,15 +367,18 @@ const passes = []
     if (broker === undefined) process.exit(1)
     Object.assign(env, broker.testEnv)
   }
+  const from = Date.now()
+  const alone = otherFiles.filter((f) => EXCLUSIVE_FILES.some((k) => path.basename(f).startsWith(`${k}.`)))
+  // The files that restart the broker need it to themselves, not the machine: they run beside the unit tier, which
+  // uses no broker (most of their time is waiting for a broker to come back and a group to rebalance).
+  const aloneRun = alone.length > 0 ? runFiles(alone, env) : undefined
   if (unitRun !== undefined) {
     passes.push({ label: 'unit', ...(await unitRun) })
     passes.at(-1).seconds = Math.round((Date.now() - started) / 1000)
   }
   if (otherFiles.length > 0) {
-    const from = Date.now()
     const label =
       broker === undefined ? (needsKafka ? `Kafka at ${env.KAFKA_BROKERS}` : 'no Kafka') : `Kafka ${broker.version}`
-    const alone = otherFiles.filter((f) => EXCLUSIVE_FILES.some((k) => path.basename(f).startsWith(`${k}.`)))
     const rank = (f) => {
       const k = LONG_FILES.indexOf(path.basename(f, '.test.js'))
       return k === -1 ? LONG_FILES.length : k
@@ -299,7 +386,7 @@ const passes = []
     const shared = otherFiles.filter((f) => !alone.includes(f)).sort((x, y) => rank(x) - rank(y))
     try {
       const runs = []
-      if (alone.length > 0) runs.push(await runFiles(alone, env))
+      if (aloneRun !== undefined) runs.push(await aloneRun)
       if (shared.length > 0) runs.push(await runFiles(shared, env, CONCURRENCY))
       passes.push({
         label,
@@ -326,6 +413,32 @@ if (clusterFiles.length > 0) {
   } finally {
     cluster?.stop()
   }
+  passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+}
+if (serverFiles.length > 0) {
+  const from = Date.now()
+  const broker = external ? undefined : startBroker(process.env.TEST_KAFKA_VERSION || undefined)
+  if (!external && broker === undefined) process.exit(1)
+  const clickhouse = await startClickHouse()
+  if (clickhouse === undefined) {
+    broker?.stop()
+    process.exit(1)
+  }
+  const env = { ...process.env, ...broker?.testEnv, ...clickhouse.testEnv }
+  try {
+    passes.push({
+      label: `${broker === undefined ? `Kafka at ${env.KAFKA_BROKERS}` : `Kafka ${broker.version}`}, ClickHouse server`,
+      ...(await runFiles(serverFiles, env)),
+    })
+  } finally {
+    clickhouse.stop()
+    broker?.stop()
+  }
+  passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+}
+if (distributedFiles.length > 0) {
+  const from = Date.now()
+  passes.push({ label: 'a 3-broker cluster in network namespaces', ...(await runFiles(distributedFiles, process.env)) })
   passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
 }
 if (!external && kafkaFiles.length > 0) {

@@ -17,7 +17,9 @@
 --     | clickhouse-client --multiquery
 --
 -- Every statement is safe to re-run. Checked with ClickHouse's own parser
--- (test/unit/readonly-user.test.ts); not run against a server in the tests.
+-- (test/unit/readonly-user.test.ts); applied to the chDB server stand-in by
+-- test/server/readonly-user.test.ts, which refuses it (users.xml users only:
+-- no writable access storage), so not run against a real server.
 
 CREATE SETTINGS PROFILE OR REPLACE benchstream_readonly SETTINGS
     readonly = 1 CONST,

@@ -3,7 +3,8 @@
 # Java + Maven (the Kafka broker, deploy/local/kafka.sh), redis-server and
 # postgresql (binding tests start private servers from them), prometheus
 # (promtool, for the alert rules' tests), the JDK's jcmd (profile capture attaches
-# async-profiler with it) and chromium (the browser tests of the live view and the profiles page). Used by
+# async-profiler with it), chromium (the browser tests of the live view and the profiles page),
+# a C compiler and curl (deploy/local/clickhouse.sh, the ClickHouse server stand-in). Used by
 # test/run.mjs and .ci/run.
 # Does nothing when everything is there; needs root (or sudo) otherwise.
 # Not Go: test/integration/clickhouse-http.test.ts builds a clickhouse-go
@@ -18,6 +19,8 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v jcmd >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium)
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 [ "${#need[@]}" -eq 0 ] && exit 0
 echo "system-deps: installing ${need[*]} (Debian packages)"
 sudo=""

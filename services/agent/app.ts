@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type {
+  AgentClaim,
   AgentHeartbeat,
   Assign,
   AssignmentState,
@@ -23,9 +24,19 @@ import type {
   Step,
 } from '../../schemas/experiments.v1.js'
 import type { Logger } from '../common/logger.js'
+import {
+  claimWindowMs,
+  describeInstance,
+  keepsName,
+  nameTakenMessage,
+  twoInstancesMessage,
+  type AgentInstanceInfo,
+} from '../core/experiments/agent-name.js'
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
+import { BenchstreamError } from '../core/errors.js'
 import type { ControlBus } from '../core/ports/control-bus.js'
 import type { Launched, ProcessLauncher, ReadinessProbes } from '../core/ports/process-launcher.js'
+import { PE_COMMANDS } from '../core/pe/pe-tests.js'
 import type { AgentConfig } from './config.js'
 
 /** Heartbeats sent quickly at start, each a clock sample, before the steady interval. */
@@ -59,7 +70,10 @@ export interface AgentDeps {
   /** This machine's clock, ms since the epoch (with the configured skew). */
   now: () => number
   log: Logger
+  /** This machine as its heartbeats name it: two agents under one name are told apart by it. */
   host: { hostname: string; pid: number; cores: number; version: string }
+  /** This process's instance id (default: a random UUID; tests name it, claims compare them). */
+  instance?: string
   /** How to run `benchstream` here: the command and the arguments before the subcommand. */
   benchstream: { command: string; args: readonly string[] }
   /** The environment children start from. */
@@ -81,29 +95,52 @@ interface Job {
 }
 
 export class Agent {
-  readonly instance = randomUUID()
+  readonly instance: string
   private readonly samples: ClockSample[] = []
   private clock: ClockEstimate | null = null
   private readonly jobs = new Map<string, Job>()
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  /** Claiming its name (start), live (heartbeating), or refused (its name is taken). */
+  private phase: 'claiming' | 'live' | 'refused' = 'claiming'
+  /** Ends the claim early: with the reason when the name is taken. */
+  private endClaim: ((taken?: BenchstreamError) => void) | undefined
+  /** Rivals claiming the name at the same moment that this one answered with its own claim. */
+  private readonly answeredRivals = new Set<string>()
+  /** Other instances heard heartbeating under this agent's name (the newest 16). */
+  private readonly others = new Map<string, AgentInstanceInfo>()
   /** What it refused or ignored from the topic, by reason (stats, tests). */
   readonly refused: Record<string, number> = {}
 
   constructor(
     private readonly cfg: AgentConfig,
     private readonly deps: AgentDeps,
-  ) {}
+  ) {
+    this.instance = deps.instance ?? randomUUID()
+  }
 
   get clockEstimate(): ClockEstimate | null {
     return this.clock
   }
 
+  /**
+   * Joins the control topic, claims the agent's name (agent-name.ts) and starts heartbeating. Throws
+   * BS_ERR_AGENT_NAME_TAKEN, with the control topic closed, when another agent heartbeats under the name or wins
+   * it at the same moment.
+   */
   async start(): Promise<void> {
     await this.deps.bus.start({
       onMessage: (m) => this.onMessage(m),
       onRejected: (why) => this.deps.log.warn({ why }, 'a message on the control topic was refused'),
     })
+    const taken = await this.claim()
+    if (taken !== undefined) {
+      this.phase = 'refused'
+      this.stopped = true
+      await this.deps.bus.close()
+      throw taken
+    }
+    this.phase = 'live'
     for (let i = 0; i < CLOCK_BURST && !this.stopped; i++) {
       await this.heartbeat()
       await new Promise((r) => setTimeout(r, CLOCK_BURST_GAP_MS))
@@ -122,6 +159,85 @@ export class Agent {
       }, this.cfg.heartbeatMs)
     }
     beat()
+  }
+
+  /** Claims the name and listens for the claim window: undefined when it is this agent's, else why not. */
+  private async claim(): Promise<BenchstreamError | undefined> {
+    const windowMs = claimWindowMs(this.cfg.heartbeatMs)
+    const ended = new Promise<BenchstreamError | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), windowMs)
+      this.endClaim = (taken) => {
+        clearTimeout(timer)
+        resolve(taken)
+      }
+    })
+    await this.publishClaim()
+    const taken = await ended
+    this.endClaim = undefined
+    return taken
+  }
+
+  private async publishClaim(): Promise<void> {
+    const claim: AgentClaim = {
+      type: 'agent.claim',
+      sentAtMs: this.deps.now(),
+      agent: this.cfg.name,
+      instance: this.instance,
+      host: this.deps.host.hostname,
+      pid: this.deps.host.pid,
+      version: this.deps.host.version,
+    }
+    try {
+      await this.deps.bus.publish(claim)
+    } catch (err) {
+      // Not heard: a live agent of the name still shows itself by its heartbeats within the window.
+      this.deps.log.warn({ err: (err as Error).message }, 'the claim of the agent name was not sent')
+    }
+  }
+
+  /** Another instance under this agent's name: a heartbeat of a live one, or a rival's claim. */
+  private onNamesake(m: AgentHeartbeat | AgentClaim): void {
+    const other = { instance: m.instance, host: m.host, pid: m.pid }
+    const topic = this.cfg.infra.topics.control
+    if (this.phase === 'claiming') {
+      if (m.type === 'agent.heartbeat')
+        this.endClaim?.(
+          new BenchstreamError('BS_ERR_AGENT_NAME_TAKEN', nameTakenMessage(this.cfg.name, other, 'live', topic)),
+        )
+      else if (!keepsName(this.instance, m.instance))
+        this.endClaim?.(
+          new BenchstreamError('BS_ERR_AGENT_NAME_TAKEN', nameTakenMessage(this.cfg.name, other, 'rival', topic)),
+        )
+      else if (!this.answeredRivals.has(m.instance)) {
+        // This one keeps the name: claim again, for a rival that joined the topic after the first claim.
+        this.answeredRivals.add(m.instance)
+        void this.publishClaim()
+      }
+      return
+    }
+    if (this.phase !== 'live') return
+    if (m.type === 'agent.claim') {
+      this.count('name_claimed')
+      this.deps.log.warn(
+        { other },
+        `another agent tried to start as ${this.cfg.name} (${describeInstance(other)}); answered: the name is ` +
+          `this one's (${describeInstance(this.self())})`,
+      )
+      // The answer: a heartbeat now, so that the newcomer hears it within its claim window.
+      void this.heartbeat()
+      return
+    }
+    const known = this.others.has(m.instance)
+    this.others.set(m.instance, other)
+    if (this.others.size > 16) this.others.delete(this.others.keys().next().value!)
+    if (!known) {
+      this.count('two_instances')
+      this.deps.log.error({ other }, twoInstancesMessage(this.cfg.name, [this.self(), other]))
+    }
+  }
+
+  private self(): AgentInstanceInfo {
+    return { instance: this.instance, host: this.deps.host.hostname, pid: this.deps.host.pid }
   }
 
   async stop(): Promise<void> {
@@ -147,7 +263,8 @@ export class Agent {
       cores: this.deps.host.cores,
       labels: this.cfg.labels,
       capabilities: {
-        drivers: this.cfg.ycsb ? ['benchstream', 'ycsb'] : ['benchstream'],
+        // pe needs HBase's bin/hbase among the allowed commands: the plan's binding names it, checked per run.
+        drivers: this.cfg.ycsb ? ['benchstream', 'ycsb', 'pe'] : ['benchstream', 'pe'],
         bindings: this.cfg.bindings,
         ycsbBindings: this.cfg.ycsb ? this.cfg.ycsbBindings : [],
         workloads: this.deps.listWorkloads(),
@@ -180,6 +297,11 @@ export class Agent {
 
   private onMessage(m: ControlMessage): void {
     if (this.stopped) return
+    if ((m.type === 'agent.heartbeat' || m.type === 'agent.claim') && m.agent === this.cfg.name) {
+      if (m.instance !== this.instance) this.onNamesake(m)
+      return
+    }
+    if (this.phase !== 'live') return
     switch (m.type) {
       case 'assign':
         if (m.agent === this.cfg.name) void this.onAssign(m)
@@ -227,6 +349,12 @@ export class Agent {
   private async onAssign(a: Assign): Promise<void> {
     if (this.jobs.has(a.assignment)) return
     if (a.instance !== this.instance) {
+      // Work for another live agent under this name is that one's to answer (the coordinator gives such a name
+      // none, but may have sent this before it knew).
+      if (this.others.has(a.instance)) {
+        this.count('other_live_instance')
+        return
+      }
       this.count('other_instance')
       await this.status(a, 'refused', {
         detail: `addressed to agent ${this.cfg.name}'s instance ${a.instance}; it restarted as ${this.instance}`,
@@ -252,6 +380,18 @@ export class Agent {
       return
     }
     await this.status(a, 'accepted')
+    // A cancel can come while 'accepted' is being sent (behind a slow or healing link, the assignment and its cancel
+    // arrive together): nothing is started then, and the agent is free at once instead of holding a client at the
+    // barrier until its timeout.
+    if (job.cancelled) {
+      this.jobs.delete(a.assignment)
+      void this.heartbeat()
+      await this.status(a, 'failed', {
+        detail: 'called off (cancelled before it started)',
+        output: job.tail.join('\n'),
+      })
+      return
+    }
     if (a.run !== undefined) this.startRun(job, a.run)
     else if (a.step !== undefined) await this.runStep(job, a.step)
     else if (a.profile !== undefined) await this.runProfile(job, a.profile)
@@ -294,6 +434,7 @@ export class Agent {
   }
 
   private runRefusal(r: RunSpec): string | undefined {
+    if (r.driver === 'pe') return this.peRefusal(r)
     if (r.driver === 'ycsb') {
       if (!this.cfg.ycsb) return `agent ${this.cfg.name} does not run YCSB (start it with --ycsb or --ycsb-home)`
       if (!this.cfg.ycsbBindings.includes(r.binding))
@@ -310,9 +451,52 @@ export class Agent {
     return undefined
   }
 
+  /** Why this agent will not run a client of a PE run (driver pe), or undefined. */
+  private peRefusal(r: RunSpec): string | undefined {
+    if (!Object.hasOwn(this.cfg.commands, r.binding))
+      return (
+        `agent ${this.cfg.name} does not allow the command ${JSON.stringify(r.binding)} that driver pe runs as ` +
+        `${r.binding} pe ...; it allows ${Object.keys(this.cfg.commands).join(', ') || 'none'} (--allow-command ` +
+        `${r.binding}=PATH of HBase's bin/hbase or deploy/local/hbase-pe.sh)`
+      )
+    if (r.phase !== 'run') return 'driver pe has no load phase: a setup loads with a load step'
+    if (!PE_COMMANDS.includes(r.workload))
+      return `${JSON.stringify(r.workload)} is not one of PE's tests (${PE_COMMANDS.join(', ')})`
+    if (r.operations === undefined || r.operations % r.threads !== 0 || r.operations < r.threads)
+      return `driver pe needs operations (rows) that split evenly over the ${r.threads} PE clients, got ${r.operations}`
+    for (const [k, v] of Object.entries(r.properties)) {
+      if (FILE_PROPERTY.test(k))
+        return `property ${k} names a file or folder on this machine; plans may not set such properties`
+      // Each is one argument of PE's (no shell), but one that PE would read as another option is refused.
+      if (!/^[A-Za-z][A-Za-z0-9_.-]*$/.test(k) || /^-|\s/.test(v))
+        return `property ${k}=${JSON.stringify(v.slice(0, 40))}: PE options are name=value without spaces`
+    }
+    if ((r.serverMetrics?.length ?? 0) > 0 && !this.cfg.allowServerMetrics)
+      return `agent ${this.cfg.name} does not sample datastore metrics URLs (--allow-server-metrics)`
+    return undefined
+  }
+
+  /**
+   * PE's arguments of a run: a property with a dot in its name is HBase configuration (`-Dhbase.zookeeper.quorum=h`,
+   * which the setup's properties give), any other one of PE's options (`--valueSize=100`); each PE client gets the
+   * same share of the rows.
+   */
+  private peArgs(r: RunSpec): string[] {
+    const props = Object.entries(r.properties)
+    return [
+      ...props.filter(([k]) => k.includes('.')).map(([k, v]) => `-D${k}=${v}`),
+      '--nomapred',
+      ...props.filter(([k]) => !k.includes('.')).map(([k, v]) => `--${k}=${v}`),
+      `--rows=${r.operations! / r.threads}`,
+      r.workload,
+      String(r.threads),
+    ]
+  }
+
   /** The command line of a client of a run: Benchstream's driver, or real YCSB through `benchstream ycsb`. */
   private runArgs(r: RunSpec): string[] {
-    const file = this.deps.resolveWorkload(r.workload)!
+    // A PE test is no workload file: `file` is unused for driver pe.
+    const file = this.deps.resolveWorkload(r.workload) ?? r.workload
     const own = [
       '--run-id',
       r.runId,
@@ -344,6 +528,16 @@ export class Agent {
         : r.seconds !== undefined
           ? ['-p', `maxexecutiontime=${r.seconds}`, '-p', `operationcount=${r.driver === 'ycsb' ? YCSB_NO_LIMIT : 0}`]
           : []
+    if (r.driver === 'pe')
+      return [
+        'pe',
+        '--command',
+        this.cfg.commands[r.binding]!,
+        ...own,
+        ...(r.serverMetrics ?? []).flatMap((s) => ['--server-metrics', s]),
+        '--',
+        ...this.peArgs(r),
+      ]
     if (r.driver === 'benchstream') return [r.phase, ...ycsb, ...(r.phase === 'run' ? limit : []), ...own]
     return [
       'ycsb',
@@ -429,10 +623,12 @@ export class Agent {
 
   private onCancel(id: string, reason: string): void {
     const job = this.jobs.get(id)
-    if (job === undefined || job.child === undefined) return
+    if (job === undefined || job.cancelled) return
     if (job.barrierTimer !== undefined) clearTimeout(job.barrierTimer)
     job.cancelled = true
     job.tail.push(`benchstream agent: cancelled: ${reason}`)
+    // Not launched yet: onAssign sees the flag and starts nothing.
+    if (job.child === undefined) return
     if (job.state === 'ready' || job.state === 'accepted') job.child.write('abort\n')
     else job.child.kill('SIGTERM')
   }

@@ -36,7 +36,8 @@ export const AGENT_USAGE = `usage: benchstream agent [options]
 Runs on a client machine: registers on the control topic (KAFKA_BROKERS, BENCHSTREAM_TOPIC_CONTROL), heartbeats,
 measures its clock against the broker's, and runs the work of \`benchstream experiment run\` addressed to it, but only
 what these options allow; it never runs a command string from the topic.
-  --name <name>               this agent's name, unique among the agents (default: the host name)
+  --name <name>               this agent's name, unique among the agents (default: the host name); it is claimed
+                              first: if an agent heartbeats under it, this one exits (BS_ERR_AGENT_NAME_TAKEN)
   --label <key>=<value>       a label plans can select agents by (repeatable)
   --binding <list>            Benchstream bindings it may run, comma-separated (default: memory,redis,postgres)
   --ycsb                      it may run real YCSB through the bridge (benchstream ycsb)

@@ -3,7 +3,9 @@
  * an ExperimentStore is given):
  *
  *   GET /api/v1/experiments[?limit=N]     the experiments, newest first, with their progress
- *   GET /api/v1/experiments/:id           one experiment's whole state (plan, matrix, steps, comparisons)
+ *   GET /api/v1/experiments/:id           one experiment's whole state (plan, matrix, steps, comparisons) and
+ *                                         `decision`: the headline of what it decided, as comparison.md and the
+ *                                         CLI say it (services/core/experiments/decision.ts)
  *   PUT /api/v1/experiments/:id           the coordinator stores the state (the newest version wins)
  *
  * The body of a PUT is checked against schemas/experiments.v1.ts ExperimentState
@@ -20,6 +22,7 @@ import {
   MAX_EXPERIMENT_STATE_BYTES,
 } from '../../schemas/experiments.v1.js'
 import { BenchstreamError } from '../core/errors.js'
+import { decideExperiment } from '../core/experiments/decision.js'
 import type { ExperimentStore } from '../core/ports/experiment-store.js'
 
 export interface ExperimentRoutesOptions {
@@ -54,7 +57,8 @@ export async function experimentRoutes(app: FastifyInstance, opts: ExperimentRou
         'BS_ERR_NOT_FOUND',
         `no experiment ${JSON.stringify(req.params.id)}; GET /api/v1/experiments lists them`,
       )
-    return s
+    // A bisection decides through its chain (its result), not through runs and comparisons of its own.
+    return s.bisect === undefined ? { ...s, decision: decideExperiment(s) } : s
   })
 
   r.put(

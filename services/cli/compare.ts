@@ -6,6 +6,8 @@
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { FIGURE_KEYS } from '../../schemas/api.v1.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
+import { outcomeExit, UNDECIDED_EXIT } from '../common/cli-env.js'
+import { decideComparison } from '../core/compare/decision.js'
 import { formatHistory, type HistoryOptions } from '../core/compare/history.js'
 import { formatComparison } from '../core/compare/release-format.js'
 import { BenchstreamError } from '../core/errors.js'
@@ -46,6 +48,7 @@ export const COMPARE_FLAGS = {
   alpha: { type: 'string' },
   'min-effect': { type: 'string' },
   by: { type: 'string' },
+  'fail-on-regression': { type: 'boolean' },
 } as const satisfies FlagSpecs
 
 /** The flags of history (parseArgs options). */
@@ -78,6 +81,7 @@ export async function compareMain(argv: readonly string[]): Promise<number> {
       `--by ${JSON.stringify(v.by)} is not allowed: a label key of ${ID_RULE}\n${COMPARE_USAGE}`,
     )
   const reader = openReader(process.env)
+  let exit: number
   try {
     const c = await reader.compare(baseline, candidate, {
       ...(alpha === undefined ? {} : { alpha }),
@@ -92,10 +96,19 @@ export async function compareMain(argv: readonly string[]): Promise<number> {
           color: format === 'terminal' && process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
         }),
       )
+    // The exit code follows what was decided (decision.ts), as the headline says it; JSON has no headline, so the
+    // reason goes to stderr there.
+    const d = decideComparison(c)
+    exit = outcomeExit(
+      { regressed: d.regressions.length > 0, undecided: d.undecided.length > 0 },
+      v['fail-on-regression'] === true,
+    )
+    if (format === 'json' && exit === UNDECIDED_EXIT)
+      process.stderr.write(`benchstream: undecided (exit ${UNDECIDED_EXIT}): ${d.undecided.join('; ')}\n`)
   } finally {
     await reader.close()
   }
-  return 0
+  return exit
 }
 
 export async function historyMain(argv: readonly string[]): Promise<number> {

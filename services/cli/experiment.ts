@@ -12,9 +12,12 @@ import type { ExperimentState } from '../../schemas/experiments.v1.js'
 import { ApiExperimentStore } from '../adapters/http/experiment-api.js'
 import { KafkaControlBus } from '../adapters/kafka/control-bus.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
+import { outcomeExit, REGRESSION_EXIT, UNDECIDED_EXIT } from '../common/cli-env.js'
 import { readInfraConfig } from '../common/infra-config.js'
+import { awaitServer } from '../common/server-file.js'
 import { createLogger } from '../common/logger.js'
 import { BenchstreamError } from '../core/errors.js'
+import { decideExperiment } from '../core/experiments/decision.js'
 import { experimentIdOf } from '../core/experiments/matrix.js'
 import { checkPlan } from '../core/experiments/plan.js'
 import { formatChain } from '../core/experiments/bisect.js'
@@ -25,8 +28,6 @@ import { apiOf, openReader } from './reader.js'
 
 /** A plan file larger than this is not a plan. */
 const MAX_PLAN_BYTES = 1024 * 1024
-/** Exit code of `run --fail-on-regression` when a comparison found one (as a failed --threshold). */
-const REGRESSION_EXIT = 99
 
 export const EXPERIMENT_FLAGS = {
   run: {
@@ -35,7 +36,7 @@ export const EXPERIMENT_FLAGS = {
     check: { type: 'boolean' },
     'fail-on-regression': { type: 'boolean' },
   },
-  resume: { out: { type: 'string' } },
+  resume: { out: { type: 'string' }, 'fail-on-regression': { type: 'boolean' } },
   status: { follow: { type: 'boolean' }, json: { type: 'boolean' } },
   list: { json: { type: 'boolean' }, limit: { type: 'string' } },
   bisect: BISECT_FLAGS,
@@ -43,7 +44,7 @@ export const EXPERIMENT_FLAGS = {
 
 export const EXPERIMENT_USAGE = `usage: benchstream experiment run PLAN [--out DIR] [--id ID] [--check]
                                           [--fail-on-regression]
-       benchstream experiment resume ID [--out DIR]
+       benchstream experiment resume ID [--out DIR] [--fail-on-regression]
        benchstream experiment status [ID] [--follow] [--json]
        benchstream experiment list [--json] [--limit N]
        benchstream experiment bisect PLAN --good V --bad V [--figure F]... [--id ID] [--out DIR]
@@ -61,6 +62,9 @@ stores the experiment; BENCHSTREAM_API_URL or the server of this data folder) an
     --fail-on-regression   exit ${REGRESSION_EXIT} when a comparison finds a regression
   resume ID                continue an interrupted experiment from what is stored: runs left
                            running are settled (complete or not), finished runs are not run again
+  run and resume end with a headline of what was decided and exit 0 only when it was decided:
+  ${UNDECIDED_EXIT} undecided (runs failed, figures not testable, pairs not compared), ${REGRESSION_EXIT} a regression
+  with --fail-on-regression, 1 an error
   status [ID]              the matrix: ✓ done, ▶ running, ✗ failed, · left (default: the newest);
                            a bisection's chain of steps
     --follow               print it again as it changes, until the experiment ends
@@ -108,6 +112,32 @@ export function readPlanFile(file: string): ReturnType<typeof checkPlan> {
     )
   }
   return checkPlan(value, file)
+}
+
+/** Longest wait for a server of this data folder to show up (started on the same command line, `server &`). */
+const SERVER_APPEAR_MS = 15_000
+/** Longest wait for a starting server (its first start fetches the Kafka jars with Maven). */
+const SERVER_STARTING_MS = 600_000
+
+/**
+ * Waits for the server of this data folder when none answers yet, saying so: `benchstream server & benchstream
+ * experiment run PLAN` starts both at once, and the server is ready only once its broker and engine are.
+ */
+async function serverUp(): Promise<void> {
+  if (apiOf(process.env).api !== undefined) return
+  const infra = readInfraConfig(process.env)
+  if (infra.clickhouse.url !== undefined) return
+  await awaitServer(infra.dataDir, {
+    appearMs: SERVER_APPEAR_MS,
+    startingMs: SERVER_STARTING_MS,
+    onWait: (pid) =>
+      process.stderr.write(
+        pid === undefined
+          ? `benchstream: no server on ${infra.dataDir} yet: waiting up to ${SERVER_APPEAR_MS / 1000} s for one\n`
+          : `benchstream: waiting for the server starting on ${infra.dataDir} (pid ${pid}), up to ` +
+              `${SERVER_STARTING_MS / 60_000} minutes\n`,
+      ),
+  })
 }
 
 function server(): { api: string; token: string | undefined } {
@@ -197,13 +227,21 @@ function outBase(flag: string | undefined): string {
   return flag === undefined ? path.join(readInfraConfig(process.env).dataDir, 'experiments') : path.resolve(flag)
 }
 
+/**
+ * Prints the matrix, comparison.md and, last, the headline of what was decided (decideExperiment: the same as
+ * comparison.md's and the experiment page's); the exit code follows it (outcomeExit).
+ */
 function finish(state: ExperimentState, base: string, failOnRegression: boolean): number {
   process.stdout.write(formatMatrix(state))
   const summary = path.join(base, state.id, 'comparison.md')
   if (existsSync(summary))
     process.stdout.write(`\n${readFileSync(summary, 'utf8')}\ncomparisons in ${path.dirname(summary)}\n`)
-  if (state.status !== 'done') return 1
-  return failOnRegression && state.comparisons.some((c) => c.regressions.length > 0) ? REGRESSION_EXIT : 0
+  const d = decideExperiment(state)
+  process.stdout.write(`\n${d.headline}\n`)
+  return outcomeExit(
+    { regressed: d.regressions.length > 0, undecided: d.undecided.length > 0 || d.outcome === 'running' },
+    failOnRegression,
+  )
 }
 
 async function runCommand(argv: readonly string[]): Promise<number> {
@@ -226,6 +264,7 @@ async function runCommand(argv: readonly string[]): Promise<number> {
     throw usage(`--id ${JSON.stringify(v.id)} is not allowed: ${ID_RULE}`)
   const id = v.id ?? experimentIdOf(plan.name, Date.now())
   const base = outBase(v.out)
+  await serverUp()
   const { c, store, close } = conductor(base, true)
   let stop = false
   const onSignal = (): void => {
@@ -252,11 +291,12 @@ async function resumeCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parseFlags(argv, EXPERIMENT_FLAGS.resume, EXPERIMENT_USAGE, true)
   if (positionals.length !== 1) throw usage('experiment resume needs the experiment id')
   const base = outBase(v.out)
+  await serverUp()
   const { c, close } = conductor(base, true)
   try {
     await c.start()
     const state = await c.resume(positionals[0]!)
-    return finish(state, base, false)
+    return finish(state, base, v['fail-on-regression'] === true)
   } finally {
     await close()
   }
@@ -275,10 +315,14 @@ async function statusCommand(argv: readonly string[]): Promise<number> {
     if (state === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no experiment ${JSON.stringify(id)}`)
     const text =
       v.json === true
-        ? JSON.stringify(state, null, 2) + '\n'
+        ? JSON.stringify(
+            state.bisect !== undefined ? state : { ...state, decision: decideExperiment(state) },
+            null,
+            2,
+          ) + '\n'
         : state.bisect !== undefined
           ? formatChain(state)
-          : formatMatrix(state)
+          : `${formatMatrix(state)}${decideExperiment(state).headline}\n`
     if (text !== last) process.stdout.write(text)
     last = text
     if (v.follow !== true || state.status !== 'running') return 0

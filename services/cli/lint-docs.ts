@@ -4,7 +4,10 @@
  *    `#anchor` into a Markdown file (or the same file) to one of its headings, slugged as GitHub does;
  *  - every `benchstream ...` / `npx benchstream ...` command line in them, in code blocks and in inline code, names a
  *    command the CLI has (services/cli/main.ts) and only flags that command's parser defines (commandLineSpec());
- *  - every path into docs/ named in services/ and schemas/ (comments point there) exists, anchor included.
+ *  - every path into docs/ named in services/ and schemas/ (comments point there) exists, anchor included;
+ *  - every source path a doc names in code (`services/processor/partition-worker.ts`, `deploy/local/*.sh`,
+ *    `web/live-view/experiments.{html,ts}`) matches a file or folder of the repository, and every symbol it names in
+ *    a file (`partition-worker.ts`'s `PartitionWorker`) is declared there.
  * Each problem is one line: file:line, what is wrong, and the closest valid name. Exit code 1 when there is any.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -45,8 +48,10 @@ export interface DocContext {
   spec: CommandLineSpec
   /** Whether a path (relative to the repository root, `/`-separated) exists. */
   exists: (file: string) => boolean
-  /** The text of a Markdown file of the repository (for its headings). */
+  /** The text of a file of the repository (a Markdown file's headings, a source file's symbols). */
   read: (file: string) => string
+  /** Every file of the repository, relative, `/`-separated (globs and bare file names are matched against it). */
+  files: () => readonly string[]
 }
 
 /** The valid name nearest to `input` (edit distance, dashes and case ignored). */
@@ -250,10 +255,151 @@ function checkCommand(words: string[], spec: CommandLineSpec): string[] | undefi
   return problems
 }
 
+/** Top-level folders whose paths a doc names in code; each such path must exist (bin/ is left out: YCSB has one). */
+const SOURCE_ROOTS = [
+  'services',
+  'schemas',
+  'test',
+  'bench',
+  'deploy',
+  'web',
+  'dashboards',
+  'scripts',
+  'experiments',
+  'workloads',
+  '.ci',
+] as const
+const SOURCE_PATH = new RegExp(`^(?:\\./)?(?:${SOURCE_ROOTS.map((r) => r.replace('.', '\\.')).join('|')})/[^\\s]*$`)
+/** Extensions tried for a path named without one (`bench/accuracy`: the benchmark bench/accuracy.ts). */
+const IMPLIED_EXTENSIONS = ['.ts', '.mjs', '.js', '.sh', '.md']
+
+/** `a/{b,c}/d.{ts,js}` as every path it stands for. */
+function expandBraces(p: string): string[] {
+  const m = /\{([^{}]*)\}/.exec(p)
+  if (m === null) return [p]
+  return m[1]!.split(',').flatMap((alt) => expandBraces(p.slice(0, m.index) + alt + p.slice(m.index + m[0].length)))
+}
+
+/** A doc's path pattern as a regular expression: `*` and `<name>` within a segment, `...` and `**` across segments. */
+function pathPattern(p: string): RegExp | undefined {
+  if (!/[*<]|\.\.\.|NNNN/.test(p)) return undefined
+  const parts = p.split(/(\*\*|\.\.\.|\*|<[^>]*>|NNNN)/)
+  const body = parts
+    .map((x, i) => {
+      if (i % 2 === 0) return x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      if (x === '**' || x === '...') return '.*'
+      if (x === 'NNNN') return '\\d{4}'
+      return '[^/]*'
+    })
+    .join('')
+  return new RegExp(`^${body}/?$`)
+}
+
+/** What is wrong with a source path a doc names, if anything. */
+function sourcePathProblem(named: string, ctx: DocContext): string | undefined {
+  const clean = named
+    .replace(/^\.\//, '')
+    .replace(/[#:].*$/, '')
+    .replace(/[),.;]+$/, '')
+  for (const p of expandBraces(clean)) {
+    const pattern = pathPattern(p)
+    if (pattern !== undefined) {
+      const all = ctx.files()
+      const dir = p.endsWith('/')
+      if (!all.some((f) => pattern.test(f) || (dir && pattern.test(f.slice(0, f.lastIndexOf('/') + 1)))))
+        return `${named}: no file matches ${p}`
+      continue
+    }
+    if (ctx.exists(p.replace(/\/$/, '')) || IMPLIED_EXTENSIONS.some((e) => ctx.exists(p + e))) continue
+    const near = nearest(p, ctx.files())
+    return `${named}: no file ${p}${near === undefined ? '' : `; the closest is ${near}`}`
+  }
+  return undefined
+}
+
+/** Words of a doc's code that are paths into the repository's source folders. */
+function sourcePaths(code: string): string[] {
+  return (
+    code
+      .split(/[\s"'=]+/)
+      .map((w) => w.replace(/^[([]+/, '').replace(/[\]),.;:]+$/, ''))
+      // A brace list broken across lines (a diagram in a fenced block) is not a path to check.
+      .filter((w) => SOURCE_PATH.test(w) && !w.includes('$') && w.split('{').length === w.split('}').length)
+  )
+}
+
+/** Declarations of `name` in a source file: a function, class, type, constant, field, method, or SQL object. */
+function declares(text: string, name: string): boolean {
+  const n = name.replace(/[$]/g, '\\$')
+  const modifiers = 'export|public|private|protected|readonly|static|async|override|abstract|get|set|final|void'
+  return new RegExp(
+    `(?:\\b(?:function\\*?|class|interface|type|enum|const|let|var|def|func|TABLE|VIEW|FUNCTION|DICTIONARY)\\s+` +
+      `(?:IF NOT EXISTS\\s+)?(?:\\{db\\}\\.)?${n}\\b)|` +
+      `(?:^[ \\t]*(?:(?:${modifiers}|[\\w<>[\\],]+)\\s+)*${n}\\s*[(:=<?!])`,
+    'm',
+  ).test(text)
+}
+
+/**
+ * Source paths named in a doc's code (inline spans and fenced blocks) and symbols named in files: a path must match
+ * a file or folder (brace lists, `*`, `<name>`, `...` and `NNNN` as patterns), a symbol must be declared in the file.
+ */
+function checkSourceReferences(
+  file: string,
+  text: string,
+  unfenced: string,
+  code: Array<{ offset: number; code: string }>,
+  ctx: DocContext,
+): DocReport {
+  const problems: DocProblem[] = []
+  let links = 0
+  for (const c of code) {
+    for (const named of sourcePaths(c.code)) {
+      links++
+      const message = sourcePathProblem(named, ctx)
+      if (message !== undefined) problems.push({ file, line: lineAt(text, c.offset), message })
+    }
+  }
+  // `file.ts`'s `name`: the file (a path, or a name unique in the repository) must declare the symbol.
+  for (const m of unfenced.matchAll(/`([\w./{}-]+\.[a-z]{1,5})`['’]s `([A-Za-z_$][\w$]*)(?:\(\))?`/g)) {
+    links++
+    const [named, symbol] = [m[1]!, m[2]!]
+    const candidates = named.includes('/')
+      ? [named.replace(/^\.\//, '')].filter((f) => ctx.exists(f))
+      : ctx.files().filter((f) => f === named || f.endsWith(`/${named}`))
+    const line = lineAt(text, m.index)
+    if (candidates.length === 0) problems.push({ file, line, message: `${named}'s ${symbol}: no file ${named}` })
+    else if (candidates.length > 1 && !named.includes('/'))
+      problems.push({
+        file,
+        line,
+        message: `${named}'s ${symbol}: ${candidates.length} files are named ${named}; give its path`,
+      })
+    else if (!declares(ctx.read(candidates[0]!), symbol))
+      problems.push({ file, line, message: `${named}'s ${symbol}: ${candidates[0]} declares no ${symbol}` })
+  }
+  return { problems, links, commands: 0 }
+}
+
 /** Every problem of one Markdown file. */
 export function checkDoc(file: string, text: string, ctx: DocContext): DocReport {
-  const { prose, fences, spans } = splitCode(text)
+  const { unfenced, prose, fences, spans } = splitCode(text)
   const report = checkLinks(file, text, prose, ctx)
+  const sources = checkSourceReferences(
+    file,
+    text,
+    unfenced,
+    [
+      ...spans,
+      ...fences.flatMap((f) => {
+        let offset = f.offset
+        return f.lines.map((code) => ({ offset: (offset += code.length + 1) - code.length - 1, code }))
+      }),
+    ],
+    ctx,
+  )
+  report.problems.push(...sources.problems)
+  report.links += sources.links
   const command = (words: string[], line: number): void => {
     const messages = checkCommand(words, ctx.spec)
     if (messages === undefined) return
@@ -301,12 +447,28 @@ function sourceFiles(root: string): string[] {
   return CODE_DIRS.flatMap((d) => walk(d)).sort()
 }
 
+/** Folders that are not the repository's own sources: installed, built or VCS state. */
+const NOT_SOURCES = new Set(['node_modules', 'dist', '.git', 'target'])
+
+/** Every file of the repository (relative, `/`-separated), build outputs and installed packages left out. */
+function repositoryFiles(root: string): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
+      const rel = dir === '' ? e.name : `${dir}/${e.name}`
+      if (e.isDirectory()) return NOT_SOURCES.has(e.name) ? [] : walk(rel)
+      return [rel]
+    })
+  return walk('')
+}
+
 export async function lintDocs(root = repoRoot()): Promise<DocReport & { files: number }> {
   const spec = await commandLineSpec()
+  let all: string[] | undefined
   const ctx: DocContext = {
     spec,
     exists: (f) => existsSync(path.join(root, f)),
     read: (f) => readFileSync(path.join(root, f), 'utf8'),
+    files: () => (all ??= repositoryFiles(root)),
   }
   const files = docFiles(root)
   const sources = sourceFiles(root)

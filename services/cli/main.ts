@@ -145,6 +145,19 @@ const COMMANDS: Record<string, Command> = {
     flags: async () => flagNames((await import('./import-ycsb.js')).IMPORT_YCSB_FLAGS),
     run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
   },
+  pe: {
+    summary:
+      "HBase's PerformanceEvaluation (hbase pe) as one client of a run: started at a barrier, sent as a summary run",
+    usage: async () => (await import('./usage.js')).PE_USAGE,
+    flags: async () => flagNames((await import('./pe.js')).PE_FLAGS),
+    run: async (argv) => (await import('./pe.js')).peMain(argv),
+  },
+  'import-pe': {
+    summary: "what HBase's PerformanceEvaluation (hbase pe) printed, into a summary run, old and current forms",
+    usage: async () => (await import('./usage.js')).IMPORT_PE_USAGE,
+    flags: async () => flagNames((await import('./import-pe.js')).IMPORT_PE_FLAGS),
+    run: async (argv) => (await import('./import-pe.js')).importPeMain(argv),
+  },
 }
 
 /** Help topics that are not commands. */
@@ -226,6 +239,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write((await command.usage()) + '\n')
       return 0
     }
+    // `benchstream server & benchstream <cmd>`: the server says it is starting as early as it can, and the others
+    // wait for it rather than fail beside it (adapters/process/server-wait.ts; those that need Kafka also look for
+    // one about to start).
+    const wait = await import('../adapters/process/server-wait.js')
+    if (cmd === 'server' || cmd === 'processor') wait.markStarting(process.env)
+    else if (cmd !== 'demo') await wait.waitBesideStartingServer(process.env, false)
     return await command.run(rest)
   } catch (err) {
     process.stderr.write(describeFailure(err, debug))

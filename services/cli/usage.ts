@@ -8,7 +8,9 @@ export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--se
                         [--records N] [--workload FILE] [--threshold EXPR]...
   Starts Kafka (unless KAFKA_BROKERS is set), the processor and the API with the
   embedded ClickHouse, runs a workload, prints a live line every second read back
-  from ClickHouse, then the merged report and checks.
+  from ClickHouse, then the merged report and checks. The server's own log
+  lines go to <BENCHSTREAM_DATA_DIR>/demo.log (its warnings also to stderr
+  while the run goes on).
   --system memory   (default) Benchstream's driver against the embedded store
   --system hbase    a real HBase 2 (deploy/local/hbase.sh; HBASE_VERSION, HBASE_ZK_PORT,
                     HBASE_MASTER_PORT, HBASE_RS_PORT, HBASE_RS_INFO_PORT as there) and real
@@ -18,7 +20,9 @@ export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--se
                     beside Benchstream's, the block cache hit ratio and the flame graph's file.
                     Java 17+ and Maven (first run: the jars). npm run demo:hbase
   --seconds N       run time, 1 to 86400 (default 30)
-  --target OPS      throughput target, 0 = unthrottled (default 20000; hbase: 0)
+  --target OPS      throughput target, 0 = unthrottled (default: a tenth of what the driver
+                    runs unthrottled in a 2 s probe on this machine, 200 to 20000, said with
+                    the probe's figure; hbase: 0)
   --threads N       driver (YCSB) threads, 1 to 100000 (default 8)
   --records N       records loaded first, 1 to 100000000 (default 100000; hbase: 10000)
   --workload FILE   YCSB workload file (default workloads/workloada)
@@ -82,7 +86,7 @@ export const ALERTS_USAGE = `usage: benchstream alerts [--run R] [--state firing
   expire ID: end a silence now.`
 
 export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--format terminal|markdown|json] [--force]
-                           [--by KEY] [--alpha P] [--min-effect F]
+                           [--by KEY] [--alpha P] [--min-effect F] [--fail-on-regression]
   Release A vs release B, per workload and operation: throughput, avg, p50, p95, p99,
   p99.9, max, error rate and cache-hit ratio, each with its spread over the runs, the
   change, and a verdict: regression, improvement or ~ (no significant change), with p
@@ -108,10 +112,14 @@ export const COMPARE_USAGE = `usage: benchstream compare BASELINE CANDIDATE [--f
   --alpha P           significance level, greater than 0 and less than 1 (default 0.05)
   --min-effect F      smallest change called a regression or improvement, a fraction from
                       0 to below 1 (default 0.01 = 1%)
-  Exit codes: 0 compared (whatever the verdicts), 4 nothing to compare
-  (BS_ERR_NOTHING_TO_COMPARE: no common workload, operation or figure; the message says
-  which and what to do), 1 refused (BS_ERR_NOT_COMPARABLE: setups differ, or several runs
-  of a side have no recorded workload) or failed, 2 usage error.`
+  --fail-on-regression  exit 99 when a figure regressed (or fell below its target)
+  The headline says what was decided: what regressed, "nothing, of N tested figures", or
+  "Undecided:" and why (figures not testable with their n, workloads one side lacks).
+  Exit codes: 0 decided (every figure tested, every workload compared; regressions are in
+  the headline), 5 undecided, 99 a regression with --fail-on-regression, 4 nothing to
+  compare (BS_ERR_NOTHING_TO_COMPARE: no common workload, operation or figure; the message
+  says which and what to do), 1 refused (BS_ERR_NOT_COMPARABLE: setups differ, or several
+  runs of a side have no recorded workload) or failed, 2 usage error.`
 
 export const HISTORY_USAGE = `usage: benchstream history --label KEY [--workload W] [--op OP] [--figure F]
                            [--filter KEY=VALUE]... [--format terminal|markdown|json]
@@ -174,6 +182,41 @@ export const IMPORT_YCSB_USAGE = `usage: benchstream import-ycsb --run-id R --cl
   Several clients of one run: the same --run-id, each its own --client-id.
   Final reports alone make a summary run: benchstream report, compare, history, the
   API and the live view's picker show it, marked as reported.`
+export const IMPORT_PE_USAGE = `usage: benchstream import-pe --run-id R --client-id C [--label k=v]... [--workload NAME]
+                             [--test TEST] [--kafka-brokers host:port,...] [--dry-run] FILE
+
+  FILE   what HBase's PerformanceEvaluation printed (hbase pe ... > FILE 2>&1: PE logs to stderr):
+           today's form (HBase 1.x, 2.x, --nomapred): per client thread TestClient-N its rows, time
+             and "Latency (us) : mean=..., min=..., max=..., 50th=..., ..., 99.999th=..." line
+           the old form: "Finished randomRead in 129879ms at offset 0 for 1048576 rows" (PE 0.1
+             to 0.20, and each map task's log), "Reading 100000 random records took 129879ms",
+             "Running UniformRandomReadBenchmark for 100000 rows took 7418ms."
+         Each PE client is a client of a summary run (figures as PE printed them, table
+         reported_measurements): C with one PE client, C.TestClient-N with several. Operations,
+         throughput, average (weighted), min and max merge exactly over clients; percentiles stay
+         per client (not mergeable from summaries). The file is checked whole before anything is
+         sent; a malformed result line is BS_ERR_DECODE naming file, line and what was expected.
+  --test TEST      the test to import when the file holds several (randomRead, RandomReadTest, or
+                   an old line's words): a run is one test
+  --workload NAME  the workload the run records (default: PE's command, randomRead; an old line's
+                   words, reading-random-records): compare pairs runs by it
+  --dry-run        read and check the file, print what would be sent, send nothing
+  Several machines of one run: one import each, the same --run-id, each its own --client-id.`
+export const PE_USAGE = `usage: benchstream pe --command PATH --run-id R --client-id C [--label k=v]... [--group G]
+                      [--repetition K] [--barrier stdin] [--expected-clients N] [--clock-offset-ms X]
+                      [--server-metrics hbase=URL]... [--kafka-brokers B]
+                      -- [-Dkey=value]... --nomapred [--option=value]... <test> <nclients>
+  One client of a PE run (what an experiment's driver: pe has its agents start): runs HBase's
+  PerformanceEvaluation as PATH pe <arguments> (PATH: HBase's bin/hbase, or deploy/local/hbase-pe.sh),
+  then sends what it printed as the run's clients, as benchstream import-pe does (each PE client
+  one: C, or C.TestClient-N with several). PE's output goes to stderr; stdout gets [OP], Operations, N.
+  --command PATH        HBase's bin/hbase (run as PATH pe ...)
+  --barrier stdin       print "benchstream-barrier: ready" on stderr, start PE at the instant of
+                        "start <ms since epoch>" on stdin ("abort" calls it off); a closed stdin ends it
+  --server-metrics hbase=URL
+                        sample the region server's /jmx every second into the run while PE runs
+  --expected-clients N  the run's clients as its experiment counts them (each runs <nclients>)
+  --group G, --repetition K, --label k=v, --clock-offset-ms X: as benchstream ycsb takes them`
 export const YCSB_USAGE = `usage: benchstream ycsb [--ycsb-home DIR] [--run-id R] [--client-id C] [--label k=v]...
                         [--threshold EXPR]... [--server-metrics hbase=URL] [--group G] [--repetition K]
                         [--barrier stdin] [--expected-clients N] [--clock-offset-ms X] -- <YCSB arguments>

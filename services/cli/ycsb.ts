@@ -198,11 +198,11 @@ function samplerFor(m: ServerMetricsSource): SampleServer {
 /**
  * Samples the servers every second into the run's SERVER_METRICS records, as
  * this client, from begin() on (the run's start). One sample first, before
- * YCSB starts: a wrong URL stops the command at once rather than leaving a
- * run without the ratio asked for.
+ * YCSB (or PE, `benchstream pe`) starts: a wrong URL stops the command at
+ * once rather than leaving a run without the ratio asked for.
  */
-async function startSampling(
-  cmd: YcsbCommand,
+export async function startSampling(
+  cmd: Pick<YcsbCommand, 'runId' | 'clientId' | 'serverMetrics'>,
   kafka: ReturnType<typeof createKafka>,
   topic: string,
   err: (s: string) => void,

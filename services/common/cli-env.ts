@@ -43,3 +43,21 @@ export const NOTHING_TO_COMPARE_EXIT = 4
 
 /** Exit code of a command whose --threshold failed (k6's value, so CI scripts can tell it from a crash). */
 export const THRESHOLD_FAILED_EXIT = 99
+
+/**
+ * Exit code of `compare` and `experiment run|resume --fail-on-regression` that found a regression: a failed threshold's
+ * (THRESHOLD_FAILED_EXIT), for the CI step that fails on either.
+ */
+export const REGRESSION_EXIT = 99
+
+/**
+ * Exit code of `compare` and `experiment run|resume` whose answer is undecided: runs failed, a figure could not be
+ * tested, a workload was not compared. Never 0, so that no script takes it for "no regression".
+ */
+export const UNDECIDED_EXIT = 5
+
+/** The exit code of a comparison's outcome: a regression with --fail-on-regression, else undecided, else 0. */
+export function outcomeExit(o: { regressed: boolean; undecided: boolean }, failOnRegression: boolean): number {
+  if (failOnRegression && o.regressed) return REGRESSION_EXIT
+  return o.undecided ? UNDECIDED_EXIT : 0
+}

@@ -10,6 +10,10 @@ export const ERROR_CODES = {
   BS_ERR_DECODE: { retryable: false, summary: 'malformed record batch' },
   BS_ERR_CLICKHOUSE: { retryable: true, summary: 'ClickHouse request failed' },
   BS_ERR_KAFKA: { retryable: true, summary: 'Kafka request failed' },
+  BS_ERR_KAFKAJS_INTERNALS: {
+    retryable: false,
+    summary: 'kafkajs is not the version its idle-loop fix was written for',
+  },
   BS_ERR_MIGRATION: { retryable: false, summary: 'schema migration failed' },
   BS_ERR_NOT_FOUND: { retryable: false, summary: 'not found' },
   BS_ERR_BAD_REQUEST: { retryable: false, summary: 'bad request' },
@@ -30,6 +34,7 @@ export const ERROR_CODES = {
   BS_ERR_PLAN: { retryable: false, summary: 'invalid experiment plan' },
   BS_ERR_AGENT: { retryable: true, summary: 'no agent can run it' },
   BS_ERR_VERSIONS: { retryable: false, summary: "a bisection's versions cannot be read (Maven metadata)" },
+  BS_ERR_AGENT_NAME_TAKEN: { retryable: false, summary: 'another agent heartbeats under this agent name' },
   BS_ERR_INTERNAL: { retryable: false, summary: 'internal error' },
 } as const
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -12,7 +12,8 @@
  * No sockets are opened here: services/cli/experiment.ts wires the control
  * topic, the store and the run reader.
  */
-import type { ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
+import { randomUUID } from 'node:crypto'
+import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../schemas/api.v1.js'
 import type {
   AgentHeartbeat,
   Assign,
@@ -29,11 +30,15 @@ import type {
   StepPhase,
 } from '../../schemas/experiments.v1.js'
 import type { Logger } from '../common/logger.js'
+import { decideComparison, figureChange, untestedByConcern } from '../core/compare/decision.js'
 import { formatComparison } from '../core/compare/release-format.js'
 import { BenchstreamError } from '../core/errors.js'
+import { describeInstance, twoInstancesMessage } from '../core/experiments/agent-name.js'
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
+import { decideExperiment } from '../core/experiments/decision.js'
 import { keyRange, runIdOf, share } from '../core/experiments/matrix.js'
 import { comparePairs, loadMode, PLAN_DEFAULTS, repetitionsText, workloadName } from '../core/experiments/plan.js'
+import { AgentRoster, type RosterEntry } from '../core/experiments/roster.js'
 import {
   cellStatus,
   comparedRuns,
@@ -64,6 +69,15 @@ const STEP_SLACK_MS = 30_000
 const POLL_MS = 250
 /** Notes kept in the state (a long experiment's faults, newest last). */
 const MAX_NOTES = 1000
+/** Notes kept from before the state exists. */
+const EARLY_NOTES = 50
+/** The coordinator's own heartbeat on the control topic (the topic's clock as it hears it; see silentMs). */
+const HEARTBEAT_MS = 1000
+/**
+ * A longer gap between consecutive messages heard is the topic itself stalled, for everyone: a broker of the
+ * partition's replicas isolated, say, until the ISR shrinks (about 9 s): only this much of it counts as silence.
+ */
+const STALL_GAP_MS = 2 * HEARTBEAT_MS
 
 export interface ConductorDeps {
   bus: ControlBus
@@ -78,42 +92,89 @@ export interface ConductorDeps {
   onChange?: (state: ExperimentState) => void
 }
 
-interface AgentView {
-  hb: AgentHeartbeat
-  /** Coordinator's clock when its last heartbeat came. */
-  seenAtMs: number
-}
-
 /** Why an agent cannot run the plan's runs, or undefined. */
 type Lacks = string | undefined
 
 export class Conductor {
-  private readonly agents = new Map<string, AgentView>()
+  /** The agents by name, from their heartbeats: the instance work goes to, two instances under one name. */
+  private readonly roster = new AgentRoster()
+  /** Names noted as having two live instances, until one is left. */
+  private readonly conflicts = new Set<string>()
   private readonly statuses = new Map<string, AssignmentStatus[]>()
   private readonly samples: ClockSample[] = []
   private state: ExperimentState | undefined
   private stopping = false
+  /** Notes made before the experiment's state exists (agents heard while waiting), kept for it. */
+  private readonly early: string[] = []
+  /**
+   * The control topic's time as this coordinator heard it: the broker append times of the messages it read, from
+   * anyone (its own heartbeats included), added up gap by gap, each gap counted up to STALL_GAP_MS. The topic has one
+   * partition, read in order: by the time a message is heard, everything appended before it has been.
+   */
+  private topicMs = 0
+  private lastBrokerMs: number | undefined
+  private readonly instance = randomUUID()
+  private beatTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly deps: ConductorDeps) {}
 
   async start(): Promise<void> {
     await this.deps.bus.start({
-      onMessage: (m) => this.onMessage(m),
+      onMessage: (m, brokerTimeMs) => this.onMessage(m, brokerTimeMs),
       onRejected: (why) => this.deps.log.warn({ why }, 'a message on the control topic was refused'),
     })
+    const beat = (): void => {
+      this.beatTimer = setTimeout(() => {
+        void this.publish({ type: 'coordinator.heartbeat', sentAtMs: this.deps.now(), coordinator: this.instance })
+          .catch((err: unknown) =>
+            this.deps.log.warn({ err: (err as Error).message }, 'coordinator heartbeat not sent; trying again'),
+          )
+          .finally(() => {
+            if (!this.stopping) beat()
+          })
+      }, HEARTBEAT_MS)
+      // It keeps no process alive: the coordinator's work does.
+      this.beatTimer.unref()
+    }
+    beat()
   }
 
   async close(): Promise<void> {
     this.stopping = true
+    if (this.beatTimer !== undefined) clearTimeout(this.beatTimer)
     await this.deps.bus.close()
   }
 
-  private onMessage(m: ControlMessage): void {
+  /**
+   * How long an agent has not been heard from, in the topic's time: from its last heartbeat to the latest message
+   * this coordinator heard from anyone. Measured on the coordinator's own clock, a coordinator whose link was cut
+   * took every agent for silent (and ran a run that had completed again); a stall of the whole topic made every
+   * agent silent once it ended, when the coordinator's next heartbeat came before theirs. Measured so, silence is
+   * what the topic shows: others going on without the agent.
+   */
+  private silentMs(a: RosterEntry): number {
+    return this.topicMs - a.seenAtMs
+  }
+
+  private onMessage(m: ControlMessage, brokerTimeMs: number): void {
+    // A bus that does not know the broker's time (none of ours) leaves the coordinator's clock.
+    const at = Number.isFinite(brokerTimeMs) && brokerTimeMs > 0 ? brokerTimeMs : this.deps.now()
+    if (this.lastBrokerMs === undefined) this.lastBrokerMs = at
+    else if (at > this.lastBrokerMs) {
+      this.topicMs += Math.min(at - this.lastBrokerMs, STALL_GAP_MS)
+      this.lastBrokerMs = at
+    }
     if (m.type === 'agent.heartbeat') {
-      const prev = this.agents.get(m.agent)
-      if (prev !== undefined && prev.hb.instance !== m.instance)
-        this.note(`agent ${m.agent} restarted (a new instance): whatever its predecessor was running is lost`)
-      this.agents.set(m.agent, { hb: m, seenAtMs: this.deps.now() })
+      const change = this.roster.heartbeat(m, this.topicMs)
+      if (change?.kind === 'restarted')
+        this.note(
+          `agent ${m.agent} restarted (a new instance: ${describeInstance(m)}): whatever its predecessor ` +
+            `(${describeInstance(change.previous)}) was running is lost`,
+        )
+      else if (change?.kind === 'conflict') {
+        this.conflicts.add(m.agent)
+        this.note(twoInstancesMessage(m.agent, change.instances), 'error')
+      }
     } else if (m.type === 'assignment.status') {
       const list = this.statuses.get(m.assignment)
       if (list === undefined) this.statuses.set(m.assignment, [m])
@@ -130,6 +191,7 @@ export class Conductor {
     await this.waitForAgents(plan)
     const state = newExperiment(id, plan, this.deps.now())
     this.state = state
+    state.notes.push(...this.early.splice(0))
     await this.save()
     return this.execute()
   }
@@ -144,6 +206,8 @@ export class Conductor {
       )
     this.state = stored
     this.stoppedSetups.clear()
+    stored.notes.push(...this.early.splice(0))
+    if (stored.notes.length > MAX_NOTES) stored.notes.splice(0, stored.notes.length - MAX_NOTES)
     if (stored.status === 'done') return stored
     stored.status = 'running'
     this.note(`resumed at ${new Date(this.deps.now()).toISOString()}`)
@@ -155,29 +219,69 @@ export class Conductor {
 
   // ---------------------------------------------------------------- agents
 
-  private alive(plan: Plan): AgentView[] {
+  /** The agents heard within the agent timeout, by name; never a name with two live instances. */
+  private alive(plan: Plan): RosterEntry[] {
     const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
-    const now = this.deps.now()
-    return [...this.agents.values()]
-      .filter((a) => now - a.seenAtMs <= timeoutMs)
-      .sort((a, b) => a.hb.agent.localeCompare(b.hb.agent))
+    const now = this.topicMs
+    return this.roster.names().flatMap((name) => {
+      if (this.conflictOf(name, plan) !== undefined) return []
+      const e = this.roster.entry(name)!
+      return now - e.seenAtMs <= timeoutMs ? [e] : []
+    })
+  }
+
+  /** The live instances of a name that has more than one (noted once when it goes back to one), else undefined. */
+  private conflictOf(name: string, plan: Plan): AgentHeartbeat[] | undefined {
+    const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
+    const live = this.roster.conflict(name, this.topicMs, timeoutMs)
+    if (live === undefined && this.conflicts.delete(name)) {
+      const left = this.roster.entry(name)
+      this.note(
+        `agent ${name} has one live instance again ` +
+          `(${left === undefined ? 'none heard' : describeInstance(left.hb)}): ` +
+          'work goes to it again',
+      )
+    }
+    return live
+  }
+
+  /** Why a named agent is not among the live ones: two instances under its name, or no heartbeat. */
+  private absent(name: string, plan: Plan): string {
+    const two = this.conflictOf(name, plan)
+    return two === undefined ? `agent ${name} is not heartbeating` : twoInstancesMessage(name, two)
   }
 
   /** What an agent lacks to run the plan's clients, in words. */
   private lacks(plan: Plan, a: AgentHeartbeat): Lacks {
     const c = a.capabilities
     const driver = plan.driver ?? PLAN_DEFAULTS.driver
-    if (!c.drivers.includes(driver))
-      return `it does not run ${driver === 'ycsb' ? 'YCSB (--ycsb)' : 'the Benchstream driver'}`
-    const bindings = driver === 'ycsb' ? c.ycsbBindings : c.bindings
-    if (!bindings.includes(plan.binding))
-      return `it does not run the binding ${plan.binding} (it runs ${bindings.join(', ')})`
-    for (const w of plan.workloads) if (!hasWorkload(c.workloads, w.file)) return `it has no workload file ${w.file}`
+    const names = { ycsb: 'YCSB (--ycsb)', pe: 'PE', benchstream: 'the Benchstream driver' } as const
+    if (!c.drivers.includes(driver)) return `it does not run ${names[driver]}`
+    if (driver === 'pe') {
+      // PE: the binding is the allowed command that is HBase's bin/hbase; its workloads are PE's tests, no files.
+      if (!c.commands.includes(plan.binding))
+        return (
+          `it does not allow the command ${plan.binding} ` +
+          `(--allow-command ${plan.binding}=PATH of HBase's bin/hbase)`
+        )
+    } else {
+      const why = this.lacksBinding(plan, c, driver)
+      if (why !== undefined) return why
+    }
     for (const [k, v] of Object.entries(plan.agentLabels ?? {}))
       if (a.labels[k] !== v) return `its label ${k} is ${a.labels[k] === undefined ? 'not set' : a.labels[k]}, not ${v}`
     const bound = plan.clockBoundMs ?? PLAN_DEFAULTS.clockBoundMs
     if (a.clock === null) return 'it has not measured its clock yet'
     if (!clockWithin(a.clock, bound)) return clockRefusal(a.agent, a.clock, bound)
+    return undefined
+  }
+
+  /** The binding and workload files a driver other than pe needs. */
+  private lacksBinding(plan: Plan, c: AgentHeartbeat['capabilities'], driver: string): Lacks {
+    const bindings = driver === 'ycsb' ? c.ycsbBindings : c.bindings
+    if (!bindings.includes(plan.binding))
+      return `it does not run the binding ${plan.binding} (it runs ${bindings.join(', ')})`
+    for (const w of plan.workloads) if (!hasWorkload(c.workloads, w.file)) return `it has no workload file ${w.file}`
     return undefined
   }
 
@@ -193,9 +297,12 @@ export class Conductor {
       const out: AgentHeartbeat[] = []
       for (const name of plan.clients) {
         const a = alive.find((x) => x.hb.agent === name)
-        if (a === undefined) return `agent ${name} is not heartbeating`
+        if (a === undefined) return this.absent(name, plan)
         const why = this.lacks(plan, a.hb)
         if (why !== undefined) return `agent ${name}: ${why}`
+        // Waited for like a missing one: assigned now, it would refuse, and the attempt would be spent. Seen after a
+        // partition: the agent was back, its client of the run just given up still flushing.
+        if (a.hb.busyWith !== null) return `agent ${name} is busy with ${a.hb.busyWith}`
         out.push(a.hb)
       }
       return out
@@ -209,6 +316,10 @@ export class Conductor {
       ])
       .filter(([, why]) => why !== undefined)
       .map(([name, why]) => `${name}: ${why}`)
+    for (const name of this.roster.names()) {
+      const two = this.conflictOf(name, plan)
+      if (two !== undefined) others.push(twoInstancesMessage(name, two))
+    }
     return (
       `${capable.length} of the ${n} agents a run ` +
       `needs are free and ` +
@@ -232,7 +343,10 @@ export class Conductor {
     }
     const seen = this.alive(plan).map((a) => a.hb.agent)
     const missingWorkload = plan.workloads.find(
-      (w) => seen.length > 0 && this.alive(plan).every((a) => !hasWorkload(a.hb.capabilities.workloads, w.file)),
+      (w) =>
+        plan.driver !== 'pe' &&
+        seen.length > 0 &&
+        this.alive(plan).every((a) => !hasWorkload(a.hb.capabilities.workloads, w.file)),
     )
     if (missingWorkload !== undefined) {
       const files = [...new Set(this.alive(plan).flatMap((a) => a.hb.capabilities.workloads))]
@@ -284,7 +398,7 @@ export class Conductor {
     }
     for (const n of need) {
       const a = alive.find((x) => x.hb.agent === n.agent)
-      if (a === undefined) return `agent ${n.agent} (for ${n.what}) is not heartbeating`
+      if (a === undefined) return `${this.absent(n.agent, plan)} (for ${n.what})`
       const why = n.check(a.hb)
       if (why !== undefined) return `agent ${n.agent} cannot run ${n.what}: ${why}`
     }
@@ -319,9 +433,10 @@ export class Conductor {
     while (!this.stopping && (await this.nextRound()))
     for (const s of plan.setups) if (started.has(s.name) && !this.stoppedSetups.has(s.name)) await this.stopSetup(s)
     state.currentRun = null
-    if (!this.stopping) await this.compareAll()
     const c = counts(state)
+    // Before the comparisons: comparison.md headlines what the experiment decided, which needs its status.
     state.status = this.stopping ? 'interrupted' : c.done === state.cells.length ? 'done' : 'failed'
+    if (!this.stopping) await this.compareAll()
     if (c.failed > 0) this.note(`${c.failed} of ${state.cells.length} runs failed after ${maxAttempts(plan)} attempts`)
     await this.save()
     return state
@@ -407,19 +522,22 @@ export class Conductor {
     const agent = this.alive(state.plan).find((a) => a.hb.agent === step.agent)
     const id = `${state.id}/${s.name}/${name}/${state.steps.length}`
     let result: { ok: boolean; detail: string; output?: string }
-    if (agent === undefined) result = { ok: false, detail: `agent ${step.agent} is not heartbeating` }
+    if (agent === undefined) result = { ok: false, detail: this.absent(step.agent, state.plan) }
     else {
       await this.assign({ assignment: id, agent: agent.hb, step })
       const waitMs = ((step.timeoutS ?? 600) + (step.ready?.timeoutS ?? 120)) * 1000 + STEP_SLACK_MS
       const st = await this.waitFor(id, ['ended', 'failed', 'refused'], waitMs, [agent.hb])
+      const two = st === undefined ? this.conflictOf(step.agent, state.plan) : undefined
       result =
-        st === undefined
-          ? { ok: false, detail: `no answer from agent ${step.agent} within ${Math.round(waitMs / 1000)} s` }
-          : {
-              ok: st.state === 'ended',
-              detail: st.detail ?? st.state,
-              ...(st.output === undefined ? {} : { output: st.output }),
-            }
+        two !== undefined
+          ? { ok: false, detail: twoInstancesMessage(step.agent, two) }
+          : st === undefined
+            ? { ok: false, detail: `no answer from agent ${step.agent} within ${Math.round(waitMs / 1000)} s` }
+            : {
+                ok: st.state === 'ended',
+                detail: st.detail ?? st.state,
+                ...(st.output === undefined ? {} : { output: st.output }),
+              }
     }
     const done = { ...record, state: result.ok ? ('done' as const) : ('failed' as const), atMs: this.deps.now() }
     if (result.output !== undefined) Object.assign(done, { output: result.output.slice(-8000) })
@@ -443,6 +561,8 @@ export class Conductor {
     if (mode === 'setup' && done) return undefined
     if (setup.steps?.load !== undefined)
       return (await this.step(setup, 'load', `:${cell.workload}`)) ?? this.step(setup, 'loaded', `:${cell.workload}`)
+    // PE has no load phase an experiment could split over its clients (checkPlan asks pe plans for a load step).
+    if (plan.driver === 'pe') return undefined
     // The workload's own load phase, its key range split over the clients.
     const record = { setup: setup.name, phase: key, agent: '', state: 'running' as const, atMs: this.deps.now() }
     this.state!.steps.push(record)
@@ -616,7 +736,7 @@ export class Conductor {
   /** A CPU profile of the plan's target during the run, attached to it; a failure is a note, not a failed run. */
   private async profile(runId: string, p: NonNullable<Plan['profile']>, plan: Plan): Promise<void> {
     const agent = this.alive(plan).find((a) => a.hb.agent === p.agent)
-    if (agent === undefined) return this.note(`${runId}: no profile: agent ${p.agent} is not heartbeating`)
+    if (agent === undefined) return this.note(`${runId}: no profile: ${this.absent(p.agent, plan)}`)
     const seconds = Math.max(1, Math.min(p.seconds ?? 10, (plan.seconds ?? 11) - 1))
     await this.assign({
       assignment: `${runId}/profile`,
@@ -643,7 +763,7 @@ export class Conductor {
       let pending = 0
       for (const [i, id] of ids.entries()) {
         const a = agents[i]!
-        const last = this.statuses.get(id)?.at(-1)
+        const last = this.lastStatus(id, a.instance)
         const client = attempt.clients[i]!
         if (last !== undefined) {
           client.state = last.state
@@ -657,7 +777,12 @@ export class Conductor {
             (last.output === undefined ? '' : ` (${tail(last.output)})`)
           )
         if (last !== undefined && states.includes(last.state)) continue
-        const view = this.agents.get(a.agent)
+        const two = this.conflictOf(a.agent, plan)
+        if (two !== undefined) {
+          client.state = 'lost'
+          return `${twoInstancesMessage(a.agent, two)} (clients ended: ${this.endedCount(ids)} of ${ids.length})`
+        }
+        const view = this.roster.entry(a.agent)
         if (view === undefined || view.hb.instance !== a.instance) {
           client.state = 'lost'
           return (
@@ -666,11 +791,11 @@ export class Conductor {
             (`(clients ended: ${this.endedCount(ids)} of ` + `${ids.length})`)
           )
         }
-        if (this.deps.now() - view.seenAtMs > silentMs) {
+        if (this.silentMs(view) > silentMs) {
           client.state = 'lost'
           return (
             `agent ${a.agent} went silent (no heartbeat ` +
-            `for ${Math.round((this.deps.now() - view.seenAtMs) / 1000)} s): ` +
+            `for ${Math.round(this.silentMs(view) / 1000)} s): ` +
             `its client is lost (clients ended: ${this.endedCount(ids)} of ${ids.length})`
           )
         }
@@ -688,6 +813,16 @@ export class Conductor {
     }
   }
 
+  /**
+   * The last status of an assignment from the instance it was addressed to: another instance under the same name
+   * (a second agent started by mistake) answers for itself, never for it.
+   */
+  private lastStatus(id: string, instance: string): AssignmentStatus | undefined {
+    const list = this.statuses.get(id) ?? []
+    for (let i = list.length - 1; i >= 0; i--) if (list[i]!.instance === instance) return list[i]
+    return undefined
+  }
+
   private endedCount(ids: string[]): number {
     return ids.filter((id) => this.statuses.get(id)?.at(-1)?.state === 'ended').length
   }
@@ -695,20 +830,39 @@ export class Conductor {
   /** Every client ended: the run's report must show each client's end and every event it sent, counted. */
   private async verify(attempt: Attempt, n: number): Promise<void> {
     const deadline = this.deps.now() + COUNT_WAIT_MS
-    let report: RunReport | undefined
+    let got: RunReport | ReportedRunReport | undefined
     for (;;) {
-      report = await this.deps.runs.report(attempt.runId).catch(() => undefined)
-      const done =
-        report?.run !== undefined &&
-        report.run.clients_ended >= n &&
-        report.completeness.counted === report.completeness.sent
-      if (done || this.deps.now() >= deadline) break
+      got = await this.deps.runs.report(attempt.runId).catch(() => undefined)
+      if (got !== undefined && isReported(got)) {
+        // A summary run (driver pe): no events to count; every client that ended has its report stored.
+        if (got.run !== undefined && got.run.clients_ended >= n && got.clients >= got.run.clients_ended) break
+      } else if (
+        got?.run !== undefined &&
+        got.run.clients_ended >= n &&
+        got.completeness.counted === got.completeness.sent
+      )
+        break
+      if (this.deps.now() >= deadline) break
       await sleep(POLL_MS * 2)
     }
+    attempt.startSkewMs = got?.run?.start_skew_ms ?? null
+    attempt.maxClockOffsetMs = got?.run?.clock_offset_max_ms ?? null
+    if (got !== undefined && isReported(got)) {
+      // The operations its clients reported, as reported: nothing was sent as events to be counted.
+      attempt.counted = got.operations
+      attempt.sent = null
+      if (got.run === undefined || got.run.clients_ended < n) {
+        attempt.state = 'incomplete'
+        attempt.reason = `clients ended ${got.run?.clients_ended ?? 0} of ${n}`
+      } else if (got.clients < got.run.clients_ended) {
+        attempt.state = 'incomplete'
+        attempt.reason = `${got.clients} of the ${got.run.clients_ended} clients that ended have their report stored`
+      } else attempt.state = 'done'
+      return
+    }
+    const report = got
     attempt.counted = report?.completeness.counted ?? null
     attempt.sent = report?.completeness.sent ?? null
-    attempt.startSkewMs = report?.run?.start_skew_ms ?? null
-    attempt.maxClockOffsetMs = report?.run?.clock_offset_max_ms ?? null
     if (report?.run === undefined) {
       attempt.state = 'incomplete'
       attempt.reason = `the run has no data after ${COUNT_WAIT_MS / 1000} s`
@@ -787,8 +941,14 @@ export class Conductor {
             baseline: { ...c.baseline, ref: `${pair.baseline} (${workload})` },
             candidate: { ...c.candidate, ref: `${pair.candidate} (${workload})` },
           }
-          record.regressions = c.figures.filter((f) => f.verdict === 'regression').map((f) => f.label)
-          record.improvements = c.figures.filter((f) => f.verdict === 'improvement').map((f) => f.label)
+          const d = decideComparison(c)
+          record.regressions = d.regressions.map((f) => f.label)
+          record.improvements = d.improvements.map((f) => f.label)
+          record.untested = untestedByConcern(d).map((f) => ({
+            figure: figureChange(f),
+            n: `${f.baseline.n} + ${f.candidate.n}`,
+          }))
+          record.notCompared = d.notCompared
           record.files = [
             this.deps.write(state.id, `${stem}.md`, formatComparison(named, 'markdown')),
             this.deps.write(state.id, `${stem}.txt`, formatComparison(named, 'terminal')),
@@ -830,9 +990,10 @@ export class Conductor {
   ): Promise<AssignmentStatus | undefined> {
     const deadline = this.deps.now() + timeoutMs
     for (;;) {
-      const last = this.statuses.get(id)?.at(-1)
+      const last = this.lastStatus(id, agents[0]!.instance)
       if (last !== undefined && states.includes(last.state)) return last
-      if (agents.some((a) => this.agents.get(a.agent)?.hb.instance !== a.instance)) return undefined
+      if (agents.some((a) => this.roster.entry(a.agent)?.hb.instance !== a.instance)) return undefined
+      if (agents.some((a) => this.conflictOf(a.agent, this.state!.plan) !== undefined)) return undefined
       if (this.deps.now() >= deadline || this.stopping) return undefined
       await sleep(POLL_MS)
     }
@@ -863,10 +1024,14 @@ export class Conductor {
     return this.deps.now() + (estimateClock(this.samples, this.deps.now())?.offsetMs ?? 0)
   }
 
-  private note(text: string): void {
+  private note(text: string, level: 'warn' | 'error' = 'warn'): void {
     const state = this.state
-    this.deps.log.warn(text)
-    if (state === undefined) return
+    this.deps.log[level](text)
+    if (state === undefined) {
+      this.early.push(text.slice(0, 4000))
+      if (this.early.length > EARLY_NOTES) this.early.shift()
+      return
+    }
     state.notes.push(text.slice(0, 4000))
     if (state.notes.length > MAX_NOTES) state.notes.shift()
   }
@@ -903,6 +1068,11 @@ function emptyAttempt(runId: string, state: Attempt['state'], reason: string | u
   }
 }
 
+/** A summary run's report (a PE run's: its clients' figures as reported), not one counted from events. */
+function isReported(r: RunReport | ReportedRunReport): r is ReportedRunReport {
+  return 'origin' in r && r.origin === 'reported'
+}
+
 function hasWorkload(files: readonly string[], name: string): boolean {
   return files.includes(name) || files.includes(name.split('/').slice(1).join('/'))
 }
@@ -923,7 +1093,22 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms))
 }
 
-/** The experiment's summary in Markdown: the matrix's outcome, what regressed, and each comparison's file. */
+/** A comparison's regressions, or – when none, or "none of the tested; N not testable" when undecided. */
+function regressionsCell(x: ComparisonRecord): string {
+  const untested = x.untested?.length ?? 0
+  const notCompared = x.notCompared?.length ?? 0
+  const undecided = [
+    ...(untested > 0 ? [`${untested} figure${untested === 1 ? '' : 's'} not testable`] : []),
+    ...(notCompared > 0 ? [`not compared: ${x.notCompared!.join('; ')}`] : []),
+  ]
+  if (x.regressions.length > 0) return [x.regressions.join(', '), ...undecided].join('; ')
+  return undecided.length === 0 ? '–' : `undecided: ${undecided.join('; ')}`
+}
+
+/**
+ * The experiment's summary in Markdown: the headline of what was decided (decideExperiment), the matrix's outcome,
+ * each comparison with its file, the runs not compared.
+ */
 export function experimentMarkdown(state: ExperimentState): string {
   const c = counts(state)
   const lines = [
@@ -936,11 +1121,9 @@ export function experimentMarkdown(state: ExperimentState): string {
         `per run: ${typeof state.plan.clients === 'number' ? state.plan.clients : state.plan.clients.join(', ')}.`),
     '',
   ]
-  const regressed = state.comparisons
-    .filter((x) => x.regressions.length > 0)
-    .map((x) => `${x.candidate} vs ${x.baseline}, ${x.workload}: ${x.regressions.join(', ')}`)
+  const d = decideExperiment(state)
   lines.push(
-    regressed.length === 0 ? '**No regression found.**' : `**Regressions:** ${regressed.join('; ')}`,
+    `**${d.lead}** ${d.text}.`,
     '',
     '| baseline | candidate | workload | runs | regressions | improvements | details |',
     '| :--- | :--- | :--- | ---: | :--- | :--- | :--- |',
@@ -948,7 +1131,7 @@ export function experimentMarkdown(state: ExperimentState): string {
   for (const x of state.comparisons)
     lines.push(
       `| ${x.baseline} | ${x.candidate} | ${x.workload} | ${x.baselineRuns.length} + ${x.candidateRuns.length} | ` +
-        `${x.error !== undefined ? `not compared: ${x.error.split('\n')[0]}` : x.regressions.join(', ') || '–'} | ` +
+        `${x.error !== undefined ? `not compared: ${x.error.split('\n')[0]}` : regressionsCell(x)} | ` +
         `${x.improvements.join(', ') || '–'} | ${x.files
           .filter((f) => f.endsWith('.md'))
           .map((f) => `[${f.split('/').pop()}](${f.split('/').pop()})`)

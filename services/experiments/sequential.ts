@@ -12,7 +12,7 @@
  */
 import type { ReleaseComparison } from '../../schemas/api.v1.js'
 import type { Decisions, ExperimentState, Look, StopReason } from '../../schemas/experiments.v1.js'
-import { decideComparison, figuresOf, lookAlpha } from '../core/compare/sequential.js'
+import { decideFigures, figuresOf, lookAlpha } from '../core/compare/sequential.js'
 import { roundCells } from '../core/experiments/matrix.js'
 import { comparePairs, PLAN_DEFAULTS, sequentialDesign, workloadName } from '../core/experiments/plan.js'
 import { cellStatus, comparedRuns } from '../core/experiments/state.js'
@@ -45,7 +45,7 @@ export function decisionsOf(state: ExperimentState, workload: string, c: Release
   const sequential = sequentialDesign(state.plan) !== undefined
   const stop: StopReason = sequential ? (lastLook(state, workload)?.stop ?? 'interrupted') : 'fixed'
   const figures = figuresOf(state.plan.figures, workload)
-  return decideComparison(c, { ...(figures === undefined ? {} : { figures }), round: roundOf(state, workload), stop })
+  return decideFigures(c, { ...(figures === undefined ? {} : { figures }), round: roundOf(state, workload), stop })
 }
 
 export interface LookOutcome {
@@ -115,7 +115,7 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, now: ()
           test: 'welch',
           ...(plan.minEffect === undefined ? {} : { minEffect: plan.minEffect }),
         })
-        const d = decideComparison(c, {
+        const d = decideFigures(c, {
           ...(names === undefined ? {} : { figures: names }),
           round,
           stop: 'decided',

@@ -342,6 +342,10 @@ test(
       ),
       'the frame whose self share changed most is a row',
     )
+    // Decided (3 + 3 runs: every figure tested), so 0 above; a regression found fails a CI step when asked to.
+    const gate = await cli(te.env, ['compare', `group:${a}`, `group:${d}`, '--force', '--fail-on-regression'])
+    assert.equal(gate.code, 99, gate.stdout + gate.stderr)
+    assert.match(gate.stdout, /^Regressed: .*SCAN p50 \+[\d,.]+%/m)
     const refusedCli = await cli(te.env, ['compare', `group:${a}`, `group:${d}`])
     assert.equal(refusedCli.code, 1)
     assert.match(

@@ -12,7 +12,8 @@
  *    cellStatus() and the stored attempts; its tooltip names every run id,
  *    state and reason, start skew and clock offset;
  *  - the list (newest first, done/running/failed/left as counts() says), the
- *    steps, notes and comparisons;
+ *    steps, notes and comparisons; the headline of what it decided, word for
+ *    word decideExperiment's (the API's `decision`), running and then ended;
  *  - the frame is the live view of currentRun, which draws that run and shows
  *    its start skew and worst clock offset as the runs view has them;
  *  - a state PUT later shows up without a reload, and the frame follows the
@@ -33,6 +34,7 @@ import { createKafka } from '../../services/adapters/kafka/client.js'
 import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
+import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { runIdOf } from '../../services/core/experiments/matrix.js'
 import { cellStatus, counts } from '../../services/core/experiments/state.js'
 import { NullSink } from '../../services/core/ports/event-sink.js'
@@ -102,6 +104,7 @@ interface Shown {
   frameHidden: boolean
   currentLabel: string
   state: string
+  headline: { outcome: string; text: string }
 }
 
 /** What the page shows, from its DOM and data-* attributes. */
@@ -150,6 +153,10 @@ async function shown(page: Page): Promise<Shown> {
       frameHidden: frame.hidden,
       currentLabel: document.getElementById('current-label')!.textContent ?? '',
       state: document.getElementById('state')!.dataset.state ?? '',
+      headline: {
+        outcome: document.getElementById('headline')!.dataset.outcome ?? '',
+        text: document.getElementById('headline')!.textContent ?? '',
+      },
     }
   })
 }
@@ -309,6 +316,8 @@ test('the experiment page draws the stored matrix, follows changes and the curre
   )
   assert.match(got.comparisons[0]!.text, /READ p99 \+41\.0%/)
   assert.equal(got.state, 'live')
+  assert.deepEqual(got.headline, { outcome: 'running', text: decideExperiment(s).headline })
+  assert.equal(got.headline.text, 'Running: 9 of 16 runs done, 1 failed; nothing is decided before the end')
 
   // The frame: the live view of the current run, drawing it, with its start skew and worst clock offset.
   assert.equal(got.currentLabel, 'Current run')
@@ -336,7 +345,7 @@ test('the experiment page draws the stored matrix, follows changes and the curre
       const r = e.getBoundingClientRect()
       return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }
     }
-    const blocks = ['list', 'title', 'summary', 'matrix-box', 'steps', 'notes', 'comparisons', 'current']
+    const blocks = ['list', 'title', 'headline', 'summary', 'matrix-box', 'steps', 'notes', 'comparisons', 'current']
     return {
       header: box(document.querySelector('header')!),
       blocks: blocks.map((id) => ({ id, box: box(document.getElementById(id)!) })),
@@ -414,6 +423,12 @@ test('the experiment page draws the stored matrix, follows changes and the curre
   assert.equal(got.currentLabel, 'Last run')
   assert.equal(got.frameRun, nextRun)
   assert.equal(got.state, 'final')
+  // Ended with a run failed and runs never run: the regression found is said, and that the rest is undecided.
+  assert.deepEqual(got.headline, { outcome: 'regression', text: decideExperiment(s3).headline })
+  assert.match(
+    got.headline.text,
+    /^Regressions: slow vs base, workloada: .*\. Undecided beyond them: 1 of 16 runs failed/,
+  )
   assert.deepEqual(pageErrors, [], 'the page logged no errors')
 
   t.diagnostic(`screenshot in ${keep}; ${((Date.now() - started) / 1000).toFixed(1)} s`)

@@ -14,6 +14,10 @@
  *    exactly (ClickHouse against what its drivers sent and reported).
  *  - A coordinator SIGKILLed during a run and resumed: the matrix completes,
  *    the run it left running is settled, no run is run twice.
+ *  - One agent per name: a second `benchstream agent --name dup` exits
+ *    non-zero naming the first (its instance, host and pid) and the fix;
+ *    once the first is SIGKILLed, the next one takes the name over and runs
+ *    the experiment's work.
  *  - Clocks and refusals: an agent whose clock is 2 s ahead is refused with its
  *    offset named; one 20 ms ahead is accepted and its offset stored with the
  *    run; a plan with an unknown field, a misspelt workload or an agent that
@@ -26,6 +30,7 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { test, type TestContext } from 'node:test'
 import type { RunInfo } from '../../schemas/api.v1.js'
@@ -331,5 +336,118 @@ test(
       [id],
       'no refused plan left an experiment behind',
     )
+  },
+)
+
+test(
+  'one agent per name: a second agent under a live name exits naming it; a dead one is taken over and works',
+  { timeout: 180_000 },
+  async (t) => {
+    const { te, svc, env } = await setUp(t)
+    const first = startAgent(t, env, 'dup')
+    await registered(first)
+    const second = startAgent(t, env, 'dup')
+    const code = await new Promise<number | null>((resolve) => second.proc.on('close', resolve))
+    const said = second.log.join('')
+    process.stdout.write(`# the second agent dup: exit ${code}: ${said.trim().split('\n').at(-1)}\n`)
+    assert.equal(code, 1, said)
+    const pid = String(first.proc.pid)
+    const host = os.hostname()
+    assert.ok(
+      said.includes(
+        `BS_ERR_AGENT_NAME_TAKEN: agent name dup is taken: another agent heartbeats under it on the control topic ` +
+          `${env.BENCHSTREAM_TOPIC_CONTROL} (instance `,
+      ),
+      said,
+    )
+    assert.ok(
+      said.includes(
+        ` on host ${host}, pid ${pid}). Two agents with one name would take each other's work; stop that agent ` +
+          `(on ${host}: kill ${pid}, or stop the service that runs it), or start this one with another --name`,
+      ),
+      said,
+    )
+    assert.ok(!said.includes('registered'), 'it never registered')
+    assert.equal(first.proc.exitCode, null, 'the first one runs on')
+
+    // The first dies; the next agent under its name takes it over and runs the experiment's run.
+    first.proc.kill('SIGKILL')
+    const third = startAgent(t, env, 'dup')
+    await registered(third)
+    const planFile = path.join(te.dataDir, 'dup.json')
+    writeFileSync(
+      planFile,
+      JSON.stringify({
+        version: 1,
+        name: 'dup',
+        binding: 'memory',
+        clients: ['dup'],
+        seconds: 1,
+        repetitions: 1,
+        agentWaitS: 10,
+        workloads: [{ file: 'workloada', properties: { recordcount: 100 } }],
+        setups: [{ name: 'A' }],
+        compare: [],
+      }),
+    )
+    const id = `dup-${Date.now().toString(36)}`
+    const ran = await cli(env, ['experiment', 'run', planFile, '--id', id, '--out', te.dataDir])
+    assert.equal(ran.code, 0, ran.stdout + ran.stderr)
+    const s = (await experiment(svc, id))!
+    assert.deepEqual(
+      s.cells.map((c) => c.attempts.map((a) => a.state)),
+      [['done']],
+    )
+    assert.ok(
+      s.notes.every((n) => !n.includes('live instances')),
+      s.notes.join('\n'),
+    )
+    assert.equal(
+      ran.stdout.trimEnd().split('\n').at(-1),
+      'Nothing compared: all 1 runs complete; the plan compares nothing',
+    )
+
+    // Undecided: setup C's runs fail (a property the driver refuses), A and B have one run each.
+    const undecidedPlan = path.join(te.dataDir, 'undecided.json')
+    writeFileSync(
+      undecidedPlan,
+      JSON.stringify({
+        version: 1,
+        name: 'undecided',
+        binding: 'memory',
+        clients: ['dup'],
+        seconds: 1,
+        repetitions: 1,
+        retries: 0,
+        agentWaitS: 10,
+        workloads: [{ file: 'workloada', properties: { recordcount: 100 } }],
+        setups: [
+          { name: 'A' },
+          { name: 'B', properties: { 'memory.delay.scan': 10_000 } },
+          { name: 'C', properties: { fieldcount: 'none' } },
+        ],
+        compare: [
+          { baseline: 'A', candidate: 'B' },
+          { baseline: 'A', candidate: 'C' },
+        ],
+      }),
+    )
+    const uid = `und-${Date.now().toString(36)}`
+    const undecided = await cli(env, ['experiment', 'run', undecidedPlan, '--id', uid, '--out', te.dataDir])
+    const last = undecided.stdout.trimEnd().split('\n').at(-1)!
+    process.stdout.write(`# experiment run ${uid}: exit ${undecided.code}: ${last}\n`)
+    assert.equal(undecided.code, 5, undecided.stdout + undecided.stderr)
+    assert.match(
+      last,
+      new RegExp(
+        '^Undecided: 1 of 3 runs failed; B vs A, workloada: .+ not testable \\(n = 1 \\+ 1\\); C vs A, workloada ' +
+          'not compared \\(no complete run of C for workloada\\)$',
+      ),
+    )
+    const md = readFileSync(path.join(te.dataDir, uid, 'comparison.md'), 'utf8')
+    assert.ok(md.includes(`\n**${last.replace(/^Undecided: /, 'Undecided:** ')}.\n`), md)
+    assert.doesNotMatch(md, /No regression/)
+    const u = (await experiment(svc, uid))! as ExperimentState & { decision: { outcome: string; headline: string } }
+    assert.deepEqual([u.decision.outcome, u.decision.headline], ['undecided', last])
   },
 )

@@ -244,13 +244,23 @@ test(
 
     // compare 1 + 1 (one run of each release, workloads A to F): the Markdown of a release email.
     const md = await cli(te.env, ['compare', 'version=A', 'version=B', '--format', 'markdown'])
-    assert.equal(md.code, 0, md.stderr)
+    // Undecided: one run a side tests nothing, and the exit code says so (5), as the headline does.
+    assert.equal(md.code, 5, md.stderr)
     process.stdout.write(
       `# benchstream compare version=A version=B --format markdown:\n${md.stdout.replace(/^/gm, '#   ')}\n`,
     )
     const overall = (release: 'A' | 'B', w: string, k: number): number =>
       sum(both(release, w, k).map((f) => printed(f, 'OVERALL', 'Throughput(ops/sec)')))
-    assert.match(md.stdout, /^\*\*Regressed:\*\* not testable \(n = 1 \+ 1 for \d+ figures\)/m)
+    assert.match(md.stdout, /^\*\*Undecided:\*\* \d+ of \d+ figures could not be tested \(n = 1 \+ 1\)\. /m)
+    assert.doesNotMatch(md.stdout, /nothing, of|No regression/)
+    // As JSON (no headline there), why it is undecided goes to stderr, with the same exit code.
+    const json = await cli(te.env, ['compare', 'version=A', 'version=B', '--json'])
+    assert.equal(json.code, 5, json.stderr)
+    assert.match(
+      json.stderr,
+      /^benchstream: undecided \(exit 5\): \d+ of \d+ figures could not be tested \(n = 1 \+ 1\)$/m,
+    )
+    assert.equal((JSON.parse(json.stdout) as ReleaseComparison).summary.regressions, 0)
     // Release B's runs were imported with --workload only: their properties are unknown, not different.
     assert.match(md.stdout, /^_Note: setups compared only where recorded: .* are summary runs imported without -P/m)
     for (const w of WORKLOADS) {

@@ -168,6 +168,12 @@ test('ad hoc SQL: every attack is refused or cut, with no side effect, while ing
   )
   assert.equal(tsv.status, 200)
   assert.match(tsv.raw, /^op\tn\n(READ|UPDATE|INSERT|SCAN)\t\d+\n/)
+  // A format whose name is a keyword comes back quoted from the parser (FORMAT `Values`): still a format.
+  const values = await q(
+    "SELECT op, count() AS n FROM ops WHERE run_id = 'guard-run' GROUP BY op ORDER BY op FORMAT Values",
+  )
+  assert.equal(values.status, 200, values.raw)
+  assert.match(values.raw, /^\('(READ|UPDATE|INSERT|SCAN)',\d+\)/)
   // What clickhouse-client users type first, answered from our database only.
   const tables = await q('SHOW TABLES')
   assert.equal(tables.status, 200, tables.raw)

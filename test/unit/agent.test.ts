@@ -13,6 +13,11 @@
  * barrier (ready, go with the start instant on this machine's clock, cancel
  * before and after go, no go in time) and its end with the driver's operation
  * counts; a step with its readiness check; a profile of an allowed target.
+ * One agent per name: several agents on one fake topic (every message
+ * reaches every reader, as on the one-partition control topic), on different
+ * hosts: a newcomer under a live agent's name refuses to start, a dead
+ * agent's name is taken over, two claiming at once leave one, and two live
+ * ones (one silent past the claim) say so and never answer for each other.
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
@@ -27,9 +32,11 @@ import {
   type Step,
 } from '../../schemas/experiments.v1.js'
 import { build, READY_LINE, type Agent } from '../../services/agent/app.js'
+import { isBenchstreamError } from '../../services/core/errors.js'
 import type { AgentConfig } from '../../services/agent/config.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { BARRIER_READY_LINE } from '../../services/driver/config.js'
+import { claimWindowMs } from '../../services/core/experiments/agent-name.js'
 import { clockRefusal } from '../../services/core/experiments/clock.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../services/core/ports/control-bus.js'
 import type { Exit, Launched, LaunchSpec, ProcessLauncher } from '../../services/core/ports/process-launcher.js'
@@ -60,12 +67,18 @@ class FakeBus implements ControlBus {
   readonly invalid: string[] = []
   rejected = 0
   closed = false
+  /** While set, status messages wait for it before they are acknowledged (a slow link). */
+  gate: Promise<void> | undefined
   private beats = 0
 
   constructor(
     private readonly clock: FakeClock,
     private readonly offset: number,
-  ) {}
+    /** Other agents' buses on the same topic: each hears what this one publishes (and the reverse). */
+    private readonly topic: FakeBus[] = [],
+  ) {
+    topic.push(this)
+  }
 
   async start(handlers: ControlBusHandlers): Promise<void> {
     this.handlers = handlers
@@ -74,6 +87,13 @@ class FakeBus implements ControlBus {
   async publish(m: ControlMessage): Promise<Published> {
     if (!Value.Check(ControlMessage, m)) this.invalid.push(JSON.stringify(m).slice(0, 400))
     this.published.push(structuredClone(m))
+    if (m.type === 'assignment.status' && this.gate !== undefined) await this.gate
+    // Every reader of the topic gets it (its own publisher too, as on Kafka), once the publish has returned.
+    for (const b of this.topic)
+      if (b.handlers !== undefined && !b.closed) {
+        const copy = structuredClone(m)
+        queueMicrotask(() => b.deliver(copy))
+      }
     const sent = this.clock.ms
     if (m.type !== 'agent.heartbeat') return { brokerTimeMs: sent + this.offset }
     const rtt = BURST_RTTS[this.beats++] ?? 10
@@ -87,6 +107,7 @@ class FakeBus implements ControlBus {
   }
 
   deliver(m: ControlMessage): void {
+    if (this.closed) return
     this.handlers!.onMessage(m, this.clock.ms + this.offset)
   }
 
@@ -183,12 +204,35 @@ interface Rig {
 const mocked = new WeakSet<TestContext>()
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
 
-/** A started agent (its heartbeat burst done) on fakes; stopped when the test ends. */
-async function startAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset = OFFSET): Promise<Rig> {
+interface RigOptions {
+  /** The topic shared with other agents' buses (one test may start several agents on one topic). */
+  topic?: FakeBus[]
+  hostname?: string
+  pid?: number
+  instance?: string
+}
+
+/** A started agent (its claim window and heartbeat burst done) on fakes; stopped when the test ends. */
+async function startAgent(
+  t: TestContext,
+  cfg: Partial<AgentConfig> = {},
+  offset = OFFSET,
+  options: RigOptions = {},
+): Promise<Rig> {
+  const rig = makeAgent(t, cfg, offset, options)
+  const started = rig.agent.start()
+  await rig.settle(claimWindowMs(cfg.heartbeatMs ?? CONFIG.heartbeatMs))
+  for (let i = 0; i < BURST_RTTS.length; i++) await rig.settle(50)
+  await started
+  return rig
+}
+
+/** An agent on fakes, not started yet; stopped when the test ends. */
+function makeAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset = OFFSET, options: RigOptions = {}): Rig {
   if (!mocked.has(t)) t.mock.timers.enable({ apis: ['setTimeout'] })
   mocked.add(t)
   const clock = new FakeClock()
-  const bus = new FakeBus(clock, offset)
+  const bus = new FakeBus(clock, offset, options.topic)
   const launcher = new FakeLauncher()
   const probes = { tcp: [] as string[], http: [] as string[], answers: [] as boolean[] }
   const files: Record<string, string> = { '/var/run/hbase-rs.pid': '31337\n' }
@@ -212,9 +256,10 @@ async function startAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset
           return ok
         },
       },
+      ...(options.instance === undefined ? {} : { instance: options.instance }),
       now: clock.now,
       log: pino({ level: 'silent' }),
-      host: { hostname: 'client-1', pid: 1234, cores: 8, version: '0.1.0' },
+      host: { hostname: options.hostname ?? 'client-1', pid: options.pid ?? 1234, cores: 8, version: '0.1.0' },
       benchstream: { command: NODE, args: [BIN] },
       env: { PATH: '/usr/bin', HOME: '/home/bs' },
       listWorkloads: () => ['workloada', 'workloadc'],
@@ -233,9 +278,6 @@ async function startAgent(t: TestContext, cfg: Partial<AgentConfig> = {}, offset
       for (let i = 0; i < 5; i++) await turn()
     }
   }
-  const started = agent.start()
-  for (let i = 0; i < BURST_RTTS.length; i++) await settle(50)
-  await started
   t.after(async () => {
     await agent.stop()
   })
@@ -303,7 +345,7 @@ test('the first heartbeats measure the clock: the shortest round trip gives the 
   assert.equal(hb.busyWith, null)
   assert.deepEqual(hb.labels, { rack: 'r1' })
   assert.deepEqual(hb.capabilities, {
-    drivers: ['benchstream'],
+    drivers: ['benchstream', 'pe'],
     bindings: ['memory', 'redis'],
     ycsbBindings: [],
     workloads: ['workloada', 'workloadc'],
@@ -403,6 +445,54 @@ test('YCSB runs: allowed only with --ycsb and for its bindings, through `benchst
   assert.ok(args.slice(0, dash).includes('--barrier'))
   assert.deepEqual(args.slice(dash + 1, dash + 8), ['run', '-P', WORKLOAD_FILE, '-db', 'hbase2', '-threads', '2'])
   assert.ok(!args.includes('-target'), 'unthrottled: no -target')
+})
+
+test("PE runs (driver pe): the plan's binding an allowed command, run by `benchstream pe --command P`", async (t) => {
+  const { agent, bus, launcher, settle } = await startAgent(t, { allowServerMetrics: true })
+  assert.ok(bus.heartbeats().at(-1)!.capabilities.drivers.includes('pe'))
+  const pe = { driver: 'pe', binding: 'hbase', workload: 'randomRead', target: 0 } as const
+  for (const [id, run, why] of [
+    [
+      'cmd',
+      { binding: 'hbase-pe' },
+      /^agent a1 does not allow the command "hbase-pe" that driver pe runs as hbase-pe pe/,
+    ],
+    ['test', { workload: 'randomReed' }, /^"randomReed" is not one of PE's tests \(asyncRandomRead, /],
+    ['rows', { operations: 1001, threads: 2 }, /split evenly over the 2 PE clients, got 1001/],
+    ['load', { phase: 'load', operations: 1000 }, /^driver pe has no load phase/],
+    ['opt', { operations: 1000, properties: { valueSize: '--table=x' } }, /PE options are name=value without spaces/],
+    ['file', { operations: 1000, properties: { 'hbase.rootdir': 'file:///tmp' } }, /names a file or folder/],
+  ] as const) {
+    bus.deliver(runAssign(agent, id, { ...pe, ...run }))
+    await settle()
+    assert.match(last(bus, id).detail!, why, id)
+  }
+  assert.equal(launcher.children.length, 0)
+  bus.deliver(
+    runAssign(agent, 'yes', {
+      ...pe,
+      operations: 2000,
+      threads: 4,
+      properties: { 'hbase.zookeeper.property.clientPort': '12181', valueSize: '100' },
+      serverMetrics: ['hbase=http://127.0.0.1:12030'],
+    }),
+  )
+  await settle()
+  assert.deepEqual(states(bus, 'yes'), ['accepted'])
+  const args = launcher.children[0]!.spec.args
+  assert.deepEqual(args.slice(0, 4), [BIN, 'pe', '--command', CONFIG.commands.hbase])
+  const dash = args.indexOf('--')
+  assert.ok(args.slice(0, dash).includes('--barrier'))
+  assert.deepEqual(args.slice(dash - 2, dash), ['--server-metrics', 'hbase=http://127.0.0.1:12030'])
+  assert.deepEqual(args.slice(dash + 1), [
+    '-Dhbase.zookeeper.property.clientPort=12181',
+    '--nomapred',
+    '--valueSize=100',
+    '--rows=500',
+    'randomRead',
+    '4',
+  ])
+  assert.deepEqual(bus.invalid, [])
 })
 
 test('a run: its command line, ready, go at the instant on this clock, ended with the operations', async (t) => {
@@ -530,6 +620,37 @@ test('cancel before ready: abort; a ready line after it is not passed on, a go n
   child.exit(1)
   await settle()
   assert.deepEqual(states(bus, 'r/a1'), ['accepted', 'failed'])
+})
+
+test('cancel while its acceptance is still being sent: nothing is started, the agent is free at once', async (t) => {
+  // Seen across a network: an agent whose link was cut gets an assignment and its cancel in one fetch after the link
+  // heals. The cancel came while 'accepted' was in flight, before any client existed, and was dropped; the client then
+  // waited at the barrier for its whole timeout and the agent, busy with it, could run nothing else.
+  const { agent, bus, launcher, settle } = await startAgent(t)
+  let open!: () => void
+  bus.gate = new Promise((r) => (open = r))
+  bus.deliver(runAssign(agent, 'r/a1'))
+  await settle()
+  bus.deliver({
+    type: 'cancel',
+    sentAtMs: T0,
+    experiment: 'exp-1',
+    assignments: ['r/a1'],
+    reason: 'agent a1 went silent',
+  })
+  await settle()
+  bus.gate = undefined
+  open()
+  await settle()
+  assert.equal(launcher.children.length, 0, 'no client started')
+  assert.deepEqual(states(bus, 'r/a1'), ['accepted', 'failed'])
+  assert.equal(last(bus, 'r/a1').detail, 'called off (cancelled before it started)')
+  assert.match(last(bus, 'r/a1').output!, /cancelled: agent a1 went silent/)
+  assert.equal(bus.heartbeats().at(-1)!.busyWith, null, 'free for the next run')
+  // And it takes the next one.
+  bus.deliver(runAssign(agent, 'r2/a1'))
+  await settle()
+  assert.equal(launcher.children.length, 1)
 })
 
 test('cancel after go: SIGTERM; even a clean exit then does not count as ended', async (t) => {
@@ -688,4 +809,170 @@ test("a profile: the pid from an allowed target's pid file, to `benchstream prof
   assert.deepEqual(states(bus, 'p2'), ['accepted', 'failed'])
   assert.equal(last(bus, 'p2').detail, 'profile target rs: the pid file holds "not running"')
   assert.equal(launcher.children.length, 1)
+})
+
+// ------------------------------------------------------------------ one agent per name
+
+/** How a start ended: undefined while it goes on, 'started', or the error it threw. */
+function outcomeOf(started: Promise<void>): { value: 'started' | Error | undefined } {
+  const o: { value: 'started' | Error | undefined } = { value: undefined }
+  started.then(
+    () => (o.value = 'started'),
+    (err: Error) => (o.value = err),
+  )
+  return o
+}
+
+function heartbeatOf(name: string, instance: string, host: string, pid: number): AgentHeartbeat {
+  return {
+    type: 'agent.heartbeat',
+    sentAtMs: T0,
+    agent: name,
+    instance,
+    host,
+    pid,
+    cores: 4,
+    labels: {},
+    capabilities: {
+      drivers: ['benchstream'],
+      bindings: ['memory'],
+      ycsbBindings: [],
+      workloads: [],
+      commands: [],
+      env: [],
+      profileTargets: [],
+    },
+    clock: null,
+    busyWith: null,
+    version: '0.0.9',
+  }
+}
+
+const WINDOW = claimWindowMs(CONFIG.heartbeatMs)
+
+test('a name that heartbeats already: a newcomer on another host refuses to start, naming the live one', async (t) => {
+  const topic: FakeBus[] = []
+  const live = await startAgent(t, {}, OFFSET, { topic, hostname: 'client-1', pid: 1234 })
+  const second = makeAgent(t, {}, OFFSET, { topic, hostname: 'client-2', pid: 5678 })
+  const started = outcomeOf(second.agent.start())
+  // The live agent answers the claim with a heartbeat at once: refused well before the claim window is over.
+  await second.settle()
+  await second.settle()
+  const err = started.value
+  assert.ok(err instanceof Error && isBenchstreamError(err, 'BS_ERR_AGENT_NAME_TAKEN'), String(err))
+  assert.equal(
+    err.message,
+    `agent name a1 is taken: another agent heartbeats under it on the control topic ${CONFIG.infra.topics.control} ` +
+      `(instance ${live.agent.instance} on host client-1, pid 1234). Two agents with one name would take each ` +
+      `other's work; stop that agent (on client-1: kill 1234, or stop the service that runs it), or start this ` +
+      'one with another --name',
+  )
+  // The newcomer claimed and never heartbeat: a coordinator never saw it as agent a1.
+  assert.deepEqual(
+    second.bus.published.map((m) => m.type),
+    ['agent.claim'],
+  )
+  assert.equal(second.bus.closed, true)
+  assert.equal(live.agent.refused.name_claimed, 1)
+  const claim = second.bus.published[0]!
+  assert.deepEqual(claim.type === 'agent.claim' && [claim.agent, claim.instance, claim.host, claim.pid], [
+    'a1',
+    second.agent.instance,
+    'client-2',
+    5678,
+  ])
+  assert.deepEqual([...live.bus.invalid, ...second.bus.invalid], [])
+})
+
+test('an agent that does not answer claims is heard by its heartbeats within the claim window', async (t) => {
+  const rig = makeAgent(t, {}, OFFSET, { hostname: 'client-2', pid: 5678 })
+  const started = outcomeOf(rig.agent.start())
+  await rig.settle(WINDOW - 100)
+  assert.equal(started.value, undefined, 'still listening')
+  rig.bus.deliver(heartbeatOf('a1', 'old-version-instance', 'client-9', 99))
+  await rig.settle()
+  const err = started.value as 'started' | Error | undefined
+  assert.ok(err instanceof Error, String(err))
+  assert.match(err.message, /^agent name a1 is taken: .*\(instance old-version-instance on host client-9, pid 99\)/)
+  assert.equal(rig.bus.heartbeats().length, 0)
+})
+
+test("a dead agent's name is taken over: no heartbeat within the claim window, the newcomer registers", async (t) => {
+  const topic: FakeBus[] = []
+  const dead = await startAgent(t, {}, OFFSET, { topic, hostname: 'client-1', pid: 1234 })
+  await dead.agent.stop()
+  const beats = dead.bus.heartbeats().length
+  const next = makeAgent(t, {}, OFFSET, { topic, hostname: 'client-2', pid: 5678 })
+  const started = outcomeOf(next.agent.start())
+  await next.settle(WINDOW - 1)
+  assert.equal(started.value, undefined, 'listening for the whole window')
+  assert.deepEqual(
+    next.bus.published.map((m) => m.type),
+    ['agent.claim'],
+    'no heartbeat before the window is over',
+  )
+  await next.settle(1)
+  for (let i = 0; i < BURST_RTTS.length; i++) await next.settle(50)
+  assert.equal(started.value, 'started')
+  assert.equal(next.bus.heartbeats().length, BURST_RTTS.length)
+  assert.equal(next.bus.heartbeats()[0]!.host, 'client-2')
+  assert.equal(dead.bus.heartbeats().length, beats, 'the dead one said nothing more')
+  // It works under the name: an assignment to it is accepted.
+  next.bus.deliver(runAssign(next.agent, 'exp-1-A-workloada-1/a1'))
+  await next.settle()
+  assert.equal(last(next.bus, 'exp-1-A-workloada-1/a1').state, 'accepted')
+})
+
+test('two agents claiming one name at once: the lower instance id keeps it, the other refuses', async (t) => {
+  const low = 'aaaaaaaa-0000-4000-8000-000000000001'
+  const high = 'bbbbbbbb-0000-4000-8000-000000000002'
+  // Both at once; then each order of joining, where the first claim is heard by the second only if it joined first.
+  for (const order of ['together', 'low first', 'high first'] as const) {
+    const topic: FakeBus[] = []
+    const mk = (instance: string, host: string) =>
+      makeAgent(t, {}, OFFSET, { topic, hostname: host, pid: instance === low ? 11 : 22, instance })
+    const first = order === 'high first' ? mk(high, 'client-h') : mk(low, 'client-l')
+    const firstStarted = outcomeOf(first.agent.start())
+    // "low first" / "high first": the first claim is published before the other agent joins the topic.
+    if (order !== 'together') await first.settle()
+    const second = order === 'high first' ? mk(low, 'client-l') : mk(high, 'client-h')
+    const secondStarted = outcomeOf(second.agent.start())
+    await first.settle(WINDOW)
+    for (let i = 0; i < BURST_RTTS.length; i++) await first.settle(50)
+    const [lowRig, lowStarted, highStarted] =
+      order === 'high first' ? [second, secondStarted, firstStarted] : [first, firstStarted, secondStarted]
+    assert.equal(lowStarted.value, 'started', `${order}: ${String(lowStarted.value)}`)
+    const err = highStarted.value
+    assert.ok(err instanceof Error && isBenchstreamError(err, 'BS_ERR_AGENT_NAME_TAKEN'), `${order}: ${String(err)}`)
+    assert.match(
+      err.message,
+      new RegExp(
+        `^agent name a1 is (being claimed at the same moment by another agent|taken: another agent heartbeats ` +
+          `under it) on the control topic .* \\(instance ${low} on host client-l, pid 11\\)`,
+      ),
+      order,
+    )
+    assert.ok(lowRig.bus.heartbeats().length >= BURST_RTTS.length, order)
+    const loser = order === 'high first' ? first : second
+    assert.equal(loser.bus.heartbeats().length, 0, `${order}: the loser never heartbeat`)
+    await lowRig.agent.stop()
+  }
+})
+
+test('two live agents under one name (one silent past its claim): each says so, answers only for itself', async (t) => {
+  const { agent, bus, launcher, settle } = await startAgent(t, {}, OFFSET, { hostname: 'client-1' })
+  const other = heartbeatOf('a1', 'other-live-instance', 'client-2', 777)
+  for (let i = 0; i < 3; i++) bus.deliver(other)
+  await settle()
+  assert.equal(agent.refused.two_instances, 1, 'said once per other instance, not per heartbeat')
+  // Work addressed to the other instance is that one's: no answer from this one, nothing started.
+  bus.deliver(runAssign(agent, 'exp-1-A-workloada-1/a1', {}, { instance: 'other-live-instance' }))
+  await settle()
+  assert.deepEqual(bus.statuses(), [])
+  assert.equal(agent.refused.other_live_instance, 1)
+  // An instance it never heard of is a predecessor: refused as before.
+  bus.deliver(runAssign(agent, 'exp-1-A-workloada-2/a1', {}, { instance: 'instance-before-restart' }))
+  await settle()
+  assert.equal(last(bus, 'exp-1-A-workloada-2/a1').state, 'refused')
+  assert.equal(launcher.children.length, 0)
 })

@@ -4,14 +4,16 @@
  * ExperimentState is refused naming the field, a body naming another id is
  * refused, an unknown id is 404 BS_ERR_NOT_FOUND, the list is newest first
  * with each experiment's progress, and a newer version replaces an older
- * one. Also the experiment page and its files, served from this machine
- * under the same rules as the live view's.
+ * one; GET adds the headline of what the experiment decided (decision), the
+ * one comparison.md and the CLI print. Also the experiment page and its files,
+ * served from this machine under the same rules as the live view's.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ExperimentList, ExperimentState, ExperimentSummary } from '../../schemas/experiments.v1.js'
 import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
+import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { counts, summaryOf } from '../../services/core/experiments/state.js'
 import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'
 import type { ExperimentStore } from '../../services/core/ports/experiment-store.js'
@@ -59,7 +61,16 @@ test('PUT stores a state, GET returns it; a newer version replaces it, an older 
   assert.equal(put.statusCode, 204, put.body)
   const got = await a.inject({ method: 'GET', url: '/api/v1/experiments/web-ab-1' })
   assert.equal(got.statusCode, 200)
-  assert.deepEqual(got.json(), s)
+  const { decision, ...state } = got.json<ExperimentState & { decision: unknown }>()
+  assert.deepEqual(state, s)
+  assert.deepEqual(decision, {
+    outcome: 'running',
+    lead: 'Running:',
+    text: '9 of 16 runs done, 1 failed; nothing is decided before the end',
+    headline: 'Running: 9 of 16 runs done, 1 failed; nothing is decided before the end',
+    regressions: [],
+    undecided: [],
+  })
 
   const newer = structuredClone(s)
   newer.version++
@@ -68,7 +79,15 @@ test('PUT stores a state, GET returns it; a newer version replaces it, an older 
   assert.equal((await a.inject({ method: 'PUT', url: '/api/v1/experiments/web-ab-1', payload: newer })).statusCode, 204)
   const older = { ...structuredClone(s), version: 3 }
   assert.equal((await a.inject({ method: 'PUT', url: '/api/v1/experiments/web-ab-1', payload: older })).statusCode, 204)
-  assert.deepEqual((await a.inject({ method: 'GET', url: '/api/v1/experiments/web-ab-1' })).json(), newer)
+  const last = (await a.inject({ method: 'GET', url: '/api/v1/experiments/web-ab-1' })).json<Record<string, unknown>>()
+  assert.deepEqual({ ...last, decision: undefined }, { ...newer, decision: undefined })
+  // Ended with runs failed and left: the regressions it found are said, and that the rest is undecided.
+  assert.deepEqual(last.decision, decideExperiment(newer))
+  assert.equal(
+    (last.decision as { headline: string }).headline,
+    'Regressions: slow vs base, workloada: READ p99 +41.0%, READ p50 +38.2%. Undecided beyond them: 1 of 16 runs ' +
+      'failed; 6 of 16 runs not run',
+  )
 })
 
 test('a PUT whose body is not an ExperimentState is 400 naming the field', async (t) => {

@@ -13,8 +13,12 @@
  * the retries allow; a setup whose start step never gets ready fails its
  * cells with the step's output; the load phase runs once per setup, its key
  * range split over the clients; a plan the agents cannot run is refused
- * before anything runs. Every message published and every state stored is
- * checked against its schema.
+ * before anything runs; two live agents under one name (a second agent
+ * started by mistake, on another host) are said once, never taken for
+ * restarts over and over, and given no work (a plan naming the agent cannot
+ * start, a run going on when the second appears is incomplete and run again
+ * on others), while a restarted agent's name goes to its new instance. Every
+ * message published and every state stored is checked against its schema.
  *
  * Agents answer at once and reports are complete at once, so the coordinator's
  * polls (250 ms) are never waited on except where agents are waited for
@@ -37,12 +41,15 @@ import {
   type Plan,
 } from '../../schemas/experiments.v1.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
+import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'
 import { summaryOf } from '../../services/core/experiments/state.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../services/core/ports/control-bus.js'
 import type { ExperimentRuns } from '../../services/core/ports/experiment-runs.js'
 import type { ExperimentStore } from '../../services/core/ports/experiment-store.js'
+import { compareRuns } from '../../services/core/compare/release.js'
 import { Conductor } from '../../services/experiments/app.js'
+import { fabricatedFigures, fabricatedRun } from '../helpers/fabricated-runs.js'
 
 /** The broker's clock is this far ahead of the coordinator's. */
 const BROKER_AHEAD_MS = 5000
@@ -72,8 +79,53 @@ class AgentsBus implements ControlBus {
   readonly delivered: Array<{ m: ControlMessage; brokerTimeMs: number }> = []
   readonly invalid: string[] = []
   rejected = 0
+  /** Agents that stopped: no heartbeat, no answer (a crash, or a link of theirs cut). */
+  readonly dead = new Set<string>()
+  /** Agents still busy with an assignment of before (they say so in their heartbeats, and refuse another run). */
+  readonly busy = new Map<string, string>()
+  /**
+   * The coordinator's link, when cut: what the topic gets meanwhile (its broker time stamped on arrival) waits for
+   * the heal, and so does every publish of the coordinator's.
+   */
+  private cutQueue: Array<{ m: ControlMessage; brokerTimeMs: number }> | undefined
+  private healed: Promise<void> = Promise.resolve()
+  private openLink: () => void = () => undefined
+  private cutBeats: NodeJS.Timeout | undefined
+  /** While set, the agents' heartbeats are stuck in flight (the topic stalled for everyone). */
+  private agentsStalled = false
+
+  /**
+   * The topic stalls for everyone for `ms` (a broker of its replicas isolated, until the ISR shrinks): nothing is
+   * appended, the coordinator's publishes wait; then the coordinator's next heartbeat gets through before the
+   * agents' (their in-flight ones were appended before the stall).
+   */
+  stall(ms: number): Promise<void> {
+    this.cutQueue = []
+    this.agentsStalled = true
+    this.healed = new Promise((r) => (this.openLink = r))
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        this.cutQueue = undefined
+        this.openLink()
+        setTimeout(() => {
+          this.agentsStalled = false
+          this.beat()
+          resolve()
+        }, 400)
+      }, ms),
+    )
+  }
+
+  /** Cuts the coordinator's link once it publishes this go (the go itself reaches the agents). */
+  cutAfterGo: ((g: Go) => boolean) | undefined
+  /** Stalls the topic for this long once the coordinator publishes this go. */
+  stallAfterGo: { go: (g: Go) => boolean; ms: number; done?: Promise<void> } | undefined
   runOutcome: (a: Assign) => RunOutcome = () => 'ok'
   stepOutcome: (a: Assign) => Partial<AssignmentStatus> = () => ({ state: 'ended' })
+  /** Called at `go` for each client once it started: 'hold' keeps the client going (it ends only when cancelled). */
+  onGo: (a: Assign) => 'hold' | undefined = () => undefined
+  /** name -> the instance of a second agent started under that name by mistake (on another host). */
+  readonly twins = new Map<string, string>()
   private readonly instances = new Map<string, string>()
   private readonly running = new Map<string, Assign>()
 
@@ -86,16 +138,48 @@ class AgentsBus implements ControlBus {
     this.beat()
   }
 
+  /** The coordinator hears nothing, and publishes nothing, until heal(); the agents go on. */
+  cut(): void {
+    this.cutQueue = []
+    this.healed = new Promise((r) => (this.openLink = r))
+    this.cutBeats = setInterval(() => this.beat(), 200)
+  }
+
+  heal(): void {
+    const queued = this.cutQueue ?? []
+    this.cutQueue = undefined
+    clearInterval(this.cutBeats)
+    for (const q of queued) this.handlers?.onMessage(q.m, q.brokerTimeMs)
+    this.openLink()
+  }
+
   async publish(m: ControlMessage): Promise<Published> {
+    await this.healed
     if (!Value.Check(ControlMessage, m)) this.invalid.push(JSON.stringify(m).slice(0, 300))
     this.published.push(structuredClone(m))
+    // The topic is read by its writer too.
+    this.deliver(m)
     this.beat()
+    if (m.type === 'go' && this.cutAfterGo?.(m) === true) this.cut()
+    if (m.type === 'go' && this.stallAfterGo?.go(m) === true && this.stallAfterGo.done === undefined) {
+      // The run's statuses are appended after the stall.
+      this.stallAfterGo.done = this.stall(this.stallAfterGo.ms)
+      const later = m.assignments.map((id) => this.running.get(id)).filter((a) => a !== undefined)
+      for (const id of m.assignments) this.running.delete(id)
+      void this.stallAfterGo.done.then(() => {
+        for (const a of later) {
+          this.status(a, 'started')
+          this.status(a, 'ended', { operations: CLIENT_OPS, exitCode: 0 })
+        }
+      })
+    }
     if (m.type === 'assign') this.onAssign(m)
     else if (m.type === 'go') {
       for (const id of m.assignments) {
         const a = this.running.get(id)
-        if (a === undefined) continue
+        if (a === undefined || this.dead.has(a.agent)) continue
         this.status(a, 'started')
+        if (this.onGo(a) === 'hold') continue
         this.running.delete(id)
         if (this.runOutcome(a) === 'fail-during-run')
           this.status(a, 'failed', { detail: 'the client exited with code 1', output: 'BS_ERR_BINDING: lost' })
@@ -113,8 +197,43 @@ class AgentsBus implements ControlBus {
 
   async close(): Promise<void> {}
 
+  /** The agent's instance now: a restarted agent is a new one. */
+  instanceOf(name: string): string {
+    return this.instances.get(name)!
+  }
+
+  /** The agent restarts: a new instance under its name; the old one is gone. */
+  restart(name: string): void {
+    this.instances.set(name, `instance-${name}-restarted-${this.instances.size}`)
+  }
+
+  /**
+   * The twin of an agent, as a version before name claims would answer work addressed to its namesake: refused,
+   * for "its predecessor".
+   */
+  twinRefuses(a: Assign): void {
+    const twin = this.twins.get(a.agent)
+    if (twin !== undefined)
+      this.deliver({
+        type: 'assignment.status',
+        sentAtMs: Date.now(),
+        experiment: a.experiment,
+        assignment: a.assignment,
+        agent: a.agent,
+        instance: twin,
+        state: 'refused',
+        detail: `addressed to agent ${a.agent}'s instance ${a.instance}; it restarted as ${twin}`,
+      })
+  }
+
   private onAssign(a: Assign): void {
+    this.twinRefuses(a)
     if (this.instances.get(a.agent) !== a.instance) return
+    const busy = this.busy.get(a.agent)
+    if (a.run !== undefined && busy !== undefined) {
+      this.status(a, 'refused', { detail: `agent ${a.agent} is busy with ${busy}` })
+      return
+    }
     this.status(a, 'accepted')
     if (a.run !== undefined) {
       if (this.runOutcome(a) === 'fail-before-ready') {
@@ -144,34 +263,44 @@ class AgentsBus implements ControlBus {
     const brokerTimeMs = Date.now() + BROKER_AHEAD_MS
     if (!Value.Check(ControlMessage, m)) this.invalid.push(JSON.stringify(m).slice(0, 300))
     this.delivered.push({ m, brokerTimeMs })
-    this.handlers?.onMessage(m, brokerTimeMs)
+    if (this.cutQueue !== undefined) this.cutQueue.push({ m, brokerTimeMs })
+    else this.handlers?.onMessage(m, brokerTimeMs)
   }
 
-  /** Every agent heartbeats (so none goes silent however long a test takes). */
-  private beat(): void {
-    for (const a of this.agents)
-      this.deliver({
-        type: 'agent.heartbeat',
-        sentAtMs: Date.now(),
-        agent: a.name,
-        instance: this.instances.get(a.name)!,
-        host: `host-${a.name}`,
-        pid: 100,
-        cores: 4,
-        labels: {},
-        capabilities: {
-          drivers: ['benchstream'],
-          bindings: ['memory', 'redis'],
-          ycsbBindings: [],
-          workloads: a.workloads ?? ['workloada', 'workloadc'],
-          commands: a.commands ?? [],
-          env: [],
-          profileTargets: a.profileTargets ?? [],
-        },
-        clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
-        busyWith: null,
-        version: '0.1.0',
-      })
+  /** Every agent heartbeats (so none goes silent however long a test takes), and every twin after it. */
+  beat(): void {
+    if (this.agentsStalled) return
+    for (const a of this.agents.filter((x) => !this.dead.has(x.name)))
+      for (const [instance, host, pid] of [
+        [this.instances.get(a.name)!, `host-${a.name}`, 100],
+        ...(this.twins.has(a.name) ? [[this.twins.get(a.name)!, `host-${a.name}-twin`, 200] as const] : []),
+      ] as const)
+        this.heartbeat(a, instance, host, pid)
+  }
+
+  private heartbeat(a: FakeAgent, instance: string, host: string, pid: number): void {
+    this.deliver({
+      type: 'agent.heartbeat',
+      sentAtMs: Date.now(),
+      agent: a.name,
+      instance,
+      host,
+      pid,
+      cores: 4,
+      labels: {},
+      capabilities: {
+        drivers: ['benchstream'],
+        bindings: ['memory', 'redis'],
+        ycsbBindings: [],
+        workloads: a.workloads ?? ['workloada', 'workloadc'],
+        commands: a.commands ?? [],
+        env: [],
+        profileTargets: a.profileTargets ?? [],
+      },
+      clock: a.clock === undefined ? { offsetMs: 3, rttMs: 2, samples: 8, atMs: Date.now() } : a.clock,
+      busyWith: this.busy.get(a.name) ?? null,
+      version: '0.1.0',
+    })
   }
 
   assigns(): Assign[] {
@@ -444,7 +573,10 @@ test('2 setups x 2 repetitions: all done, shares, rotated order, go after every 
       `${ID}/comparison.md`,
     ],
   )
-  assert.match(files.get(`${ID}/comparison.md`)!, /\*\*Regressions:\*\* B vs A, workloada: SCAN p99 \(µs\)/)
+  // Every run complete, every figure of the comparison tested: the regression is the whole headline.
+  assert.match(files.get(`${ID}/comparison.md`)!, /^\*\*Regressions:\*\* B vs A, workloada: SCAN p99 \(µs\)\.$/m)
+  assert.equal(decideExperiment(state).outcome, 'regression')
+  assert.deepEqual(decideExperiment(state).undecided, [])
   assert.match(files.get(`${ID}/compare-A-vs-B-workloada.md`)!, /^### `A \(workloada\)` → `B \(workloada\)`/)
   // Stored after every change, the last one the final state.
   const stored = store.states.get(ID)!
@@ -486,6 +618,100 @@ test('a client that fails during a run: incomplete, others cancelled, run again 
     `runs:${runId('A', 1)},${runId('A', 2)}`,
     `runs:${runId('B', 1, 2)},${runId('B', 2)}`,
   ])
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test("the coordinator's link cut during a run and healed: no agent taken for silent, the run done once", async () => {
+  // Seen across a network (npm run test:distributed): judged on the coordinator's own clock, a coordinator whose
+  // link was cut for 10 s took an agent for silent after agentTimeoutS, called the run incomplete although every
+  // client of it ended, and ran it again.
+  const { bus, conductor } = rig()
+  bus.cutAfterGo = (g) => g.assignments[0]!.startsWith(`${runId('B', 1)}/`)
+  const healing = new Promise<void>((resolve) => {
+    const wait = setInterval(() => {
+      if (bus.cutAfterGo !== undefined && bus.published.some((m) => m.type === 'go' && bus.cutAfterGo!(m))) {
+        clearInterval(wait)
+        bus.cutAfterGo = undefined
+        // Twice and a half agentTimeoutS.
+        setTimeout(() => {
+          bus.heal()
+          resolve()
+        }, 5000)
+      }
+    }, 20)
+  })
+  await conductor.start()
+  const state = await conductor.run(plan({ agentTimeoutS: 2 }), ID)
+  await healing
+  assert.equal(state.status, 'done')
+  assert.deepEqual(
+    state.cells.map((c) => c.attempts.map((a) => [a.runId, a.state])),
+    [[[runId('A', 1), 'done']], [[runId('B', 1), 'done']], [[runId('B', 2), 'done']], [[runId('A', 2), 'done']]],
+    state.notes.join('\n'),
+  )
+  assert.deepEqual(bus.runIds(), [runId('A', 1), runId('B', 1), runId('B', 2), runId('A', 2)], 'no run twice')
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('the control topic stalled for everyone (a broker isolated) for 2.5 x agentTimeoutS: no agent lost', async () => {
+  // Seen across a network: a broker isolated from the others holds every acks=all produce to the partitions it
+  // follows until the controller fences it (about 9 s). Agents and coordinator alike waited; after it, the
+  // coordinator's next heartbeat came before the agents' and the whole stall counted as their silence.
+  const { bus, conductor } = rig()
+  bus.stallAfterGo = { go: (g) => g.assignments[0]!.startsWith(`${runId('B', 1)}/`), ms: 5000 }
+  await conductor.start()
+  const state = await conductor.run(plan({ agentTimeoutS: 2 }), ID)
+  assert.ok(bus.stallAfterGo.done !== undefined, 'the topic stalled')
+  assert.equal(state.status, 'done')
+  assert.deepEqual(
+    state.cells.map((c) => c.attempts.map((a) => a.state)),
+    state.cells.map(() => ['done']),
+    state.notes.join('\n'),
+  )
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('a named client still busy with an earlier run is waited for, not assigned: no attempt spent', async () => {
+  // Seen across a network: an agent cut off from the brokers for 10 s was back, its client of the run given up
+  // still flushing; the retry was assigned to it at once, refused ('busy'), and the cell's last attempt was spent.
+  const { bus, conductor } = rig()
+  bus.busy.set('a2', 'earlier-run/a2')
+  setTimeout(() => bus.busy.delete('a2'), 1500)
+  await conductor.start()
+  const state = await conductor.run(plan({ clients: ['a1', 'a2'], retries: 0, agentWaitS: 10 }), ID)
+  assert.equal(state.status, 'done', state.notes.join('\n'))
+  assert.deepEqual(
+    state.cells.map((c) => c.attempts.map((a) => a.state)),
+    state.cells.map(() => ['done']),
+  )
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('an agent silent on the topic while the coordinator hears it go on: lost after agentTimeoutS', async () => {
+  const { bus, conductor } = rig()
+  bus.runOutcome = (a) => {
+    // a2 dies once it has its first run's assignment: no more heartbeats, no answer to go.
+    if (a.run!.runId === runId('A', 1) && a.agent === 'a2') bus.dead.add('a2')
+    return 'ok'
+  }
+  await conductor.start()
+  const started = Date.now()
+  const state = await conductor.run(plan({ agentTimeoutS: 2 }), ID)
+  assert.equal(state.status, 'done')
+  const [lost, retried] = state.cells[0]!.attempts
+  assert.equal(lost!.state, 'incomplete')
+  assert.match(lost!.reason!, /^agent a2 went silent \(no heartbeat for [23] s\)/)
+  assert.equal(retried!.state, 'done')
+  assert.deepEqual(
+    retried!.clients.map((c) => c.agent),
+    ['a1', 'a3'],
+  )
+  // Found by the coordinator's own heartbeats coming back: within agentTimeoutS and a heartbeat or two.
+  assert.ok(Date.now() - started < 10_000, `${Date.now() - started} ms`)
   assert.deepEqual(bus.invalid, [])
   await conductor.close()
 })
@@ -752,4 +978,204 @@ test('a plan the agents cannot run is refused after agentWaitS, before anything 
     assert.equal(r.store.saves, 0, 'nothing stored')
     await r.conductor.close()
   }
+})
+
+// ------------------------------------------------------------------ one agent per name
+
+const TWIN = 'instance-twin-of-agent'
+
+test('two live agents under one name: said loudly, no work to either; a plan that names it cannot start', async () => {
+  const r = rig()
+  r.bus.twins.set('a2', TWIN)
+  await r.conductor.start()
+  // Two heartbeats of each (the first sight of the second instance is taken for a restart; the next shows both).
+  r.bus.beat()
+  const t0 = Date.now()
+  const refused = await r.conductor.run(plan({ clients: ['a1', 'a2'] }), ID).then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  assert.ok(Date.now() - t0 >= 1000, 'waited agentWaitS for one of them to go')
+  assert.ok(isBenchstreamError(refused, 'BS_ERR_AGENT'), String(refused))
+  assert.match(
+    refused.message,
+    new RegExp(
+      '^the plan cannot start after waiting 1 s: agent a2 has 2 live instances: ' +
+        `(instance ${TWIN} on host host-a2-twin, pid 200; instance instance-a2-1-0000 on host host-a2, pid 100|` +
+        `instance instance-a2-1-0000 on host host-a2, pid 100; instance ${TWIN} on host host-a2-twin, pid 200)\\. ` +
+        'No work goes to a2 while more than one heartbeats: stop all but one of them, or restart the others with ' +
+        'another --name',
+    ),
+  )
+  assert.deepEqual(r.bus.assigns(), [], 'nothing assigned to either instance')
+  await r.conductor.close()
+})
+
+test('two live agents under one name in a pool: never flapping, the others run every run', async () => {
+  const { bus, store, conductor } = rig()
+  bus.twins.set('a2', TWIN)
+  await conductor.start()
+  bus.beat()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'done')
+  for (const a of bus.runAssigns()) assert.notEqual(a.agent, 'a2', `${a.assignment}: no work to a2`)
+  assert.deepEqual([...new Set(bus.runAssigns().map((a) => a.agent))], ['a1', 'a3'])
+  // Said once (the first sight of the second instance looks like a restart; its next heartbeat shows both live),
+  // not once per heartbeat as a coordinator that took each for a restart did.
+  const conflicts = state.notes.filter((n) => n.startsWith('agent a2 has 2 live instances'))
+  assert.equal(conflicts.length, 1, state.notes.join('\n'))
+  assert.ok(state.notes.filter((n) => n.startsWith('agent a2 restarted')).length <= 1, state.notes.join('\n'))
+  assert.equal(store.states.get(ID)!.notes.filter((n) => n.includes('2 live instances')).length, 1)
+  await conductor.close()
+})
+
+test('a second instance appears during a run: the run is incomplete, said why, and run again without it', async () => {
+  const { bus, conductor } = rig()
+  let twinned = false
+  bus.onGo = (a) => {
+    if (twinned || a.agent !== 'a1') return undefined
+    twinned = true
+    // A second a1 starts on another host (a version without name claims: it answers work addressed to a1 with
+    // "refused", for its predecessor); two heartbeats of each show both live.
+    bus.twins.set('a1', TWIN)
+    bus.twinRefuses(a)
+    bus.beat()
+    bus.beat()
+    return 'hold'
+  }
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  const [first, second] = state.cells[0]!.attempts
+  assert.equal(first!.state, 'incomplete')
+  // The twin's "refused" is not taken for the client's answer: the run is lost for the two instances, said so.
+  assert.match(first!.reason!, /^agent a1 has 2 live instances: .*host-a1-twin, pid 200.*\(clients ended: 1 of 2\)$/)
+  assert.deepEqual(first!.clients.map((c) => c.state)[0], 'lost')
+  assert.equal(second!.state, 'done')
+  assert.deepEqual(
+    second!.clients.map((c) => c.agent),
+    ['a2', 'a3'],
+  )
+  assert.equal(state.status, 'done')
+  // No assignment ever went to the twin, and none to a1 after the twin appeared.
+  assert.ok(bus.assigns().every((a) => a.instance !== TWIN))
+  assert.deepEqual(
+    bus
+      .runAssigns()
+      .filter((a) => a.agent === 'a1')
+      .map((a) => a.run!.runId),
+    [runId('A', 1)],
+  )
+  assert.deepEqual(bus.invalid, [])
+  await conductor.close()
+})
+
+test('an agent restarted (the old instance gone): the name is taken over, work goes to the new instance', async () => {
+  const { bus, conductor } = rig()
+  let restarted = false
+  bus.onGo = (a) => {
+    if (!restarted && a.agent === 'a2') {
+      restarted = true
+      // Its run ends first; then the agent dies and a new one takes the name.
+      queueMicrotask(() => {
+        bus.restart('a2')
+        bus.beat()
+      })
+    }
+    return undefined
+  }
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'done')
+  const toA2 = bus.runAssigns().filter((a) => a.agent === 'a2')
+  assert.equal(toA2[0]!.instance, 'instance-a2-1-0000')
+  assert.ok(toA2.slice(1).length > 0 && toA2.slice(1).every((a) => a.instance === bus.instanceOf('a2')))
+  assert.notEqual(bus.instanceOf('a2'), 'instance-a2-1-0000')
+  assert.equal(state.notes.filter((n) => n.startsWith('agent a2 restarted')).length, 1, state.notes.join('\n'))
+  assert.ok(
+    state.notes.every((n) => !n.includes('live instances')),
+    state.notes.join('\n'),
+  )
+  await conductor.close()
+})
+
+// ------------------------------------------------------------------ what was decided
+
+/**
+ * The real comparison (compareRuns) over the runs the coordinator asks for, fabricated: B's READ p50 `factor` times
+ * A's. No windows: with fewer than 3 runs a side nothing can be tested.
+ */
+function realComparisons(runs: CompleteRuns, factor: number): void {
+  runs.compare = async (baseline, candidate, options) => {
+    runs.compared.push([baseline, candidate, options])
+    const ids = (ref: string): string[] => ref.replace(/^runs:/, '').split(',')
+    const a = ids(baseline)
+    const b = ids(candidate)
+    return compareRuns(
+      { ref: baseline, runs: a.map((id) => fabricatedRun(id)) },
+      { ref: candidate, runs: b.map((id) => fabricatedRun(id)) },
+      [
+        ...fabricatedFigures(
+          a,
+          a.map(() => 100),
+          1,
+        ),
+        ...fabricatedFigures(
+          b,
+          b.map(() => 100 * factor),
+          2,
+        ),
+      ],
+      [],
+      options,
+    )
+  }
+}
+
+test('runs failed, figures not testable: the headline says undecided and why, never "no regression"', async () => {
+  const { bus, runs, files, conductor } = rig()
+  // B's first repetition fails both its attempts: 2 + 1 complete runs to compare, too few to test anything.
+  bus.runOutcome = (a) => (a.run!.group === `${ID}-B-workloada` && a.run!.repetition === 1 ? 'fail-before-ready' : 'ok')
+  realComparisons(runs, 150.28)
+  await conductor.start()
+  const state = await conductor.run(plan(), ID)
+  assert.equal(state.status, 'failed')
+  const [cmp] = state.comparisons
+  assert.deepEqual(cmp!.regressions, [])
+  assert.deepEqual([cmp!.baselineRuns.length, cmp!.candidateRuns.length], [2, 1])
+  assert.ok(cmp!.untested!.length > 0 && cmp!.untested!.every((u) => u.n === '2 + 1'))
+  assert.deepEqual(cmp!.untested![0], { figure: 'READ p50 +14,928%', n: '2 + 1' })
+  const d = decideExperiment(state)
+  assert.equal(d.outcome, 'undecided')
+  const more = cmp!.untested!.length - 3
+  assert.equal(
+    d.headline,
+    `Undecided: 1 of 4 runs failed; READ p50 +14,928%, ${cmp!.untested![1]!.figure}, ${cmp!.untested![2]!.figure}` +
+      `${more > 0 ? ` and ${more} more` : ''} not testable (n = 2 + 1)`,
+  )
+  const md = files.get(`${ID}/comparison.md`)!
+  assert.ok(md.includes(`**Undecided:** ${d.text}.\n`), md)
+  assert.doesNotMatch(md, /No regression/)
+  assert.match(md, /\| A \| B \| workloada \| 2 \+ 1 \| undecided: \d+ figures not testable \|/)
+  await conductor.close()
+})
+
+test('all runs complete, every figure tested, none regressed: "No regression found"; none asked: said so', async () => {
+  const { bus, runs, files, conductor } = rig()
+  realComparisons(runs, 1)
+  await conductor.start()
+  // Three repetitions a side: every figure is tested.
+  const state = await conductor.run(plan({ repetitions: 3 }), ID)
+  assert.equal(state.status, 'done')
+  const d = decideExperiment(state)
+  assert.equal(d.outcome, 'no regression', d.headline)
+  assert.equal(d.headline, 'No regression found: all 6 runs complete, every figure of the comparison tested')
+  assert.match(files.get(`${ID}/comparison.md`)!, /^\*\*No regression found:\*\* all 6 runs complete/m)
+  assert.deepEqual(state.comparisons[0]!.untested, [])
+  assert.equal(bus.invalid.length, 0)
+  const none = rig()
+  await none.conductor.start()
+  const s2 = await none.conductor.run(plan({ compare: [] }), 'ab-t2')
+  assert.equal(decideExperiment(s2).headline, 'Nothing compared: all 4 runs complete; the plan compares nothing')
+  await conductor.close()
+  await none.conductor.close()
 })

@@ -12,6 +12,7 @@ import { experimentMain, readPlanFile } from '../../services/cli/experiment.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { checkPlan, comparePairs, loadMode, workloadName } from '../../services/core/experiments/plan.js'
+import { PE_COMMANDS } from '../../services/core/pe/pe-tests.js'
 
 const EXAMPLE = path.join(repoRoot(), 'experiments', 'memory-ab.yaml')
 
@@ -188,4 +189,47 @@ test('experiment run --id: of the id rule, checked before anything runs (it name
         e.message.startsWith(`--id ${JSON.stringify(id)} is not allowed: 1-64 characters`),
       id,
     )
+})
+
+test('driver pe (experiments/hbase-pe.yaml): accepted; its workloads are PE tests, its runs rows split evenly', () => {
+  const file = path.join(repoRoot(), 'experiments', 'hbase-pe.yaml')
+  const pe = (): Record<string, unknown> & Plan => structuredClone(readPlanFile(file))
+  const plan = pe()
+  assert.equal(plan.driver, 'pe')
+  assert.deepEqual(checkPlan(structuredClone(plan), 'again'), plan)
+  const lines = (f: (p: Record<string, unknown> & Plan) => void): string[] => {
+    const p = pe()
+    f(p)
+    return problems(p)
+  }
+  assert.deepEqual(
+    lines((p) => (p.workloads = [{ file: 'randomReed' }])),
+    [
+      'workloads[0].file: "randomReed" is not one of PE\'s tests; did you mean randomRead?; driver pe runs ' +
+        PE_COMMANDS.join(', '),
+    ],
+  )
+  assert.match(
+    lines((p) => {
+      delete p.operations
+      p.seconds = 10
+    })[0]!,
+    /^seconds: PE runs a number of rows, not a time: give operations/,
+  )
+  assert.deepEqual(
+    lines((p) => (p.operations = 2001)),
+    [
+      'operations: 2001 rows do not split evenly over 1 agents x 2 PE clients (threads); PE gives each client ' +
+        'the same --rows: give a multiple of 2',
+    ],
+  )
+  assert.match(lines((p) => (p.target = 100))[0]!, /^target: PE runs unthrottled/)
+  const noLoad = lines((p) => delete p.setups[1]!.steps!.load)
+  assert.equal(noLoad.length, 1)
+  assert.match(noLoad[0]!, /^setups\[1\]\.steps\.load: driver pe has no load phase of its own/)
+  // With the table there already: load: none and no load steps.
+  const none = pe()
+  none.load = 'none'
+  for (const s of none.setups) delete s.steps!.load
+  assert.equal(checkPlan(none, 'none').load, 'none')
 })

@@ -18,13 +18,24 @@ import { commandLineSpec } from '../../services/cli/main.js'
 const files: Record<string, string> = {
   'docs/guide.md': "# Guide\n\n## YCSB's properties in `benchstream run`/`load`\n\n## Same\n\n## Same\n",
   'docs/other.txt': 'x',
+  'workloads/workloada': 'recordcount=1000\n',
+  'services/processor/partition-worker.ts':
+    'export class PartitionWorker {\n  private async flush(): Promise<void> {}\n  readonly stats = 1\n}\n',
+  'services/processor/app.ts': 'export function build(): void {}\n',
+  'services/core/stats/windows.ts': 'export const WINDOW_MS = 1000\n',
+  'schemas/clickhouse/0001-tables.sql': 'CREATE TABLE IF NOT EXISTS {db}.op_windows (x UInt8)\n',
+  'bench/accuracy.ts': '',
+  'deploy/local/kafka.sh': '',
+  'deploy/local/lib.sh': '',
+  'web/live-view/live-view.ts': '',
 }
 
 async function ctx(): Promise<DocContext> {
   return {
     spec: await commandLineSpec(),
-    exists: (f) => Object.hasOwn(files, f) || f === 'docs/',
+    exists: (f) => Object.hasOwn(files, f) || Object.keys(files).some((k) => k.startsWith(`${f.replace(/\/$/, '')}/`)),
     read: (f) => files[f] ?? '',
+    files: () => Object.keys(files),
   }
 }
 
@@ -102,6 +113,35 @@ test('paths into docs/ named in code comments exist, anchors included', async ()
       'services/x.ts:3: docs/guide.md#nope: docs/guide.md has no heading #nope; the closest valid one is #same',
     ],
   )
+})
+
+test('source paths and symbols a doc names exist: a pattern matches a file, a symbol is declared there', async () => {
+  const text = [
+    "Exactly once lives in `services/processor/partition-worker.ts`, its class `partition-worker.ts`'s",
+    "`PartitionWorker` and method `services/processor/partition-worker.ts`'s `flush()`;",
+    'the benchmark `bench/accuracy`,',
+    'the tables `schemas/clickhouse/NNNN-*.sql`, the scripts `deploy/local/*.sh` and `deploy/local/{kafka,lib}.sh`,',
+    "the page `web/live-view/live-view.{ts,css}` and `services/.../windows.ts`; YCSB's own `bin/bindings.properties`.",
+    '',
+    '```sh',
+    'bash deploy/local/kafka.sh start && npx benchstream run -P workloads/workloada',
+    'bash deploy/local/clickhouse.sh start',
+    '```',
+    '',
+    "Gone: `services/processor/exactly-once.ts`, `services/processor/app.ts`'s `PartitionWorker`, `windows.ts`'s",
+    "`WINDOW_MS`, `gone.ts`'s `x`, `schemas/clickhouse/NNNN-views.sql`, `deploy/local/{kafka,hbase}.sh`.",
+  ].join('\n')
+  assert.deepEqual(await messages(text), [
+    '5: web/live-view/live-view.{ts,css}: no file web/live-view/live-view.css; ' +
+      'the closest is web/live-view/live-view.ts',
+    '9: deploy/local/clickhouse.sh: no file deploy/local/clickhouse.sh; the closest is deploy/local/lib.sh',
+    '12: services/processor/exactly-once.ts: no file services/processor/exactly-once.ts; the closest is ' +
+      'services/processor/app.ts',
+    "12: services/processor/app.ts's PartitionWorker: services/processor/app.ts declares no PartitionWorker",
+    '13: schemas/clickhouse/NNNN-views.sql: no file matches schemas/clickhouse/NNNN-views.sql',
+    '13: deploy/local/{kafka,hbase}.sh: no file deploy/local/hbase.sh; the closest is deploy/local/kafka.sh',
+    "13: gone.ts's x: no file gone.ts",
+  ])
 })
 
 test("the allowed flags are the parsers' own definitions", async () => {

@@ -16,16 +16,25 @@ import { isBenchstreamError } from '../../services/core/errors.js'
 
 const EVENTS = { GROUP_JOIN: 'join', CRASH: 'crash', COMMIT_OFFSETS: 'commit' } as const
 
-function fakeKafka(): { kafka: Kafka; running: { value: boolean }; committed: string[] } {
+function fakeKafka(): {
+  kafka: Kafka
+  running: { value: boolean }
+  committed: string[]
+  runs: { value: number }
+  emitter: EventEmitter
+} {
   const emitter = new EventEmitter()
   const running = { value: true }
   const committed: string[] = []
+  const runs = { value: 0 }
   const consumer = {
     events: EVENTS,
     on: (event: string, listener: (e: unknown) => void) => emitter.on(event, listener),
     connect: async () => undefined,
     subscribe: async () => undefined,
-    run: async () => undefined,
+    run: async () => {
+      runs.value++
+    },
     stop: async () => undefined,
     disconnect: async () => undefined,
     commitOffsets: async (offsets: Array<{ topic: string; partition: number; offset: string }>) => {
@@ -45,8 +54,35 @@ function fakeKafka(): { kafka: Kafka; running: { value: boolean }; committed: st
     },
   }
   const admin = { connect: async () => undefined, disconnect: async () => undefined }
-  return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, running, committed }
+  return {
+    kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka,
+    running,
+    committed,
+    runs,
+    emitter,
+  }
 }
+
+test('a consumer kafkajs gave up on (restart: false) is started again; one it restarts is left to it', async () => {
+  const f = fakeKafka()
+  const source = new KafkaPartitionSource(f.kafka, { topic: 't', groupId: 'g', restartBackoffMs: 5 })
+  await source.start({ onBatch: async () => undefined, onRebalance: () => undefined })
+  assert.equal(f.runs.value, 1)
+  const crash = (restart: boolean): void =>
+    void f.emitter.emit(EVENTS.CRASH, { payload: { error: new Error('Request Fetch timed out'), restart } })
+  crash(true)
+  await new Promise((r) => setTimeout(r, 50))
+  assert.equal(f.runs.value, 1, 'kafkajs restarts it: not started twice')
+  assert.match(source.outage()?.problem ?? '', /failed and is restarting/)
+  crash(false)
+  for (let i = 0; i < 200 && f.runs.value < 2; i++) await new Promise((r) => setTimeout(r, 5))
+  assert.equal(f.runs.value, 2, 'started again after kafkajs gave up')
+  assert.equal(source.restarts, 1)
+  await source.stop()
+  crash(false)
+  await new Promise((r) => setTimeout(r, 50))
+  assert.equal(f.runs.value, 2, 'a stopped source is not started again')
+})
 
 test('a commit kafkajs did not send (its consumer not running) is an error, not a success', async () => {
   const f = fakeKafka()

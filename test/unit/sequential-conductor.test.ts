@@ -2,7 +2,7 @@
  * Repetitions until decided in the coordinator (services/experiments/app.ts
  * Conductor with services/experiments/sequential.ts) over fakes: agents that
  * answer every assignment at once, an in-memory store, and comparisons made
- * by the verdict code itself (compareFigure, decideComparison) on seeded
+ * by the verdict code itself (compareFigure, decideFigures) on seeded
  * per-run figures, B's scans a hundred times slower or not at all.
  *
  * A large change stops at the first look with min runs a setup; no change

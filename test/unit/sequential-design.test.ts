@@ -9,7 +9,7 @@
  * after a round compares the first r runs of each side with the verdict code
  * compare uses (verdict.ts compareFigure, Welch's t on logarithms, the
  * sequential design's test) and decides the figure as a sequential experiment
- * does (decideComparison: compare's verdict, else the equivalence test).
+ * does (decideFigures: compare's verdict, else the equivalence test).
  *
  * - False positives under optional stopping: identical setups, a look after
  *   every round from 3 to 12. Testing each look at alpha (the naive rule)
@@ -30,7 +30,7 @@ import { test } from 'node:test'
 import type { ComparedFigure } from '../../schemas/api.v1.js'
 import {
   alphaSpent,
-  decideComparison,
+  decideFigures,
   detectableChange,
   detectableDifference,
   equivalenceTest,
@@ -88,7 +88,7 @@ function row(a: number[], b: number[], alpha: number, minEffect: number): Compar
 
 /** The decision at one look of one figure, as a sequential experiment makes it. */
 function decide(a: number[], b: number[], alpha: number, minEffect: number) {
-  const d = decideComparison(
+  const d = decideFigures(
     { alpha, minEffect, figures: [row(a, b, alpha, minEffect)] },
     { round: a.length, stop: 'decided', detectable: false },
   )
@@ -284,7 +284,7 @@ test('figures named by label, unit optional, after an optional workload; names t
 
   const [a, b] = trialsOf(3, 1, 5, Math.log(2))[0]!
   const r = row(a, b, 0.05, 0.01)
-  const d = decideComparison(
+  const d = decideFigures(
     { alpha: 0.05, minEffect: 0.01, figures: [r] },
     { figures: ['SCAN p5O', 'SCAN p50'], round: 5, stop: 'decided' },
   )
@@ -294,7 +294,7 @@ test('figures named by label, unit optional, after an optional workload; names t
   assert.match(d.figures[0]!.reason, /^regression \(\+\d/)
   // Undecided: says what it could have found.
   const [c, e] = trialsOf(4, 1, 3, 0)[0]!
-  const u = decideComparison(
+  const u = decideFigures(
     { alpha: 0.001, minEffect: 0.01, figures: [row(c, e, 0.001, 0.01)] },
     { round: 3, stop: 'max' },
   )

@@ -14,7 +14,11 @@
  * bottom is the live view of the current run (/?run=ID), moved to the next
  * run when currentRun changes.
  *
- * Shapes: schemas/experiments.v1.ts (ExperimentState, ExperimentSummary).
+ * The headline of what the experiment decided is the API's (`decision`,
+ * services/core/experiments/decision.ts), the same words comparison.md and
+ * the CLI print: never worked out here again.
+ *
+ * Shapes: schemas/experiments.v1.ts (ExperimentState, ExperimentSummary, ExperimentDecision).
  * For tests the page's state is on window.benchstreamExperiments, and what
  * it draws carries data-* attributes.
  */
@@ -243,6 +247,7 @@
     document.title = s.name + ' · Benchstream experiments'
     $('title').textContent = s.name + ' '
     $('title').append(el('code', s.id))
+    renderHeadline(s)
     renderSummary(s)
     renderBisect(s)
     renderMatrix(s)
@@ -252,6 +257,17 @@
     renderFrame(s)
     page.renders++
     box.dataset.renders = String(page.renders)
+  }
+
+  /** What the experiment decided, as the API words it: "Undecided: 3 of 8 runs failed; ...". */
+  function renderHeadline(s) {
+    const p = $('headline')
+    const d = s.decision
+    p.replaceChildren()
+    p.dataset.outcome = d ? d.outcome : ''
+    p.hidden = !d
+    if (!d) return
+    p.append(el('b', d.lead), ' ' + d.text)
   }
 
   function renderSummary(s) {
@@ -390,7 +406,10 @@
     if (a.startSkewMs != null) clocks.push('start skew ' + fmtMs(a.startSkewMs))
     if (a.maxClockOffsetMs != null) clocks.push('worst clock offset ' + fmtMs(a.maxClockOffsetMs))
     if (clocks.length) parts.push(clocks.join(', '))
-    if (a.counted != null || a.sent != null) parts.push(fmtInt(a.counted) + ' of ' + fmtInt(a.sent) + ' counted')
+    // A summary run (driver pe) sends no events: its clients' operations are reported, not counted.
+    if (a.state === 'done' && a.counted != null && a.sent == null)
+      parts.push(fmtInt(a.counted) + ' operations as its clients reported')
+    else if (a.counted != null || a.sent != null) parts.push(fmtInt(a.counted) + ' of ' + fmtInt(a.sent) + ' counted')
     const ended = a.clients.filter((x) => x.state === 'ended').length
     if (a.clients.length) parts.push(ended + ' of ' + a.clients.length + ' clients ended')
     return parts.join('; ') + (a.reason ? ' — ' + a.reason : '')

@@ -8,6 +8,7 @@
  * that runs the processor and the API, and let other processes use the API.
  */
 import { spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import {
@@ -317,34 +318,39 @@ export function loadMigrations(
  * statement is idempotent (IF NOT EXISTS), so a migration interrupted half
  * way simply runs again. Returns the versions applied now.
  */
-export async function migrate(ch: ClickHouse, opts: { opsTtlDays: number }): Promise<number[]> {
+export async function migrate(
+  ch: ClickHouse,
+  opts: { opsTtlDays: number; lockStaleMs?: number; lockWaitMs?: number },
+): Promise<number[]> {
   const db = ch.database
   const frame = migrationFrame(db, ch.cluster)
   const applied: number[] = []
   try {
     if (ch.cluster !== undefined) await checkCluster(ch, ch.cluster)
-    for (const query of frame.create) await ch.client.command({ query })
-    const rs = await ch.client.query({
-      query: `SELECT DISTINCT version FROM ${db}.schema_migrations`,
-      format: 'JSONEachRow',
-    })
-    const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)))
-    for (const m of loadMigrations(db, { cluster: ch.cluster })) {
-      if (done.has(m.version)) continue
-      for (const statement of m.statements) await ch.client.command({ query: statement })
-      await ch.client.insert({
-        table: writeTable(ch, `${db}.schema_migrations`),
-        values: [{ version: m.version, name: m.name }],
+    await withMigrationLock(ch, opts, async () => {
+      for (const query of frame.create) await ch.client.command({ query })
+      const rs = await ch.client.query({
+        query: `SELECT DISTINCT version FROM ${db}.schema_migrations`,
         format: 'JSONEachRow',
       })
-      applied.push(m.version)
-    }
-    // TTL follows the configuration on every start: it can be changed or switched off later.
-    for (const query of frame.ttl(opts.opsTtlDays))
-      await ch.client.command({ query }).catch((err: unknown) => {
-        // REMOVE TTL on a table that has none is an error in ClickHouse; that is the state we want.
-        if (opts.opsTtlDays > 0 || !String((err as Error).message).includes('TTL')) throw err
-      })
+      const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)))
+      for (const m of loadMigrations(db, { cluster: ch.cluster })) {
+        if (done.has(m.version)) continue
+        for (const statement of m.statements) await ch.client.command({ query: statement })
+        await ch.client.insert({
+          table: writeTable(ch, `${db}.schema_migrations`),
+          values: [{ version: m.version, name: m.name }],
+          format: 'JSONEachRow',
+        })
+        applied.push(m.version)
+      }
+      // TTL follows the configuration on every start: it can be changed or switched off later.
+      for (const query of frame.ttl(opts.opsTtlDays))
+        await ch.client.command({ query }).catch((err: unknown) => {
+          // REMOVE TTL on a table that has none is an error in ClickHouse; that is the state we want.
+          if (opts.opsTtlDays > 0 || !String((err as Error).message).includes('TTL')) throw err
+        })
+    })
   } catch (err) {
     if (err instanceof BenchstreamError) throw err
     throw new BenchstreamError(
@@ -354,6 +360,75 @@ export async function migrate(ch: ClickHouse, opts: { opsTtlDays: number }): Pro
     )
   }
   return applied
+}
+
+/** A migration lock older than this (by the server's clock) was left by a process that died migrating: taken over. */
+export const MIGRATION_LOCK_STALE_MS = 120_000
+/** How long migrate() waits for another process's migration before it gives up (BS_ERR_MIGRATION). */
+export const MIGRATION_LOCK_WAIT_MS = 300_000
+/** The lock's table, beside schema_migrations. */
+export const MIGRATION_LOCK_TABLE = 'schema_migrations_lock'
+
+/**
+ * Server mode: one process migrates a database at a time. Several servers start at once against one ClickHouse (two
+ * replicas, a Deployment's pods), and interleaved, their migrations went wrong: one re-applied an older migration's
+ * CREATE OR REPLACE VIEW after the other had applied a newer one, so a later view over it failed (UNKNOWN_IDENTIFIER,
+ * 1 start in 8 in a test of two at once), and the older definition could stay. The lock is a table that only one
+ * CREATE TABLE (without IF NOT EXISTS) can make, dropped when the migrations are done; one older than
+ * MIGRATION_LOCK_STALE_MS, by the server's clock, is renamed away (one waiter wins the rename) and taken. Embedded:
+ * one process owns the directory, no lock. A cluster: not locked (a lock on one host would not exclude the others;
+ * ON CLUSTER statements queue one by one in Keeper, the migrations as a whole do not): docs/guides/deploy.md.
+ */
+async function withMigrationLock(
+  ch: ClickHouse,
+  opts: { lockStaleMs?: number; lockWaitMs?: number },
+  fn: () => Promise<void>,
+): Promise<void> {
+  if (ch.mode !== 'server' || ch.cluster !== undefined) return fn()
+  const db = ch.database
+  const lock = `${db}.${MIGRATION_LOCK_TABLE}`
+  const staleMs = opts.lockStaleMs ?? MIGRATION_LOCK_STALE_MS
+  const deadline = Date.now() + (opts.lockWaitMs ?? MIGRATION_LOCK_WAIT_MS)
+  await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` })
+  for (;;) {
+    try {
+      await ch.client.command({ query: `CREATE TABLE ${lock} (owner String) ENGINE = Memory` })
+      break
+    } catch (err) {
+      // 57: TABLE_ALREADY_EXISTS, another process migrates.
+      if ((err as { code?: unknown }).code !== '57') throw err
+    }
+    const [held] = await queryRows<{ age_ms: number | string }>(
+      ch,
+      `SELECT dateDiff('millisecond', metadata_modification_time, now64(3)) AS age_ms FROM system.tables
+       WHERE database = {d:String} AND name = {t:String}`,
+      { d: db, t: MIGRATION_LOCK_TABLE },
+    )
+    if (held !== undefined && Number(held.age_ms) > staleMs) {
+      const aside = `${lock}_stale_${randomUUID().replaceAll('-', '')}`
+      // Only one waiter's rename finds the table; the others' fail and they try to create it again.
+      const renamed = await ch.client.command({ query: `RENAME TABLE ${lock} TO ${aside}` }).then(
+        () => true,
+        () => false,
+      )
+      if (renamed) await ch.client.command({ query: `DROP TABLE IF EXISTS ${aside}` })
+      continue
+    }
+    if (Date.now() > deadline)
+      throw new BenchstreamError(
+        'BS_ERR_MIGRATION',
+        `another process has been applying the ClickHouse schema to database ${db} at ${ch.location} for longer ` +
+          `than this one waited (table ${lock} exists); if no process is migrating, it is taken over once it is ` +
+          `${Math.round(staleMs / 1000)} s old, or drop it`,
+      )
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  try {
+    await fn()
+  } finally {
+    // A drop that fails (the server gone) leaves a lock the next process takes over once it is stale.
+    await ch.client.command({ query: `DROP TABLE IF EXISTS ${lock}` }).catch(() => undefined)
+  }
 }
 
 /**

@@ -259,10 +259,38 @@ export class ClickHouseReadModel implements ReadModel {
         returns: Object.fromEntries(Object.entries(r.returns).map(([k, v]) => [k, Number(v)])),
       })
     }
+    if (runs.size === 0) return []
+    // A summary run's own server counters (driver pe samples the region server beside PE), as a run with events has.
+    const samples = await queryRows<{
+      run_id: string
+      client_id: string
+      source: string
+      name: string
+      at_us: Num
+      value: Num
+    }>(
+      this.ch,
+      `
+      SELECT run_id, client_id, source, name, toUnixTimestamp64Micro(at) AS at_us, value
+      FROM ${this.db}.server_metrics WHERE run_id IN {ids:Array(String)} AND name IN {names:Array(String)}`,
+      { ids: [...runs.keys()], names: COUNTER_NAMES },
+    )
     // In the order asked for; runs without reports are left out.
     return runIds.flatMap((id) => {
       const clients = runs.get(id)
-      return clients === undefined ? [] : [{ runId: id, clients: [...clients.values()] }]
+      if (clients === undefined) return []
+      const serverCache = serverCacheFigures(
+        samples
+          .filter((s) => s.run_id === id)
+          .map((s) => ({
+            clientId: s.client_id,
+            source: s.source,
+            name: s.name,
+            atUs: Number(s.at_us),
+            value: Number(s.value),
+          })),
+      )
+      return [{ runId: id, clients: [...clients.values()], ...(serverCache.length === 0 ? {} : { serverCache }) }]
     })
   }
 

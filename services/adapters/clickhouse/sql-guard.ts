@@ -266,23 +266,36 @@ class HttpGuardConnection implements GuardConnection {
     )
   }
 
+  /**
+   * exec, not query: query() appends `FORMAT TabSeparatedRaw` to the text, and the guard's EXPLAIN AST would then
+   * explain that clause as part of the user's query (a second child of SelectWithUnionQuery, refused as INTO OUTFILE:
+   * every query was refused on a server). The format is the request's default instead, as chDB's Session takes it.
+   */
   async text(sql: string, params?: Record<string, string>): Promise<string> {
-    const rs = await this.client.query({
+    const { stream } = await this.client.exec({
       query: sql,
-      format: 'TabSeparatedRaw',
+      clickhouse_settings: { default_format: 'TabSeparatedRaw' },
       ...(params === undefined ? {} : { query_params: params }),
     })
-    return rs.text()
+    const chunks: Buffer[] = []
+    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk)
+    return Buffer.concat(chunks).toString('utf8')
   }
 
+  /**
+   * The body as it comes, decoded: query().stream() streams only the formats the client parses into rows, under their
+   * full names (TSV, TSVRaw, Pretty, Markdown, Vertical, XML, Values were refused before a request was sent). Our
+   * LineCutter finds the rows itself (wholeChunks false); a character split between two chunks is held back by the
+   * streaming decoder.
+   */
   async *stream(sql: string, format: string, signal: AbortSignal): AsyncIterable<string> {
-    const rs = await this.client.query({ query: sql, format: format as 'JSONEachRow', abort_signal: signal })
-    const stream = rs.stream() as AsyncIterable<Array<{ text: string }>>
-    try {
-      for await (const rows of stream) yield rows.map((r) => `${r.text}\n`).join('')
-    } finally {
-      rs.close()
+    const decoder = new TextDecoder('utf-8')
+    for await (const chunk of this.binary(sql, format, signal)) {
+      const text = decoder.decode(chunk, { stream: true })
+      if (text !== '') yield text
     }
+    const rest = decoder.decode()
+    if (rest !== '') yield rest
   }
 
   async *binary(sql: string, format: string, signal: AbortSignal): AsyncIterable<Uint8Array> {
@@ -375,7 +388,8 @@ export class SqlGuard implements AdHocQueries {
     }
     let query = canonical
     let format: string | undefined
-    const f = /\sFORMAT\s+([A-Za-z][A-Za-z0-9_]*)$/.exec(canonical)
+    // The canonical text quotes a format whose name is a keyword: FORMAT `Values`.
+    const f = /\sFORMAT\s+`?([A-Za-z][A-Za-z0-9_]*)`?$/.exec(canonical)
     if (f !== null) {
       format = [...ALLOWED_FORMATS, ...BINARY_FORMATS].find((x) => x.toLowerCase() === f[1]!.toLowerCase())
       if (format === undefined)

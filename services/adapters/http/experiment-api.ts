@@ -23,7 +23,11 @@ export class ApiExperimentStore implements ExperimentStore {
 
   async load(id: string): Promise<ExperimentState | undefined> {
     const r = await this.request('GET', `/api/v1/experiments/${encodeURIComponent(id)}`, undefined, true)
-    return r === undefined ? undefined : (JSON.parse(r) as ExperimentState)
+    if (r === undefined) return undefined
+    // The answer adds the decision the API computes from the state (its headline); it is no part of the state a
+    // resumed coordinator stores back.
+    const { decision: _, ...state } = JSON.parse(r) as ExperimentState & { decision?: unknown }
+    return state
   }
 
   async list(limit: number): Promise<ExperimentSummary[]> {

@@ -68,12 +68,25 @@ export class KafkaControlBus implements ControlBus {
     const consumer = this.kafka.consumer({ groupId: `benchstream-control-${this.role}-${randomUUID().slice(0, 8)}` })
     this.consumer = consumer
     await consumer.connect()
+    const seekToEnd = (): void => {
+      for (const p of end) consumer.seek({ topic: this.topic, partition: p.partition, offset: p.offset })
+    }
+    // Positioned at that end once the consumer's group exists: at run()'s return, or, when joining crashed (a
+    // coordinator not ready on a busy broker) and kafkajs starts the consumer again, at its next join; else it would
+    // start at the end of the log as of that join and miss what was published in between (a live agent's answer to
+    // a claim).
+    let sought = false
+    let started = false
     const joined = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new BenchstreamError('BS_ERR_KAFKA', `joining the control topic ${this.topic} took over 30 s`)),
         JOIN_TIMEOUT_MS,
       )
       consumer.on(consumer.events.GROUP_JOIN, () => {
+        if (!sought && started) {
+          sought = true
+          seekToEnd()
+        }
         clearTimeout(timer)
         resolve()
       })
@@ -90,7 +103,14 @@ export class KafkaControlBus implements ControlBus {
         handlers.onMessage(decoded, Number(message.timestamp))
       },
     })
-    for (const p of end) consumer.seek({ topic: this.topic, partition: p.partition, offset: p.offset })
+    started = true
+    try {
+      seekToEnd()
+      sought = true
+    } catch (err) {
+      // kafkajs: "Consumer group was not initialized": the join crashed and is retried; positioned at the next join.
+      if (!/not initialized/.test((err as Error).message)) throw err
+    }
     await joined
   }
 

@@ -34,7 +34,12 @@ export interface KafkaPartitionSourceOptions {
   maxBytesPerPartition?: number
   /** Kafka not answering the processor: called when it starts and when it ends, with how long it lasted. */
   onOutage?: (e: OutageEvent) => void
+  /** ms before the first restart of a consumer kafkajs gave up on, doubled per failed restart. @default 1000 */
+  restartBackoffMs?: number
 }
+
+/** Longest wait between restarts of a consumer that kafkajs gave up on. */
+const MAX_RESTART_BACKOFF_MS = 30_000
 
 /**
  * A commit or an offset read unanswered this long starts an outage (kafkajs may still be retrying it: a partition
@@ -54,6 +59,10 @@ export class KafkaPartitionSource implements PartitionSource {
   private slow = 0
   /** Commits kafkajs sent and the coordinator accepted (COMMIT_OFFSETS), until commit() checks for its own. */
   private readonly sent = new Set<string>()
+  /** Restarts of the consumer made here, after kafkajs gave up on it (stats, tests). */
+  restarts = 0
+  private restartTimer: NodeJS.Timeout | undefined
+  private handlers: PartitionSourceHandlers | undefined
 
   constructor(
     private readonly kafka: Kafka,
@@ -82,10 +91,40 @@ export class KafkaPartitionSource implements PartitionSource {
         if (t.topic === topic)
           for (const p of t.partitions) this.sent.add(commitKey(Number(p.partition), String(p.offset)))
     })
-    // kafkajs restarts a crashed consumer by itself (rejoining the group); it is an outage until a request succeeds.
+    // kafkajs restarts a crashed consumer by itself (rejoining the group) when it takes the error for retriable; it is
+    // an outage until a request succeeds. When it does not (restart: false), kafkajs leaves the consumer disconnected
+    // for good, and a processor that only logged it would sit with no partitions while /healthz waited for a request
+    // that never comes: the consumer is started again here, with a backoff, until it runs or the source is stopped.
     this.consumer.on(this.consumer.events.CRASH, (e) => {
-      this.tracker.failed(`the consumer failed and is restarting: ${e.payload.error.message}`)
+      const restart = (e.payload as { restart?: boolean }).restart !== false
+      this.tracker.failed(
+        restart
+          ? `the consumer failed and is restarting: ${e.payload.error.message}`
+          : `the consumer failed and kafkajs gave up on it (${e.payload.error.message}); starting it again`,
+      )
+      if (!restart) this.scheduleRestart(this.opts.restartBackoffMs ?? 1000)
     })
+    this.handlers = handlers
+    await this.runConsumer()
+  }
+
+  /** Starts the consumer again after kafkajs gave up on it, doubling the wait after each failed try. */
+  private scheduleRestart(waitMs: number): void {
+    if (!this.running || this.restartTimer !== undefined) return
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined
+      if (!this.running) return
+      this.restarts++
+      this.runConsumer().catch((err: unknown) => {
+        this.tracker.failed(`starting the consumer again failed: ${(err as Error).message}`)
+        this.scheduleRestart(Math.min(waitMs * 2, MAX_RESTART_BACKOFF_MS))
+      })
+    }, waitMs)
+  }
+
+  private async runConsumer(): Promise<void> {
+    const handlers = this.handlers!
+    const topic = this.opts.topic
     await this.consumer.connect()
     await this.consumer.subscribe({ topic, fromBeginning: true })
     this.running = true
@@ -195,6 +234,8 @@ export class KafkaPartitionSource implements PartitionSource {
   async stop(): Promise<void> {
     if (!this.running) return
     this.running = false
+    clearTimeout(this.restartTimer)
+    this.restartTimer = undefined
     await this.consumer.stop()
   }
 

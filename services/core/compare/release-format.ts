@@ -10,6 +10,7 @@
  * with a verdict); the terminal and JSON keep every figure.
  */
 import type { ComparedFigure, ProfileChanges, ReleaseComparison } from '../../../schemas/api.v1.js'
+import { decideComparison, figureChange, worseUntested } from './decision.js'
 import { formatMarkdownTable, formatTerminalTable, type ComparisonRow } from './format.js'
 
 export type TextFormat = 'terminal' | 'markdown'
@@ -57,7 +58,7 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       reported === 0
         ? ''
         : `${reported === runs ? 'summary runs' : `${reported} of ${runs} runs summary runs`} ` +
-          '(YCSB reports as printed), '
+          `(${printedBy(w.reportedBy)} as printed), `
     out.push(
       '',
       `${md ? '#### ' : ''}${c.by === null ? 'workload' : c.by} ${code(name)}: ${origins}` +
@@ -94,7 +95,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
       [
         anyEvents ? "percentiles from the run's merged histogram" : '',
         anyReported
-          ? "a summary run's figures as YCSB printed them; a percentile of a run with several clients is the " +
+          ? `a summary run's figures as ${printers(c.workloads.flatMap((w) => w.reportedBy ?? ['ycsb']))} ` +
+            'printed them; a percentile of a run with several clients is the ' +
             'median of their printed ones, as the note says: percentiles of clients cannot be merged'
           : '',
       ]
@@ -114,7 +116,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     )
   if (c.figures.some((f) => f.resolutionUs > 0))
     legend.push(
-      'Percentiles YCSB printed in whole ms (before 0.4.0) have 1 ms resolution: a smaller change is never called.',
+      'Percentiles YCSB printed in whole ms (before 0.4.0) are shown as printed, in ms (< 1 ms where it printed ' +
+        '0), and have 1 ms resolution: a smaller change is never called.',
     )
   if (shortened)
     legend.push(
@@ -193,75 +196,38 @@ function emailRow(f: ComparedFigure): boolean {
 }
 
 /**
- * One line on what regressed: per workload, the called regressions (and improvements) the reader looks for first
- * (OVERALL throughput, percentiles, averages, errors; extremes and per-operation throughput after), or when nothing
- * could be tested, the largest changes for the worse, said to be untested.
+ * One line on what was decided (decision.ts): per workload, the called regressions (and improvements) the reader
+ * looks for first; when nothing regressed, "nothing, of N tested figures" only if every figure was tested and every
+ * workload compared, else **Undecided** and why, with the largest changes for the worse that could not be tested.
  */
 function headline(c: ReleaseComparison, md: boolean): string {
   const bold = (s: string): string => (md ? `**${s}**` : s)
-  const weight = (f: ComparedFigure): number =>
-    f.figure === 'throughput' && f.op === 'OVERALL'
-      ? 0
-      : /^p\d/.test(f.figure)
-        ? 1
-        : f.figure === 'avg'
-          ? 2
-          : f.figure.startsWith('error')
-            ? 3
-            : f.figure === 'throughput'
-              ? 4
-              : 5
   const list = (fs: readonly ComparedFigure[], perWorkload: number): string => {
     const byWorkload = new Map<string, ComparedFigure[]>()
     for (const f of fs) byWorkload.set(f.workload, [...(byWorkload.get(f.workload) ?? []), f])
     return [...byWorkload]
       .map(([w, list]) => {
-        const sorted = [...list].sort(
-          (x, y) => weight(x) - weight(y) || Math.abs(y.changePercent ?? 0) - Math.abs(x.changePercent ?? 0),
-        )
-        const shown = sorted.slice(0, perWorkload).map((f) => {
-          const pct =
-            f.changePercent === null ? '' : ` ${f.changePercent >= 0 ? '+' : ''}${f.changePercent.toFixed(1)}%`
-          return `${f.op} ${f.figure.replace(/_/g, ' ')}${pct}`
-        })
-        const more = sorted.length > perWorkload ? ` (+${sorted.length - perWorkload} more)` : ''
+        const shown = list.slice(0, perWorkload).map(figureChange)
+        const more = list.length > perWorkload ? ` (+${list.length - perWorkload} more)` : ''
         return `${c.workloads.length > 1 ? `${w}: ` : ''}${shown.join(', ')}${more}`
       })
       .join('; ')
   }
-  const regressions = c.figures.filter((f) => f.verdict === 'regression' || f.verdict === 'below target')
-  const improvements = c.figures.filter((f) => f.verdict === 'improvement')
-  // Tested: a p-value, or a throughput target rule; equal values on every run are no test.
-  const tested = c.figures.filter(
-    (f) => f.pValue !== null || f.verdict === 'at target' || f.verdict === 'below target',
-  ).length
-  const untested = c.figures.filter((f) => f.verdict === 'insufficient data')
+  const d = decideComparison(c)
+  const worse = worseUntested(d)
+  const worseText = worse.length === 0 ? '' : ` Largest changes for the worse, untested: ${list(worse, 2)}.`
   const parts: string[] = []
-  if (regressions.length > 0) parts.push(`${bold('Regressed:')} ${list(regressions, 3)}.`)
-  else if (tested > 0) parts.push(`${bold('Regressed:')} nothing, of ${tested} tested figures.`)
-  if (improvements.length > 0) parts.push(`${bold('Improved:')} ${list(improvements, 3)}.`)
-  if (untested.length > 0) {
-    const worse = untested.filter(
-      (f) =>
-        weight(f) < 4 &&
-        f.changePercent !== null &&
-        f.changePercent !== 0 &&
-        (f.direction === 'lower-is-better') === f.changePercent > 0 &&
-        !(f.resolutionUs > 0 && Math.abs((f.candidate.center ?? 0) - (f.baseline.center ?? 0)) < f.resolutionUs),
-    )
-    const what = `n = ${nText(untested)} for ${untested.length} figure${untested.length === 1 ? '' : 's'}`
+  if (d.regressions.length > 0) {
+    parts.push(`${bold('Regressed:')} ${list(d.regressions, 3)}.`)
+    if (d.undecided.length > 0) parts.push(`${bold('Undecided beyond that:')} ${d.undecided.join('; ')}.${worseText}`)
+  } else if (d.undecided.length > 0)
     parts.push(
-      (tested === 0 ? `${bold('Regressed:')} not testable (${what}).` : `${bold('Not testable:')} ${what}.`) +
-        (worse.length === 0 ? '' : ` Largest changes for the worse, untested: ${list(worse, 2)}.`),
+      `${bold('Undecided:')} ${d.undecided.join('; ')}` +
+        `${d.tested > 0 ? `; nothing regressed of the ${d.tested} tested figures` : ''}.${worseText}`,
     )
-  }
+  else parts.push(`${bold('Regressed:')} nothing, of ${d.tested} tested figures.`)
+  if (d.improvements.length > 0) parts.push(`${bold('Improved:')} ${list(d.improvements, 3)}.`)
   return parts.join(' ')
-}
-
-/** `1 + 1`, or the range of sample counts when they differ. */
-function nText(fs: readonly ComparedFigure[]): string {
-  const ns = [...new Set(fs.map((f) => `${f.baseline.n} + ${f.candidate.n}`))]
-  return ns.length === 1 ? ns[0]! : ns.join(', ')
 }
 
 function samplesText(rows: readonly ComparedFigure[], a: number, b: number, reportedOnly: boolean): string {
@@ -304,9 +270,23 @@ function toRow(f: ComparedFigure): ComparisonRow {
     pValue: f.pValue,
     samples: f.samples === 'none' ? null : f.samples === 'repetitions' ? 'runs' : 'windows',
     note: f.note,
+    resolutionUs: f.resolutionUs,
   }
 }
 
 function trim(v: number): string {
   return String(Number(v.toFixed(6)))
+}
+
+/** Whose output a workload's summary runs are: `YCSB reports` (import-ycsb), `PE output` (HBase's PE). */
+function printedBy(by: readonly string[] | undefined): string {
+  const list = by ?? ['ycsb']
+  return [list.includes('ycsb') ? 'YCSB reports' : '', list.includes('pe') ? 'PE output' : '']
+    .filter((x) => x !== '')
+    .join(' and ')
+}
+
+/** Who printed summary runs' figures: YCSB, PE (HBase's PerformanceEvaluation), or both. */
+function printers(by: readonly string[]): string {
+  return [by.includes('ycsb') ? 'YCSB' : '', by.includes('pe') ? 'PE' : ''].filter((x) => x !== '').join(' or ')
 }

@@ -371,7 +371,11 @@ export function compareRuns(
     values.set(f.runId, runValuesOf(f))
     if ('ops' in f) eventFigures.set(f.runId, f)
   }
-  const serverCache = new Map([...eventFigures].map(([id, f]) => [id, f.serverCache]))
+  const serverCache = new Map<string, Array<{ source: string; ratio: number | null }>>(
+    [...eventFigures].map(([id, f]) => [id, f.serverCache]),
+  )
+  // A summary run sampled beside its clients (driver pe) has them too.
+  for (const f of figures) if (!('ops' in f) && f.serverCache !== undefined) serverCache.set(f.runId, f.serverCache)
   const { pairs, unpaired } = pairWorkloads(a.runs, b.runs, by)
   const notes: string[] = []
   const unknownSetups: string[] = []
@@ -510,6 +514,7 @@ export function compareRuns(
       )
       continue
     }
+    const reportedBy = [...new Set([...va, ...vb].flatMap((v) => (v?.producer === undefined ? [] : [v.producer])))]
     workloads.push({
       baseline: p.baselineName,
       candidate: p.candidateName,
@@ -517,6 +522,7 @@ export function compareRuns(
       candidateRuns: p.candidate.map((r) => r.run_id),
       throttle,
       reportedRuns,
+      ...(reportedBy.length === 0 ? {} : { reportedBy: reportedBy.sort() }),
     })
   }
   if (workloads.length === 0) {

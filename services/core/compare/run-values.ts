@@ -29,6 +29,8 @@ export interface FigureValue {
 
 export interface RunValues {
   origin: 'events' | 'reported'
+  /** Who printed a summary run's figures: YCSB (import-ycsb) or HBase's PerformanceEvaluation (format pe). */
+  producer?: 'ycsb' | 'pe'
   /** Operation (or OVERALL) -> figure key -> value. */
   ops: Map<string, Map<string, FigureValue>>
 }
@@ -255,5 +257,6 @@ export function reportedRunValues(r: ReportedRun): RunValues {
     }
     ops.set(op, m)
   }
-  return { origin: 'reported', ops }
+  const pe = r.clients.length > 0 && r.clients.every((c) => c.format === 'pe')
+  return { origin: 'reported', producer: pe ? 'pe' : 'ycsb', ops }
 }

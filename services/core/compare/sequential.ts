@@ -261,7 +261,7 @@ const pct = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`
  * over the figures it is run on (Benjamini-Hochberg), proves it within ±minEffect. `figures` names those that must be
  * decided (undefined: all; empty: none); the names that match none are listed in `unknown`, with the nearest label.
  */
-export function decideComparison(
+export function decideFigures(
   c: Pick<ReleaseComparison, 'alpha' | 'minEffect' | 'figures'>,
   o: { figures?: readonly string[]; round: number; stop: Decisions['stop']; detectable?: boolean },
 ): Decisions {

@@ -10,6 +10,7 @@ import type { SequentialDesign } from '../compare/sequential.js'
 import { BenchstreamError } from '../errors.js'
 import { closest } from '../suggest.js'
 import { schemaProblems } from '../validation.js'
+import { pePlanProblems } from './pe-plan.js'
 
 /** Problems listed in one error at most; the rest are counted. */
 const MAX_LISTED = 40
@@ -162,6 +163,7 @@ function semanticProblems(plan: Plan): string[] {
     out.push(`operations: ${plan.operations} operations cannot be split over ${clients} clients`)
   if (plan.driver === 'ycsb' && plan.binding === 'memory')
     out.push("binding: memory is Benchstream's own binding; YCSB (driver: ycsb) has no memory binding")
+  out.push(...pePlanProblems(plan))
   if (plan.load === 'none' && plan.setups.some((s) => s.steps?.load !== undefined))
     out.push('load: none, but a setup has a load step: drop one of them')
   plan.setups.forEach((s: Setup, i) => {

@@ -4,11 +4,11 @@
  * every event it sent is counted), and the comparisons at the end. The CLI
  * wires a running server's API (services/cli/reader.ts).
  */
-import type { ReleaseComparison, RunReport } from '../../../schemas/api.v1.js'
+import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../../schemas/api.v1.js'
 
 export interface ExperimentRuns {
-  /** undefined while the run has no data yet. */
-  report(runId: string): Promise<RunReport | undefined>
+  /** undefined while the run has no data yet; a summary run's (driver pe) is its clients' reports as reported. */
+  report(runId: string): Promise<RunReport | ReportedRunReport | undefined>
   compare(
     baseline: string,
     candidate: string,

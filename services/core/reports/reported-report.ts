@@ -102,6 +102,7 @@ export function reportedRunReport(r: ReportedRun, run?: RunInfo): ReportedRunRep
     measurements,
     percentilesPerClient: clients.length > 1,
     perClient: clients.map((c) => ({ ...c, measurements: orderMeasurements(c.measurements) })),
+    ...(r.serverCache === undefined ? {} : { serverCache: r.serverCache }),
   }
 }
 
@@ -180,15 +181,19 @@ export function formatReportedRun(r: ReportedRunReport): string {
   out.push('[BENCHSTREAM], Origin, reported')
   if (r.run !== undefined && r.run.workload !== '') out.push(`[BENCHSTREAM], Workload, ${r.run.workload}`)
   out.push(`[BENCHSTREAM], Clients, ${r.clients}`)
+  for (const c of r.serverCache ?? [])
+    if (c.ratio !== null) out.push(`[BENCHSTREAM], ServerCacheHitRatio(${c.source}), ${c.ratio.toFixed(4)}`)
+  // Who printed the figures: HBase's PerformanceEvaluation (import-pe, driver pe) or YCSB.
+  const who = r.perClient.length > 0 && r.perClient.every((c) => c.format === 'pe') ? "PE's" : "YCSB's"
   if (r.clients === 1) {
     out.push(
-      `# A summary run: YCSB's figures as printed in ${r.perClient[0]?.source ?? 'its report'} ` +
+      `# A summary run: ${who} figures as printed in ${r.perClient[0]?.source ?? 'its report'} ` +
         `(${r.perClient[0]?.format ?? 'text'}), not recomputed.`,
     )
     return out.join('\n') + '\n'
   }
   out.push(
-    `# A summary run: YCSB's figures as printed, merged over the ${r.clients} clients only where that is exact ` +
+    `# A summary run: ${who} figures as printed, merged over the ${r.clients} clients only where that is exact ` +
       '(operations, throughput and Return= counts added, averages weighted by operations, the least minimum, ' +
       'the largest maximum). Percentiles cannot be merged (the p99 of all operations is not a function of each ' +
       "client's p99): each client's report follows as printed.",
