@@ -105,6 +105,13 @@ export const CompareQuery = Type.Object(
           'never pooled)',
       }),
     ),
+    test: Type.Optional(
+      Type.Union([Type.Literal('auto'), Type.Literal('welch')], {
+        description:
+          "the test of repetitions: auto (default: Mann-Whitney where it can find a change, else Welch's t) or " +
+          "welch (Welch's t always, as a sequential experiment's looks use it)",
+      }),
+    ),
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('markdown'), Type.Literal('text')], {
         description: 'json (default), markdown or text (the terminal table)',

@@ -142,6 +142,95 @@ export const PlanWorkload = Type.Object(
 )
 export type PlanWorkload = Static<typeof PlanWorkload>
 
+/** Spending functions of the sequential design (services/core/compare/sequential.ts). */
+export const SPENDING_FUNCTIONS = ['obrien-fleming', 'pocock'] as const
+/** A figure named by its label, with or without its unit, after an optional workload: `workloade:SCAN p50`. */
+export const FIGURE_NAME = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^\\u0000-\\u001f]+$',
+  description:
+    "a figure's label as compare prints it, its unit optional, after an optional workload and ':' " +
+    '(workloade:SCAN p50, SCAN throughput)',
+})
+
+/**
+ * Repetitions until decided: at least `min` and at most `max` of each setup and workload, one more interleaved
+ * round at a time while a comparison of the workload has a figure the plan names (`figures`; without it, any
+ * figure) that is neither a regression, an improvement nor proven unchanged. Every round is a look of a
+ * group-sequential design whose alpha is spent over the looks (docs/design/sequential.md).
+ */
+export const SequentialRepetitions = Type.Object(
+  {
+    min: Type.Integer({ minimum: 3, maximum: 100, description: 'repetitions before the first look, 3 to 100' }),
+    max: Type.Integer({ minimum: 3, maximum: 100, description: 'repetitions at most, 3 to 100' }),
+    budgetS: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 30 * 86_400,
+        description: 'no round starts once the experiment has run this long, s (up to 30 days)',
+      }),
+    ),
+    spending: Type.Optional(
+      literals(
+        SPENDING_FUNCTIONS,
+        'how alpha is spent over the looks: obrien-fleming (default: little early, most at max) or pocock (evenly)',
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type SequentialRepetitions = Static<typeof SequentialRepetitions>
+
+const VERSION = Type.String({
+  pattern: ID_PATTERN.source,
+  description: `a version: ${ID_RULE} (quote it in YAML: 1.10 is a number there)`,
+})
+/** What a version changes from itself on (and every later version, until a later entry changes it again). */
+const VersionChange = Type.Object(
+  {
+    properties: Type.Optional(Properties),
+    env: Type.Optional(
+      Type.Record(Type.String({ pattern: ENV_NAME }), Type.String({ maxLength: 1024 }), {
+        maxProperties: 32,
+        description: "environment of every step of the version's setup (the agent must allow each, --allow-env)",
+      }),
+    ),
+    labels: Type.Optional(Labels),
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * The versions `benchstream experiment bisect` goes through: a list in the plan, oldest first, or a Maven
+ * artifact whose released versions are read from Maven Central (services/core/experiments/versions.ts). The
+ * plan's setups are templates: `${version}` in any of their strings becomes the version run.
+ */
+export const PlanVersions = Type.Object(
+  {
+    list: Type.Optional(
+      Type.Array(VERSION, { minItems: 2, maxItems: 10_000, description: 'the versions, oldest first (2 to 10,000)' }),
+    ),
+    maven: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}:[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$',
+        description: 'a Maven artifact groupId:artifactId (org.apache.hbase:hbase-server)',
+      }),
+    ),
+    prereleases: Type.Optional(
+      Type.Boolean({ description: 'Maven only: alpha, beta, milestone, rc and SNAPSHOT versions too (default false)' }),
+    ),
+    from: Type.Optional(
+      Type.Record(VERSION, VersionChange, {
+        maxProperties: 1000,
+        description: 'what changes from a version on: properties, env of the steps, labels',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type PlanVersions = Static<typeof PlanVersions>
+
 // pe: HBase's PerformanceEvaluation (`hbase pe --nomapred <test> <threads>`), its binding the agent's allowed
 // command that is HBase's bin/hbase, its workloads PE's tests; docs/guides/experiments.md#driver-pe.
 export const DRIVERS = ['benchstream', 'ycsb', 'pe'] as const
@@ -194,10 +283,10 @@ export const Plan = Type.Object(
         description: 'operations of each run, all clients together (instead of seconds)',
       }),
     ),
-    repetitions: Type.Integer({
-      minimum: 1,
-      maximum: 100,
-      description: 'repetitions of each setup and workload, 1 to 100',
+    repetitions: Type.Union([Type.Integer({ minimum: 1, maximum: 100 }), SequentialRepetitions], {
+      description:
+        'repetitions of each setup and workload: 1 to 100, or { min, max } to add interleaved repetitions until ' +
+        'the comparisons are decided (docs/design/sequential.md)',
     }),
     warmup: Type.Optional(
       Type.Integer({
@@ -265,6 +354,16 @@ export const Plan = Type.Object(
     ),
     profile: Type.Optional(ProfileSpec),
     serverMetrics: Type.Optional(ServerMetrics),
+    figures: Type.Optional(
+      Type.Array(FIGURE_NAME, {
+        minItems: 1,
+        maxItems: 64,
+        description:
+          'the figures the comparisons must decide (repetitions { min, max } runs until they are) and a bisection ' +
+          'follows (default: every figure)',
+      }),
+    ),
+    versions: Type.Optional(PlanVersions),
   },
   { additionalProperties: false },
 )
@@ -538,6 +637,67 @@ export const StepRecord = Type.Object({
 })
 export type StepRecord = Static<typeof StepRecord>
 
+export const FIGURE_DECISIONS = ['regression', 'improvement', 'no change', 'at target', 'undecided'] as const
+
+/**
+ * One figure of a comparison, decided or not (services/core/compare/sequential.ts): a regression or improvement
+ * as compare calls it, no change beyond minEffect proven by an equivalence test (TOST), at target, or undecided
+ * with the change it could have detected.
+ */
+export const FigureDecision = Type.Object({
+  workload: Type.String({ maxLength: 64 }),
+  label: Type.String({ maxLength: 256 }),
+  decision: literals(FIGURE_DECISIONS),
+  /** compare's verdict on it. */
+  verdict: Type.String({ maxLength: 32 }),
+  /** compare's p-value, adjusted over the comparison's figures. */
+  pValue: Type.Union([Type.Number(), Type.Null()]),
+  /** The equivalence test's p-value, adjusted likewise; null when not tested. */
+  equivalenceP: Type.Union([Type.Number(), Type.Null()]),
+  changePercent: Type.Union([Type.Number(), Type.Null()]),
+  runs: Type.Object({ baseline: Type.Integer({ minimum: 0 }), candidate: Type.Integer({ minimum: 0 }) }),
+  /** Undecided: the smallest increase and decrease, %, found with 80% power at the noise seen. */
+  detectable: Type.Union([
+    Type.Object({ increasePercent: Type.Number(), decreasePercent: Type.Number() }),
+    Type.Null(),
+  ]),
+  reason: Type.String({ maxLength: 2048 }),
+})
+export type FigureDecision = Static<typeof FigureDecision>
+
+export const STOP_REASONS = ['decided', 'max', 'budget', 'fixed', 'unknown figure', 'no runs', 'interrupted'] as const
+export type StopReason = (typeof STOP_REASONS)[number]
+
+/** A comparison's figures at its last look, and why no more repetitions were run. */
+export const Decisions = Type.Object({
+  /** The level this look's comparison was made at (the share of alpha spent on it). */
+  alpha: Type.Number(),
+  minEffect: Type.Number(),
+  /** The look's round: repetitions a setup was planned to have. */
+  round: Type.Integer({ minimum: 0 }),
+  stop: literals(STOP_REASONS),
+  /** Every figure decided (those named, or all). */
+  decided: Type.Boolean(),
+  figures: Type.Array(FigureDecision, { maxItems: 1024 }),
+  /** Named figures that match none of the comparison's. */
+  unknown: Type.Array(Type.String({ maxLength: 400 }), { maxItems: 64 }),
+})
+export type Decisions = Static<typeof Decisions>
+
+/** One look of a sequential experiment at a workload's comparisons, after a round of runs. */
+export const Look = Type.Object({
+  workload: Type.String({ maxLength: 64 }),
+  round: Type.Integer({ minimum: 1 }),
+  alpha: Type.Number(),
+  atMs: Type.Number(),
+  decided: Type.Integer({ minimum: 0 }),
+  undecided: Type.Integer({ minimum: 0 }),
+  /** Why this workload got no further round; null when it got one. */
+  stop: Type.Union([literals(STOP_REASONS), Type.Null()]),
+  detail: Type.Optional(Type.String({ maxLength: 2048 })),
+})
+export type Look = Static<typeof Look>
+
 export const ComparisonRecord = Type.Object({
   baseline: Type.String({ maxLength: 64 }),
   candidate: Type.String({ maxLength: 64 }),
@@ -560,8 +720,56 @@ export const ComparisonRecord = Type.Object({
   ),
   /** Workloads asked for and not compared (one side only has them), with why. */
   notCompared: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 64 })),
+  /** Each figure decided or not, and why the repetitions stopped (absent in states stored before it existed). */
+  decisions: Type.Optional(Decisions),
 })
 export type ComparisonRecord = Static<typeof ComparisonRecord>
+
+export const BISECT_OUTCOMES = ['running', 'bad', 'good', 'undecided', 'failed'] as const
+
+/** One step of a bisection: a version run beside the good one, as an experiment of its own. */
+export const BisectStep = Type.Object({
+  /** The version tried (at the ends: the bad one). */
+  version: Type.String({ maxLength: 64 }),
+  ends: Type.Boolean(),
+  experiment: Type.String({ maxLength: 64 }),
+  outcome: literals(BISECT_OUTCOMES),
+  runs: Type.Object({ baseline: Type.Integer({ minimum: 0 }), candidate: Type.Integer({ minimum: 0 }) }),
+  /** The figure that decided it (or the first one followed), its change and adjusted p. */
+  figure: Type.Union([Type.String({ maxLength: 400 }), Type.Null()]),
+  changePercent: Type.Union([Type.Number(), Type.Null()]),
+  pValue: Type.Union([Type.Number(), Type.Null()]),
+  verdict: Type.String({ maxLength: 32 }),
+  reason: Type.String({ maxLength: 4096 }),
+})
+export type BisectStep = Static<typeof BisectStep>
+
+export const BISECT_RESULTS = ['found', 'ends not confirmed', 'undecided', 'failed'] as const
+
+/** A bisection's own state (an ExperimentState with no cells: each step is an experiment of its own). */
+export const BisectState = Type.Object({
+  good: Type.String({ maxLength: 64 }),
+  bad: Type.String({ maxLength: 64 }),
+  /** Where the versions came from: the plan's list, or maven:group:artifact. */
+  source: Type.String({ maxLength: 512 }),
+  /** Every version from good to bad, in order. */
+  versions: Type.Array(Type.String({ maxLength: 64 }), { minItems: 2, maxItems: 10_000 }),
+  /** The figures named (--figure), else empty. */
+  named: Type.Array(Type.String({ maxLength: 400 }), { maxItems: 64 }),
+  /** The figures followed: the named ones, or those the ends found regressed. */
+  figures: Type.Array(Type.String({ maxLength: 400 }), { maxItems: 64 }),
+  chain: Type.Array(BisectStep, { maxItems: 64 }),
+  result: Type.Union([
+    Type.Null(),
+    Type.Object({
+      kind: literals(BISECT_RESULTS),
+      firstBad: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
+      lastGood: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
+      message: Type.String({ maxLength: 4096 }),
+    }),
+  ]),
+})
+export type BisectState = Static<typeof BisectState>
 
 export const EXPERIMENT_STATUSES = ['running', 'done', 'failed', 'interrupted'] as const
 
@@ -583,6 +791,10 @@ export const ExperimentState = Type.Object(
     notes: Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 1000 }),
     /** The run going on now, for the live view. */
     currentRun: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
+    /** Sequential repetitions: each look at a workload's comparisons, oldest first. */
+    looks: Type.Optional(Type.Array(Look, { maxItems: 4000 })),
+    /** A bisection (benchstream experiment bisect): its chain of steps. */
+    bisect: Type.Optional(BisectState),
   },
   { additionalProperties: false },
 )

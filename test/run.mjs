@@ -70,7 +70,9 @@ const CONCURRENCY = Number(process.env.TEST_CONCURRENCY || 2)
 // The longest files (about 25-70 s each) start first, so two at a time end together rather than one long file last.
 const LONG_FILES = [
   'processor-kill',
+  'bisect',
   'experiments',
+  'sequential',
   'alerts',
   'live-baseline',
   'compare',

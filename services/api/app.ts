@@ -171,6 +171,7 @@ const routes =
         ...(q.minEffect === undefined ? {} : { minEffect: q.minEffect }),
         force: q.force === true,
         ...(q.by === undefined ? {} : { by: q.by }),
+        ...(q.test === undefined ? {} : { test: q.test }),
         ...(deps.profiles === undefined ? {} : { profileChanges: profileComparison(deps.profiles) }),
       })
       if (q.format === 'markdown' || q.format === 'text')

@@ -57,7 +57,8 @@ export async function experimentRoutes(app: FastifyInstance, opts: ExperimentRou
         'BS_ERR_NOT_FOUND',
         `no experiment ${JSON.stringify(req.params.id)}; GET /api/v1/experiments lists them`,
       )
-    return { ...s, decision: decideExperiment(s) }
+    // A bisection decides through its chain (its result), not through runs and comparisons of its own.
+    return s.bisect === undefined ? { ...s, decision: decideExperiment(s) } : s
   })
 
   r.put(

@@ -20,8 +20,10 @@ import { BenchstreamError } from '../core/errors.js'
 import { decideExperiment } from '../core/experiments/decision.js'
 import { experimentIdOf } from '../core/experiments/matrix.js'
 import { checkPlan } from '../core/experiments/plan.js'
+import { formatChain } from '../core/experiments/bisect.js'
 import { counts, formatMatrix } from '../core/experiments/state.js'
 import { Conductor } from '../experiments/app.js'
+import { BISECT_FLAGS, BISECT_USAGE, bisectCommand } from './bisect.js'
 import { apiOf, openReader } from './reader.js'
 
 /** A plan file larger than this is not a plan. */
@@ -37,6 +39,7 @@ export const EXPERIMENT_FLAGS = {
   resume: { out: { type: 'string' }, 'fail-on-regression': { type: 'boolean' } },
   status: { follow: { type: 'boolean' }, json: { type: 'boolean' } },
   list: { json: { type: 'boolean' }, limit: { type: 'string' } },
+  bisect: BISECT_FLAGS,
 } as const satisfies Record<string, FlagSpecs>
 
 export const EXPERIMENT_USAGE = `usage: benchstream experiment run PLAN [--out DIR] [--id ID] [--check]
@@ -44,6 +47,9 @@ export const EXPERIMENT_USAGE = `usage: benchstream experiment run PLAN [--out D
        benchstream experiment resume ID [--out DIR] [--fail-on-regression]
        benchstream experiment status [ID] [--follow] [--json]
        benchstream experiment list [--json] [--limit N]
+       benchstream experiment bisect PLAN --good V --bad V [--figure F]... [--id ID] [--out DIR]
+                                          [--maven-repo URL]
+       benchstream experiment bisect --resume ID [--out DIR]
 Runs a whole comparison from one plan (YAML or JSON: docs/guides/experiments.md): releases or
 configurations (setups) x workloads x repetitions, each run on as many agents (benchstream agent on
 the client machines) started at one instant, repetitions interleaved across setups, incomplete runs
@@ -59,9 +65,11 @@ stores the experiment; BENCHSTREAM_API_URL or the server of this data folder) an
   run and resume end with a headline of what was decided and exit 0 only when it was decided:
   ${UNDECIDED_EXIT} undecided (runs failed, figures not testable, pairs not compared), ${REGRESSION_EXIT} a regression
   with --fail-on-regression, 1 an error
-  status [ID]              the matrix: ✓ done, ▶ running, ✗ failed, · left (default: the newest)
+  status [ID]              the matrix: ✓ done, ▶ running, ✗ failed, · left (default: the newest);
+                           a bisection's chain of steps
     --follow               print it again as it changes, until the experiment ends
-  list                     experiments, newest first`
+  list                     experiments, newest first
+${BISECT_USAGE}`
 
 function usage(message: string): BenchstreamError {
   return new BenchstreamError('BS_ERR_USAGE', `${message}\n${EXPERIMENT_USAGE}`)
@@ -78,11 +86,13 @@ export async function experimentMain(argv: readonly string[]): Promise<number> {
       return statusCommand(rest)
     case 'list':
       return listCommand(rest)
+    case 'bisect':
+      return bisectCommand(rest, bisectWiring, EXPERIMENT_USAGE)
     default:
       throw usage(
         sub === undefined
-          ? 'experiment needs a subcommand: run, resume, status or list'
-          : `unknown subcommand ${JSON.stringify(sub)}: run, resume, status or list`,
+          ? 'experiment needs a subcommand: run, resume, status, list or bisect'
+          : `unknown subcommand ${JSON.stringify(sub)}: run, resume, status, list or bisect`,
       )
   }
 }
@@ -199,6 +209,20 @@ function conductor(
   }
 }
 
+/** What a bisection needs of this file: the plan reader and the coordinator of its steps. */
+const bisectWiring = {
+  readPlanFile,
+  outBase,
+  usage,
+  open: (base: string) => {
+    const { c, store, close } = conductor(base, true)
+    return {
+      steps: { run: c.run.bind(c), resume: c.resume.bind(c), start: c.start.bind(c), close },
+      store,
+    }
+  },
+}
+
 function outBase(flag: string | undefined): string {
   return flag === undefined ? path.join(readInfraConfig(process.env).dataDir, 'experiments') : path.resolve(flag)
 }
@@ -224,6 +248,11 @@ async function runCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parseFlags(argv, EXPERIMENT_FLAGS.run, EXPERIMENT_USAGE, true)
   if (positionals.length !== 1) throw usage('experiment run needs one plan file')
   const plan = readPlanFile(positionals[0]!)
+  if (plan.versions !== undefined)
+    throw usage(
+      `${positionals[0]} is a bisection's plan (it has versions): benchstream experiment bisect ` +
+        `${positionals[0]} --good V --bad V`,
+    )
   if (v.check === true) {
     process.stdout.write(
       `${positionals[0]}: a valid plan (${plan.setups.length} setups, ${plan.workloads.length} workloads)\n`,
@@ -286,8 +315,14 @@ async function statusCommand(argv: readonly string[]): Promise<number> {
     if (state === undefined) throw new BenchstreamError('BS_ERR_NOT_FOUND', `no experiment ${JSON.stringify(id)}`)
     const text =
       v.json === true
-        ? JSON.stringify({ ...state, decision: decideExperiment(state) }, null, 2) + '\n'
-        : `${formatMatrix(state)}${decideExperiment(state).headline}\n`
+        ? JSON.stringify(
+            state.bisect !== undefined ? state : { ...state, decision: decideExperiment(state) },
+            null,
+            2,
+          ) + '\n'
+        : state.bisect !== undefined
+          ? formatChain(state)
+          : `${formatMatrix(state)}${decideExperiment(state).headline}\n`
     if (text !== last) process.stdout.write(text)
     last = text
     if (v.follow !== true || state.status !== 'running') return 0

@@ -42,7 +42,7 @@ export interface Reader {
   compare(
     baseline: string,
     candidate: string,
-    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
+    options: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by' | 'test'>,
   ): Promise<ReleaseComparison>
   history(options: HistoryOptions): Promise<ReleaseHistory>
   alerts(filter: AlertFilter, page: AlertPageRequest): Promise<AlertsPage>
@@ -138,7 +138,7 @@ class ApiReader implements Reader {
   compare(
     baseline: string,
     candidate: string,
-    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by' | 'test'>,
   ): Promise<ReleaseComparison> {
     const params: Array<[string, string]> = [
       ['baseline', baseline],
@@ -148,6 +148,7 @@ class ApiReader implements Reader {
     if (o.minEffect !== undefined) params.push(['minEffect', String(o.minEffect)])
     if (o.force === true) params.push(['force', 'true'])
     if (o.by !== undefined) params.push(['by', o.by])
+    if (o.test !== undefined) params.push(['test', o.test])
     return this.get('/api/v1/compare', params)
   }
 
@@ -241,7 +242,7 @@ class DirectReader implements Reader {
   compare(
     baseline: string,
     candidate: string,
-    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by'>,
+    o: Pick<CompareOptions, 'alpha' | 'minEffect' | 'force' | 'by' | 'test'>,
   ): Promise<ReleaseComparison> {
     return this.call(() =>
       compareReleases(this.rm, baseline, candidate, {

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   },
   BS_ERR_PLAN: { retryable: false, summary: 'invalid experiment plan' },
   BS_ERR_AGENT: { retryable: true, summary: 'no agent can run it' },
+  BS_ERR_VERSIONS: { retryable: false, summary: "a bisection's versions cannot be read (Maven metadata)" },
   BS_ERR_AGENT_NAME_TAKEN: { retryable: false, summary: 'another agent heartbeats under this agent name' },
   BS_ERR_INTERNAL: { retryable: false, summary: 'internal error' },
 } as const

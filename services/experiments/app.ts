@@ -37,7 +37,7 @@ import { describeInstance, twoInstancesMessage } from '../core/experiments/agent
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../core/experiments/clock.js'
 import { decideExperiment } from '../core/experiments/decision.js'
 import { keyRange, runIdOf, share } from '../core/experiments/matrix.js'
-import { comparePairs, loadMode, PLAN_DEFAULTS, workloadName } from '../core/experiments/plan.js'
+import { comparePairs, loadMode, PLAN_DEFAULTS, repetitionsText, workloadName } from '../core/experiments/plan.js'
 import { AgentRoster, type RosterEntry } from '../core/experiments/roster.js'
 import {
   cellStatus,
@@ -52,6 +52,7 @@ import type { ControlBus } from '../core/ports/control-bus.js'
 import type { ExperimentRuns } from '../core/ports/experiment-runs.js'
 import type { ExperimentStore } from '../core/ports/experiment-store.js'
 import { closest } from '../core/suggest.js'
+import { comparisonLevel, decisionsMarkdown, decisionsOf, look } from './sequential.js'
 
 /** Between the barrier's release and the start instant: long enough for `go` to reach every agent. */
 const START_LEAD_MS = 500
@@ -185,6 +186,8 @@ export class Conductor {
 
   /** Runs a checked plan from the start; the experiment's id is given (experimentIdOf). */
   async run(plan: Plan, id: string): Promise<ExperimentState> {
+    // One coordinator may run experiments one after the other (a bisection's steps): nothing carries over.
+    this.stoppedSetups.clear()
     await this.waitForAgents(plan)
     const state = newExperiment(id, plan, this.deps.now())
     this.state = state
@@ -202,6 +205,7 @@ export class Conductor {
         `no experiment ${JSON.stringify(id)}; list them with benchstream experiment list`,
       )
     this.state = stored
+    this.stoppedSetups.clear()
     stored.notes.push(...this.early.splice(0))
     if (stored.notes.length > MAX_NOTES) stored.notes.splice(0, stored.notes.length - MAX_NOTES)
     if (stored.status === 'done') return stored
@@ -417,13 +421,16 @@ export class Conductor {
     }
     if (!grouped) for (const s of plan.setups) await startSetup(s)
     // Runs whose clients all ended are counted in the background while the next runs; one found incomplete makes
-    // its cell due again (while its attempts last), so the matrix is gone through until nothing is left.
-    for (;;) {
-      await this.matrixPass(failedSetups, grouped, started, startSetup)
-      if (this.verifying.size === 0 || this.stopping) break
-      await Promise.all(this.verifying)
-      if (nextCell(state) === undefined) break
-    }
+    // its cell due again (while its attempts last), so the matrix is gone through until nothing is left. With
+    // repetitions { min, max }, a look after each round may add the next one (nextRound).
+    do
+      for (;;) {
+        await this.matrixPass(failedSetups, grouped, started, startSetup)
+        if (this.verifying.size === 0 || this.stopping) break
+        await Promise.all(this.verifying)
+        if (nextCell(state) === undefined) break
+      }
+    while (!this.stopping && (await this.nextRound()))
     for (const s of plan.setups) if (started.has(s.name) && !this.stoppedSetups.has(s.name)) await this.stopSetup(s)
     state.currentRun = null
     const c = counts(state)
@@ -433,6 +440,20 @@ export class Conductor {
     if (c.failed > 0) this.note(`${c.failed} of ${state.cells.length} runs failed after ${maxAttempts(plan)} attempts`)
     await this.save()
     return state
+  }
+
+  /**
+   * Repetitions until decided (services/experiments/sequential.ts): once every cell is settled, a look at the
+   * comparisons; true when it added a round (or a verification made a cell due again), so the matrix goes on.
+   */
+  private async nextRound(): Promise<boolean> {
+    await Promise.all(this.verifying)
+    const state = this.state!
+    if (nextCell(state) !== undefined) return true
+    const { added, notes } = await look(state, this.deps.runs, this.deps.now)
+    for (const n of notes) this.note(n)
+    await this.save()
+    return added > 0
   }
 
   /** Verifications of runs whose clients all ended, going on in the background. */
@@ -906,11 +927,15 @@ export class Conductor {
           continue
         }
         try {
+          // A sequential experiment's comparison is its last look's: that round's share of alpha, Welch's t.
+          const level = comparisonLevel(state, workload)
           const c = await this.deps.runs.compare(`runs:${a.join(',')}`, `runs:${b.join(',')}`, {
             force: true,
-            ...(plan.alpha === undefined ? {} : { alpha: plan.alpha }),
+            ...(level.test === 'welch' || plan.alpha !== undefined ? { alpha: level.alpha } : {}),
+            ...(level.test === 'welch' ? { test: level.test } : {}),
             ...(plan.minEffect === undefined ? {} : { minEffect: plan.minEffect }),
           })
+          record.decisions = decisionsOf(state, workload, c)
           const named: ReleaseComparison = {
             ...c,
             baseline: { ...c.baseline, ref: `${pair.baseline} (${workload})` },
@@ -1092,7 +1117,7 @@ export function experimentMarkdown(state: ExperimentState): string {
     `${c.done} of ${state.cells.length} runs complete` +
       (c.failed > 0 ? `, ${c.failed} failed` : '') +
       `; setups ${state.plan.setups.map((s) => `\`${s.name}\``).join(', ')}; ` +
-      (`${state.plan.repetitions} repetitions; clients ` +
+      (`${repetitionsText(state.plan)} repetitions; clients ` +
         `per run: ${typeof state.plan.clients === 'number' ? state.plan.clients : state.plan.clients.join(', ')}.`),
     '',
   ]
@@ -1130,5 +1155,6 @@ export function experimentMarkdown(state: ExperimentState): string {
       .map((a) => `${a.runId}: ${a.state}${a.reason === undefined ? '' : ` (${a.reason.split('\n')[0]})`}`),
   )
   if (faults.length > 0) lines.push('', '**Runs not compared:**', '', ...faults.map((f) => `- ${f}`))
+  lines.push(...decisionsMarkdown(state))
   return lines.join('\n') + '\n'
 }

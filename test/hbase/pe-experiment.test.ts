@@ -28,7 +28,7 @@ import type { ReleaseComparison, ReportedRunReport } from '../../schemas/api.v1.
 import type { ExperimentState, Plan, Setup } from '../../schemas/experiments.v1.js'
 import { stopLocalHBase } from '../../services/adapters/datastores/local-hbase.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { checkPlan } from '../../services/core/experiments/plan.js'
+import { checkPlan, firstRepetitions } from '../../services/core/experiments/plan.js'
 import { startServer, type Server } from '../../services/server/main.js'
 import { testEnv, type TestEnv } from '../helpers/env.js'
 import { freePorts } from '../helpers/hbase.js'
@@ -164,7 +164,7 @@ after(async () => {
 test('every PE run of the matrix complete: its 2 PE clients reported, as the agent counted them', async () => {
   const state = (await (await fetch(`${svc.apiUrl}/api/v1/experiments/${experimentId}`)).json()) as ExperimentState
   assert.equal(state.status, 'done', state.notes.join('\n'))
-  assert.equal(state.cells.length, plan.setups.length * plan.workloads.length * plan.repetitions)
+  assert.equal(state.cells.length, plan.setups.length * plan.workloads.length * firstRepetitions(plan))
   for (const step of state.steps) assert.equal(step.state, 'done', `${step.setup} ${step.phase}: ${step.output ?? ''}`)
   const done = state.cells.flatMap((c) => c.attempts.filter((a) => a.state === 'done'))
   assert.equal(done.length, state.cells.length, 'one complete attempt per cell')

@@ -44,7 +44,7 @@ import type { ReleaseComparison } from '../../schemas/api.v1.js'
 import type { ExperimentState, Plan, Setup } from '../../schemas/experiments.v1.js'
 import { stopLocalHBase } from '../../services/adapters/datastores/local-hbase.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { checkPlan } from '../../services/core/experiments/plan.js'
+import { checkPlan, firstRepetitions, repetitionsText } from '../../services/core/experiments/plan.js'
 import { startServer, type Server } from '../../services/server/main.js'
 import { testEnv, type TestEnv } from '../helpers/env.js'
 import { freePorts } from '../helpers/hbase.js'
@@ -172,7 +172,7 @@ before(
     const named = setups.map((s) => `${s.name} (HBase ${hbaseEnv(s).HBASE_VERSION}, :${hbaseEnv(s).HBASE_ZK_PORT})`)
     log(
       `plan: ${named.join(', ')}` +
-        `; ${plan.workloads.length} workloads x ${plan.repetitions} repetitions (+${plan.warmup ?? 0} warm-up)` +
+        `; ${plan.workloads.length} workloads x ${repetitionsText(plan)} repetitions (+${plan.warmup ?? 0} warm-up)` +
         ` of ${SECONDS} s`,
     )
 
@@ -261,7 +261,7 @@ test('the experiment ran every run of the matrix complete, its clients started t
   const state = (await res.json()) as ExperimentState
   assert.equal(state.status, 'done', state.notes.join('\n'))
   const cells = state.cells.filter((c) => !c.warmup)
-  assert.equal(cells.length, plan.setups.length * plan.workloads.length * plan.repetitions)
+  assert.equal(cells.length, plan.setups.length * plan.workloads.length * firstRepetitions(plan))
   const done = state.cells.flatMap((c) => c.attempts.filter((a) => a.state === 'done'))
   assert.equal(done.length, state.cells.length, 'one complete attempt per cell')
   for (const a of done) {

@@ -249,6 +249,7 @@
     $('title').append(el('code', s.id))
     renderHeadline(s)
     renderSummary(s)
+    renderBisect(s)
     renderMatrix(s)
     renderSteps(s)
     renderNotes(s)
@@ -287,9 +288,14 @@
     item('runs', c.done + ' done, ' + c.running + ' running, ' + c.failed + ' failed, ' + c.left + ' left', 'runs')
     item('setups', p.setups.map((x) => x.name).join(', '), 'setups')
     item('workloads', [...new Set(s.cells.map((x) => x.workload))].join(', '), 'workloads')
+    // A number, or { min, max }: repetitions until decided (services/core/experiments/plan.ts repetitionsText).
+    const reps =
+      typeof p.repetitions === 'number'
+        ? String(p.repetitions)
+        : p.repetitions.min + ' to ' + p.repetitions.max + ' until decided'
     item(
       'repetitions',
-      p.repetitions + (p.warmup ? ' + ' + p.warmup + ' warm-up' : '') + ', ' + maxAttempts(p) + ' attempts each',
+      reps + (p.warmup ? ' + ' + p.warmup + ' warm-up' : '') + ', ' + maxAttempts(p) + ' attempts each',
       'repetitions',
     )
     item('binding', (p.driver === 'ycsb' ? 'ycsb ' : '') + p.binding, 'binding')
@@ -302,6 +308,94 @@
     )
     item('created', fmtDate(s.createdAtMs), 'created')
     item('updated', fmtDate(s.updatedAtMs) + ' (version ' + s.version + ')', 'updated')
+  }
+
+  const fmtP = (p) => (p == null ? '–' : p < 0.001 ? p.toExponential(1) : p.toFixed(3))
+  const fmtChange = (x) => (x == null ? '–' : (x >= 0 ? '+' : '') + x.toFixed(1) + '%')
+
+  /** A bisection's chain (services/core/experiments/bisect.ts formatChain): each step links to its experiment. */
+  function renderBisect(s) {
+    const box = $('bisect')
+    const b = s.bisect
+    box.hidden = !b
+    $('matrix-box').hidden = !!b
+    if (!b) return
+    const r = b.result
+    const result = $('bisect-result')
+    result.dataset.result = r ? r.kind : 'running'
+    result.textContent =
+      'good ' +
+      b.good +
+      ', bad ' +
+      b.bad +
+      ', ' +
+      b.versions.length +
+      ' versions (' +
+      b.source +
+      ')' +
+      (b.figures.length ? '; following ' + b.figures.join(', ') : '') +
+      '. ' +
+      (r ? (r.kind === 'found' ? '' : r.kind + ': ') + r.message : 'going on')
+    const body = document.querySelector('#bisect-table tbody')
+    body.replaceChildren()
+    b.chain.forEach((x, k) => {
+      const tr = el('tr')
+      tr.dataset.version = x.version
+      tr.dataset.outcome = x.outcome
+      tr.append(el('td', k === 0 ? 'ends' : String(k)))
+      const v = el('td')
+      const a = el('a', x.version)
+      a.href = '/experiments?id=' + encodeURIComponent(x.experiment)
+      a.title = "the step's experiment " + x.experiment
+      v.append(a)
+      tr.append(v, el('td', x.runs.baseline + ' + ' + x.runs.candidate), el('td', fmtChange(x.changePercent)))
+      tr.append(el('td', fmtP(x.pValue)))
+      const verdict = el('td')
+      const text = x.outcome === 'running' ? 'running' : x.outcome + ' (' + x.verdict + ')'
+      verdict.append(el('span', text, 'pill bisect-' + x.outcome))
+      tr.append(verdict, el('td', x.reason, 'list'))
+      body.append(tr)
+    })
+  }
+
+  /** Why a comparison's repetitions stopped, in words (services/experiments/sequential.ts stopText). */
+  const STOP_TEXT = {
+    decided: 'every figure decided',
+    max: 'max repetitions reached',
+    budget: 'time budget spent',
+    fixed: 'fixed repetitions',
+    'unknown figure': 'a named figure is in no comparison',
+    'no runs': 'a setup has no complete run',
+    interrupted: 'interrupted',
+  }
+
+  /** How a comparison's repetitions ended, what is decided, and what the undecided could have found. */
+  function stoppedCell(c) {
+    const td = el('td', null, 'list')
+    const d = c.decisions
+    if (!d) {
+      td.append(el('span', '–', 'muted'))
+      return td
+    }
+    td.dataset.stop = d.stop
+    const open = d.figures.filter((f) => f.decision === 'undecided')
+    td.append(el('div', STOP_TEXT[d.stop] || d.stop))
+    const decided = d.figures.length - open.length + ' of ' + d.figures.length + ' decided at ' + fmtP(d.alpha)
+    td.append(el('div', decided, 'muted'))
+    for (const f of open.slice(0, 5)) {
+      const could = f.detectable
+        ? 'could have found +' +
+          f.detectable.increasePercent.toFixed(1) +
+          '% / -' +
+          f.detectable.decreasePercent.toFixed(1) +
+          '%'
+        : 'undecided'
+      const line = el('div', f.label + ': ' + could, 'undecided')
+      line.title = f.reason
+      td.append(line)
+    }
+    if (open.length > 5) td.append(el('div', '… and ' + (open.length - 5) + ' more undecided', 'muted'))
+    return td
   }
 
   function attemptLine(a, i) {
@@ -465,7 +559,7 @@
     if (s.comparisons.length === 0) {
       const tr = el('tr')
       const td = el('td', 'none yet: written at the end, over complete runs only', 'empty')
-      td.colSpan = 6
+      td.colSpan = 7
       tr.append(td)
       body.append(tr)
     }
@@ -484,7 +578,7 @@
       tr.append(el('td', c.baseline + ' → ' + c.candidate), el('td', c.workload))
       const runs = el('td', c.baselineRuns.length + ' + ' + c.candidateRuns.length)
       runs.title = 'baseline: ' + c.baselineRuns.join(', ') + '\ncandidate: ' + c.candidateRuns.join(', ')
-      tr.append(runs)
+      tr.append(runs, stoppedCell(c))
       if (c.error) {
         const td = el('td', c.error, 'list problem-text')
         td.colSpan = 2

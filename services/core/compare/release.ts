@@ -188,6 +188,8 @@ export interface CompareOptions {
   profileChanges?: ProfileComparisonHook
   /** Pair runs by this label's value instead of by workload. @default undefined (by workload) */
   by?: string
+  /** The test of repetitions (verdict.ts VerdictOptions.test). @default auto */
+  test?: 'auto' | 'welch'
 }
 
 /** Resolves both sides, reads their figures (and windows where a side has fewer than 3 runs) and compares them. */
@@ -469,7 +471,7 @@ export function compareRuns(
           p,
           { a: va.map(get), b: vb.map(get) },
           windowsByRun,
-          { alpha, minEffect, seed: options.seed ?? 1 },
+          { alpha, minEffect, seed: options.seed ?? 1, test: options.test ?? 'auto' },
           throttle,
         )
         if (row !== undefined) rows.push(row)
@@ -498,7 +500,7 @@ export function compareRuns(
         p,
         { a: cached(p.baseline), b: cached(p.candidate) },
         windowsByRun,
-        { alpha, minEffect, seed: options.seed ?? 1 },
+        { alpha, minEffect, seed: options.seed ?? 1, test: options.test ?? 'auto' },
         null,
       )
       if (row !== undefined && (!summary || (row.baseline.center !== null && row.candidate.center !== null)))
@@ -683,6 +685,7 @@ interface RowOptions {
   alpha: number
   minEffect: number
   seed: number
+  test: 'auto' | 'welch'
 }
 
 function figureRow(
@@ -712,7 +715,14 @@ function figureRow(
   const verdict = compareFigure(
     { runs: ra, windows: winValues(p.baseline) },
     { runs: rb, windows: winValues(p.candidate) },
-    { direction: spec.direction, alpha: o.alpha, minEffect: o.minEffect, seed: o.seed, logScale: spec.logScale },
+    {
+      direction: spec.direction,
+      alpha: o.alpha,
+      minEffect: o.minEffect,
+      seed: o.seed,
+      logScale: spec.logScale,
+      test: o.test,
+    },
   )
   const center = (xs: number[]): number | null => (xs.length === 0 ? null : median(xs))
   const ca = center(ra)

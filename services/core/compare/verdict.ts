@@ -48,6 +48,11 @@ export interface VerdictOptions {
   seed?: number
   /** Welch's t-test on the logarithms of positive samples (see the file comment). @default false */
   logScale?: boolean
+  /**
+   * Which test repetitions get: `auto` (Mann-Whitney where its smallest p can survive the adjustment, else Welch) or
+   * `welch` (Welch's t always: the sequential design's test, whose power is computable; sequential.ts). @default auto
+   */
+  test?: 'auto' | 'welch'
 }
 
 export interface Verdict {
@@ -101,6 +106,7 @@ const DEFAULTS = {
   replicates: 2000,
   seed: 1,
   logScale: false,
+  test: 'auto' as 'auto' | 'welch',
 }
 
 /** Compares one figure of the candidate with the baseline's (see the file comment for the method). */
@@ -115,6 +121,7 @@ export function compareFigure(baseline: FigureSamples, candidate: FigureSamples,
     replicates: options.replicates ?? DEFAULTS.replicates,
     seed: options.seed ?? DEFAULTS.seed,
     logScale: options.logScale ?? DEFAULTS.logScale,
+    test: options.test ?? DEFAULTS.test,
   }
   requireOpenRange('alpha', o.alpha, 0, 1)
   requireOpenRange('confidenceLevel', o.confidenceLevel, 0, 1)
@@ -176,7 +183,7 @@ function crossCheck(a: readonly number[], b: readonly number[]): Verdict['crossC
 
 function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved): Verdict {
   const base = frame(a, b, a.length, b.length, o)
-  const useMannWhitney = minimumTwoSidedP(a.length, b.length) <= o.alpha / MW_FAMILY_DIVISOR
+  const useMannWhitney = o.test === 'auto' && minimumTwoSidedP(a.length, b.length) <= o.alpha / MW_FAMILY_DIVISOR
   if (useMannWhitney) {
     const mw = mannWhitneyU(a, b)
     const effect = base.relativeChange.median
@@ -195,8 +202,11 @@ function byRepetitions(a: readonly number[], b: readonly number[], o: Resolved):
     )
   }
   const why =
-    `Mann-Whitney's smallest p with so few, ${minimumTwoSidedP(a.length, b.length).toFixed(3)}, ` +
-    `cannot survive the adjustment over a comparison's figures (it needs ${(o.alpha / MW_FAMILY_DIVISOR).toFixed(4)})`
+    o.test === 'welch'
+      ? "Welch's t asked for: the sequential design's test"
+      : `Mann-Whitney's smallest p with so few, ${minimumTwoSidedP(a.length, b.length).toFixed(3)}, ` +
+        "cannot survive the adjustment over a comparison's figures " +
+        `(it needs ${(o.alpha / MW_FAMILY_DIVISOR).toFixed(4)})`
   if (o.logScale && [...a, ...b].every((x) => x > 0)) {
     // On logarithms: the difference of mean logs is the log of the ratio of geometric means.
     const w = welchTTest(b.map(Math.log), a.map(Math.log), o.confidenceLevel)

@@ -11,7 +11,7 @@
  */
 import type { Cell, Plan } from '../../../schemas/experiments.v1.js'
 import { ID_PATTERN } from '../../../schemas/events.v1.js'
-import { workloadName } from './plan.js'
+import { firstRepetitions, workloadName } from './plan.js'
 
 /** The cells of the plan in run order, with no attempts yet. */
 export function buildCells(plan: Plan, experimentId: string): Cell[] {
@@ -34,16 +34,32 @@ export function buildCells(plan: Plan, experimentId: string): Cell[] {
     for (const setup of setups)
       for (const w of workloads) {
         for (let k = 1; k <= warmup; k++) add(w, setup, k, true)
-        for (let k = 1; k <= plan.repetitions; k++) add(w, setup, k, false)
+        for (let k = 1; k <= firstRepetitions(plan); k++) add(w, setup, k, false)
       }
     return cells
   }
   for (const w of workloads) {
     for (let k = 1; k <= warmup; k++) for (const setup of setups) add(w, setup, k, true)
-    for (let k = 1; k <= plan.repetitions; k++)
-      for (let i = 0; i < setups.length; i++) add(w, setups[(i + k - 1) % setups.length]!, k, false)
+    for (let k = 1; k <= firstRepetitions(plan); k++) cells.push(...roundCells(plan, experimentId, w, k))
   }
   return cells
+}
+
+/** Repetition k of every setup of a workload, in the order rotated by k (A B, B A, ...): one round, one look. */
+export function roundCells(plan: Plan, experimentId: string, workload: string, k: number): Cell[] {
+  const setups = plan.setups.map((s) => s.name)
+  return setups.map((_, i) => {
+    const setup = setups[(i + k - 1) % setups.length]!
+    return {
+      key: cellKey(workload, setup, k, false),
+      workload,
+      setup,
+      repetition: k,
+      warmup: false,
+      group: groupId(experimentId, setup, workload, false),
+      attempts: [],
+    }
+  })
 }
 
 export function cellKey(workload: string, setup: string, repetition: number, warmup: boolean): string {

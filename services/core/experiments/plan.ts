@@ -6,6 +6,7 @@
  * BS_ERR_PLAN goes out.
  */
 import { Plan, type Setup } from '../../../schemas/experiments.v1.js'
+import type { SequentialDesign } from '../compare/sequential.js'
 import { BenchstreamError } from '../errors.js'
 import { closest } from '../suggest.js'
 import { schemaProblems } from '../validation.js'
@@ -27,6 +28,24 @@ export const PLAN_DEFAULTS = {
   alpha: 0.05,
   minEffect: 0.01,
 } as const
+
+/** The repetitions of each setup and workload before the first look (all of them, without a sequential design). */
+export function firstRepetitions(plan: Plan): number {
+  return typeof plan.repetitions === 'number' ? plan.repetitions : plan.repetitions.min
+}
+
+/** The sequential design of `repetitions: { min, max }`; undefined for a fixed number. */
+export function sequentialDesign(plan: Plan): SequentialDesign | undefined {
+  const r = plan.repetitions
+  if (typeof r === 'number') return undefined
+  return { alpha: plan.alpha ?? PLAN_DEFAULTS.alpha, min: r.min, max: r.max, spending: r.spending ?? 'obrien-fleming' }
+}
+
+/** The repetitions as a person reads them: `4`, or `3 to 12 until decided`. */
+export function repetitionsText(plan: Plan): string {
+  const r = plan.repetitions
+  return typeof r === 'number' ? String(r) : `${r.min} to ${r.max} until decided`
+}
 
 /** The plan's pairs to compare: as written, or the first setup against each other one. */
 export function comparePairs(plan: Plan): Array<{ baseline: string; candidate: string }> {
@@ -60,6 +79,50 @@ export function checkPlan(value: unknown, source: string): Plan {
   return value as Plan
 }
 
+function repetitionProblems(plan: Plan): string[] {
+  const r = plan.repetitions
+  if (typeof r === 'number') return []
+  const out: string[] = []
+  if (r.min > r.max) out.push(`repetitions: min ${r.min} is more than max ${r.max}`)
+  if ((plan.order ?? PLAN_DEFAULTS.order) === 'grouped')
+    out.push(
+      'repetitions: { min, max } adds a round of every setup after each look, so it needs order: interleaved ' +
+        '(grouped runs a setup to its end before the next starts); give a number of repetitions for grouped',
+    )
+  return out
+}
+
+/** A bisection's versions (benchstream experiment bisect): where they come from, and what changes from which on. */
+function versionProblems(plan: Plan): string[] {
+  const v = plan.versions
+  if (v === undefined) return []
+  const out: string[] = []
+  if ((v.list === undefined) === (v.maven === undefined))
+    out.push('versions: give exactly one of list (the versions, oldest first) and maven (groupId:artifactId)')
+  if (v.prereleases !== undefined && v.maven === undefined)
+    out.push('versions.prereleases: only for maven (a list has exactly the versions it names)')
+  if (v.list !== undefined) {
+    const seen = new Set<string>()
+    for (const x of v.list) {
+      if (seen.has(x)) out.push(`versions.list: ${x} is given twice`)
+      seen.add(x)
+    }
+    for (const k of Object.keys(v.from ?? {}))
+      if (!seen.has(k)) {
+        const c = closest(k, v.list)
+        out.push(`versions.from: ${k} is not in versions.list${c === undefined ? '' : `; did you mean ${c}?`}`)
+      }
+  }
+  if (plan.setups.length > 2)
+    out.push(
+      'setups: a bisection has one setup (run for the good version and for the one tried) or two (the first for ' +
+        `the good version, the second for the one tried: e.g. on other ports); this plan has ${plan.setups.length}`,
+    )
+  if (plan.compare !== undefined)
+    out.push('compare: a bisection compares each version tried with the good one; leave compare out')
+  return out
+}
+
 function semanticProblems(plan: Plan): string[] {
   const out: string[] = []
   const dup = (what: string, names: string[], field: (i: number) => string): void => {
@@ -90,8 +153,9 @@ function semanticProblems(plan: Plan): string[] {
     }
     if (p.baseline === p.candidate) out.push(`compare[${i}]: a setup compared with itself (${p.baseline})`)
   })
-  if (plan.compare === undefined && plan.setups.length < 2)
+  if (plan.compare === undefined && plan.setups.length < 2 && plan.versions === undefined)
     out.push('setups: one setup has nothing to be compared with; add a setup, or compare: [] to run without comparing')
+  out.push(...repetitionProblems(plan), ...versionProblems(plan))
   if ((plan.seconds === undefined) === (plan.operations === undefined))
     out.push('seconds, operations: give exactly one: the length of each run in seconds, or its operations')
   const clients = typeof plan.clients === 'number' ? plan.clients : plan.clients.length

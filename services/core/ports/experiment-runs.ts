@@ -12,6 +12,6 @@ export interface ExperimentRuns {
   compare(
     baseline: string,
     candidate: string,
-    options: { alpha?: number; minEffect?: number; force?: boolean },
+    options: { alpha?: number; minEffect?: number; force?: boolean; test?: 'auto' | 'welch' },
   ): Promise<ReleaseComparison>
 }
