@@ -35,10 +35,11 @@ const DRAIN_INTERVAL_MS = 10
  * producers.
  */
 const MAIN_RING_RECORDS = 1 << 18
-/** The main thread's own ring makes its head visible every this many records (and on every control call). */
+/**
+ * The main thread's own ring makes its head visible every this many records, on every control call, and whenever
+ * its client threads step aside (every 5 ms) or sleep (publish()).
+ */
 const MAIN_PUBLISH_EVERY = 64
-/** ... and at least this often, ms, when client threads run on the main thread. */
-const MAIN_PUBLISH_MS = 5
 
 type Request =
   | { id: number; type: 'record'; record: RunLifecycle | ServerMetrics }
@@ -112,7 +113,6 @@ export class RingEventSink implements EventSink {
   private readonly own: RingProducer
   private readonly rings: SharedArrayBuffer[]
   private readonly waiting = new Map<number, (s: SinkStats) => void>()
-  private readonly publisher: NodeJS.Timeout
   private last: SinkStats = EMPTY_STATS
   private nextId = 0
   /** Set when the delivery thread is gone: nothing in a ring will be delivered any more. */
@@ -125,8 +125,6 @@ export class RingEventSink implements EventSink {
   ) {
     this.rings = [ownRing]
     this.own = new RingProducer(ownRing, MAIN_PUBLISH_EVERY)
-    this.publisher = setInterval(() => this.own.publish(), MAIN_PUBLISH_MS)
-    this.publisher.unref()
     worker.on('message', (m: Reply) => {
       if (m.type !== 'done') return
       this.last = m.stats
@@ -191,6 +189,11 @@ export class RingEventSink implements EventSink {
     this.own.record(thread, opCode, cacheIndex, statusIndex, startUs, latencyUs, intendedUs, bytes)
   }
 
+  /** Makes what the main thread's client threads recorded visible to the delivery thread (ThreadGroup calls it). */
+  publish(): void {
+    this.own.publish()
+  }
+
   async sendRecord(record: RunLifecycle | ServerMetrics): Promise<void> {
     await this.request({ id: 0, type: 'record', record })
   }
@@ -225,7 +228,6 @@ export class RingEventSink implements EventSink {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      clearInterval(this.publisher)
       await this.request({ id: 0, type: 'close' })
       this.gone ??= new Error('closed')
       await this.worker.terminate()

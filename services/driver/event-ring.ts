@@ -49,6 +49,11 @@ function capacityOf(sab: SharedArrayBuffer): number {
 
 /** Receives records from a ring; the argument order is EventSink.record()'s. */
 export interface EventVisitor {
+  /**
+   * Makes the records written so far visible to whoever drains them, for a writer that publishes in steps
+   * (RingProducer with publishEvery > 1): the client threads call it when they step aside and before they sleep.
+   */
+  publish?(): void
   record(
     thread: number,
     opCode: number,
@@ -76,7 +81,9 @@ export class RingProducer implements EventVisitor {
   /**
    * @param publishEvery records written between two publications of the head;
    *   1 makes every record visible at once. Larger values save a fenced store
-   *   per record on very fast bindings; publish() shows the rest.
+   *   (and the cache line's trip to the consumer's core) per record; publish()
+   *   shows the rest, and the client threads call it whenever they step aside
+   *   or sleep (ThreadGroup in runner.ts).
    */
   constructor(
     sab: SharedArrayBuffer,
