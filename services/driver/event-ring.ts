@@ -153,6 +153,8 @@ export class RingProducer implements EventVisitor {
 
 /** The reading end; one per ring, in the delivery thread (or whoever delivers). */
 export class RingConsumer {
+  /** Records the ring holds. */
+  readonly capacity: number
   private readonly ctl: Int32Array
   private readonly f64: Float64Array
   private readonly u32: Uint32Array
@@ -160,7 +162,8 @@ export class RingConsumer {
   private tail: number
 
   constructor(sab: SharedArrayBuffer) {
-    this.mask = capacityOf(sab) - 1
+    this.capacity = capacityOf(sab)
+    this.mask = this.capacity - 1
     this.ctl = new Int32Array(sab, 0, HEADER_BYTES / 4)
     this.f64 = new Float64Array(sab, HEADER_BYTES)
     this.u32 = new Uint32Array(sab, HEADER_BYTES)
