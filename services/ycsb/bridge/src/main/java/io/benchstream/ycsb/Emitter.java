@@ -271,8 +271,9 @@ final class Emitter {
   }
 
   private void send(Lane.Sealed b) {
-    // Keys spread one client's batches over all partitions (as the TS sink does),
-    // with run and client readable in the key for debugging.
+    // Keys name run, client and batch for debugging; the producer ignores them when it picks the partition
+    // (KafkaTransport: sticky, so that batches sent back to back share one request), and spreads a client's
+    // batches over the partitions batch by batch.
     String key = cfg.runId + ":" + cfg.clientId + ":" + (seq++);
     AtomicBoolean once = new AtomicBoolean();
     transport.send(key, b.value, err -> {
