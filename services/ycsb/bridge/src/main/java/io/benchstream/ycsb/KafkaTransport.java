@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -75,6 +77,17 @@ final class KafkaTransport implements Transport {
   public void connect() {
     // Waits at most max.block.ms (5 s).
     producer.partitionsFor(topic);
+  }
+
+  @Override
+  public long requests() {
+    for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
+      if (m.getKey().name().equals("request-total") && m.getKey().group().equals("producer-metrics")) {
+        Object v = m.getValue().metricValue();
+        return v instanceof Number ? ((Number) v).longValue() : -1;
+      }
+    }
+    return -1;
   }
 
   @Override
