@@ -146,6 +146,38 @@ test('value problems reject only the bad event', () => {
   ])
 })
 
+test('large and small batches decode alike; a broken tail rejects the whole message before any event is visited', () => {
+  // 70,000 events take the two-pass path (more than the column scratch holds), 4,096 the single pass.
+  for (const n of [4096, 70_000]) {
+    const w = new OpsBatchWriter('r', 'c', 1 << 20)
+    for (let i = 0; i < n; i++)
+      w.add(i % 300, 1 + (i % 3), i % 3, i % 7 === 0 ? 1 : 0, NOW + i * 3, i % 5000, (i % 5000) + (i % 11), i)
+    const buf = Buffer.from(w.finish())
+    const c = collect()
+    const r = decodeMessage(buf, limits, c.visitor)
+    assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.count === n && r.rejected === 0)
+    assert.equal(c.events.length, n)
+    for (const i of [0, 1, n >> 1, n - 1]) {
+      assert.deepEqual(c.events[i], {
+        thread: i % 300,
+        opCode: 1 + (i % 3),
+        cacheIndex: i % 3,
+        statusIndex: i % 7 === 0 ? 1 : 0,
+        startUs: NOW + i * 3,
+        latencyUs: i % 5000,
+        intendedUs: (i % 5000) + (i % 11),
+        bytes: i,
+      })
+    }
+    for (const broken of [buf.subarray(0, buf.length - 1), Buffer.concat([buf, Buffer.from([0x80])])]) {
+      const b = collect()
+      const br = decodeMessage(broken, limits, b.visitor)
+      assert.equal(br.ok, false)
+      assert.equal(b.events.length + b.rejects.length, 0, `${n} events: nothing visited from a broken message`)
+    }
+  }
+})
+
 test('interval histograms and JSON records decode', () => {
   const h = encodeIntervalHistogram({
     runId: 'r',
