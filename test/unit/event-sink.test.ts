@@ -189,7 +189,7 @@ test("the linger sends what waits; a request stays under the broker's record bat
   await sink.flush(5000)
   const sizes = f.sends.slice(1).map((s) => s.messages.reduce((n, m) => n + m.value.length, 0))
   assert.ok(sizes.length >= 2, `${sizes.length} requests`)
-  for (const bytes of sizes) assert.ok(bytes <= 480 * 1024, `a request of ${bytes} bytes`)
+  for (const bytes of sizes) assert.ok(bytes <= 240 * 1024, `a request of ${bytes} bytes`)
   assert.equal(
     f.sends.slice(1).reduce((n, s) => n + s.messages.length, 0),
     20,
