@@ -54,6 +54,8 @@ import { ProcessorProcess } from './processor-process.js'
 const BENCH = 'processor-throughput'
 const TARGET_RAW_ON_EVENTS_PER_S = 2_000_000
 const TARGET_RAW_OFF_EVENTS_PER_S = 5_000_000
+/** Issue 33: the processor's events/s over ConsumerPerformance's on the same topic in the same round. */
+const TARGET_CP_RATIO: Record<string, number> = { 'raw-on': 0.1, 'raw-off': 0.25 }
 const EVENTS_PER_MESSAGE = 4096
 /** The processor's default FLUSH_INTERVAL_MS: the last rows land up to one interval after the last message. */
 const FLUSH_MS = 1000
@@ -575,6 +577,15 @@ async function main(): Promise<void> {
           (`>= ${fmtInt(targets[label]!)} events/s -> ` +
             `${!complete ? 'NOT judged: a run was incomplete' : m >= targets[label]! ? 'met' : 'NOT met'} `) +
           `(${fmt((100 * m) / targets[label]!, 0)}% of target)`,
+      )
+      // Each round's processor run against that round's ConsumerPerformance: load that moves both cancels out.
+      const perRound = mine.map((r) => r.eventsPerS / (perfs[r.round - 1]!.fetchMsgsPerS * eventsPerMessage))
+      const cpTarget = TARGET_CP_RATIO[label]!
+      out.push(
+        `  ${label.padEnd(7)}: per round over that round's ConsumerPerformance ${fmt(median(perRound), 3)} ` +
+          `[${fmt(Math.min(...perRound), 3)}..${fmt(Math.max(...perRound), 3)}] ` +
+          `(${perRound.map((x) => fmt(x, 3)).join(' ')}); target >= ${cpTarget} -> ` +
+          `${!complete ? 'NOT judged: a run was incomplete' : median(perRound) >= cpTarget ? 'met' : 'NOT met'}`,
       )
     }
     for (const r of runs)

@@ -15,7 +15,10 @@
  * - pacing: YCSB alone, Benchstream with emission off and on, at `--target`
  *   with measurement.interval=both: measured and intended READ p99, pinned
  *   and unpinned as --pinning says (pinned, the broker's work on the events
- *   leaves the client's core; the delivery thread's stays).
+ *   leaves the client's core; the delivery thread's stays);
+ * - parity: YCSB alone (our Redis DB class) vs the driver with emission on,
+ *   both with the driver's --threads, unthrottled: client CPU per operation,
+ *   as operations per client CPU-second of the driver over YCSB's.
  *
  * CPU per operation is the client process's (bash `times`: user + system,
  * every thread) minus its start and exit (the median CPU of two runs of
@@ -24,10 +27,13 @@
  * every run is printed beside its figures: on a shared machine it says which
  * figures to distrust.
  *
- * Targets (issue 21): emission adds <= 0.3 µs CPU per op in the driver and
- * <= 0.5 µs in the bridge; throughput with emission >= 0.98x without (pinned,
- * and reported unpinned); at the target, Benchstream's intended READ p99 <=
- * 1.0x YCSB's and its measured READ p99 with emission on <= 1.1x YCSB's.
+ * Targets (issues 21 and 33): emission adds <= 0.3 µs CPU per op in the
+ * driver and <= 0.5 µs in the bridge; throughput with emission >= 0.98x
+ * without (pinned, and reported unpinned); at the target, Benchstream's
+ * intended READ p99 <= 1.0x YCSB's and its measured READ p99 with emission on
+ * <= 1.1x YCSB's (unpinned, 8 driver threads); the driver with emission does
+ * >= 1.0x YCSB's operations per client CPU-second (aim 1.2x). Each part says
+ * how long it took, so a rerun can be sized.
  */
 import os from 'node:os'
 import path from 'node:path'
@@ -65,6 +71,8 @@ const TARGET_BRIDGE_CPU_US = 0.5
 const TARGET_THROUGHPUT_RATIO = 0.98
 const TARGET_INTENDED_P99_RATIO = 1.0
 const TARGET_MEASURED_P99_RATIO = 1.1
+const TARGET_CPU_PARITY = 1.0
+const AIM_CPU_PARITY = 1.2
 const REDIS_CLASS = 'io.benchstream.ycsb.redis.RedisClient'
 const BRIDGE_CLASS = 'io.benchstream.ycsb.BenchstreamDB'
 
@@ -76,12 +84,14 @@ const FLAGS = {
   'bridge-threads': { kind: 'int', default: 4, min: 1, max: 1024, help: 'client threads of the YCSB runs' },
   target: { kind: 'int', default: 5000, min: 100, max: 10_000_000, help: 'ops/s of the pacing runs' },
   'target-seconds': { kind: 'int', default: 10, min: 2, max: 3600, help: 'seconds of each pacing run' },
-  rounds: { kind: 'int', default: 3, min: 1, max: 100, help: 'rounds; each measures every mode of a part once' },
+  rounds: { kind: 'int', default: 5, min: 1, max: 100, help: 'rounds; each measures every mode of a part once' },
   parts: {
     kind: 'choices',
-    default: ['driver', 'bridge', 'pacing'],
-    allowed: ['driver', 'bridge', 'pacing'],
-    help: 'driver: emission off vs on; bridge: YCSB alone vs with the bridge; pacing: p99 at --target',
+    default: ['driver', 'bridge', 'pacing', 'parity'],
+    allowed: ['driver', 'bridge', 'pacing', 'parity'],
+    help:
+      'driver: emission off vs on; bridge: YCSB alone vs with the bridge; pacing: p99 at --target; parity: client ' +
+      'CPU per op, YCSB alone vs the driver with emission, same threads',
   },
   pinning: {
     kind: 'choices',
@@ -101,7 +111,8 @@ const FLAGS = {
   ...KAFKA_FLAGS,
 } as const
 
-type Mode = 'driver-off' | 'driver-on' | 'ycsb' | 'ycsb-bridge'
+/** ycsb-threads: YCSB alone with the driver's --threads (parity); ycsb, ycsb-bridge: with --bridge-threads. */
+type Mode = 'driver-off' | 'driver-on' | 'ycsb' | 'ycsb-bridge' | 'ycsb-threads'
 
 interface Run {
   mode: Mode
@@ -170,6 +181,10 @@ function driverArgs(c: Ctx, mode: Mode, ops: number, target: number): { cmd: str
   return { cmd, env }
 }
 
+function ycsbThreads(c: Ctx, mode: Mode): number {
+  return mode === 'ycsb-threads' ? c.f.threads : c.f['bridge-threads']
+}
+
 function ycsbArgs(c: Ctx, mode: Mode, ops: number, target: number, threads: number): string[] {
   const cmd = [
     'bash',
@@ -189,7 +204,7 @@ function ycsbArgs(c: Ctx, mode: Mode, ops: number, target: number, threads: numb
     '-p',
     'hdrhistogram.percentiles=50,99',
   ]
-  if (mode === 'ycsb') cmd.push('-db', REDIS_CLASS)
+  if (mode === 'ycsb' || mode === 'ycsb-threads') cmd.push('-db', REDIS_CLASS)
   else
     cmd.push(
       '-db',
@@ -213,7 +228,7 @@ async function measure(c: Ctx, mode: Mode, pinned: boolean, ops: number, target 
   const driver = mode.startsWith('driver')
   const { cmd, env } = driver
     ? driverArgs(c, mode, ops, target)
-    : { cmd: ycsbArgs(c, mode, ops, target, c.f['bridge-threads']), env: process.env }
+    : { cmd: ycsbArgs(c, mode, ops, target, ycsbThreads(c, mode)), env: process.env }
   const full = pinned ? ['taskset', '-c', String(c.f['client-core']), ...cmd] : cmd
   const load = loadAverage()
   const broker0 = processCpuMs(c.broker.pid) ?? Number.NaN
@@ -239,7 +254,7 @@ async function measure(c: Ctx, mode: Mode, pinned: boolean, ops: number, target 
 
 /** CPU seconds a mode's process spends starting and stopping: the median of two runs of `threads` operations. */
 async function measureStartup(c: Ctx, mode: Mode): Promise<void> {
-  const threads = mode.startsWith('driver') ? c.f.threads : c.f['bridge-threads']
+  const threads = mode.startsWith('driver') ? c.f.threads : ycsbThreads(c, mode)
   const cpu: number[] = []
   for (let i = 0; i < 2; i++) {
     const r = await measure(c, mode, false, threads)
@@ -285,6 +300,27 @@ function unthrottledBlock(
   ]
 }
 
+/** YCSB alone vs the driver with emission on, same threads: ops per client CPU-second of the driver over YCSB's. */
+function parityBlock(title: string, pairs: ReadonlyArray<{ base: Run; cand: Run }>, verdicts: string[]): string[] {
+  const perRound = pairs.map((p) => p.base.cpuUs / p.cand.cpuUs)
+  const ratio = spread(perRound)
+  const row = (rs: readonly Run[]): string =>
+    `    ${rs[0]!.mode.padEnd(12)} ${show(spread(rs.map((r) => r.report.throughput)))} ops/s; client CPU ` +
+    `${show(spread(rs.map((r) => r.cpuUs)), 2)} µs/op; READ p99 ${show(spread(rs.map((r) => p99(r, false))))} µs; ` +
+    `load ${loads(rs)}`
+  verdicts.push(
+    `  ${title}: ops per client CPU-second, driver (emission on)/YCSB ${show(ratio, 3)} (target >= ` +
+      `${TARGET_CPU_PARITY}, aim ${AIM_CPU_PARITY}) -> ${verdict(ratio.median >= TARGET_CPU_PARITY)}` +
+      (ratio.median >= AIM_CPU_PARITY ? ', aim met' : ''),
+  )
+  return [
+    `  ${title}: medians [min..max] over ${pairs.length} rounds`,
+    row(pairs.map((p) => p.base)),
+    row(pairs.map((p) => p.cand)),
+    `    per round: ops per client CPU-second driver/YCSB ${perRound.map((x) => fmt(x, 3)).join(' ')}`,
+  ]
+}
+
 async function main(): Promise<void> {
   const f = parseFlags(
     BENCH,
@@ -293,6 +329,7 @@ async function main(): Promise<void> {
     process.env,
     FLAGS,
   )
+  const started = performance.now()
   progress(BENCH, 'fetching YCSB 0.17.0 and building services/ycsb if needed (deploy/local/ycsb.sh classpath)')
   await runCommand('bash', ['deploy/local/ycsb.sh', 'classpath'], process.env)
   const redis = await startRedis()
@@ -325,8 +362,11 @@ async function main(): Promise<void> {
       )
       const parts = f.parts
       const modes: Mode[] = [
-        ...(parts.includes('driver') || parts.includes('pacing') ? (['driver-off', 'driver-on'] as const) : []),
-        ...(parts.includes('bridge') || parts.includes('pacing') ? (['ycsb', 'ycsb-bridge'] as const) : []),
+        ...(parts.includes('driver') || parts.includes('pacing') ? (['driver-off'] as const) : []),
+        ...(parts.some((p) => p !== 'bridge') ? (['driver-on'] as const) : []),
+        ...(parts.includes('bridge') || parts.includes('pacing') ? (['ycsb'] as const) : []),
+        ...(parts.includes('bridge') ? (['ycsb-bridge'] as const) : []),
+        ...(parts.includes('parity') ? (['ycsb-threads'] as const) : []),
       ]
       progress(BENCH, `warm-up (not counted) and start-up CPU of ${modes.join(', ')}`)
       for (const m of modes) await measure(c, m, false, Math.max(1000, Math.floor(f.ops / 4)))
@@ -354,27 +394,45 @@ async function main(): Promise<void> {
         }
         return pairs
       }
+      const timed = async (what: string, fn: () => Promise<void>): Promise<void> => {
+        const t0 = performance.now()
+        await fn()
+        out.push(`    (${what}: ${fmt((performance.now() - t0) / 1000, 0)} s)`)
+      }
       for (const pinning of f.pinning) {
         const pinned = pinning === 'pinned'
         const where = pinned
           ? `pinned: client on core ${f['client-core']}, redis-server and broker on core ${f['server-core']}`
           : 'unpinned'
-        if (parts.includes('driver')) {
-          const label = `driver emission, ${pinning}`
-          const pairs = await pairsFor('driver-off', 'driver-on', pinned, label)
-          out.push(`driver emission off vs on, ${fmtInt(f.ops)} ops, ${f.threads} threads, ${where}`)
-          out.push(...unthrottledBlock(label, pairs, TARGET_DRIVER_CPU_US, verdicts))
-        }
-        if (parts.includes('bridge')) {
-          const label = `YCSB bridge, ${pinning}`
-          const pairs = await pairsFor('ycsb', 'ycsb-bridge', pinned, label)
-          out.push(`YCSB alone vs with the bridge, ${fmtInt(f.ops)} ops, ${f['bridge-threads']} threads, ${where}`)
-          out.push(...unthrottledBlock(label, pairs, TARGET_BRIDGE_CPU_US, verdicts))
-          const last = pairs.at(-1)?.cand.bridge
-          if (last !== undefined) out.push(`    the bridge's last summary: ${last}`)
-        }
+        if (parts.includes('driver'))
+          await timed(`driver part, ${pinning}`, async () => {
+            const label = `driver emission, ${pinning}`
+            const pairs = await pairsFor('driver-off', 'driver-on', pinned, label)
+            out.push(`driver emission off vs on, ${fmtInt(f.ops)} ops, ${f.threads} threads, ${where}`)
+            out.push(...unthrottledBlock(label, pairs, TARGET_DRIVER_CPU_US, verdicts))
+          })
+        if (parts.includes('bridge'))
+          await timed(`bridge part, ${pinning}`, async () => {
+            const label = `YCSB bridge, ${pinning}`
+            const pairs = await pairsFor('ycsb', 'ycsb-bridge', pinned, label)
+            out.push(`YCSB alone vs with the bridge, ${fmtInt(f.ops)} ops, ${f['bridge-threads']} threads, ${where}`)
+            out.push(...unthrottledBlock(label, pairs, TARGET_BRIDGE_CPU_US, verdicts))
+            const last = pairs.at(-1)?.cand.bridge
+            if (last !== undefined) out.push(`    the bridge's last summary: ${last}`)
+          })
+        if (parts.includes('parity'))
+          await timed(`parity part, ${pinning}`, async () => {
+            const label = `CPU parity, ${pinning}`
+            const pairs = await pairsFor('ycsb-threads', 'driver-on', pinned, label)
+            out.push(
+              `client CPU per op: YCSB alone vs the driver with emission on, ${fmtInt(f.ops)} ops, ${f.threads} ` +
+                `threads each, ${where}`,
+            )
+            out.push(...parityBlock(label, pairs, verdicts))
+          })
       }
       for (const pinning of parts.includes('pacing') ? f.pinning : []) {
+        const pacingStart = performance.now()
         const pinned = pinning === 'pinned'
         await placeServers(c, pinned)
         const ops = f.target * f['target-seconds']
@@ -423,6 +481,7 @@ async function main(): Promise<void> {
           `  pacing (${pinning}): measured READ p99 Benchstream (emission on)/YCSB ${show(measuredOn, 3)} (target <= ` +
             `${TARGET_MEASURED_P99_RATIO}) -> ${verdict(measuredOn.median <= TARGET_MEASURED_P99_RATIO)}`,
         )
+        out.push(`    (pacing part, ${pinning}: ${fmt((performance.now() - pacingStart) / 1000, 0)} s)`)
       }
       await placeServers(c, false)
       await deleteTopics(broker, [topic])
@@ -430,6 +489,7 @@ async function main(): Promise<void> {
   } finally {
     await redis.stop()
   }
+  out.push(`took ${fmt((performance.now() - started) / 60_000, 1)} min in all`)
   out.push(
     `load average (1/5/15 min) at the end: ${os
       .loadavg()

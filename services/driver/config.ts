@@ -118,7 +118,7 @@ export const driverUsage = (bindings: readonly string[]): string => `usage: benc
   --no-emit              measure without sending events (overhead baseline)
   --linger-ms <ms>       longest an event waits before its batch is sent to Kafka, 1 to 60000
                          (default ${DEFAULT_LINGER_MS}): fewer, fuller produce requests disturb the run less;
-                         a batch of 4,096 events goes at once
+                         16 batches of 4,096 events (or 240 KiB) go at once
   --max-schedule-lag <ms>  with -target: warn (once per episode) when an operation starts more
                          than ms after its scheduled time, 1 to 3600000 (default 100); the
                          report's MaxScheduleLag and BehindScheduleEpisodes say how it went

@@ -5,6 +5,13 @@
  * sink: OPS batch encoding, the bounded queue, kafkajs), so encoding and
  * Kafka I/O never run on a thread that measures.
  *
+ * Wake-ups are what the client pays for on an otherwise idle thread: a
+ * periodic timer costs a process about 10 ms of CPU a second at a 5 or 10 ms
+ * period on the two-core machine of the benchmarks (a scratch loop: ~50-180
+ * µs each, load 47-52), 0.1 µs per operation at 100,000 ops/s. So the rings
+ * are drained every 50 ms (sooner while one fills), and the main thread's
+ * ring is published by its client threads as they step aside, not by a timer.
+ *
  * RingEventSink is the EventSink the driver's main thread uses: record()
  * writes into its own ring (client threads running on the main thread, the
  * memory binding), addRing() makes a ring for a worker thread, and the
@@ -27,18 +34,25 @@ import { createEventRing, ringState, RingConsumer, RingProducer } from './event-
  * How often the delivery thread drains the rings, ms: rarely enough that its
  * wake-ups cost next to nothing, often enough that a ring never fills (the
  * main thread's ring holds 260 ms of a client doing 1M ops/s, a worker's
- * 65 ms of one doing 1M ops/s) and far below the sink's 50 ms linger.
+ * 65 ms of one doing 1M ops/s, a worker on a real datastore does well under
+ * 200,000) and below the sink's linger (250 ms in the driver). Draining every
+ * 50 ms instead of 10 did not move the READ p99 at 5,000 ops/s
+ * (docs/reports/telemetry-cost.md).
  */
-const DRAIN_INTERVAL_MS = 10
+const DRAIN_INTERVAL_MS = 50
+/** The next drain comes this soon (ms) when a ring was more than DRAIN_SOON_FILL full. */
+const DRAIN_SOON_MS = 5
+const DRAIN_SOON_FILL = 1 / 8
 /**
  * Records in the main thread's ring: client threads running on the main thread (memory binding) are the fastest
  * producers.
  */
 const MAIN_RING_RECORDS = 1 << 18
-/** The main thread's own ring makes its head visible every this many records (and on every control call). */
+/**
+ * The main thread's own ring makes its head visible every this many records, on every control call, and whenever
+ * its client threads step aside (every 5 ms) or sleep (publish()).
+ */
 const MAIN_PUBLISH_EVERY = 64
-/** ... and at least this often, ms, when client threads run on the main thread. */
-const MAIN_PUBLISH_MS = 5
 
 type Request =
   | { id: number; type: 'record'; record: RunLifecycle | ServerMetrics }
@@ -83,10 +97,19 @@ export async function serveDelivery(
     return
   }
   const consumers = rings.map((r) => new RingConsumer(r))
-  const drain = (): void => {
-    for (const c of consumers) c.drain(sink)
+  /** Drains every ring; true when one was filling up (more than DRAIN_SOON_FILL of it). */
+  const drain = (): boolean => {
+    let filling = false
+    for (const c of consumers) if (c.drain(sink) > c.capacity * DRAIN_SOON_FILL) filling = true
+    return filling
   }
-  const timer = setInterval(drain, DRAIN_INTERVAL_MS)
+  let closing = false
+  let timer: NodeJS.Timeout
+  const tick = (): void => {
+    const soon = drain()
+    if (!closing) timer = setTimeout(tick, soon ? DRAIN_SOON_MS : DRAIN_INTERVAL_MS)
+  }
+  timer = setTimeout(tick, DRAIN_INTERVAL_MS)
   let chain = Promise.resolve()
   port.on('message', (m: Request) => {
     if (m.type === 'ring') {
@@ -98,7 +121,8 @@ export async function serveDelivery(
       if (m.type === 'record') await sink.sendRecord(m.record)
       else if (m.type === 'flush') await sink.flush(m.timeoutMs)
       else {
-        clearInterval(timer)
+        closing = true
+        clearTimeout(timer)
         await sink.close()
       }
       port.postMessage({ id: m.id, type: 'done', stats: sink.stats() } satisfies Reply)
@@ -112,7 +136,6 @@ export class RingEventSink implements EventSink {
   private readonly own: RingProducer
   private readonly rings: SharedArrayBuffer[]
   private readonly waiting = new Map<number, (s: SinkStats) => void>()
-  private readonly publisher: NodeJS.Timeout
   private last: SinkStats = EMPTY_STATS
   private nextId = 0
   /** Set when the delivery thread is gone: nothing in a ring will be delivered any more. */
@@ -125,8 +148,6 @@ export class RingEventSink implements EventSink {
   ) {
     this.rings = [ownRing]
     this.own = new RingProducer(ownRing, MAIN_PUBLISH_EVERY)
-    this.publisher = setInterval(() => this.own.publish(), MAIN_PUBLISH_MS)
-    this.publisher.unref()
     worker.on('message', (m: Reply) => {
       if (m.type !== 'done') return
       this.last = m.stats
@@ -191,6 +212,11 @@ export class RingEventSink implements EventSink {
     this.own.record(thread, opCode, cacheIndex, statusIndex, startUs, latencyUs, intendedUs, bytes)
   }
 
+  /** Makes what the main thread's client threads recorded visible to the delivery thread (ThreadGroup calls it). */
+  publish(): void {
+    this.own.publish()
+  }
+
   async sendRecord(record: RunLifecycle | ServerMetrics): Promise<void> {
     await this.request({ id: 0, type: 'record', record })
   }
@@ -225,7 +251,6 @@ export class RingEventSink implements EventSink {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      clearInterval(this.publisher)
       await this.request({ id: 0, type: 'close' })
       this.gone ??= new Error('closed')
       await this.worker.terminate()

@@ -49,6 +49,11 @@ function capacityOf(sab: SharedArrayBuffer): number {
 
 /** Receives records from a ring; the argument order is EventSink.record()'s. */
 export interface EventVisitor {
+  /**
+   * Makes the records written so far visible to whoever drains them, for a writer that publishes in steps
+   * (RingProducer with publishEvery > 1): the client threads call it when they step aside and before they sleep.
+   */
+  publish?(): void
   record(
     thread: number,
     opCode: number,
@@ -76,7 +81,9 @@ export class RingProducer implements EventVisitor {
   /**
    * @param publishEvery records written between two publications of the head;
    *   1 makes every record visible at once. Larger values save a fenced store
-   *   per record on very fast bindings; publish() shows the rest.
+   *   (and the cache line's trip to the consumer's core) per record; publish()
+   *   shows the rest, and the client threads call it whenever they step aside
+   *   or sleep (ThreadGroup in runner.ts).
    */
   constructor(
     sab: SharedArrayBuffer,
@@ -146,6 +153,8 @@ export class RingProducer implements EventVisitor {
 
 /** The reading end; one per ring, in the delivery thread (or whoever delivers). */
 export class RingConsumer {
+  /** Records the ring holds. */
+  readonly capacity: number
   private readonly ctl: Int32Array
   private readonly f64: Float64Array
   private readonly u32: Uint32Array
@@ -153,7 +162,8 @@ export class RingConsumer {
   private tail: number
 
   constructor(sab: SharedArrayBuffer) {
-    this.mask = capacityOf(sab) - 1
+    this.capacity = capacityOf(sab)
+    this.mask = this.capacity - 1
     this.ctl = new Int32Array(sab, 0, HEADER_BYTES / 4)
     this.f64 = new Float64Array(sab, HEADER_BYTES)
     this.u32 = new Uint32Array(sab, HEADER_BYTES)

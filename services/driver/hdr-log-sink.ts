@@ -7,7 +7,7 @@
  * hook beside the runner, not in it: it runs in the delivery thread
  * (delivery-main.ts), which drains every client thread's event ring into it,
  * wherever the client threads run. Events reach it within the drain interval
- * (10 ms) of their completion, so one near an interval's end may fall into
+ * (50 ms) of their completion, so one near an interval's end may fall into
  * the next line, as one recorded while YCSB's status thread writes does. The
  * files go through `write` (delivery-main.ts passes node:fs); a file is
  * created (an old one replaced, as YCSB's FileOutputStream does) with its

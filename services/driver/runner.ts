@@ -274,11 +274,15 @@ export class ThreadGroup {
     this.lastYieldAt = now
   }
 
-  /** Bumps the epoch every YIELD_EVERY_MS; each thread yields once per epoch. */
+  /**
+   * Bumps the epoch every YIELD_EVERY_MS; each thread yields once per epoch. The events recorded so far become
+   * visible to the delivery thread then (a ring publishes in steps), so none waits longer than that.
+   */
   epoch(now: number): number {
     if (now - this.lastYieldAt >= YIELD_EVERY_MS) {
       this.lastYieldAt = now
       this.yieldEpoch++
+      this.events.publish?.()
     }
     return this.yieldEpoch
   }
@@ -291,6 +295,7 @@ export class ThreadGroup {
   /** A client thread is done; the others may now be all asleep. */
   leave(): void {
     this.active--
+    if (this.active === 0) this.events.publish?.()
     this.schedule()
   }
 
@@ -328,6 +333,8 @@ export class ThreadGroup {
       if (woke || sleepers.length === 0) break
       const ahead = earliest - now
       if (this.active > 0 || ahead > BLOCK_AT_MOST_MS) break
+      // Nothing runs on this thread until the next start: what it recorded goes out meanwhile.
+      this.events.publish?.()
       Atomics.wait(this.block.word, this.block.index, 0, ahead)
     }
     if (sleepers.length === 0) {
@@ -337,6 +344,7 @@ export class ThreadGroup {
     }
     let earliest = Number.POSITIVE_INFINITY
     for (const s of sleepers) if (s.until < earliest) earliest = s.until
+    if (this.active === 0) this.events.publish?.()
     // Far ahead: wake up a little early and block for the rest.
     const at = earliest > performance.now() + BLOCK_AT_MOST_MS ? earliest - BLOCK_AT_MOST_MS / 2 : earliest - 1
     if (this.timer !== undefined && this.timerAt <= at) return

@@ -70,6 +70,11 @@ export function hrMs(): number {
 }
 
 const NO_EVENTS: EventVisitor = { record: () => undefined }
+/**
+ * A worker's ring makes its head visible every this many records, and whenever the client threads step aside or
+ * sleep (ThreadGroup): one fenced store per 64 operations instead of one per operation.
+ */
+const RING_PUBLISH_EVERY = 64
 
 function failure(err: unknown): FromWorker {
   return isBenchstreamError(err)
@@ -98,7 +103,7 @@ export async function serveWorker(port: MessagePort, d: WorkerData, createBindin
     return
   }
   const control = new Int32Array(d.control, 0, CONTROL.WORDS)
-  const ring = d.ring === undefined ? undefined : new RingProducer(d.ring, 1)
+  const ring = d.ring === undefined ? undefined : new RingProducer(d.ring, RING_PUBLISH_EVERY)
   const start = new Promise<number>((resolve) => {
     port.on('message', (m: ToWorker) => {
       if (m.type === 'start') resolve(m.originHrMs)

@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { createEventRing, RingConsumer, RingProducer, ringState } from '../../services/driver/event-ring.js'
 import { Measurements } from '../../services/driver/measurements.js'
-import { ScheduleEpisodes, ScheduleTracker, type ScheduleEvent } from '../../services/driver/runner.js'
+import { ScheduleEpisodes, ScheduleTracker, ThreadGroup, type ScheduleEvent } from '../../services/driver/runner.js'
 import { defaultWorkerCount } from '../../services/driver/worker-pool.js'
 
 type Rec = [number, number, number, number, number, number, number, number]
@@ -74,6 +74,33 @@ const PROPS = {
   updateproportion: '0',
   requestdistribution: 'latest',
 }
+
+test('a ring that publishes in steps is published when its client threads step aside, all sleep, or end', async () => {
+  const sab = createEventRing(1024)
+  const p = new RingProducer(sab, 1000)
+  const c = new RingConsumer(sab)
+  const { visitor, seen } = collect()
+  const stop = new Int32Array(new SharedArrayBuffer(4))
+  const g = new ThreadGroup(false, false, p, 0, { word: stop, index: 0 })
+  g.enter()
+  p.record(0, 1, 0, 0, 1, 10, 10, 0)
+  g.epoch(1)
+  assert.equal(c.drain(visitor), 0, 'within the yield interval: held back')
+  g.epoch(6)
+  assert.equal(c.drain(visitor), 1, 'a new epoch (the threads step aside): visible')
+  p.record(0, 1, 0, 0, 2, 20, 20, 0)
+  // The only thread sleeps until a start far enough ahead that the thread idles on a timer first.
+  const woke = g.sleep(performance.now() + 40)
+  assert.equal(c.drain(visitor), 1, 'every thread asleep: visible')
+  await woke
+  p.record(0, 1, 0, 0, 3, 30, 30, 0)
+  g.leave()
+  assert.equal(c.drain(visitor), 1, 'the last thread ended: visible')
+  assert.deepEqual(
+    seen.map((r) => r[5]),
+    [10, 20, 30],
+  )
+})
 
 test('shared workload state: threads load every key once, between them', () => {
   const main = CoreWorkload.fromProperties({ ...PROPS, insertstart: '100', insertcount: '500' })

@@ -63,6 +63,46 @@ test('OPS batches round-trip every field, including out-of-order start times', (
   assert.equal(w.finish().length > 0, true)
 })
 
+test("a full batch is a view of the writer's buffer, kept intact until recycled; then its memory is reused", () => {
+  const w = new OpsBatchWriter('run-1', 'client-a', 4096)
+  const fill = (n: number, lat: number): void => {
+    for (let i = 0; i < n; i++) w.add(i % 3, 1, 0, 0, NOW + i * 10, lat, lat, 100)
+  }
+  const decoded = (b: Buffer): number[] => {
+    const c = collect()
+    const r = decodeMessage(b, limits, c.visitor)
+    assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.rejected === 0)
+    return c.events.map((e) => e.latencyUs)
+  }
+  // About 9 bytes an event: 400 fill more than half of 4 KiB.
+  fill(400, 111)
+  const first = w.finish()
+  fill(400, 222)
+  const second = w.finish()
+  assert.ok(first.buffer !== second.buffer, 'not recycled: the next batch went to other memory')
+  assert.deepEqual(decoded(first), Array(400).fill(111))
+  w.recycle(first)
+  w.recycle(first) // a second time is ignored: the memory is handed out once
+  // The writer finishes the buffer it is in first, then takes the recycled one.
+  const later: Buffer[] = []
+  for (let i = 0; i < 3; i++) {
+    fill(400, 300 + i)
+    later.push(w.finish())
+  }
+  assert.equal(later.filter((b) => b.buffer === first.buffer).length, 1, 'recycled once, reused once')
+  assert.deepEqual(decoded(second), Array(400).fill(222))
+  for (const [i, b] of later.entries()) assert.deepEqual(decoded(b), Array(400).fill(300 + i))
+  // A small batch is copied out: it holds its own bytes, not a buffer many times its size.
+  fill(3, 555)
+  const small = w.finish()
+  assert.ok(small.buffer.byteLength < 4096 || small.byteOffset > 0, "a copy, not the writer's buffer")
+  assert.deepEqual(decoded(small), [555, 555, 555])
+  w.recycle(small) // not the writer's: ignored
+  w.recycle(Buffer.alloc(10_000))
+  fill(400, 666)
+  assert.deepEqual(decoded(w.finish()), Array(400).fill(666))
+})
+
 test('structural problems reject the whole message with a named reason', () => {
   const w = new OpsBatchWriter('r', 'c')
   w.add(0, 1, 0, 0, NOW, 10, 10, 0)
@@ -104,6 +144,38 @@ test('value problems reject only the bad event', () => {
     ['timestamp_out_of_range', 3],
     ['unknown_status', 4],
   ])
+})
+
+test('large and small batches decode alike; a broken tail rejects the whole message before any event is visited', () => {
+  // 70,000 events take the two-pass path (more than the column scratch holds), 4,096 the single pass.
+  for (const n of [4096, 70_000]) {
+    const w = new OpsBatchWriter('r', 'c', 1 << 20)
+    for (let i = 0; i < n; i++)
+      w.add(i % 300, 1 + (i % 3), i % 3, i % 7 === 0 ? 1 : 0, NOW + i * 3, i % 5000, (i % 5000) + (i % 11), i)
+    const buf = Buffer.from(w.finish())
+    const c = collect()
+    const r = decodeMessage(buf, limits, c.visitor)
+    assert.ok(r.ok && r.kind === RECORD_KIND.OPS && r.count === n && r.rejected === 0)
+    assert.equal(c.events.length, n)
+    for (const i of [0, 1, n >> 1, n - 1]) {
+      assert.deepEqual(c.events[i], {
+        thread: i % 300,
+        opCode: 1 + (i % 3),
+        cacheIndex: i % 3,
+        statusIndex: i % 7 === 0 ? 1 : 0,
+        startUs: NOW + i * 3,
+        latencyUs: i % 5000,
+        intendedUs: (i % 5000) + (i % 11),
+        bytes: i,
+      })
+    }
+    for (const broken of [buf.subarray(0, buf.length - 1), Buffer.concat([buf, Buffer.from([0x80])])]) {
+      const b = collect()
+      const br = decodeMessage(broken, limits, b.visitor)
+      assert.equal(br.ok, false)
+      assert.equal(b.events.length + b.rejects.length, 0, `${n} events: nothing visited from a broken message`)
+    }
+  }
 })
 
 test('interval histograms and JSON records decode', () => {

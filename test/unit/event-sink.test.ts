@@ -140,3 +140,59 @@ test('a control record waits for a failing chunk, and goes after it', async () =
   )
   assert.equal(sink.stats().undeliveredRecords, 0)
 })
+
+test('batches wait until they fill a request, or until the linger, and then go out together', async (t) => {
+  const f = fakeKafka(2)
+  const sink = await KafkaEventSink.open(f.kafka, {
+    topic: 't',
+    runId: 'r',
+    clientId: 'c',
+    maxBatchEvents: 10,
+    batchesPerRequest: 4,
+    // Longer than the test: only a full request, flush() and close() send.
+    lingerMs: 60_000,
+  })
+  t.after(() => sink.close())
+  record(sink, 30)
+  // Three batches: less than a request, so nothing goes yet.
+  await new Promise((r) => setTimeout(r, 20))
+  assert.equal(f.sends.length, 0)
+  record(sink, 70)
+  await new Promise((r) => setTimeout(r, 20))
+  // Ten batches: two full requests went; the last two wait.
+  assert.deepEqual(
+    f.sends.map((s) => s.messages.length),
+    [4, 4],
+  )
+  await sink.flush(5000)
+  assert.deepEqual(
+    f.sends.map((s) => s.messages.length),
+    [4, 4, 2],
+  )
+  assert.equal(sink.stats().sentEvents, 100)
+})
+
+test("the linger sends what waits; a request stays under the broker's record batch limit", async (t) => {
+  const f = fakeKafka(1)
+  const sink = await KafkaEventSink.open(f.kafka, { topic: 't', runId: 'r', clientId: 'c', lingerMs: 30 })
+  t.after(() => sink.close())
+  record(sink, 5)
+  await new Promise((r) => setTimeout(r, 150))
+  assert.deepEqual(
+    f.sends.map((s) => s.messages.length),
+    [1],
+    'a partial batch went with the linger',
+  )
+  // 20 batches of 4,096 events of ~22 bytes (large values): 16 of them would exceed 1 MiB.
+  const now = Date.now() * 1000
+  for (let i = 0; i < 20 * 4096; i++) sink.record(500, 1, 0, 0, now + i * 100_000, 3_000_000, 9_000_000, 2e9)
+  await sink.flush(5000)
+  const sizes = f.sends.slice(1).map((s) => s.messages.reduce((n, m) => n + m.value.length, 0))
+  assert.ok(sizes.length >= 2, `${sizes.length} requests`)
+  for (const bytes of sizes) assert.ok(bytes <= 240 * 1024, `a request of ${bytes} bytes`)
+  assert.equal(
+    f.sends.slice(1).reduce((n, s) => n + s.messages.length, 0),
+    20,
+  )
+  assert.equal(sink.stats().sentEvents, 5 + 20 * 4096)
+})

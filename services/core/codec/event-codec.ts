@@ -74,19 +74,53 @@ const MIN_EVENT_BYTES = 7
 
 // ---------------------------------------------------------------- writer
 
-/** Builds one OPS batch. Not thread-safe; one per emitting lane. */
+/** Most bytes one event takes: five varints of at most 8 bytes (values up to 2^53) and two code bytes. */
+const MAX_EVENT_BYTES = 48
+/** Most bytes of a batch's event count (a varint; 5 bytes hold 2^35 events). */
+const MAX_COUNT_BYTES = 5
+/** Finished buffers a writer keeps for later batches (recycle()). */
+const MAX_SPARE_BUFFERS = 32
+
+/**
+ * Builds one OPS batch. Not thread-safe; one per emitting lane.
+ *
+ * The events are written after room reserved for the header, and finish()
+ * writes the header into that room. A message that fills at least half of
+ * the buffer is a view of it, not a copy, and the writer goes on in another
+ * buffer: a spare one given back with recycle() once the message was sent,
+ * else a new one. A smaller message is copied out (a sealed batch must not
+ * hold far more memory than its bytes: a sink keeps thousands while Kafka is
+ * down) and the writer keeps its buffer.
+ */
 export class OpsBatchWriter {
   private buf: Buffer
-  private pos = 0
+  private pos: number
   private baseUs = 0
   count = 0
+  /** Magic, version, kind, run id and client id: the start of every batch's header. */
+  private readonly prefix: Buffer
+  /** Bytes reserved before the events: the prefix, the base time and the longest count. */
+  private readonly reserved: number
+  /** Memory of the messages finish() returned and recycle() has not taken back (it takes back only those). */
+  private readonly handedOut = new WeakSet<ArrayBuffer>()
+  private readonly spare: Buffer[] = []
 
   constructor(
     readonly runId: string,
     readonly clientId: string,
     initialBytes = 64 * 1024,
   ) {
-    this.buf = Buffer.allocUnsafe(initialBytes)
+    const run = Buffer.from(runId)
+    const client = Buffer.from(clientId)
+    this.prefix = Buffer.concat([
+      Buffer.from([MAGIC_0, MAGIC_1, SCHEMA_VERSION, RECORD_KIND.OPS, run.length]),
+      run,
+      Buffer.from([client.length]),
+      client,
+    ])
+    this.reserved = this.prefix.length + 8 + MAX_COUNT_BYTES
+    this.buf = this.allocate(Math.max(initialBytes, this.reserved + MAX_EVENT_BYTES))
+    this.pos = this.reserved
   }
 
   /** Appends one event. Codes are indexes into the schema's tables (op code = index + 1). */
@@ -100,60 +134,84 @@ export class OpsBatchWriter {
     intendedUs: number,
     bytes: number,
   ): void {
-    if (this.buf.length - this.pos < 48) this.grow()
+    if (this.buf.length - this.pos < MAX_EVENT_BYTES) this.grow()
     if (this.count === 0) this.baseUs = startUs
     this.count++
-    this.varint(thread)
-    this.buf[this.pos++] = (opCode << 4) | (cacheIndex << 2)
-    this.buf[this.pos++] = statusIndex
+    const buf = this.buf
+    let p = writeVarint(buf, this.pos, thread)
+    buf[p++] = (opCode << 4) | (cacheIndex << 2)
+    buf[p++] = statusIndex
     const delta = startUs - this.baseUs
-    this.varint(delta >= 0 ? delta * 2 : -delta * 2 - 1)
-    this.varint(latencyUs)
-    this.varint(intendedUs > latencyUs ? intendedUs - latencyUs : 0)
-    this.varint(bytes)
+    p = writeVarint(buf, p, delta >= 0 ? delta * 2 : -delta * 2 - 1)
+    p = writeVarint(buf, p, latencyUs)
+    p = writeVarint(buf, p, intendedUs > latencyUs ? intendedUs - latencyUs : 0)
+    this.pos = writeVarint(buf, p, bytes)
   }
 
-  /** Encoded size so far, for batch-size limits. */
+  /** Encoded size of the events so far, for batch-size limits. */
   get size(): number {
-    return this.pos
+    return this.pos - this.reserved
   }
 
-  /** Returns the finished message and resets the writer for the next batch. */
+  /**
+   * Returns the finished message and resets the writer for the next batch.
+   * The message stays valid until it is given to recycle().
+   */
   finish(): Buffer {
-    const run = Buffer.from(this.runId)
-    const client = Buffer.from(this.clientId)
-    const head = Buffer.allocUnsafe(4 + 1 + run.length + 1 + client.length + 8 + 10)
-    let p = 0
-    head[p++] = MAGIC_0
-    head[p++] = MAGIC_1
-    head[p++] = SCHEMA_VERSION
-    head[p++] = RECORD_KIND.OPS
-    head[p++] = run.length
-    p += run.copy(head, p)
-    head[p++] = client.length
-    p += client.copy(head, p)
-    head.writeDoubleLE(this.baseUs, p)
-    p += 8
-    p = writeVarint(head, p, this.count)
-    const out = Buffer.concat([head.subarray(0, p), this.buf.subarray(0, this.pos)])
-    this.pos = 0
+    const buf = this.buf
+    let countBytes = 1
+    for (let c = this.count; c >= 0x80; c = Math.floor(c / 0x80)) countBytes++
+    const start = this.reserved - (this.prefix.length + 8 + countBytes)
+    const p = start + this.prefix.copy(buf, start)
+    buf.writeDoubleLE(this.baseUs, p)
+    writeVarint(buf, p + 8, this.count)
+    const end = this.pos
+    this.pos = this.reserved
     this.count = 0
-    return out
+    if ((end - start) * 2 < buf.length) return Buffer.from(buf.subarray(start, end))
+    this.handedOut.add(buf.buffer as ArrayBuffer)
+    this.buf = this.spare.pop() ?? this.allocate(buf.length)
+    return buf.subarray(start, end)
   }
 
-  private varint(v: number): void {
-    this.pos = writeVarint(this.buf, this.pos, v)
+  /**
+   * Gives back a message finish() returned, once nothing reads it any more
+   * (the broker acknowledged it, or it was dropped): a later batch is written
+   * into its memory. Anything else is ignored.
+   */
+  recycle(message: Buffer): void {
+    const whole = message.buffer
+    if (!(whole instanceof ArrayBuffer) || !this.handedOut.has(whole)) return
+    // Taken back once: a second recycle() of the same message must not hand its memory out twice.
+    this.handedOut.delete(whole)
+    if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(Buffer.from(whole))
+  }
+
+  private allocate(bytes: number): Buffer {
+    // Never from Node's shared pool: the memory is this writer's alone, so it can be reused.
+    return Buffer.allocUnsafeSlow(bytes)
   }
 
   private grow(): void {
-    const next = Buffer.allocUnsafe(this.buf.length * 2)
+    const next = this.allocate(this.buf.length * 2)
     this.buf.copy(next, 0, 0, this.pos)
     this.buf = next
   }
 }
 
-/** Writes an unsigned LEB128 varint of a non-negative integer up to 2^53. */
+/**
+ * Writes an unsigned LEB128 varint of a non-negative integer up to 2^53. Below 2^31 (every value but far
+ * timestamps) with 32-bit integer operations; the same bytes as the division below.
+ */
 function writeVarint(buf: Buffer, pos: number, v: number): number {
+  if (v < 0x8000_0000) {
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80
+      v >>>= 7
+    }
+    buf[pos++] = v
+    return pos
+  }
   while (v >= 0x80) {
     buf[pos++] = (v % 0x80) | 0x80
     v = Math.floor(v / 0x80)
@@ -380,6 +438,41 @@ const scratch: DecodedOp = {
   bytes: 0,
 }
 
+/** Fields of one event in the column scratch: thread, op byte, status, zigzag start delta, latency, intended delta, bytes. */
+const FIELDS = 7
+/** Events whose fields are parsed once into the column scratch; a message with more takes the two-pass path. */
+const MAX_COLUMN_EVENTS = 65_536
+/** The column scratch, grown to the largest message seen (at most MAX_COLUMN_EVENTS events: 3.7 MB). */
+let columns = new Float64Array(4096 * FIELDS)
+/** Where varintAt stopped. */
+let varintEnd = 0
+
+/**
+ * The varint at p (as Reader.varint: at most 8 bytes), its end in varintEnd; -1 when it runs past `end` or past
+ * 8 bytes. A function of its own, not a Reader method, so that the hot loop keeps its position in a local.
+ */
+function varintAt(buf: Buffer, p: number, end: number): number {
+  if (p >= end) return -1
+  let b = buf[p++]!
+  if (b < 0x80) {
+    varintEnd = p
+    return b
+  }
+  let result = b & 0x7f
+  let mul = 0x80
+  for (let i = 1; i < 8; i++) {
+    if (p >= end) return -1
+    b = buf[p++]!
+    result += (b & 0x7f) * mul
+    if (b < 0x80) {
+      varintEnd = p
+      return result
+    }
+    mul *= 0x80
+  }
+  return -1
+}
+
 function decodeOps(r: Reader, limits: DecodeLimits, visitor: OpsVisitor): DecodeResult {
   const runId = r.id()
   const clientId = r.id()
@@ -401,7 +494,70 @@ function decodeOps(r: Reader, limits: DecodeLimits, visitor: OpsVisitor): Decode
     }
   }
   // Structure first: a message that does not parse to the end is rejected
-  // whole, before any of its events reach the visitor.
+  // whole, before any of its events reach the visitor. A message of up to
+  // MAX_COLUMN_EVENTS is parsed once, into the column scratch, and visited
+  // from there; a larger one is parsed twice (a first pass that checks it).
+  if (count > MAX_COLUMN_EVENTS) return decodeOpsTwoPasses(r, base, count, runId, clientId, limits, visitor)
+  if (columns.length < count * FIELDS) columns = new Float64Array(count * FIELDS)
+  const f = columns
+  const buf = r.buf
+  const end = buf.length
+  let p = r.pos
+  for (let i = 0, k = 0; i < count; i++, k += FIELDS) {
+    let v = varintAt(buf, p, end)
+    if (v < 0) throw new Truncated()
+    f[k] = v
+    p = varintEnd
+    if (p + 2 > end) throw new Truncated()
+    f[k + 1] = buf[p]!
+    f[k + 2] = buf[p + 1]!
+    p += 2
+    for (let j = 3; j < FIELDS; j++) {
+      v = varintAt(buf, p, end)
+      if (v < 0) throw new Truncated()
+      f[k + j] = v
+      p = varintEnd
+    }
+  }
+  if (p !== end)
+    return {
+      ok: false,
+      reason: 'trailing_bytes',
+      detail: `${end - p} bytes after the last of ${count} events`,
+    }
+  let rejected = 0
+  const e = scratch
+  for (let i = 0, k = 0; i < count; i++, k += FIELDS) {
+    e.thread = f[k]!
+    const opByte = f[k + 1]!
+    e.opCode = opByte >> 4
+    e.cacheIndex = (opByte >> 2) & 3
+    e.statusIndex = f[k + 2]!
+    const z = f[k + 3]!
+    e.startUs = base + (z % 2 === 0 ? z / 2 : -(z + 1) / 2)
+    e.latencyUs = f[k + 4]!
+    e.intendedUs = e.latencyUs + f[k + 5]!
+    e.bytes = f[k + 6]!
+    const reason = checkEvent(e, opByte, limits)
+    if (reason === undefined) visitor.event(e)
+    else {
+      rejected++
+      visitor.reject(reason, i, e)
+    }
+  }
+  return { ok: true, kind: RECORD_KIND.OPS, runId, clientId, count, rejected }
+}
+
+/** decodeOps for a message of more than MAX_COLUMN_EVENTS events: checks its structure, then parses it again. */
+function decodeOpsTwoPasses(
+  r: Reader,
+  base: number,
+  count: number,
+  runId: string,
+  clientId: string,
+  limits: DecodeLimits,
+  visitor: OpsVisitor,
+): DecodeResult {
   const start = r.pos
   for (let i = 0; i < count; i++) {
     r.varint()

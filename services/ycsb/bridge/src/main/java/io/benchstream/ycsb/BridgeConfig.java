@@ -105,7 +105,10 @@ public final class BridgeConfig {
     }
     maxQueuedBatches = intIn(p, "benchstream.queue", 2048, 1, 1_000_000);
     batchEvents = intIn(p, "benchstream.batch.events", 4096, 1, 1_000_000);
-    lingerMs = intIn(p, "benchstream.linger.ms", 50, 1, 60_000);
+    // As the driver's --linger-ms: a lane that fills a batch of 4,096 events in less than this (16,000 ops/s a
+    // thread) sends full batches; a 50 ms linger sealed ~800-event batches, each its own produce request, whose
+    // sender-thread CPU (~0.4 ms a request) the client's cores paid (docs/reports/telemetry-cost.md).
+    lingerMs = intIn(p, "benchstream.linger.ms", 250, 1, 60_000);
     flushTimeoutMs = intIn(p, "benchstream.flush.timeout.ms", 30_000, 0, 3_600_000);
     String en = p.getProperty("benchstream.enabled", "true").trim();
     if (!en.equals("true") && !en.equals("false")) {

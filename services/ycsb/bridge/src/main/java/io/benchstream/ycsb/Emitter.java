@@ -271,8 +271,9 @@ final class Emitter {
   }
 
   private void send(Lane.Sealed b) {
-    // Keys spread one client's batches over all partitions (as the TS sink does),
-    // with run and client readable in the key for debugging.
+    // Keys name run, client and batch for debugging; the producer ignores them when it picks the partition
+    // (KafkaTransport: sticky, so that batches sent back to back share one request), and spreads a client's
+    // batches over the partitions batch by batch.
     String key = cfg.runId + ":" + cfg.clientId + ":" + (seq++);
     AtomicBoolean once = new AtomicBoolean();
     transport.send(key, b.value, err -> {
@@ -363,14 +364,17 @@ final class Emitter {
     end.runtimeMs = runtimeMs;
     end.firstOpUs = firstStart == null ? null : epochUs(firstStart);
     long delivered = sentEvents.get();
+    // Read before the end record and the close: the requests that carried the events.
+    long requests = transport.requests();
     sendControl(end);
     // While Kafka fails, waiting for the producer to give up adds nothing: what it
     // still holds is already counted as undelivered above.
     transport.close(lastError != null ? Duration.ZERO : CLOSE_TIMEOUT);
     summary = new Summary(measured, delivered, notConfirmed, 0, undeliveredRecords.get());
     log.println("[BENCHSTREAM] run " + cfg.runId + ", client " + cfg.clientId + ": " + measured + " events measured, "
-        + delivered + " delivered, " + notConfirmed + " undelivered (" + deliveredBatches.get() + " batches to "
-        + cfg.topic + " at " + cfg.brokers + "); control records undelivered: " + undeliveredRecords.get());
+        + delivered + " delivered, " + notConfirmed + " undelivered (" + deliveredBatches.get() + " batches"
+        + (requests >= 0 ? " in " + requests + " Kafka requests" : "") + " to " + cfg.topic + " at " + cfg.brokers
+        + "); control records undelivered: " + undeliveredRecords.get());
   }
 
   /** Waits for the queue and in-flight batches, at most flushTimeoutMs, less when Kafka fails without progress. */

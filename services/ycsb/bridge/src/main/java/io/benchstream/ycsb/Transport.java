@@ -29,6 +29,11 @@ public interface Transport {
   default void connect() throws Exception {
   }
 
+  /** Requests sent to Kafka so far (produce and metadata; the summary line names them), or -1 where unknown. */
+  default long requests() {
+    return -1;
+  }
+
   /** Releases connections; what is not acknowledged after {@code timeout} is failed. */
   void close(Duration timeout);
 }
