@@ -392,6 +392,33 @@ test(
   },
 )
 
+/**
+ * The ES modules a page loads from `entry`, following their static imports as the browser does: every one is served
+ * as JavaScript, and imports only modules served beside it by relative address (no bare name: nothing resolves one
+ * without a bundler; no schemas/ or services/ file: only types come from there, and tsc drops those imports).
+ */
+async function servedModules(app: ReturnType<typeof build>, entry: string): Promise<Set<string>> {
+  const seen = new Set<string>()
+  const next = [entry]
+  for (let url = next.pop(); url !== undefined; url = next.pop()) {
+    if (seen.has(url)) continue
+    seen.add(url)
+    const r = await app.inject({ method: 'GET', url })
+    assert.equal(r.statusCode, 200, `${url} is served`)
+    assert.match(r.headers['content-type'] as string, /^text\/javascript/, url)
+    for (const m of r.body.matchAll(
+      /\b(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]/g,
+    )) {
+      const spec = (m[1] ?? m[2])!
+      assert.match(spec, /^\.\.?\//, `${url} imports ${spec}: only modules beside it, by relative address`)
+      const target = new URL(spec, `http://page${url}`).pathname
+      assert.ok(target.startsWith('/live/'), `${url} imports ${spec}, outside the pages' modules`)
+      next.push(target)
+    }
+  }
+  return seen
+}
+
 test('the page, its script and uPlot are served from this machine', async () => {
   const { rm } = fakeRun()
   const app = build(readApiConfig({ API_PORT: '0' }), { readModel: rm, adHoc, database: 'benchstream' })
@@ -399,14 +426,24 @@ test('the page, its script and uPlot are served from this machine', async () => 
   assert.equal(page.statusCode, 200)
   assert.match(page.headers['content-type'] as string, /^text\/html/)
   assert.match(page.headers['content-security-policy'] as string, /default-src 'self'/)
-  for (const src of ['/live/uPlot.iife.min.js', '/live/live-view.js', '/live/uPlot.min.css', '/live/live-view.css']) {
+  for (const src of [
+    '/live/uPlot.iife.min.js',
+    '/live/live-view/main.js',
+    '/live/uPlot.min.css',
+    '/live/live-view.css',
+  ]) {
     assert.ok(page.body.includes(`"${src}"`), `the page loads ${src}`)
     const r = await app.inject({ method: 'GET', url: src })
     assert.equal(r.statusCode, 200, src)
     assert.match(r.headers['content-type'] as string, src.endsWith('.js') ? /^text\/javascript/ : /^text\/css/)
   }
+  assert.match(page.body, /<script type="module" src="\/live\/live-view\/main.js">/, 'the script is an ES module')
   assert.match((await app.inject({ method: 'GET', url: '/live/uPlot.iife.min.js' })).body, /uPlot/)
   assert.doesNotMatch(page.body, /https?:\/\//, 'nothing from outside')
+  const modules = await servedModules(app, '/live/live-view/main.js')
+  for (const m of ['main', 'stream', 'stream-state', 'figures', 'charts', 'chart-series', 'alert-spans', 'render'])
+    assert.ok(modules.has(`/live/live-view/${m}.js`), `${m}.js is loaded: ${[...modules].join(', ')}`)
+  assert.ok(modules.has('/live/common/format.js'))
   const bad = await app.inject({ method: 'GET', url: '/api/v1/runs/r1/live?baseline=a%20b' })
   assert.equal(bad.statusCode, 400)
   await app.close()
