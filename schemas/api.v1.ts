@@ -705,7 +705,8 @@ export const ComparedFigure = Type.Object({
   reason: Type.String(),
   /**
    * Smallest step of the figure as printed, µs: 1000 for the whole-ms percentiles of YCSB before 0.4.0 (a change
-   * smaller than this is never called), 0 when exact or finer than the figure.
+   * smaller than this is never called; a center or value of 0 is a printed 0 ms, any latency under 1 ms, and the
+   * tables print it `< 1 ms`), 0 when exact or finer than the figure.
    */
   resolutionUs: Type.Number(),
   /**
@@ -839,6 +840,11 @@ export const ReleaseHistory = Type.Object({
       center: Nullable(Type.Number()),
       /** Change from the previous point, percent. */
       changePercent: Nullable(Type.Number()),
+      /**
+       * Smallest step of the figure as printed, µs, as ComparedFigure.resolutionUs: 1000 when a run's figure is a
+       * percentile YCSB printed in whole ms (a value of 0 is then under 1 ms, not 0 µs), 0 when exact.
+       */
+      resolutionUs: Type.Number(),
     }),
   ),
   changePoints: Type.Array(

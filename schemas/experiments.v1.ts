@@ -452,7 +452,31 @@ export const AssignmentStatus = Type.Object(
 )
 export type AssignmentStatus = Static<typeof AssignmentStatus>
 
-export const ControlMessage = Type.Union([AgentHeartbeat, AgentClaim, Assign, Go, Cancel, AssignmentStatus])
+/**
+ * The coordinator's own heartbeat: read back from the topic, it tells the coordinator how far the topic has got on
+ * the broker's clock, so that an agent is judged silent only against what the coordinator has heard, never because
+ * the coordinator's own link was down. Agents ignore it.
+ */
+export const CoordinatorHeartbeat = Type.Object(
+  {
+    type: Type.Literal('coordinator.heartbeat'),
+    ...common,
+    /** One per coordinator process. */
+    coordinator: Type.String({ pattern: '^[A-Za-z0-9-]{8,64}$' }),
+  },
+  { additionalProperties: false },
+)
+export type CoordinatorHeartbeat = Static<typeof CoordinatorHeartbeat>
+
+export const ControlMessage = Type.Union([
+  AgentHeartbeat,
+  AgentClaim,
+  Assign,
+  Go,
+  Cancel,
+  AssignmentStatus,
+  CoordinatorHeartbeat,
+])
 export type ControlMessage = Static<typeof ControlMessage>
 /** A control message is one JSON object of at most this many bytes; larger ones are refused, counted and logged. */
 export const MAX_CONTROL_MESSAGE_BYTES = 64 * 1024

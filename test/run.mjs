@@ -4,14 +4,17 @@
 // started here on a private port and data directory, stopped at the end;
 // ClickHouse is the embedded engine, one data directory per test file).
 // Every test in these tiers asserts what holds however busy the machine is.
-// Three more tiers, asked for by name only: timing (figures that depend on
+// More tiers, asked for by name only: timing (figures that depend on
 // wall-clock time: rates at a target, alert latency, sampling rates; npm run
 // test:timing), hbase (real HBases and YCSB; npm run test:hbase), clients (the
 // query tools people use against /clickhouse: ClickHouse's JDBC driver from Maven
-// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients)
+// Central, clickhouse-connect with pandas and pyarrow from PyPI; npm run test:clients),
 // cluster (a 3-broker Kafka cluster of its own, a broker killed mid-run; npm run
-// test:cluster) and server (server mode, CLICKHOUSE_URL, against a ClickHouse server stand-in started
-// here with deploy/local/clickhouse.sh; npm run test:server).
+// test:cluster), server (server mode, CLICKHOUSE_URL, against a ClickHouse server stand-in started
+// here with deploy/local/clickhouse.sh; npm run test:server), distributed (agents, coordinator and brokers
+// each in a network namespace of their own, links with latency, cut and healed; root; npm run test:distributed) and
+// guides (each guide's first block of commands on a fresh copy of the checkout, with brokers of its own; npm run
+// test:guides).
 //   node test/run.mjs                 unit, integration and e2e (npm test)
 //   node test/run.mjs unit            only unit tests
 //   node test/run.mjs integration e2e only those tiers
@@ -20,12 +23,16 @@
 //                                     and YCSB, about 10 minutes
 //   node test/run.mjs timing          wall-clock figures, on a machine that is not otherwise busy
 //   node test/run.mjs clients         JDBC and Python query tools, about a minute once they are fetched
+//   node test/run.mjs guides          each docs/guides/*.md's first ```sh block on a fresh copy,
+//                                     private ports, one guide after the other; several minutes
 //   node test/run.mjs cluster         a 3-node KRaft cluster (deploy/local/kafka.sh, KAFKA_BROKERS_COUNT=3) on
 //                                     TEST_KAFKA_CLUSTER_PORT (default 19192..19194, controllers +3) instead
 //                                     of the single broker; about two minutes
 //   node test/run.mjs server          test/server/ against a broker and a ClickHouse server stand-in of their own
 //                                     (TEST_CLICKHOUSE_HTTP_PORT / TEST_CLICKHOUSE_TCP_PORT, default free ports),
 //                                     one file at a time (one kills the ClickHouse server)
+//   node test/run.mjs distributed     network namespaces on a bridge, a 3-broker cluster in them, faults of
+//                                     the links (deploy/local/netns.sh); root; about 8 minutes
 // Broker versions (deploy/local/kafka.sh fetches any release from Maven Central):
 //   TEST_KAFKA_VERSION=3.9.1          the broker for the tiers asked (default: the 4.x
 //                                     version in deploy/local/kafka-pom.xml)
@@ -45,8 +52,9 @@ import { fileURLToPath } from 'node:url'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafkaSh = path.join(root, 'deploy/local/kafka.sh')
 const clickhouseSh = path.join(root, 'deploy/local/clickhouse.sh')
-const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'server']
-// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients, cluster and server are asked for by name.
+const TIERS = ['unit', 'integration', 'e2e', 'timing', 'hbase', 'clients', 'cluster', 'server', 'distributed', 'guides']
+// What a plain `node test/run.mjs` (npm test) runs; timing, hbase, clients, cluster, server, distributed and guides are
+// asked for by name.
 const DEFAULT_TIERS = ['unit', 'integration', 'e2e']
 // Integration files whose outcome depends on the broker: protocol versions, admin,
 // idempotent produce, group consume and commits with metadata (kafka-compat);
@@ -97,17 +105,21 @@ const testFiles = (tier, filter) => {
     : []
 }
 // The cluster tier runs against a cluster of its own, after the others (which share the single broker); the server
-// tier against a broker and a ClickHouse server of its own, after those.
+// tier against a broker and a ClickHouse server of its own, after those; the distributed tier starts its own brokers,
+// in network namespaces it makes.
 const pick = (list) => list.flatMap((t) => testFiles(t, (f) => only === undefined || f.includes(only)))
-const files = pick(tiers.filter((t) => t !== 'cluster' && t !== 'server'))
+const files = pick(tiers.filter((t) => !['cluster', 'server', 'distributed'].includes(t)))
 const clusterFiles = tiers.includes('cluster') ? pick(['cluster']) : []
 const serverFiles = tiers.includes('server') ? pick(['server']) : []
-if (files.length === 0 && clusterFiles.length === 0 && serverFiles.length === 0) {
+const distributedFiles = tiers.includes('distributed') ? pick(['distributed']) : []
+if (files.length === 0 && clusterFiles.length === 0 && serverFiles.length === 0 && distributedFiles.length === 0) {
   console.error('no compiled tests found under dist/test: run `npm run build` first')
   process.exit(1)
 }
 
-const needsKafka = tiers.some((t) => t !== 'unit' && t !== 'cluster' && t !== 'server') && files.length > 0
+// The guides tier starts its brokers itself, as a newcomer's `benchstream server` does (no shared test broker).
+const needsKafka =
+  tiers.some((t) => !['unit', 'cluster', 'server', 'distributed', 'guides'].includes(t)) && files.length > 0
 const external = Boolean(process.env.KAFKA_BROKERS)
 const versionPattern = /^\d+\.\d+\.\d+$/
 if (
@@ -136,13 +148,23 @@ const kafkaFiles = tiers.includes('integration')
   ? testFiles('integration', (f) => KAFKA_FILES.some((k) => f.startsWith(`${k}.`)))
   : []
 
-if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0) {
+if (needsKafka || clusterFiles.length > 0 || serverFiles.length > 0 || tiers.includes('guides')) {
   // Java/Maven (Kafka), redis-server, postgresql, promtool, a C compiler and curl (clickhouse.sh): installed if
   // missing.
   const deps = spawnSync('bash', [path.join(root, 'deploy/local/system-deps.sh')], { stdio: 'inherit' })
   if (deps.status !== 0) {
     console.error('could not install the system packages the integration tests need (see above)')
     process.exit(1)
+  }
+}
+if (distributedFiles.length > 0) {
+  // iptables, faketime, Toxiproxy (deploy/local/distributed-deps.sh), and what a broker needs.
+  for (const script of ['system-deps.sh', 'distributed-deps.sh']) {
+    const deps = spawnSync('bash', [path.join(root, 'deploy/local', script)], { stdio: 'inherit' })
+    if (deps.status !== 0) {
+      console.error(`could not install what the distributed tier needs (deploy/local/${script}, see above)`)
+      process.exit(1)
+    }
   }
 }
 
@@ -410,6 +432,11 @@ if (serverFiles.length > 0) {
     clickhouse.stop()
     broker?.stop()
   }
+  passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
+}
+if (distributedFiles.length > 0) {
+  const from = Date.now()
+  passes.push({ label: 'a 3-broker cluster in network namespaces', ...(await runFiles(distributedFiles, process.env)) })
   passes.at(-1).seconds = Math.round((Date.now() - from) / 1000)
 }
 if (!external && kafkaFiles.length > 0) {

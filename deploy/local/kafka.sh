@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs a real Apache Kafka broker (KRaft, combined broker+controller) on 127.0.0.1 without
+# Runs a real Apache Kafka broker (KRaft, combined broker+controller) on 127.0.0.1 (or the
+# addresses of KAFKA_HOSTS) without
 # Docker, for local development, tests and benchmarks of Benchstream: one node by default,
 # or a cluster of KAFKA_BROKERS_COUNT combined nodes, each with its own ports, data dir,
 # pid file and log, which can be stopped, killed and started one by one (failure tests).
@@ -18,6 +19,12 @@
 #   KAFKA_BROKERS_COUNT    nodes, 1-9; node i has node.id i  [1, or the count the data dir has]
 #   KAFKA_PORT             client port of node 1 (node i: KAFKA_PORT+i-1) [9092]
 #   KAFKA_CONTROLLER_PORT  controller port of node 1 (node i: +i-1)     [KAFKA_PORT+count]
+#   KAFKA_HOSTS            the address each node listens on and advertises, comma-separated, one
+#                          per node or one for all [127.0.0.1]; an address other machines (or
+#                          network namespaces) reach makes the cluster reachable from them
+#   KAFKA_NETNS            the network namespace each node runs in, comma-separated, one per node
+#                          (ip netns exec; root only) [none]: deploy/local/netns.sh makes them, and
+#                          test:distributed cuts the nodes' links there
 #   BENCHSTREAM_DATA_DIR   root for local state                         [<repo>/.benchstream]
 #   KAFKA_DATA_DIR         config, KRaft log dirs, pid file, broker.log [$BENCHSTREAM_DATA_DIR/kafka-$KAFKA_PORT]
 #                          (a cluster: those of node i in its node-<i> directory)
@@ -123,6 +130,28 @@ fi
 ((10#$KAFKA_PORT + NODES - 1 <= 65535 && 10#$KAFKA_CONTROLLER_PORT + NODES - 1 <= 65535)) \
   || die "ports above 65535: lower KAFKA_PORT / KAFKA_CONTROLLER_PORT"
 
+# nth_item LIST I: the I-th of a comma-separated list, or its only item.
+nth_item() {
+  local items
+  IFS=, read -r -a items <<<"$1"
+  if ((${#items[@]} == 1)); then echo "${items[0]}"; else echo "${items[$2 - 1]}"; fi
+}
+KAFKA_HOSTS="${KAFKA_HOSTS:-127.0.0.1}"
+IFS=, read -r -a _hosts <<<"$KAFKA_HOSTS"
+((${#_hosts[@]} == 1 || ${#_hosts[@]} == NODES)) \
+  || die "KAFKA_HOSTS must name one address, or one per node ($NODES), got '$KAFKA_HOSTS'"
+for _h in "${_hosts[@]}"; do
+  [[ "$_h" =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "KAFKA_HOSTS must list IPv4 addresses, got '$_h'"
+done
+KAFKA_NETNS="${KAFKA_NETNS:-}"
+if [[ -n "$KAFKA_NETNS" ]]; then
+  IFS=, read -r -a _netns <<<"$KAFKA_NETNS"
+  ((${#_netns[@]} == NODES)) || die "KAFKA_NETNS must name one namespace per node ($NODES), got '$KAFKA_NETNS'"
+  for _n in "${_netns[@]}"; do
+    [[ "$_n" =~ ^[A-Za-z0-9._-]+$ ]] || die "KAFKA_NETNS: not a namespace name: '$_n'"
+  done
+fi
+
 KAFKA_LISTENER_PROTOCOL="${KAFKA_LISTENER_PROTOCOL:-PLAINTEXT}"
 case "$KAFKA_LISTENER_PROTOCOL" in
   PLAINTEXT) ;;
@@ -157,6 +186,9 @@ use_node() {
   if ((NODES == 1)); then NODE_DIR="$DATA_DIR"; else NODE_DIR="$DATA_DIR/node-$NODE_ID"; fi
   NODE_PORT=$((10#$KAFKA_PORT + NODE_ID - 1))
   NODE_CONTROLLER_PORT=$((10#$KAFKA_CONTROLLER_PORT + NODE_ID - 1))
+  NODE_HOST="$(nth_item "$KAFKA_HOSTS" "$NODE_ID")"
+  NODE_NETNS=""
+  [[ -z "$KAFKA_NETNS" ]] || NODE_NETNS="$(nth_item "$KAFKA_NETNS" "$NODE_ID")"
   NODE_NAME="kafka"
   ((NODES == 1)) || NODE_NAME="kafka node $NODE_ID"
   PID_FILE="$NODE_DIR/kafka.pid"
@@ -259,7 +291,7 @@ running_version() {
 }
 
 broker_ready() {
-  grep -q "Kafka Server started" "$LOG_FILE" 2>/dev/null && port_open "$NODE_PORT"
+  grep -q "Kafka Server started" "$LOG_FILE" 2>/dev/null && port_open "$NODE_PORT" "$NODE_HOST"
 }
 
 # ---------------------------------------------------------------- config
@@ -271,7 +303,7 @@ write_config() {
   # identity that must stay stable (cluster id, node id, log dirs) never changes.
   local voters="" i
   for ((i = 1; i <= NODES; i++)); do
-    voters+="${voters:+,}$i@127.0.0.1:$((10#$KAFKA_CONTROLLER_PORT + i - 1))"
+    voters+="${voters:+,}$i@$(nth_item "$KAFKA_HOSTS" "$i"):$((10#$KAFKA_CONTROLLER_PORT + i - 1))"
   done
   # Internal topics get as many replicas as there are nodes, up to 3, and two in sync
   # where there are two or more (a single node: 1 and 1, as always).
@@ -288,8 +320,8 @@ write_config() {
 process.roles=broker,controller
 node.id=$NODE_ID
 controller.quorum.voters=$voters
-listeners=$client://127.0.0.1:$NODE_PORT,CONTROLLER://127.0.0.1:$NODE_CONTROLLER_PORT
-advertised.listeners=$client://127.0.0.1:$NODE_PORT
+listeners=$client://$NODE_HOST:$NODE_PORT,CONTROLLER://$NODE_HOST:$NODE_CONTROLLER_PORT
+advertised.listeners=$client://$NODE_HOST:$NODE_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=$client
 listener.security.protocol.map=CONTROLLER:$controller_protocol,$client:$client
@@ -462,15 +494,15 @@ launch_node() {
     local running
     running="$(running_version)"
     if [[ -n "$running" && "$running" != "$KAFKA_VERSION" ]]; then
-      die "kafka $running is already running on 127.0.0.1:$NODE_PORT (pid $pid, data: $NODE_DIR);" \
+      die "kafka $running is already running on $NODE_HOST:$NODE_PORT (pid $pid, data: $NODE_DIR);" \
         "stop it first to start $KAFKA_VERSION"
     fi
-    if port_open "$NODE_PORT"; then
-      echo "$NODE_NAME ${running:-(version not recorded)} already running on 127.0.0.1:$NODE_PORT"
+    if port_open "$NODE_PORT" "$NODE_HOST"; then
+      echo "$NODE_NAME ${running:-(version not recorded)} already running on $NODE_HOST:$NODE_PORT"
     else
       # Alive but not listening: most likely still starting from an earlier call whose
       # waiting was interrupted; wait for it instead of starting a second broker.
-      echo "$NODE_NAME process $pid exists but 127.0.0.1:$NODE_PORT is not answering yet; waiting"
+      echo "$NODE_NAME process $pid exists but $NODE_HOST:$NODE_PORT is not answering yet; waiting"
     fi
     LAUNCHED_PID="$pid"
     return 0
@@ -480,8 +512,8 @@ launch_node() {
   # only fail inside the JVM with a less obvious bind error.
   local p
   for p in "$NODE_PORT" "$NODE_CONTROLLER_PORT"; do
-    if port_open "$p"; then
-      die "127.0.0.1:$p is already in use by another process (not the broker of $NODE_DIR);" \
+    if port_open "$p" "$NODE_HOST"; then
+      die "$NODE_HOST:$p is already in use by another process (not the broker of $NODE_DIR);" \
         "set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
     fi
   done
@@ -501,6 +533,8 @@ launch_node() {
   # must not leak into the broker or it would hold the lock forever.
   local launcher=(nohup)
   command -v setsid >/dev/null 2>&1 && launcher=(setsid nohup)
+  # ip netns exec execs the command in place, so $! stays the java pid.
+  [[ -z "$NODE_NETNS" ]] || launcher+=(ip netns exec "$NODE_NETNS")
   "${launcher[@]}" java "${heap[@]}" \
     -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
     "$LOG4J_FLAG=file:$LOG4J_BROKER" \
@@ -525,7 +559,7 @@ wait_ready() {
       return 1
     fi
     if ((SECONDS >= deadline)); then
-      echo "kafka.sh: $NODE_NAME not ready on 127.0.0.1:$NODE_PORT after ${KAFKA_START_TIMEOUT}s;" \
+      echo "kafka.sh: $NODE_NAME not ready on $NODE_HOST:$NODE_PORT after ${KAFKA_START_TIMEOUT}s;" \
         "stopping it (raise KAFKA_START_TIMEOUT on slow machines)" >&2
       print_log_tail "$LOG_FILE"
       return 1
@@ -541,7 +575,9 @@ lock_cluster() { lock_data_dir "$DATA_DIR" $((KAFKA_START_TIMEOUT + KAFKA_STOP_T
 # The client addresses of every node: KAFKA_BROKERS for this cluster.
 bootstrap() {
   local i out=""
-  for ((i = 1; i <= NODES; i++)); do out+="${out:+,}127.0.0.1:$((10#$KAFKA_PORT + i - 1))"; done
+  for ((i = 1; i <= NODES; i++)); do
+    out+="${out:+,}$(nth_item "$KAFKA_HOSTS" "$i"):$((10#$KAFKA_PORT + i - 1))"
+  done
   echo "$out"
 }
 
@@ -573,7 +609,7 @@ cmd_start() {
     fi
   done
   if ((NODES == 1)); then
-    echo "kafka $KAFKA_VERSION ready on 127.0.0.1:$KAFKA_PORT (data: $DATA_DIR)"
+    echo "kafka $KAFKA_VERSION ready on $(bootstrap) (data: $DATA_DIR)"
   else
     echo "kafka $KAFKA_VERSION cluster of $NODES nodes ready on $(bootstrap) (data: $DATA_DIR)"
   fi
@@ -591,7 +627,7 @@ cmd_start_node() {
     rm -f -- "$PID_FILE"
     exit 1
   fi
-  echo "$NODE_NAME ready on 127.0.0.1:$NODE_PORT"
+  echo "$NODE_NAME ready on $NODE_HOST:$NODE_PORT"
 }
 
 # SIGTERM lets Kafka flush and close its logs cleanly (faster next start, no
@@ -667,11 +703,11 @@ cmd_status() {
     if pid="$(broker_pid)"; then
       version="$(running_version)"
       version="${version:-(version not recorded)}"
-      if port_open "$NODE_PORT"; then
-        echo "$NODE_NAME $version running on 127.0.0.1:$NODE_PORT (pid $pid, data: $NODE_DIR)"
+      if port_open "$NODE_PORT" "$NODE_HOST"; then
+        echo "$NODE_NAME $version running on $NODE_HOST:$NODE_PORT (pid $pid, data: $NODE_DIR)"
         up=$((up + 1))
       else
-        echo "$NODE_NAME $version process running (pid $pid, data: $NODE_DIR) but 127.0.0.1:$NODE_PORT" \
+        echo "$NODE_NAME $version process running (pid $pid, data: $NODE_DIR) but $NODE_HOST:$NODE_PORT" \
           "not answering yet"
       fi
     else

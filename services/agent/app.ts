@@ -380,6 +380,18 @@ export class Agent {
       return
     }
     await this.status(a, 'accepted')
+    // A cancel can come while 'accepted' is being sent (behind a slow or healing link, the assignment and its cancel
+    // arrive together): nothing is started then, and the agent is free at once instead of holding a client at the
+    // barrier until its timeout.
+    if (job.cancelled) {
+      this.jobs.delete(a.assignment)
+      void this.heartbeat()
+      await this.status(a, 'failed', {
+        detail: 'called off (cancelled before it started)',
+        output: job.tail.join('\n'),
+      })
+      return
+    }
     if (a.run !== undefined) this.startRun(job, a.run)
     else if (a.step !== undefined) await this.runStep(job, a.step)
     else if (a.profile !== undefined) await this.runProfile(job, a.profile)
@@ -611,10 +623,12 @@ export class Agent {
 
   private onCancel(id: string, reason: string): void {
     const job = this.jobs.get(id)
-    if (job === undefined || job.child === undefined) return
+    if (job === undefined || job.cancelled) return
     if (job.barrierTimer !== undefined) clearTimeout(job.barrierTimer)
     job.cancelled = true
     job.tail.push(`benchstream agent: cancelled: ${reason}`)
+    // Not launched yet: onAssign sees the flag and starts nothing.
+    if (job.child === undefined) return
     if (job.state === 'ready' || job.state === 'accepted') job.child.write('abort\n')
     else job.child.kill('SIGTERM')
   }

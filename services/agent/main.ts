@@ -6,12 +6,17 @@
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { waitForBrokers } from '../adapters/kafka/broker-wait.js'
 import { KafkaControlBus } from '../adapters/kafka/control-bus.js'
 import { ChildProcessLauncher, netProbes } from '../adapters/process/launcher.js'
 import { createLogger } from '../common/logger.js'
 import { repoRoot } from '../common/repo-root.js'
+import { BenchstreamError } from '../core/errors.js'
 import { build } from './app.js'
 import { AGENT_USAGE, listWorkloads, readAgentConfig, resolveWorkload } from './config.js'
+
+/** How long an agent waits for its broker at start (the local one's first start fetches its jars with Maven). */
+const AGENT_KAFKA_WAIT_MS = 600_000
 
 export async function agentMain(argv: readonly string[]): Promise<number> {
   const cfg = readAgentConfig(argv, process.env)
@@ -20,6 +25,18 @@ export async function agentMain(argv: readonly string[]): Promise<number> {
     return 0
   }
   const log = createLogger(`benchstream-agent-${cfg.name}`, process.env)
+  // Started beside the broker's starter (a unit file, `benchstream server & benchstream agent &`): wait for it.
+  const brokers = cfg.infra.kafka.brokers
+  if (
+    !(await waitForBrokers(brokers, AGENT_KAFKA_WAIT_MS, () =>
+      log.info({ kafka: brokers.join(',') }, `waiting for Kafka, up to ${AGENT_KAFKA_WAIT_MS / 60_000} minutes`),
+    ))
+  )
+    throw new BenchstreamError(
+      'BS_ERR_KAFKA',
+      `no Kafka broker answered at ${brokers.join(',')} in ${AGENT_KAFKA_WAIT_MS / 60_000} minutes: start one ` +
+        '(`benchstream server` starts the local one when KAFKA_BROKERS is unset), or set KAFKA_BROKERS',
+    )
   const version = (JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as { version: string })
     .version
   const agent = build(cfg, {

@@ -95,6 +95,8 @@ export async function runHBaseDemo(
   hbOpts: LocalHBaseOptions,
   hb: LocalHBase,
   say: (s: string) => void,
+  /** Called when the run is over and the reports begin: the server's warnings stop reaching the screen. */
+  reporting: () => void = () => undefined,
 ): Promise<{ code: number; thresholdsFailed: boolean }> {
   const rm = svc.readModel
   const apiUrl = svc.apiUrl!
@@ -203,6 +205,7 @@ export async function runHBaseDemo(
   } finally {
     clearInterval(ticker)
   }
+  reporting()
   const profiled = await profile.catch((e: unknown) => `no profile: ${(e as Error).message}`)
   if (run.exitCode !== 0 || run.merged === undefined) {
     process.stderr.write(ycsbNotes.join('').slice(-8000))

@@ -12,11 +12,21 @@
  *
  * `--system hbase` (`npm run demo:hbase`): a real HBase and real YCSB through
  * the bridge instead of the driver and the embedded store (demo-hbase.ts).
+ *
+ * Without --target, the memory demo's target comes from a 2 s probe of the
+ * driver unthrottled on this machine (core/reports/demo-target.ts), said with
+ * why. The server's own log lines (alert election, Kafka outages, its stop)
+ * go into <BENCHSTREAM_DATA_DIR>/demo.log, never between the report's lines;
+ * its warnings are echoed on stderr while the run goes on.
  */
 import { DEMO_USAGE } from './usage.js'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { startLocalKafka, stopLocalKafka } from '../adapters/kafka/local-broker.js'
+import { readInfraConfig } from '../common/infra-config.js'
+import { createFileLogger } from '../common/logger.js'
+import { chooseDemoTarget, type DemoProbe } from '../core/reports/demo-target.js'
+import { parseYcsbFile } from '../core/ycsb/import.js'
+import { useLocalKafka, type LocalKafka } from '../adapters/kafka/local-broker.js'
 import { repoRoot } from '../common/repo-root.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { scheduleVerdict } from '../core/reports/schedule-kept.js'
@@ -39,7 +49,8 @@ const SYSTEMS = ['memory', 'hbase'] as const
 interface DemoOptions {
   system: (typeof SYSTEMS)[number]
   seconds: number
-  target: number
+  /** undefined: chosen from a probe (memory) or unthrottled (hbase). */
+  target: number | undefined
   threads: number
   workload: string
   records: number
@@ -57,7 +68,8 @@ export const DEMO_FLAGS = {
   threshold: { type: 'string', multiple: true },
 } as const satisfies FlagSpecs
 
-function parse(argv: readonly string[]): DemoOptions {
+/** The demo's command line; `target` stays undefined without --target (the memory demo probes for one). */
+export function parseDemoArgs(argv: readonly string[]): DemoOptions {
   const { values } = parseFlags(argv, DEMO_FLAGS, DEMO_USAGE)
   const num = (flag: string, raw: string, min: number, max: number): number => {
     const n = Number(raw)
@@ -79,7 +91,8 @@ function parse(argv: readonly string[]): DemoOptions {
   return {
     system,
     seconds: num('seconds', values.seconds, 1, 86_400),
-    target: num('target', values.target ?? (hbase ? '0' : '20000'), 0, Number.MAX_SAFE_INTEGER),
+    target:
+      values.target !== undefined ? num('target', values.target, 0, Number.MAX_SAFE_INTEGER) : hbase ? 0 : undefined,
     threads: num('threads', values.threads, 1, 100_000),
     records: num('records', values.records ?? (hbase ? '10000' : '100000'), 1, 100_000_000),
     workload: values.workload,
@@ -89,30 +102,88 @@ function parse(argv: readonly string[]): DemoOptions {
 
 const say = (s: string): void => void process.stdout.write(s + '\n')
 
+/** How long the probe of the driver runs unthrottled (after its records are loaded). */
+const PROBE_SECONDS = 2
+
 export async function demoMain(argv: readonly string[]): Promise<number> {
-  const opts = parse(argv)
+  const opts = parseDemoArgs(argv)
   const env: NodeJS.ProcessEnv = { ...process.env }
-  let kafkaPort: number | undefined
-  if (env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS === '') {
-    kafkaPort = Number(env.KAFKA_PORT ?? 9092)
-    say(
-      `[demo] starting Kafka on 127.0.0.1:${kafkaPort} (deploy/local/kafka.sh; first run downloads ` +
-        `the broker jars with mvn)`,
-    )
-    env.KAFKA_BROKERS = await startLocalKafka({ port: kafkaPort, log: (l) => say(`[kafka] ${l}`) })
-  }
+  const infra = readInfraConfig(env)
+  let broker: LocalKafka | undefined
   let svc: Server | undefined
   let hbase: DemoHBase | undefined
+  let echo = true
+  let stopping: Promise<void> | undefined
+  const stopAll = (): Promise<void> =>
+    (stopping ??= (async () => {
+      echo = false
+      await svc?.stop()
+      await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
+      await broker?.stop().catch((e: unknown) => say(`[demo] stopping Kafka failed: ${(e as Error).message}`))
+    })())
+  // Ctrl-C stops the server and the broker this demo started rather than leave them behind (one Ctrl-C of `npm run
+  // demo` arrives twice: to the process group, and forwarded by npm); a third signal leaves at once.
+  let signals = 0
+  const onSignal = (): void => {
+    signals++
+    if (signals >= 3) process.exit(130)
+    if (signals > 1) return
+    process.stderr.write('[demo] interrupted: stopping the server and the Kafka broker this demo started\n')
+    void stopAll().finally(() => process.exit(130))
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  if (infra.kafka.local !== undefined) {
+    // As `benchstream server` does: a broker already answering is used and left running; one started here stops here.
+    const port = infra.kafka.local.port
+    say(
+      `[demo] Kafka on 127.0.0.1:${port}: started with deploy/local/kafka.sh unless one answers there (the first ` +
+        'start downloads the broker jars with mvn)',
+    )
+    broker = await useLocalKafka({
+      port,
+      dataDir: path.join(infra.dataDir, `kafka-${port}`),
+      log: (l) => say(`[kafka] ${l}`),
+    })
+    if (!broker.startedHere)
+      say(
+        `[demo] using what already answers on ${broker.brokers} (${broker.said}); it is left running ` +
+          '(npm run kafka:stop stops the default one)',
+      )
+    env.KAFKA_BROKERS = broker.brokers
+  }
+  // The server's diagnostics go to a file; its warnings also to stderr, but only while the run goes on: what the
+  // server logs while it stops (the alert election left, the last commits) must not follow the report.
+  const logFile = path.join(infra.dataDir, 'demo.log')
+  const log = createFileLogger('benchstream-server', env, logFile, {
+    level: 'warn',
+    write: (line) => {
+      if (echo) process.stderr.write(`[server] ${line}`)
+    },
+  })
   try {
     const hbOpts = opts.system === 'hbase' ? demoHBaseOptions(env, (l) => say(`[hbase] ${l}`)) : undefined
     if (hbOpts !== undefined) hbase = await startDemoHBase(hbOpts, say)
-    svc = await startServer(env, { api: true })
+    svc = await startServer(env, { api: true, log })
     const ch = svc.ch
     const rm = svc.readModel
     say(`[demo] processor running; ClickHouse ${ch.mode} at ${ch.location}; API and live view at ${svc.apiUrl}`)
+    say(`[demo] the server's log: ${logFile}`)
     if (hbOpts !== undefined && hbase !== undefined) {
-      const r = await runHBaseDemo(opts, env, svc, hbOpts, hbase.hb, say)
+      const r = await runHBaseDemo({ ...opts, target: opts.target ?? 0 }, env, svc, hbOpts, hbase.hb, say, () => {
+        echo = false
+      })
       return r.code !== 0 ? r.code : r.thresholdsFailed ? THRESHOLD_FAILED_EXIT : 0
+    }
+    let target = opts.target
+    if (target === undefined) {
+      say(
+        `[demo] no --target: probing what this machine keeps, the driver unthrottled for ${PROBE_SECONDS} s ` +
+          `(${opts.threads} threads, ${path.basename(opts.workload)}, no events sent)`,
+      )
+      const choice = chooseDemoTarget(await probe(opts, env))
+      target = choice.target
+      say(`[demo] target ${target.toLocaleString('en-US')} ops/s: ${choice.why}`)
     }
     const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)
     const runId = `demo-${stamp}-${Math.random().toString(36).slice(2, 6)}`
@@ -130,7 +201,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
       '-threads',
       String(opts.threads),
       '-target',
-      String(opts.target),
+      String(target),
       '-db',
       'memory',
       '--run-id',
@@ -144,7 +215,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     ]
     say(
       `[demo] run ${runId}: ${path.basename(opts.workload)} for ${opts.seconds}s, ${opts.threads} ` +
-        `threads, target ${opts.target || 'unthrottled'} ops/s`,
+        `threads, target ${target || 'unthrottled'} ops/s`,
     )
     const driver = spawn(process.execPath, driverArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let driverOut = ''
@@ -172,6 +243,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     say(`[demo] driver finished: ${sentEvents} events delivered to Kafka; waiting for the processor to write them all`)
     const counted = await waitForCount(rm, runId, sentEvents, 120_000)
     const report = await rm.runReport(runId)
+    echo = false
     say('\n===== Report from ClickHouse (merged windows) =====')
     process.stdout.write(formatRunReport(report))
     say('\n===== Checks =====')
@@ -195,6 +267,7 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     process.stderr.write(formatThresholdResults(verdicts, `run ${runId}, merged`))
     say(`\n===== Run ${runId} =====`)
     say(`  ${counted} operations stored in ClickHouse (${ch.location}).`)
+    say(`  The server's log (processor, alerts, API): ${logFile}`)
     say(
       ch.mode === 'server'
         ? '  Ad hoc, after the demo (with the same CLICKHOUSE_URL):'
@@ -216,12 +289,9 @@ export async function demoMain(argv: readonly string[]): Promise<number> {
     if (counted !== sentEvents) return 1
     return verdicts.some((v) => !v.passed) ? THRESHOLD_FAILED_EXIT : 0
   } finally {
-    await svc?.stop()
-    await hbase?.stop().catch((e: unknown) => say(`[demo] stopping HBase failed: ${(e as Error).message}`))
-    if (kafkaPort !== undefined)
-      await stopLocalKafka({ port: kafkaPort }).catch((e: unknown) =>
-        say(`[demo] stopping Kafka failed: ${(e as Error).message}`),
-      )
+    await stopAll()
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
   }
 }
 
@@ -266,4 +336,44 @@ async function accuracy(rm: ReadModel, runId: string): Promise<void> {
         ` exact (raw events) ${String(r.exact).padStart(8)}µs  error ${(err * 100).toFixed(2)}%`,
     )
   }
+}
+
+/**
+ * The driver as the run will use it (workload, records, threads, the memory store), unthrottled and sending no
+ * events, for PROBE_SECONDS: the figures of its report as printed (parsed as any YCSB report).
+ */
+async function probe(opts: DemoOptions, env: NodeJS.ProcessEnv): Promise<DemoProbe> {
+  const args = [
+    path.join(repoRoot(), 'bin', 'benchstream.js'),
+    'run',
+    '-P',
+    path.join(repoRoot(), opts.workload),
+    '-p',
+    `recordcount=${opts.records}`,
+    '-p',
+    'operationcount=0',
+    '--seconds',
+    String(PROBE_SECONDS),
+    '-threads',
+    String(opts.threads),
+    '-target',
+    '0',
+    '-db',
+    'memory',
+    '--no-emit',
+  ]
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)))
+  if (code !== 0)
+    throw new Error(
+      `the probe of the driver (benchstream run ... --no-emit) exited with code ${code}; the run would fail the ` +
+        `same way:\n${err.slice(-2000)}`,
+    )
+  const r = parseYcsbFile('probe', out)
+  if (r.kind !== 'summary') throw new Error(`the probe of the driver printed no report:\n${out.slice(-2000)}`)
+  return { opsPerSec: r.throughputOpsPerSec ?? null, runtimeMs: r.runtimeMs ?? null, operations: r.operations }
 }

@@ -14,6 +14,7 @@ import { KafkaControlBus } from '../adapters/kafka/control-bus.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { outcomeExit, REGRESSION_EXIT, UNDECIDED_EXIT } from '../common/cli-env.js'
 import { readInfraConfig } from '../common/infra-config.js'
+import { awaitServer } from '../common/server-file.js'
 import { createLogger } from '../common/logger.js'
 import { BenchstreamError } from '../core/errors.js'
 import { decideExperiment } from '../core/experiments/decision.js'
@@ -101,6 +102,32 @@ export function readPlanFile(file: string): ReturnType<typeof checkPlan> {
     )
   }
   return checkPlan(value, file)
+}
+
+/** Longest wait for a server of this data folder to show up (started on the same command line, `server &`). */
+const SERVER_APPEAR_MS = 15_000
+/** Longest wait for a starting server (its first start fetches the Kafka jars with Maven). */
+const SERVER_STARTING_MS = 600_000
+
+/**
+ * Waits for the server of this data folder when none answers yet, saying so: `benchstream server & benchstream
+ * experiment run PLAN` starts both at once, and the server is ready only once its broker and engine are.
+ */
+async function serverUp(): Promise<void> {
+  if (apiOf(process.env).api !== undefined) return
+  const infra = readInfraConfig(process.env)
+  if (infra.clickhouse.url !== undefined) return
+  await awaitServer(infra.dataDir, {
+    appearMs: SERVER_APPEAR_MS,
+    startingMs: SERVER_STARTING_MS,
+    onWait: (pid) =>
+      process.stderr.write(
+        pid === undefined
+          ? `benchstream: no server on ${infra.dataDir} yet: waiting up to ${SERVER_APPEAR_MS / 1000} s for one\n`
+          : `benchstream: waiting for the server starting on ${infra.dataDir} (pid ${pid}), up to ` +
+              `${SERVER_STARTING_MS / 60_000} minutes\n`,
+      ),
+  })
 }
 
 function server(): { api: string; token: string | undefined } {
@@ -208,6 +235,7 @@ async function runCommand(argv: readonly string[]): Promise<number> {
     throw usage(`--id ${JSON.stringify(v.id)} is not allowed: ${ID_RULE}`)
   const id = v.id ?? experimentIdOf(plan.name, Date.now())
   const base = outBase(v.out)
+  await serverUp()
   const { c, store, close } = conductor(base, true)
   let stop = false
   const onSignal = (): void => {
@@ -234,6 +262,7 @@ async function resumeCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parseFlags(argv, EXPERIMENT_FLAGS.resume, EXPERIMENT_USAGE, true)
   if (positionals.length !== 1) throw usage('experiment resume needs the experiment id')
   const base = outBase(v.out)
+  await serverUp()
   const { c, close } = conductor(base, true)
   try {
     await c.start()

@@ -20,6 +20,7 @@ import { existsSync, openSync, readdirSync, readFileSync, readSync, closeSync, s
 import path from 'node:path'
 import { ID_PATTERN, ID_RULE, RECORD_KIND, type RunLifecycle } from '../../schemas/events.v1.js'
 import { KafkaRecordSender } from '../adapters/kafka/record-sender.js'
+import { waitBesideStartingServer } from '../adapters/process/server-wait.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import type { Env } from '../common/config.js'
@@ -231,6 +232,8 @@ export async function importYcsbMain(
   }
   const args = parseImportYcsbArgs(argv)
   const infra = readInfraConfig(args.brokers === undefined ? env : { ...env, KAFKA_BROKERS: args.brokers })
+  // Started beside `benchstream server &`, which starts the local broker first: wait for it rather than fail.
+  if (args.brokers === undefined && !args.dryRun) await waitBesideStartingServer(env, true)
   if (args.follow !== undefined) return follow(args, args.follow, infra, out, signal)
 
   // Every file is read and checked before anything is sent: a bad line must not leave half a run behind.

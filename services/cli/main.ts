@@ -239,6 +239,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write((await command.usage()) + '\n')
       return 0
     }
+    // `benchstream server & benchstream <cmd>`: the server says it is starting as early as it can, and the others
+    // wait for it rather than fail beside it (adapters/process/server-wait.ts; those that need Kafka also look for
+    // one about to start).
+    const wait = await import('../adapters/process/server-wait.js')
+    if (cmd === 'server' || cmd === 'processor') wait.markStarting(process.env)
+    else if (cmd !== 'demo') await wait.waitBesideStartingServer(process.env, false)
     return await command.run(rest)
   } catch (err) {
     process.stderr.write(describeFailure(err, debug))

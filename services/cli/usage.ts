@@ -8,7 +8,9 @@ export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--se
                         [--records N] [--workload FILE] [--threshold EXPR]...
   Starts Kafka (unless KAFKA_BROKERS is set), the processor and the API with the
   embedded ClickHouse, runs a workload, prints a live line every second read back
-  from ClickHouse, then the merged report and checks.
+  from ClickHouse, then the merged report and checks. The server's own log
+  lines go to <BENCHSTREAM_DATA_DIR>/demo.log (its warnings also to stderr
+  while the run goes on).
   --system memory   (default) Benchstream's driver against the embedded store
   --system hbase    a real HBase 2 (deploy/local/hbase.sh; HBASE_VERSION, HBASE_ZK_PORT,
                     HBASE_MASTER_PORT, HBASE_RS_PORT, HBASE_RS_INFO_PORT as there) and real
@@ -18,7 +20,9 @@ export const DEMO_USAGE = `usage: benchstream demo [--system memory|hbase] [--se
                     beside Benchstream's, the block cache hit ratio and the flame graph's file.
                     Java 17+ and Maven (first run: the jars). npm run demo:hbase
   --seconds N       run time, 1 to 86400 (default 30)
-  --target OPS      throughput target, 0 = unthrottled (default 20000; hbase: 0)
+  --target OPS      throughput target, 0 = unthrottled (default: a tenth of what the driver
+                    runs unthrottled in a 2 s probe on this machine, 200 to 20000, said with
+                    the probe's figure; hbase: 0)
   --threads N       driver (YCSB) threads, 1 to 100000 (default 8)
   --records N       records loaded first, 1 to 100000000 (default 100000; hbase: 10000)
   --workload FILE   YCSB workload file (default workloads/workloada)

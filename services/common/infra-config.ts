@@ -62,11 +62,20 @@ export function readCompleteness(e: {
 
 /** The environment variables of the shared infrastructure (docs/reference/configuration.md). */
 export const InfraEnv = Type.Object({
-  KAFKA_BROKERS: EnvVar.string({
-    default: '127.0.0.1:9092',
+  KAFKA_BROKERS: EnvVar.optional({
     pattern: `^ *${BROKER} *(, *${BROKER} *)*$`,
     allowed: 'host:port[,host:port...]',
-    description: 'Kafka brokers; the demo and the tests start a local one when unset',
+    description:
+      'Kafka brokers; unset = the local broker on 127.0.0.1:KAFKA_PORT, which `benchstream server` (on loopback) ' +
+      'and the demo start when nothing answers there',
+  }),
+  KAFKA_PORT: EnvVar.integer({
+    default: 9092,
+    minimum: 1,
+    maximum: 65534,
+    description:
+      'port of the local broker (deploy/local/kafka.sh; its controller takes the next port) when KAFKA_BROKERS is ' +
+      'unset: every command then uses 127.0.0.1:KAFKA_PORT',
   }),
   KAFKA_SECURITY_PROTOCOL: EnvVar.oneOf(['PLAINTEXT', 'SSL', 'SASL_SSL', 'SASL_PLAINTEXT'] as const, {
     default: 'PLAINTEXT',
@@ -188,6 +197,11 @@ export const InfraEnv = Type.Object({
 
 export interface KafkaConfig {
   brokers: string[]
+  /**
+   * KAFKA_BROKERS unset: brokers is the local broker's address, 127.0.0.1:port (deploy/local/kafka.sh's KAFKA_PORT),
+   * which the server and the demo may start. Plain data: it crosses to worker threads.
+   */
+  local?: { port: number }
   clientId: string
   /** TLS and SASL; absent = PLAINTEXT. Plain data (it crosses to worker threads), the CA read already. */
   security?: KafkaSecurity
@@ -271,7 +285,9 @@ export function readInfraConfig(env: Env): InfraConfig {
   return {
     dataDir,
     kafka: {
-      brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()),
+      brokers:
+        e.KAFKA_BROKERS === undefined ? [`127.0.0.1:${e.KAFKA_PORT}`] : e.KAFKA_BROKERS.split(',').map((b) => b.trim()),
+      ...(e.KAFKA_BROKERS === undefined ? { local: { port: e.KAFKA_PORT } } : {}),
       clientId: e.KAFKA_CLIENT_ID,
       ...(security === undefined ? {} : { security }),
     },

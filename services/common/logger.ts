@@ -6,8 +6,13 @@
  * LOG_FORMAT=json writes pino's JSON lines (for log shippers; the server's
  * default); `pretty` writes `level name: message key=value` lines for people
  * (the CLI's default), through the same logger and levels.
+ *
+ * A command whose screen is its own output (the demo) logs into a file
+ * instead (createFileLogger) and says where.
  */
-import { pino, type Logger } from 'pino'
+import { existsSync, mkdirSync, renameSync } from 'node:fs'
+import path from 'node:path'
+import { pino, type Logger, type StreamEntry } from 'pino'
 import { Type } from 'typebox'
 import { EnvVar, readEnv, type Env } from './config.js'
 
@@ -66,4 +71,29 @@ export function createLogger(
   const dest = pino.destination({ dest: 2, sync: true })
   const stream = format === 'json' ? dest : { write: (line: string): void => void dest.write(prettyLine(line)) }
   return pino({ name, level: e.LOG_LEVEL, base: { pid: process.pid } }, stream)
+}
+
+/** Where a file logger's lines go besides its file while the caller wants them on screen. */
+export interface LogEcho {
+  /** Lines at this level and above are echoed. */
+  level: 'warn' | 'error'
+  /** Called with the line as text (prettyLine); it decides whether to show it now. */
+  write(line: string): void
+}
+
+/**
+ * A logger whose JSON lines go to `file` (created with its folder, the previous one kept as `file.1`), for a command
+ * whose screen is its own output (the demo: live lines, then the report): diagnostics stay readable in the file and
+ * never interleave with what the user asked for. With `echo`, warnings (or errors) are also handed over as text
+ * while the caller shows them. LOG_LEVEL applies; LOG_FORMAT does not (the file is for grep and log shippers).
+ */
+export function createFileLogger(name: string, env: Env, file: string, echo?: LogEcho): Logger {
+  const e = readEnv(LogEnv, env)
+  mkdirSync(path.dirname(file), { recursive: true })
+  if (existsSync(file)) renameSync(file, `${file}.1`)
+  const dest = pino.destination({ dest: file, sync: true, append: true })
+  const streams: StreamEntry[] = [{ level: 'trace', stream: dest }]
+  if (echo !== undefined)
+    streams.push({ level: echo.level, stream: { write: (line: string): void => echo.write(prettyLine(line)) } })
+  return pino({ name, level: e.LOG_LEVEL, base: { pid: process.pid } }, pino.multistream(streams))
 }

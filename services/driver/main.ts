@@ -22,6 +22,7 @@ import { BARRIER_READY_LINE, parseDriverArgs, type DriverConfig } from './config
 import { BenchstreamError } from '../core/errors.js'
 import { waitForMergedReport } from './merged-report.js'
 import { findServer } from '../common/server-file.js'
+import { waitBesideStartingServer } from '../adapters/process/server-wait.js'
 import { evaluateThresholds, formatThresholdResults } from '../core/reports/thresholds.js'
 import type { Report } from '../core/reports/ycsb-report.js'
 import { readCliEnv, THRESHOLD_FAILED_EXIT } from '../common/cli-env.js'
@@ -33,6 +34,8 @@ import { defaultWorkerCount, runPhaseInWorkers } from './worker-pool.js'
 
 export async function driverMain(phase: 'load' | 'run', argv: readonly string[]): Promise<number> {
   const cfg = parseDriverArgs(phase, argv, process.env, { bindings: BINDING_NAMES })
+  // Started beside `benchstream server &`, which starts the local broker first: wait for it rather than fail.
+  if (cfg.emit) await waitBesideStartingServer(process.env, true)
   const log = createLogger('benchstream-driver', process.env)
   const workload = CoreWorkload.fromProperties(cfg.properties)
   const inProcess = (IN_PROCESS_BINDINGS as readonly string[]).includes(cfg.binding)

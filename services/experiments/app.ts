@@ -12,6 +12,7 @@
  * No sockets are opened here: services/cli/experiment.ts wires the control
  * topic, the store and the run reader.
  */
+import { randomUUID } from 'node:crypto'
 import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../schemas/api.v1.js'
 import type {
   AgentHeartbeat,
@@ -69,6 +70,13 @@ const POLL_MS = 250
 const MAX_NOTES = 1000
 /** Notes kept from before the state exists. */
 const EARLY_NOTES = 50
+/** The coordinator's own heartbeat on the control topic (the topic's clock as it hears it; see silentMs). */
+const HEARTBEAT_MS = 1000
+/**
+ * A longer gap between consecutive messages heard is the topic itself stalled, for everyone: a broker of the
+ * partition's replicas isolated, say, until the ISR shrinks (about 9 s): only this much of it counts as silence.
+ */
+const STALL_GAP_MS = 2 * HEARTBEAT_MS
 
 export interface ConductorDeps {
   bus: ControlBus
@@ -97,24 +105,66 @@ export class Conductor {
   private stopping = false
   /** Notes made before the experiment's state exists (agents heard while waiting), kept for it. */
   private readonly early: string[] = []
+  /**
+   * The control topic's time as this coordinator heard it: the broker append times of the messages it read, from
+   * anyone (its own heartbeats included), added up gap by gap, each gap counted up to STALL_GAP_MS. The topic has one
+   * partition, read in order: by the time a message is heard, everything appended before it has been.
+   */
+  private topicMs = 0
+  private lastBrokerMs: number | undefined
+  private readonly instance = randomUUID()
+  private beatTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly deps: ConductorDeps) {}
 
   async start(): Promise<void> {
     await this.deps.bus.start({
-      onMessage: (m) => this.onMessage(m),
+      onMessage: (m, brokerTimeMs) => this.onMessage(m, brokerTimeMs),
       onRejected: (why) => this.deps.log.warn({ why }, 'a message on the control topic was refused'),
     })
+    const beat = (): void => {
+      this.beatTimer = setTimeout(() => {
+        void this.publish({ type: 'coordinator.heartbeat', sentAtMs: this.deps.now(), coordinator: this.instance })
+          .catch((err: unknown) =>
+            this.deps.log.warn({ err: (err as Error).message }, 'coordinator heartbeat not sent; trying again'),
+          )
+          .finally(() => {
+            if (!this.stopping) beat()
+          })
+      }, HEARTBEAT_MS)
+      // It keeps no process alive: the coordinator's work does.
+      this.beatTimer.unref()
+    }
+    beat()
   }
 
   async close(): Promise<void> {
     this.stopping = true
+    if (this.beatTimer !== undefined) clearTimeout(this.beatTimer)
     await this.deps.bus.close()
   }
 
-  private onMessage(m: ControlMessage): void {
+  /**
+   * How long an agent has not been heard from, in the topic's time: from its last heartbeat to the latest message
+   * this coordinator heard from anyone. Measured on the coordinator's own clock, a coordinator whose link was cut
+   * took every agent for silent (and ran a run that had completed again); a stall of the whole topic made every
+   * agent silent once it ended, when the coordinator's next heartbeat came before theirs. Measured so, silence is
+   * what the topic shows: others going on without the agent.
+   */
+  private silentMs(a: RosterEntry): number {
+    return this.topicMs - a.seenAtMs
+  }
+
+  private onMessage(m: ControlMessage, brokerTimeMs: number): void {
+    // A bus that does not know the broker's time (none of ours) leaves the coordinator's clock.
+    const at = Number.isFinite(brokerTimeMs) && brokerTimeMs > 0 ? brokerTimeMs : this.deps.now()
+    if (this.lastBrokerMs === undefined) this.lastBrokerMs = at
+    else if (at > this.lastBrokerMs) {
+      this.topicMs += Math.min(at - this.lastBrokerMs, STALL_GAP_MS)
+      this.lastBrokerMs = at
+    }
     if (m.type === 'agent.heartbeat') {
-      const change = this.roster.heartbeat(m, this.deps.now())
+      const change = this.roster.heartbeat(m, this.topicMs)
       if (change?.kind === 'restarted')
         this.note(
           `agent ${m.agent} restarted (a new instance: ${describeInstance(m)}): whatever its predecessor ` +
@@ -168,7 +218,7 @@ export class Conductor {
   /** The agents heard within the agent timeout, by name; never a name with two live instances. */
   private alive(plan: Plan): RosterEntry[] {
     const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
-    const now = this.deps.now()
+    const now = this.topicMs
     return this.roster.names().flatMap((name) => {
       if (this.conflictOf(name, plan) !== undefined) return []
       const e = this.roster.entry(name)!
@@ -179,7 +229,7 @@ export class Conductor {
   /** The live instances of a name that has more than one (noted once when it goes back to one), else undefined. */
   private conflictOf(name: string, plan: Plan): AgentHeartbeat[] | undefined {
     const timeoutMs = (plan.agentTimeoutS ?? PLAN_DEFAULTS.agentTimeoutS) * 1000
-    const live = this.roster.conflict(name, this.deps.now(), timeoutMs)
+    const live = this.roster.conflict(name, this.topicMs, timeoutMs)
     if (live === undefined && this.conflicts.delete(name)) {
       const left = this.roster.entry(name)
       this.note(
@@ -246,6 +296,9 @@ export class Conductor {
         if (a === undefined) return this.absent(name, plan)
         const why = this.lacks(plan, a.hb)
         if (why !== undefined) return `agent ${name}: ${why}`
+        // Waited for like a missing one: assigned now, it would refuse, and the attempt would be spent. Seen after a
+        // partition: the agent was back, its client of the run just given up still flushing.
+        if (a.hb.busyWith !== null) return `agent ${name} is busy with ${a.hb.busyWith}`
         out.push(a.hb)
       }
       return out
@@ -717,11 +770,11 @@ export class Conductor {
             (`(clients ended: ${this.endedCount(ids)} of ` + `${ids.length})`)
           )
         }
-        if (this.deps.now() - view.seenAtMs > silentMs) {
+        if (this.silentMs(view) > silentMs) {
           client.state = 'lost'
           return (
             `agent ${a.agent} went silent (no heartbeat ` +
-            `for ${Math.round((this.deps.now() - view.seenAtMs) / 1000)} s): ` +
+            `for ${Math.round(this.silentMs(view) / 1000)} s): ` +
             `its client is lost (clients ended: ${this.endedCount(ids)} of ${ids.length})`
           )
         }

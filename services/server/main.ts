@@ -17,6 +17,7 @@
 import { SERVER_USAGE } from './usage.js'
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
+import path from 'node:path'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
@@ -33,6 +34,7 @@ import { KafkaAlertPublisher } from '../adapters/kafka/alert-publisher.js'
 import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
 import { KafkaDeadLetterSink } from '../adapters/kafka/dead-letter-sink.js'
 import { KafkaLeaderElection } from '../adapters/kafka/leader-election.js'
+import { useLocalKafka, type LocalKafka } from '../adapters/kafka/local-broker.js'
 import { KafkaPartitionSource } from '../adapters/kafka/partition-source.js'
 import { initTelemetry, type Telemetry } from '../adapters/otel/telemetry.js'
 import { build as buildAlerts, type AlertEngine } from '../alerts/app.js'
@@ -41,8 +43,9 @@ import { readAlertsConfig } from '../alerts/config.js'
 import { build as buildApi } from '../api/app.js'
 import { readApiConfig } from '../api/config.js'
 import type { Env } from '../common/config.js'
+import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { createLogger, type Logger } from '../common/logger.js'
-import { writeServerFile } from '../common/server-file.js'
+import { markServerStarting, writeServerFile } from '../common/server-file.js'
 import { BenchstreamError } from '../core/errors.js'
 import { outageLogLine } from '../core/health/outage.js'
 import type { AlertNotifier } from '../core/ports/alerts.js'
@@ -116,12 +119,15 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
     })
     .addCallback((r) => r.observe(mergeRaceRetryCount()))
   const ch = opts.clickhouse ?? openClickHouse(cfg.infra.clickhouse)
+  // Set once stop() begins: what the services log from then on is said as part of the stop.
+  let stopping = false
   // Everything opened so far is closed again if a later step fails.
   const closers: Array<() => Promise<unknown>> = [() => telemetry.shutdown(), () => ch.close()]
   // Each step of a stop is bounded: one that never settles (a request the API waits for, a
   // query the engine never answers) is logged and passed, so that stop() always returns and
   // the steps after it (closing ClickHouse, Kafka) still run.
   const closeAll = async (): Promise<void> => {
+    stopping = true
     for (const c of closers.reverse()) {
       const r = await withTimeout(Promise.resolve().then(c), CLOSE_STEP_TIMEOUT_MS)
       if (r === 'timeout')
@@ -207,7 +213,9 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
               { component: 'alerts', leader: c.leader, at: new Date(c.atMs).toISOString(), why: c.why },
               c.leader
                 ? 'alert evaluation: this replica leads and evaluates alerts'
-                : 'alert evaluation: this replica does not lead, another one evaluates alerts',
+                : stopping
+                  ? 'alert evaluation: this replica is stopping and leaves the election'
+                  : 'alert evaluation: this replica does not lead, another one evaluates alerts',
             ),
         )
         closers.push(() => gate.stop())
@@ -332,16 +340,97 @@ export async function serverMain(argv: readonly string[]): Promise<number> {
     process.stdout.write(SERVER_USAGE + '\n')
     return 0
   }
+  const api = values['no-api'] !== true
   const log = createLogger('benchstream-server', process.env, { format: 'json' })
-  const svc = await startServer(process.env, { api: values['no-api'] !== true, log })
-  log.info({ clickhouse: svc.ch.mode, location: svc.ch.location, api: svc.apiUrl }, 'server running')
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve)
-    process.once('SIGTERM', resolve)
+  const infra = readInfraConfig(process.env)
+  // Commands started beside this one (`benchstream server & benchstream experiment run ...`) wait for it.
+  const unmark = markServerStarting(infra.dataDir)
+  // One Ctrl-C or `kill %1` often arrives twice: to the process group, and forwarded by `npx` (npm exec) to its
+  // child. The second must not cut the stop short (the broker this server started would be left running); a third
+  // does, at once.
+  let broker: LocalKafka | undefined
+  let svc: Server | undefined
+  let signals = 0
+  const stopSignal = new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      signals++
+      if (signals >= 3) {
+        log.warn({ signal }, 'stop cut short: stopping at once (a local Kafka broker it started may still run)')
+        process.exit(130)
+      }
+      if (signals === 1 && svc === undefined)
+        log.info({ signal }, 'stop asked while starting: the server stops as soon as its start has finished')
+      resolve()
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
   })
-  log.info('server stopping: flushing and committing')
-  await svc.stop()
-  return 0
+  try {
+    broker = await localBroker(infra, api, log)
+    const env = broker === undefined ? process.env : { ...process.env, KAFKA_BROKERS: broker.brokers }
+    svc = await startServer(env, { api, log })
+    if (!api) unmark()
+    log.info({ clickhouse: svc.ch.mode, location: svc.ch.location, api: svc.apiUrl }, 'server running')
+    await stopSignal
+    log.info('server stopping: flushing and committing')
+    return 0
+  } finally {
+    await svc?.stop()
+    unmark()
+    if (broker?.startedHere === true) {
+      await broker.stop().then(
+        () => log.info({ kafka: broker?.brokers }, 'the local Kafka broker this server started is stopped'),
+        (err: unknown) => log.warn({ err }, 'stopping the local Kafka broker this server started failed'),
+      )
+    }
+  }
+}
+
+/**
+ * KAFKA_BROKERS unset, on loopback: the local broker on 127.0.0.1:KAFKA_PORT, as the demo has it (one already
+ * answering there is used and left running; else deploy/local/kafka.sh starts one in <BENCHSTREAM_DATA_DIR>/kafka-PORT,
+ * which stops with this server). Said in one line: which broker, its data, how it stops. A server listening beyond
+ * loopback is a deployment: it starts no broker and says to set KAFKA_BROKERS.
+ */
+async function localBroker(infra: InfraConfig, api: boolean, log: Logger): Promise<LocalKafka | undefined> {
+  const local = infra.kafka.local
+  if (local === undefined) return undefined
+  // readApiConfig keeps a Host allow-list only for a loopback address (beyond loopback the token protects the API).
+  if (api && readApiConfig(process.env).allowedHosts === undefined) {
+    log.warn(
+      { kafka: infra.kafka.brokers.join(',') },
+      'KAFKA_BROKERS is not set and the API listens beyond loopback: no local broker is started for a deployed ' +
+        'server; set KAFKA_BROKERS to the cluster',
+    )
+    return undefined
+  }
+  if (infra.kafka.security !== undefined)
+    throw new BenchstreamError(
+      'BS_ERR_CONFIG',
+      `KAFKA_SECURITY_PROTOCOL=${infra.kafka.security.protocol} needs KAFKA_BROKERS: the local broker the server ` +
+        'starts without it speaks PLAINTEXT',
+    )
+  const dataDir = path.join(infra.dataDir, `kafka-${local.port}`)
+  log.info(
+    { kafka: infra.kafka.brokers[0] },
+    `KAFKA_BROKERS is not set: using the local broker on ${infra.kafka.brokers[0]}, started if nothing answers ` +
+      'there (deploy/local/kafka.sh; its first start fetches the jars with Maven)',
+  )
+  const broker = await useLocalKafka({
+    port: local.port,
+    dataDir,
+    log: (line) => log.debug({ component: 'kafka.sh' }, line),
+  })
+  const stop = `KAFKA_PORT=${local.port} KAFKA_DATA_DIR=${dataDir} bash deploy/local/kafka.sh stop`
+  log.info(
+    { kafka: broker.brokers, dataDir, startedHere: broker.startedHere },
+    broker.startedHere
+      ? `started the local Kafka broker: ${broker.said}; it stops when this server stops (one started ` +
+          'beforehand, with npm run kafka:start, is used and left running instead)'
+      : `using the Kafka broker already answering on ${broker.brokers} (${broker.said}); it is left running ` +
+          `when this server stops${/ running on /.test(broker.said) ? ` (to stop it: ${stop})` : ''}`,
+  )
+  return broker
 }
 
 /** Longest wait for one step of the server's stop (see closeAll). */

@@ -50,7 +50,7 @@ test(
       assert.equal(Number(v!.n), latest)
       assert.equal(Number(v!.distinct), latest)
       const [runs] = await rows<{ statement: string }>(c, `SHOW CREATE TABLE ${db}.runs`)
-      assert.match(runs!.statement, /argMinIf\(properties, client_id/, 'the runs view of migration 0014')
+      assert.match(runs!.statement, /argMinIf\(properties, client_id/, 'the runs view of migrations 0014 and 0015')
       assert.deepEqual(
         await rows(c, `SELECT name FROM system.tables WHERE database = {d:String} AND name LIKE {l:String}`, {
           d: db,

@@ -67,6 +67,8 @@ class FakeBus implements ControlBus {
   readonly invalid: string[] = []
   rejected = 0
   closed = false
+  /** While set, status messages wait for it before they are acknowledged (a slow link). */
+  gate: Promise<void> | undefined
   private beats = 0
 
   constructor(
@@ -85,6 +87,7 @@ class FakeBus implements ControlBus {
   async publish(m: ControlMessage): Promise<Published> {
     if (!Value.Check(ControlMessage, m)) this.invalid.push(JSON.stringify(m).slice(0, 400))
     this.published.push(structuredClone(m))
+    if (m.type === 'assignment.status' && this.gate !== undefined) await this.gate
     // Every reader of the topic gets it (its own publisher too, as on Kafka), once the publish has returned.
     for (const b of this.topic)
       if (b.handlers !== undefined && !b.closed) {
@@ -617,6 +620,37 @@ test('cancel before ready: abort; a ready line after it is not passed on, a go n
   child.exit(1)
   await settle()
   assert.deepEqual(states(bus, 'r/a1'), ['accepted', 'failed'])
+})
+
+test('cancel while its acceptance is still being sent: nothing is started, the agent is free at once', async (t) => {
+  // Seen across a network: an agent whose link was cut gets an assignment and its cancel in one fetch after the link
+  // heals. The cancel came while 'accepted' was in flight, before any client existed, and was dropped; the client then
+  // waited at the barrier for its whole timeout and the agent, busy with it, could run nothing else.
+  const { agent, bus, launcher, settle } = await startAgent(t)
+  let open!: () => void
+  bus.gate = new Promise((r) => (open = r))
+  bus.deliver(runAssign(agent, 'r/a1'))
+  await settle()
+  bus.deliver({
+    type: 'cancel',
+    sentAtMs: T0,
+    experiment: 'exp-1',
+    assignments: ['r/a1'],
+    reason: 'agent a1 went silent',
+  })
+  await settle()
+  bus.gate = undefined
+  open()
+  await settle()
+  assert.equal(launcher.children.length, 0, 'no client started')
+  assert.deepEqual(states(bus, 'r/a1'), ['accepted', 'failed'])
+  assert.equal(last(bus, 'r/a1').detail, 'called off (cancelled before it started)')
+  assert.match(last(bus, 'r/a1').output!, /cancelled: agent a1 went silent/)
+  assert.equal(bus.heartbeats().at(-1)!.busyWith, null, 'free for the next run')
+  // And it takes the next one.
+  bus.deliver(runAssign(agent, 'r2/a1'))
+  await settle()
+  assert.equal(launcher.children.length, 1)
 })
 
 test('cancel after go: SIGTERM; even a clean exit then does not count as ended', async (t) => {

@@ -332,6 +332,82 @@ test("YCSB's (ms) percentiles: 1 ms resolution, and a smaller change is never ca
   assert.match(formatComparison(ms, 'markdown'), /1 ms resolution: a smaller change is never called/)
 })
 
+test("YCSB's (ms) percentiles under 1 ms: printed `< 1 ms` in every table and history, never 0 µs", async () => {
+  // history-ms/: the one-thread history reports in the (ms) format; READ p95 is printed 0 in each of them.
+  const file = (v: string): string => path.join(FIXTURES, 'history-ms', `${v}.txt`)
+  const printedMs = (v: string, op: string, q: number): number => printed(file(v), op, `${q}thPercentileLatency(ms)`)
+  assert.ok(HISTORY_VERSIONS.every((v) => printedMs(v, 'READ', 95) === 0))
+  const side = (versions: readonly string[]) => ({
+    runs: versions.map((v) => importedRunInfo(`h-${v}`, { clients: 1, workload: 'workloada' })),
+    data: versions.map((v) => releaseRun(`h-${v}`, [{ file: file(v), clientId: 'c1' }])),
+  })
+  const a = ['0.9.8', '0.9.9', '0.9.10']
+  const b = ['0.9.12', '0.9.13', '0.9.14']
+  const c = compareSides(side(a), side(b))
+  // JSON (the API's and --format json): the value in µs as printed (0 ms is 0), with the resolution that says what it
+  // means.
+  const p95 = c.figures.find((f) => f.label === 'READ p95 (µs)')!
+  assert.equal(p95.resolutionUs, 1000)
+  assert.equal(p95.baseline.center, 0)
+  assert.equal(p95.candidate.center, 0)
+  const cell = (x: number): string => (x === 0 ? '< 1 ms' : `${x} ms`)
+  const medianMs = (vs: readonly string[], op: string, q: number): number => {
+    const xs = vs.map((v) => printedMs(v, op, q)).sort((x, y) => x - y)
+    return xs[1]!
+  }
+  for (const format of ['markdown', 'terminal'] as const) {
+    const text = formatComparison(c, format)
+    const row = (label: string): string => {
+      const esc = label.replace(/[()]/g, '\\$&')
+      const m = new RegExp(`^\\|? ?${esc}.*$`, 'm').exec(text)
+      assert.ok(m !== null, `${format}: no row ${label}:\n${text}`)
+      return m[0]
+    }
+    for (const [op, q] of [
+      ['READ', 95],
+      ['READ', 99],
+      ['UPDATE', 95],
+      ['UPDATE', 99],
+    ] as const) {
+      const r = row(`${op} p${q} (µs)`)
+      // Both sides as printed, in ms: a printed 0 is "< 1 ms", never a number of µs.
+      assert.ok(r.includes(cell(medianMs(a, op, q))), `${format}: ${r}`)
+      assert.ok(r.includes(cell(medianMs(b, op, q))), `${format}: ${r}`)
+      assert.doesNotMatch(r, /(^|[|\s])0(\s|\||$)/, `${format}: ${r}`)
+    }
+    assert.match(row('READ p95 (µs)'), format === 'markdown' ? /\| < 1 ms \| < 1 ms \|/ : / < 1 ms +< 1 ms /)
+    assert.match(text, /shown as printed, in ms \(< 1 ms where it printed 0\)/)
+  }
+  // A history of a percentile printed in whole ms: each point as printed.
+  const runs = HISTORY_VERSIONS.map((v, i) =>
+    importedRunInfo(`h-${v}`, {
+      clients: 1,
+      workload: 'workloada',
+      labels: { version: v },
+      started_at: `2026-12-04 16:00:0${7 - i}.000000`,
+    }),
+  )
+  const src: HistorySource = {
+    listRuns: async () => runs.map((r) => ({ ...r, operations: 1 })),
+    runFigures: async () => [],
+    reportedRuns: async (ids) => ids.map((id) => ({ runId: id, clients: [reportedClient(file(id.slice(2)), 'c1')] })),
+  }
+  for (const [op, q] of [
+    ['READ', 95],
+    ['UPDATE', 99],
+  ] as const) {
+    const h = await releaseHistory(src, { label: 'version', op, figure: `p${q}` })
+    assert.ok(h.points.every((p) => p.resolutionUs === 1000))
+    const text = formatHistory(h)
+    for (const v of HISTORY_VERSIONS)
+      assert.match(
+        text,
+        new RegExp(`^${v.replace(/\./g, '\\.')} +1 +${cell(printedMs(v, op, q))}( |$)`, 'm'),
+        `${op} p${q} ${v}:\n${text}`,
+      )
+  }
+})
+
 test('workloads are paired, never pooled: by workload, else the workload label, or --by KEY', () => {
   // Six workloads a release imported with --label workload=a..f and no recorded workload: paired by the label.
   const labelled = (release: 'A' | 'B') => {

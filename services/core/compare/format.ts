@@ -22,6 +22,11 @@ export interface ComparisonRow {
   samples: 'runs' | 'windows' | null
   /** A short qualifier shown with the verdict: `below 1% minimum effect`, `8.0% short of target`. */
   note: string | null
+  /**
+   * Smallest step of the figure as printed, µs (ComparedFigure.resolutionUs): 1000 for YCSB's whole-ms percentiles,
+   * whose values are then shown in ms as printed (`< 1 ms` for a printed 0). @default 0
+   */
+  resolutionUs?: number
 }
 
 export interface RowSide {
@@ -114,13 +119,28 @@ export function formatMarkdownTable(rows: readonly ComparisonRow[]): string {
 }
 
 function cellsOf(row: ComparisonRow): string[] {
-  return [row.figure, sideCell(row.baseline), sideCell(row.candidate), changeCell(row), verdictCell(row)]
+  const r = row.resolutionUs ?? 0
+  return [row.figure, sideCell(row.baseline, r), sideCell(row.candidate, r), changeCell(row), verdictCell(row)]
 }
 
-function sideCell(s: RowSide | null): string {
+function sideCell(s: RowSide | null, resolutionUs: number): string {
   if (s === null) return '—'
-  if (s.spreadPercent === null) return formatValue(s.center)
-  return `${formatValue(s.center)} ± ${Math.round(s.spreadPercent)}%`
+  const v = formatFigureValue(s.center, resolutionUs)
+  if (s.spreadPercent === null) return v
+  return `${v} ± ${Math.round(s.spreadPercent)}%`
+}
+
+/**
+ * A figure's value as tables print it. With a resolution (YCSB before 0.4.0 printed percentiles in whole ms, cut
+ * down: a 0 there is any latency under 1 ms), the value is given in that unit as printed, never as µs it does not
+ * have: `< 1 ms` for a printed 0, `3 ms`, `1.5 ms` for the median of a client's 1 and another's 2.
+ * Beside them in a `(µs)` column, the unit in the cell says which is which.
+ */
+export function formatFigureValue(v: number, resolutionUs = 0): string {
+  if (resolutionUs <= 0) return formatValue(v)
+  // Only a printed 0 is "under the step"; 0.5 ms is a median of a client's 0 and another's 1, as printed.
+  if (v === 0) return `< ${trimNumber(resolutionUs / 1000)} ms`
+  return `${trimNumber(Number((v / 1000).toPrecision(4)))} ms`
 }
 
 function changeCell(row: ComparisonRow): string {

@@ -13,6 +13,7 @@ import type { FigureKey, ReleaseHistory, RunInfo } from '../../../schemas/api.v1
 import { BenchstreamError } from '../errors.js'
 import type { ReadModel } from '../ports/read-model.js'
 import { eDivisive } from './change-points.js'
+import { formatFigureValue } from './format.js'
 import { runWorkload, workloadMatches } from './release.js'
 import { eventRunValues, figureSpec, reportedRunValues, type RunValues } from './run-values.js'
 import { median, relativeChange } from './sample-stats.js'
@@ -95,10 +96,8 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
   const points: ReleaseHistory['points'] = []
   for (const value of values) {
     const rs = byValue.get(value)!.sort((a, b) => (a.started_at ?? '').localeCompare(b.started_at ?? ''))
-    const xs = rs.map((r) => {
-      const x = figures.get(r.run_id)?.ops.get(op)?.get(figure)?.value
-      return x === undefined || !Number.isFinite(x) ? null : x
-    })
+    const got = rs.map((r) => figures.get(r.run_id)?.ops.get(op)?.get(figure))
+    const xs = got.map((g) => (g === undefined || !Number.isFinite(g.value) ? null : g.value))
     const present = xs.filter((x): x is number => x !== null)
     const center = present.length === 0 ? null : median(present)
     const prev = points.at(-1)?.center ?? null
@@ -109,6 +108,7 @@ export async function releaseHistory(src: HistorySource, o: HistoryOptions): Pro
       values: xs,
       center,
       changePercent: rel === null ? null : rel * 100,
+      resolutionUs: Math.max(0, ...got.map((g) => g?.resolutionUs ?? 0)),
     })
   }
   // Points without the figure (no such operation in those runs) are left out of the series.
@@ -147,19 +147,22 @@ export function formatHistory(h: ReleaseHistory, markdown = false): string {
         ? ''
         : 'µs'
   const header = [h.label, 'runs', `${h.op} ${h.figure}${unit === '' ? '' : ` (${unit})`}`, 'change', 'change point']
+  // Percentiles YCSB printed in whole ms are shown as printed (format.ts formatFigureValue), never as µs they lack.
+  const resolutionUs = Math.max(0, ...h.points.map((p) => p.resolutionUs))
+  const value = (v: number): string => (resolutionUs > 0 ? formatFigureValue(v, resolutionUs) : fmt(v))
   const cells = h.points.map((p, i) => {
     const cp = h.changePoints.find((c) => c.index === i)
     return [
       p.value,
       String(p.runs.length),
-      p.center === null ? '—' : fmt(p.center),
+      p.center === null ? '—' : value(p.center),
       p.changePercent === null ? '' : `${p.changePercent >= 0 ? '+' : ''}${p.changePercent.toFixed(1)}%`,
       cp === undefined
         ? ''
         : '◆ ' +
           (cp.changePercent === null ? '' : `${cp.changePercent >= 0 ? '+' : ''}${cp.changePercent.toFixed(1)}% `) +
           '(mean ' +
-          `${fmt(cp.meanBefore)} → ${fmt(cp.meanAfter)}, p=${cp.pValue.toFixed(3)})`,
+          `${value(cp.meanBefore)} → ${value(cp.meanAfter)}, p=${cp.pValue.toFixed(3)})`,
     ]
   })
   const lines: string[] = []

@@ -116,7 +116,8 @@ export function formatComparison(c: ReleaseComparison, format: TextFormat, optio
     )
   if (c.figures.some((f) => f.resolutionUs > 0))
     legend.push(
-      'Percentiles YCSB printed in whole ms (before 0.4.0) have 1 ms resolution: a smaller change is never called.',
+      'Percentiles YCSB printed in whole ms (before 0.4.0) are shown as printed, in ms (< 1 ms where it printed ' +
+        '0), and have 1 ms resolution: a smaller change is never called.',
     )
   if (shortened)
     legend.push(
@@ -269,6 +270,7 @@ function toRow(f: ComparedFigure): ComparisonRow {
     pValue: f.pValue,
     samples: f.samples === 'none' ? null : f.samples === 'repetitions' ? 'runs' : 'windows',
     note: f.note,
+    resolutionUs: f.resolutionUs,
   }
 }
 

@@ -17,7 +17,10 @@ import type { AgentHeartbeat } from '../../../schemas/experiments.v1.js'
 
 export interface RosterEntry {
   hb: AgentHeartbeat
-  /** The coordinator's clock when this heartbeat came, ms. */
+  /**
+   * When this heartbeat was heard, ms on the coordinator's timeline: the control topic's time as it hears it
+   * (services/experiments/app.ts, Conductor.topicMs), so a coordinator cut off takes no agent for silent.
+   */
   seenAtMs: number
 }
 
