@@ -626,3 +626,6 @@ export type ExperimentSummary = Static<typeof ExperimentSummary>
 
 export const ExperimentList = Type.Object({ experiments: Type.Array(ExperimentSummary) })
 export type ExperimentList = Static<typeof ExperimentList>
+
+/** GET /api/v1/experiments/:id: the state as stored, with what it decided (the experiment page draws both). */
+export type ExperimentReply = ExperimentState & { decision: ExperimentDecision }

@@ -20,6 +20,7 @@ import {
   ExperimentList,
   ExperimentState,
   MAX_EXPERIMENT_STATE_BYTES,
+  type ExperimentReply,
 } from '../../schemas/experiments.v1.js'
 import { BenchstreamError } from '../core/errors.js'
 import { decideExperiment } from '../core/experiments/decision.js'
@@ -57,7 +58,7 @@ export async function experimentRoutes(app: FastifyInstance, opts: ExperimentRou
         'BS_ERR_NOT_FOUND',
         `no experiment ${JSON.stringify(req.params.id)}; GET /api/v1/experiments lists them`,
       )
-    return { ...s, decision: decideExperiment(s) }
+    return { ...s, decision: decideExperiment(s) } satisfies ExperimentReply
   })
 
   r.put(

@@ -19,6 +19,7 @@ import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'
 import type { ReadModel, RunInfo, WindowOpStatusRow } from '../../services/core/ports/read-model.js'
 import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { Histogram } from '../../services/core/stats/histogram.js'
+import { servedModules } from '../helpers/served-modules.js'
 
 const W = 1000
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0)
@@ -391,33 +392,6 @@ test(
     await app.close()
   },
 )
-
-/**
- * The ES modules a page loads from `entry`, following their static imports as the browser does: every one is served
- * as JavaScript, and imports only modules served beside it by relative address (no bare name: nothing resolves one
- * without a bundler; no schemas/ or services/ file: only types come from there, and tsc drops those imports).
- */
-async function servedModules(app: ReturnType<typeof build>, entry: string): Promise<Set<string>> {
-  const seen = new Set<string>()
-  const next = [entry]
-  for (let url = next.pop(); url !== undefined; url = next.pop()) {
-    if (seen.has(url)) continue
-    seen.add(url)
-    const r = await app.inject({ method: 'GET', url })
-    assert.equal(r.statusCode, 200, `${url} is served`)
-    assert.match(r.headers['content-type'] as string, /^text\/javascript/, url)
-    for (const m of r.body.matchAll(
-      /\b(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]/g,
-    )) {
-      const spec = (m[1] ?? m[2])!
-      assert.match(spec, /^\.\.?\//, `${url} imports ${spec}: only modules beside it, by relative address`)
-      const target = new URL(spec, `http://page${url}`).pathname
-      assert.ok(target.startsWith('/live/'), `${url} imports ${spec}, outside the pages' modules`)
-      next.push(target)
-    }
-  }
-  return seen
-}
 
 test('the page, its script and uPlot are served from this machine', async () => {
   const { rm } = fakeRun()

@@ -74,7 +74,7 @@ interface StaticFile {
  * follow the source tree.
  */
 const MODULES_DIR = path.join('dist', 'browser', 'web', 'src')
-const ENTRY_MODULES = ['live-view/main.js']
+const ENTRY_MODULES = ['live-view/main.js', 'experiments/main.js']
 
 function modules(root: string): Map<string, StaticFile> {
   const dir = path.join(root, MODULES_DIR)
@@ -113,14 +113,12 @@ function staticFiles(): Map<string, StaticFile> {
   const require = createRequire(import.meta.url)
   const uplot = path.dirname(require.resolve('uplot/package.json'))
   const html = (file: string) => ({ type: 'text/html; charset=utf-8', body: readFileSync(path.join(web, file)) })
-  const js = (file: string) => ({ type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, file)) })
   const css = (file: string) => ({ type: 'text/css; charset=utf-8', body: readFileSync(path.join(web, file)) })
   return new Map<string, StaticFile>([
     ['/', html('index.html')],
     ['/live/live-view.css', css('live-view.css')],
     // The experiment page: it reads the experiment routes (services/api/experiments.ts) and embeds the page above.
     ['/experiments', html('experiments.html')],
-    ['/live/experiments.js', js('experiments.js')],
     ['/live/experiments.css', css('experiments.css')],
     [
       '/live/uPlot.iife.min.js',
