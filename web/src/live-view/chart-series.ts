@@ -8,7 +8,7 @@ import { byId } from '../common/dom.js'
 import { fmtRate, fmtUs } from '../common/format.js'
 import type { Charts, SeriesSpec } from './charts.js'
 import { baselineShift, join, keysOf, opsOf, type Table, windowTotal, xOf } from './figures.js'
-import type { LiveState } from './stream-state.js'
+import type { LiveState, Side } from './stream-state.js'
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777']
 const PERCENTILES = [
@@ -22,18 +22,46 @@ const BASELINE = '#98a2b3'
 type Series = SeriesSpec & { data: Array<number | null> }
 const color = (i: number): string => COLORS[i % COLORS.length]!
 
+/** What every chart of a render draws from: the run shown, its x values and operations, a baseline's shift. */
+interface Context {
+  live: LiveState
+  charts: Charts
+  baselineId: string
+  m: Side
+  b: Side
+  /** Windows per second: a window's count times this is a rate. */
+  perS: number
+  xs: number[]
+  ops: string[]
+  /** ms a baseline's windows move to start with the run shown; null without a baseline. */
+  shift: number | null
+}
+
+const opOf = (w: LiveWindow, op: string): LiveOpWindow | undefined => w.ops[op]
+
 export function renderCharts(live: LiveState, charts: Charts, baselineId: string): void {
   const m = live.main
-  const W = m.windowMs || 1000
-  const perS = 1000 / W
-  const xs = xOf(m, 0)
-  const ops = opsOf(m)
-  const shift = baselineShift(m, live.base, baselineId)
-  const b = live.base
-  const target = m.run && m.run.target > 0 ? m.run.target : 0
-  const opOf = (w: LiveWindow, op: string): LiveOpWindow | undefined => w.ops[op]
+  const f: Context = {
+    live,
+    charts,
+    baselineId,
+    m,
+    b: live.base,
+    perS: 1000 / (m.windowMs || 1000),
+    xs: xOf(m, 0),
+    ops: opsOf(m),
+    shift: baselineShift(m, live.base, baselineId),
+  }
+  throughputChart(f)
+  latencyCharts(f)
+  errorsChart(f)
+  cacheChart(f)
+  clientsChart(f)
+}
 
-  // Throughput: total, per operation, the run's target, and a baseline's total.
+/** Throughput: total, per operation, the run's target, and a baseline's total. */
+function throughputChart({ live, charts, baselineId, m, b, perS, xs, ops, shift }: Context): void {
+  const target = m.run && m.run.target > 0 ? m.run.target : 0
   const thr: SeriesSpec[] = [
     { label: 'total', stroke: '#1d2430', width: 2.5 },
     ...ops.map((op, i) => ({ label: op, stroke: color(i) })),
@@ -48,7 +76,7 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
   }
   let thrData: Table = [xs, ...thrY]
   if (shift != null) {
-    const bPerS = 1000 / (b.windowMs || W)
+    const bPerS = 1000 / (b.windowMs || m.windowMs || 1000)
     thr.push({ label: 'baseline total (' + baselineId + ')', stroke: BASELINE, width: 2, dash: [3, 3] })
     thrData = join(xs, thrY, xOf(b, shift), [b.windows.map((w) => windowTotal(w) * bPerS)])
   }
@@ -60,11 +88,14 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
     data: thrData,
     alerts: () => live.main.alerts,
   })
+}
 
-  // Latency per operation: percentiles of merged histograms, intended p99, a baseline's p99.
-  // Every operation's figure is in the grid before any chart is sized: a chart made while its figure was
-  // alone would take the whole row and then overflow onto the next one's (each chart also follows its own
-  // container's width: see Charts).
+/**
+ * Latency per operation: percentiles of merged histograms, intended p99, a baseline's p99. Every operation's figure
+ * is in the grid before any chart is sized: a chart made while its figure was alone would take the whole row and
+ * then overflow onto the next one's (each chart also follows its own container's width: see Charts).
+ */
+function latencyCharts({ live, charts, m, b, xs, ops, shift }: Context): void {
   const box = byId('latency-charts')
   for (const op of ops) {
     if (document.getElementById('chart-latency-' + op)) continue
@@ -77,9 +108,9 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
     fig.append(caption, chart)
     box.appendChild(fig)
   }
+  // A log axis has no 0: a sub-µs value is drawn at 1 µs (the table shows it as it is).
+  const v = (x: number | null | undefined): number | null => (x == null ? null : Math.max(1, x))
   for (const op of ops) {
-    // A log axis has no 0: a sub-µs value is drawn at 1 µs (the table shows it as it is).
-    const v = (x: number | null | undefined): number | null => (x == null ? null : Math.max(1, x))
     const ser: Series[] = [
       ...PERCENTILES.map((p) => ({
         label: p.label,
@@ -111,10 +142,12 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
       alerts: () => live.main.alerts.filter((a) => a.op === op || a.op === 'ALL'),
     })
   }
+}
 
-  // Errors per second by status (every status but OK).
+/** Errors per second by status (every status but OK). */
+function errorsChart({ charts, m, perS, xs }: Context): void {
   const statuses = keysOf(m.windows, 'statuses', 'OK')
-  const errSeries: Series[] = statuses.length
+  const series: Series[] = statuses.length
     ? statuses.map((s, i) => ({
         label: s,
         stroke: color(i + 1),
@@ -124,11 +157,13 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
   charts.plot('errors', byId('chart-errors'), {
     yLabel: 'errors/s',
     fmt: fmtRate,
-    series: errSeries,
-    data: [xs, ...errSeries.map((s) => s.data)],
+    series,
+    data: [xs, ...series.map((s) => s.data)],
   })
+}
 
-  // Cache-hit ratio: client side per operation, server side per source.
+/** Cache-hit ratio: client side per operation, server side per source. */
+function cacheChart({ charts, m, xs, ops }: Context): void {
   const cacheOps = ops.filter((op) =>
     m.windows.some((w) => {
       const o = opOf(w, op)
@@ -136,7 +171,7 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
     }),
   )
   const sources = keysOf(m.windows, 'serverCacheHit')
-  const cacheSeries: Series[] = [
+  const series: Series[] = [
     ...cacheOps.map((op) => ({
       label: op + ' (client)',
       stroke: color(ops.indexOf(op)),
@@ -160,14 +195,16 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
     yLabel: 'hit ratio',
     fmt: (v) => v.toFixed(0) + '%',
     range: [0, 100],
-    series: cacheSeries,
-    data: [xs, ...cacheSeries.map((s) => s.data)],
+    series,
+    data: [xs, ...series.map((s) => s.data)],
     empty: 'no cache outcome reported by this binding',
   })
+}
 
-  // Throughput per driver client.
+/** Throughput per driver client. */
+function clientsChart({ charts, m, perS, xs }: Context): void {
   const clients = keysOf(m.windows, 'clients')
-  const clientSeries: Series[] = clients.map((c, i) => ({
+  const series: Series[] = clients.map((c, i) => ({
     label: c,
     stroke: color(i),
     data: m.windows.map((w) => (w.clients[c] || 0) * perS),
@@ -175,7 +212,7 @@ export function renderCharts(live: LiveState, charts: Charts, baselineId: string
   charts.plot('clients', byId('chart-clients'), {
     yLabel: 'ops/s',
     fmt: fmtRate,
-    series: clientSeries,
-    data: [xs, ...clientSeries.map((s) => s.data)],
+    series,
+    data: [xs, ...series.map((s) => s.data)],
   })
 }
