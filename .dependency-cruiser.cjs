@@ -6,6 +6,8 @@
  *   services/<service>/ processor, api, alerts, driver: build(config, ports), no infrastructure client
  *   services/adapters/  ports implemented over Kafka, ClickHouse, HTTP, datastores, OpenTelemetry
  * entry files services/<x>/main.ts, services/<x>/<thread>-main.ts and services/cli/*: the only importers of adapters
+ * web/                the browser's modules (web/src/<page>/main.ts and what it imports): types alone from schemas/
+ *                     and uplot, nothing of services/, so that no server code reaches the browser
  * Folder-level cycles ("two-way pairs") are checked by a second pass that
  * collapses files into their folders (scripts/lint-folders.mjs, also in npm run lint).
  */
@@ -72,6 +74,15 @@ module.exports = {
       to: { path: `^node_modules/${INFRA_CLIENTS.slice(1)}` },
     },
     {
+      name: 'web-is-browser-code',
+      severity: 'error',
+      comment:
+        'web/ runs in the browser as tsc emits it (no bundler): it imports web/, and types alone from schemas/ and ' +
+        "uplot (the types-alone part is .oxlintrc.json's no-restricted-imports for web/); nothing of services/.",
+      from: { path: '^web/' },
+      to: { pathNot: ['^web/', '^schemas/', '^node_modules/uplot/'] },
+    },
+    {
       name: 'no-orphans',
       severity: 'error',
       comment: 'A module nobody imports is dead code (entry points excepted).',
@@ -82,6 +93,7 @@ module.exports = {
           '\\.d\\.ts$',
           '(^|/)\\.[^/]+\\.(c?js|json)$',
           '^dashboards/index\\.ts$',
+          '^web/src/[^/]+/main\\.ts$',
           '^bench/',
           '^test/',
         ],

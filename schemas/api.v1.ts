@@ -1051,3 +1051,29 @@ export const LiveRunItem = Type.Object({
   origin: Type.Union([Type.Literal('events'), Type.Literal('reported')]),
 })
 export type LiveRunItem = Static<typeof LiveRunItem>
+
+/** The run list, sent as a `runs` event when it changes (the picker). */
+export const LiveRuns = Type.Object({ runs: Type.Array(LiveRunItem) })
+export type LiveRuns = Static<typeof LiveRuns>
+
+/** A read that failed, sent as a `problem` event; the stream goes on and the read is retried. */
+export const LiveProblem = Type.Object({ message: Type.String() })
+export type LiveProblem = Static<typeof LiveProblem>
+
+/**
+ * Every event of a live stream by name, and its data: what services/api/live/ sends and the page (web/src/live-view/)
+ * reads. A baseline run's events are its run's, prefixed `baseline-`.
+ */
+export interface LiveEvents {
+  runs: LiveRuns
+  snapshot: LiveSnapshot
+  update: LiveUpdate
+  alerts: LiveAlerts
+  'baseline-snapshot': LiveSnapshot
+  'baseline-update': LiveUpdate
+  /** Sent, not drawn: the page shows the alerts of the run shown only. */
+  'baseline-alerts': LiveAlerts
+  problem: LiveProblem
+}
+/** One event of a live stream: its name and its data. */
+export type LiveEvent = { [K in keyof LiveEvents]: { type: K; data: LiveEvents[K] } }[keyof LiveEvents]

@@ -838,3 +838,9 @@ export type ExperimentSummary = Static<typeof ExperimentSummary>
 
 export const ExperimentList = Type.Object({ experiments: Type.Array(ExperimentSummary) })
 export type ExperimentList = Static<typeof ExperimentList>
+
+/**
+ * GET /api/v1/experiments/:id: the state as stored, with what it decided (the experiment page draws both). A
+ * bisection has no decision of its own: its chain's result says what it found.
+ */
+export type ExperimentReply = ExperimentState & { decision?: ExperimentDecision }

@@ -1,15 +1,26 @@
 #!/usr/bin/env node
 // Second pass of the import map check (npm run lint): the import map with files collapsed into
 // their folders (services/<service>/, services/core/<domain>/,
-// services/adapters/<infra>/, schemas/). Any cycle between folders, such as
+// services/adapters/<infra>/, schemas/, web/src/<page>/). Any cycle between folders, such as
 // a two-way pair A -> B -> A, fails. dependency-cruiser validates its rules
 // on files, before collapsing, so the folder graph is checked here.
 import { execFileSync } from 'node:child_process'
 
-const COLLAPSE = '^services/(core|adapters)/[^/]+/|^services/[^/]+/|^schemas/'
+const COLLAPSE = '^services/(core|adapters)/[^/]+/|^services/[^/]+/|^schemas/|^web/src/[^/]+/'
 const text = execFileSync(
   'npx',
-  ['depcruise', 'services', 'schemas', '--config', '.dependency-cruiser.cjs', '--collapse', COLLAPSE, '-T', 'text'],
+  [
+    'depcruise',
+    'services',
+    'schemas',
+    'web',
+    '--config',
+    '.dependency-cruiser.cjs',
+    '--collapse',
+    COLLAPSE,
+    '-T',
+    'text',
+  ],
   { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
 )
 const edges = new Map()
@@ -17,7 +28,7 @@ for (const line of text.split('\n')) {
   const m = /^(\S+) → (\S+)$/.exec(line.trim())
   if (m === null) continue
   const [, from, to] = m
-  const ours = (p) => p.startsWith('services/') || p.startsWith('schemas/')
+  const ours = (p) => p.startsWith('services/') || p.startsWith('schemas/') || p.startsWith('web/')
   if (!ours(from) || !ours(to) || from === to) continue
   if (!edges.has(from)) edges.set(from, new Set())
   edges.get(from).add(to)

@@ -20,6 +20,7 @@ import {
   ExperimentList,
   ExperimentState,
   MAX_EXPERIMENT_STATE_BYTES,
+  type ExperimentReply,
 } from '../../schemas/experiments.v1.js'
 import { BenchstreamError } from '../core/errors.js'
 import { decideExperiment } from '../core/experiments/decision.js'
@@ -58,7 +59,7 @@ export async function experimentRoutes(app: FastifyInstance, opts: ExperimentRou
         `no experiment ${JSON.stringify(req.params.id)}; GET /api/v1/experiments lists them`,
       )
     // A bisection decides through its chain (its result), not through runs and comparisons of its own.
-    return s.bisect === undefined ? { ...s, decision: decideExperiment(s) } : s
+    return (s.bisect === undefined ? { ...s, decision: decideExperiment(s) } : s) satisfies ExperimentReply
   })
 
   r.put(

@@ -26,8 +26,7 @@ import { formatYcsb } from '../core/reports/ycsb-report.js'
 import { parseYcsbFile } from '../core/ycsb/import.js'
 import { compareReports, formatComparison } from '../core/ycsb/report-comparison.js'
 import type { SummaryReport } from '../core/ycsb/report-types.js'
-import { waitForMergedReport } from '../driver/merged-report.js'
-import { startServerMetrics, type SampleServer, type ServerMetricsLoop } from '../driver/server-metrics.js'
+import { sampleServers, waitForMergedReport, type Sampling, type SampleServer } from '../driver/external-client.js'
 import {
   bridgeArguments,
   chooseBinding,
@@ -196,64 +195,21 @@ function samplerFor(m: ServerMetricsSource): SampleServer {
 }
 
 /**
- * Samples the servers every second into the run's SERVER_METRICS records, as
- * this client, from begin() on (the run's start). One sample first, before
- * YCSB (or PE, `benchstream pe`) starts: a wrong URL stops the command at
- * once rather than leaving a run without the ratio asked for.
+ * Samples the servers that --server-metrics names into the run, as this client (the driver's sampleServers: one
+ * sample first, before YCSB or PE starts, then every second from begin() on).
  */
 export async function startSampling(
   cmd: Pick<YcsbCommand, 'runId' | 'clientId' | 'serverMetrics'>,
   kafka: ReturnType<typeof createKafka>,
   topic: string,
   err: (s: string) => void,
-): Promise<{ begin(): void; stop(): Promise<void> }> {
-  const samplers = cmd.serverMetrics.map((m) => ({ m, sample: samplerFor(m) }))
-  for (const { m, sample } of samplers) {
-    try {
-      await sample()
-    } catch (e) {
-      throw new BenchstreamError('BS_ERR_BINDING', `--server-metrics ${m.source}=${m.url}: ${(e as Error).message}`, {
-        cause: e,
-      })
-    }
-  }
-  const sink = await KafkaEventSink.open(kafka, { topic, runId: cmd.runId, clientId: cmd.clientId })
-  let warned = 0
-  let loops: ServerMetricsLoop[] = []
-  return {
-    begin() {
-      if (loops.length > 0) return
-      loops = samplers.map(({ m, sample }) =>
-        startServerMetrics(sample, sink, {
-          runId: cmd.runId,
-          clientId: cmd.clientId,
-          // A server busy with the benchmark may miss a sample now and then; say the first few only.
-          onError: (e) => {
-            if (warned++ < 3) err(`benchstream: warning: ${m.source} server metrics sample failed: ${e.message}\n`)
-          },
-        }),
-      )
-      err(
-        `benchstream: sampling ${cmd.serverMetrics.map((m) => `${m.source} at ${m.url}`).join(', ')} ` +
-          `every second into server_metrics\n`,
-      )
-    },
-    async stop() {
-      await Promise.all(loops.map((l) => l.stop()))
-      await sink.flush(10_000)
-      const st = sink.stats()
-      await sink.close()
-      const c = loops.reduce((a, l) => ({ sent: a.sent + l.counts().sent, failed: a.failed + l.counts().failed }), {
-        sent: 0,
-        failed: 0,
-      })
-      if (c.failed > 0 || st.undeliveredRecords > 0)
-        err(
-          `benchstream: server metrics: ${c.sent} samples sent, ${c.failed} ` +
-            `failed, ${st.undeliveredRecords} undelivered\n`,
-        )
-    },
-  }
+): Promise<Sampling> {
+  return sampleServers(
+    cmd.serverMetrics.map((m) => ({ ...m, sample: samplerFor(m) })),
+    () => KafkaEventSink.open(kafka, { topic, runId: cmd.runId, clientId: cmd.clientId }),
+    cmd,
+    err,
+  )
 }
 
 /** YCSB's final report from its stdout or its exportfile; undefined (and said) when there is none to compare. */

@@ -19,6 +19,7 @@ import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'
 import type { ExperimentStore } from '../../services/core/ports/experiment-store.js'
 import type { ReadModel } from '../../services/core/ports/read-model.js'
 import { experimentState } from '../helpers/experiment-state.js'
+import { servedModules } from '../helpers/served-modules.js'
 
 /** In memory, as the ClickHouse store behaves: the highest version of each wins, newest created first. */
 class FakeExperimentStore implements ExperimentStore {
@@ -209,7 +210,7 @@ test('the experiment page and its files are served from this machine, under the 
   assert.match(csp, /frame-ancestors 'self'/)
   const live = await a.inject({ method: 'GET', url: '/' })
   assert.match(live.headers['content-security-policy'] as string, /frame-ancestors 'self'/)
-  for (const src of ['/live/experiments.js', '/live/experiments.css', '/live/live-view.css']) {
+  for (const src of ['/live/experiments/main.js', '/live/experiments.css', '/live/live-view.css']) {
     assert.ok(page.body.includes(`"${src}"`), `the page loads ${src}`)
     const r = await a.inject({ method: 'GET', url: src })
     assert.equal(r.statusCode, 200, src)
@@ -217,6 +218,11 @@ test('the experiment page and its files are served from this machine, under the 
     assert.doesNotMatch(r.body, /https?:\/\//, `${src}: nothing from outside`)
   }
   assert.doesNotMatch(page.body, /https?:\/\//, 'nothing from outside')
+  const modules = await servedModules(a, '/live/experiments/main.js')
+  for (const m of ['main', 'reading', 'cells', 'list', 'summary', 'matrix', 'comparisons', 'frame'])
+    assert.ok(modules.has(`/live/experiments/${m}.js`), `${m}.js is loaded: ${[...modules].join(', ')}`)
+  for (const m of modules)
+    assert.doesNotMatch((await a.inject({ method: 'GET', url: m })).body, /https?:\/\//, `${m}: nothing from outside`)
 
   // With a token, the page is as closed as the API it reads.
   const closed = app(new FakeExperimentStore(), { API_TOKEN: 'a-token-of-enough-length-0123456789' })

@@ -20,6 +20,7 @@ import { NO_AD_HOC } from '../helpers/ad-hoc-fake.js'
 import type { ReadModel, RunInfo, WindowOpStatusRow } from '../../services/core/ports/read-model.js'
 import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { Histogram } from '../../services/core/stats/histogram.js'
+import { servedModules } from '../helpers/served-modules.js'
 
 const W = 1000
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0)
@@ -395,14 +396,24 @@ test('the page, its script and uPlot are served from this machine', async () => 
   assert.equal(page.statusCode, 200)
   assert.match(page.headers['content-type'] as string, /^text\/html/)
   assert.match(page.headers['content-security-policy'] as string, /default-src 'self'/)
-  for (const src of ['/live/uPlot.iife.min.js', '/live/live-view.js', '/live/uPlot.min.css', '/live/live-view.css']) {
+  for (const src of [
+    '/live/uPlot.iife.min.js',
+    '/live/live-view/main.js',
+    '/live/uPlot.min.css',
+    '/live/live-view.css',
+  ]) {
     assert.ok(page.body.includes(`"${src}"`), `the page loads ${src}`)
     const r = await app.inject({ method: 'GET', url: src })
     assert.equal(r.statusCode, 200, src)
     assert.match(r.headers['content-type'] as string, src.endsWith('.js') ? /^text\/javascript/ : /^text\/css/)
   }
+  assert.match(page.body, /<script type="module" src="\/live\/live-view\/main.js">/, 'the script is an ES module')
   assert.match((await app.inject({ method: 'GET', url: '/live/uPlot.iife.min.js' })).body, /uPlot/)
   assert.doesNotMatch(page.body, /https?:\/\//, 'nothing from outside')
+  const modules = await servedModules(app, '/live/live-view/main.js')
+  for (const m of ['main', 'stream', 'stream-state', 'figures', 'charts', 'chart-series', 'alert-spans', 'render'])
+    assert.ok(modules.has(`/live/live-view/${m}.js`), `${m}.js is loaded: ${[...modules].join(', ')}`)
+  assert.ok(modules.has('/live/common/format.js'))
   const bad = await app.inject({ method: 'GET', url: '/api/v1/runs/r1/live?baseline=a%20b' })
   assert.equal(bad.statusCode, 400)
   await app.close()

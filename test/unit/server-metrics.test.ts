@@ -17,6 +17,7 @@ import { repoRoot } from '../../services/common/repo-root.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { NullSink, type EventSink, type SinkStats } from '../../services/core/ports/event-sink.js'
 import { serverCacheFigures } from '../../services/core/reports/server-cache.js'
+import { sampleServers } from '../../services/driver/external-client.js'
 import { startServerMetrics } from '../../services/driver/server-metrics.js'
 
 /** Keeps the control records it is given. */
@@ -27,11 +28,14 @@ class RecordingSink implements EventSink {
   async sendRecord(r: RunLifecycle | ServerMetrics): Promise<void> {
     if (r.kind === RECORD_KIND.SERVER_METRICS) this.records.push(r)
   }
+  closed = false
   async flush(): Promise<void> {}
   stats(): SinkStats {
     return this.none.stats()
   }
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.closed = true
+  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -112,6 +116,72 @@ test('stop waits for a slow sample in flight', async () => {
   await loop.stop()
   assert.equal(sink.records.length, 2, 'the first (slow) sample and the last both sent before stop resolved')
 })
+
+test(
+  'beside an external client (benchstream ycsb, pe): a server that cannot be read stops the command before the ' +
+    'sink opens; begin() starts once, stop() sends the last samples and closes the sink; failures said 3 times at most',
+  async () => {
+    const ids = { runId: 'r', clientId: 'c' }
+    let opened = 0
+    const open = async (sink: RecordingSink): Promise<EventSink> => (opened++, sink)
+    const refused = sampleServers(
+      [{ source: 'hbase', url: 'http://h:1', sample: async () => Promise.reject(new Error('connect ECONNREFUSED')) }],
+      () => open(new RecordingSink()),
+      ids,
+      () => undefined,
+    )
+    await assert.rejects(refused, (e: unknown) => {
+      assert.ok(isBenchstreamError(e, 'BS_ERR_BINDING'))
+      assert.equal(e.message, '--server-metrics hbase=http://h:1: connect ECONNREFUSED')
+      return true
+    })
+    assert.equal(opened, 0, 'no sink opened for a run that does not start')
+
+    // One server answers; three fail after the probe, at begin and on stop: 6 failures, 3 of them said.
+    const sink = new RecordingSink()
+    const said: string[] = []
+    let calls = 0
+    const servers = [
+      { source: 'a', url: 'http://a:1', sample: async () => ({ source: 'a', values: { hits: ++calls } }) },
+      ...['b', 'c', 'd'].map((name) => {
+        let n = 0
+        return {
+          source: name,
+          url: `http://${name}:1`,
+          sample: async () => {
+            if (n++ > 0) throw new Error(`${name} busy`)
+            return { source: name, values: { hits: 0 } }
+          },
+        }
+      }),
+    ]
+    const sampling = await sampleServers(
+      servers,
+      () => open(sink),
+      ids,
+      (s) => said.push(s),
+    )
+    assert.equal(opened, 1)
+    assert.equal(calls, 1, 'each server read once before the client starts')
+    sampling.begin()
+    sampling.begin()
+    await sampling.stop()
+    assert.equal(calls, 3, 'a sample at begin and one on stop, begun once')
+    assert.deepEqual(
+      sink.records.map((r) => [r.runId, r.clientId, r.source, r.values.hits]),
+      [
+        ['r', 'c', 'a', 2],
+        ['r', 'c', 'a', 3],
+      ],
+    )
+    assert.ok(sink.closed)
+    const warnings = said.filter((s) => s.includes('warning'))
+    assert.equal(warnings.length, 3, said.join(''))
+    assert.match(warnings[0]!, /^benchstream: warning: [bcd] server metrics sample failed: [bcd] busy\n$/)
+    assert.ok(said.includes('benchstream: server metrics: 2 samples sent, 6 failed, 0 undelivered\n'), said.join(''))
+    assert.ok(said.some((s) => s.startsWith('benchstream: sampling a at http://a:1, b at http://b:1')))
+  },
+)
 
 test(
   'benchstream ycsb --server-metrics wiring: a region server /jmx answer whose counters move, ' +

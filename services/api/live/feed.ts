@@ -19,15 +19,7 @@
  * may come after the last window: a final feed keeps reading the alerts while
  * one fires, for FINAL_ALERTS_WAIT_MS at most.
  */
-import type {
-  Alert,
-  LiveAlerts,
-  LiveFrontier,
-  LiveSnapshot,
-  LiveUpdate,
-  LiveWindow,
-  RunInfo,
-} from '../../../schemas/api.v1.js'
+import type { Alert, LiveEvent, LiveFrontier, LiveSnapshot, LiveWindow, RunInfo } from '../../../schemas/api.v1.js'
 import { completeBefore, progressSinceMs, type WindowCompleteness } from '../../core/stats/window-completeness.js'
 import type { ReadModel } from '../../core/ports/read-model.js'
 import { assembleWindows, LiveTotals } from './windows.js'
@@ -49,11 +41,8 @@ export const MAX_LIVE_ALERTS = 200
 /** After the run is final, how long alerts that still fire are read again (the evaluator resolves them at the end). */
 const FINAL_ALERTS_WAIT_MS = 60_000
 
-export type FeedEvent =
-  | { type: 'snapshot'; data: LiveSnapshot }
-  | { type: 'update'; data: LiveUpdate }
-  | { type: 'alerts'; data: LiveAlerts }
-  | { type: 'problem'; data: { message: string } }
+/** What a feed tells its pages about its run (a baseline's events are renamed by the stream: plugin.ts). */
+export type FeedEvent = Extract<LiveEvent, { type: 'snapshot' | 'update' | 'alerts' | 'problem' }>
 export type FeedListener = (e: FeedEvent) => void
 
 export interface FeedOptions {

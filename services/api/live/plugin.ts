@@ -5,7 +5,8 @@
  *   GET /                          the page (web/live-view/index.html)
  *   GET /experiments               the experiment page (web/live-view/experiments.html): an experiment's matrix,
  *                                  read from /api/v1/experiments, with the live view of its current run in a frame
- *   GET /live/<file>               their scripts and styles, and uPlot's own files from node_modules
+ *   GET /live/<file>               their styles, their scripts (ES modules compiled from web/src/), and uPlot's own
+ *                                  files from node_modules
  *   GET /api/v1/live               a stream of the run list only (a page before any run exists)
  *   GET /api/v1/runs/:id/live      a stream of one run: `snapshot`, then `update` as windows become
  *                                  complete; with ?baseline=B also `baseline-snapshot`/`baseline-update`;
@@ -18,13 +19,13 @@
  * When a page goes away its stream stops, and a run's feed stops reading once
  * no page watches it.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import type { ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { LiveQuery, RunIdParams, type LiveRunItem } from '../../../schemas/api.v1.js'
+import { LiveQuery, RunIdParams, type LiveEvent, type LiveRunItem } from '../../../schemas/api.v1.js'
 import { repoRoot } from '../../common/repo-root.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ReadModel } from '../../core/ports/read-model.js'
@@ -59,30 +60,65 @@ export interface LiveViewStats {
   feeds: number
 }
 
+/** A file the pages load: its content type and bytes; `hidden` leaves it out of the OpenAPI document. */
+interface StaticFile {
+  type: string
+  body: Buffer
+  hidden?: boolean
+}
+
 /**
- * The page and its files. Everything is served from this machine: the page
+ * The pages' scripts: ES modules that tsc compiled from web/src/ (web/tsconfig.json, `npm run build`), served as
+ * they are, /live/<path> for web/src/<path>, so that a module's relative imports resolve to the modules beside it.
+ * The modules the pages name (ENTRY_MODULES) are in the OpenAPI document; those they import are not, since they
+ * follow the source tree.
+ */
+const MODULES_DIR = path.join('dist', 'browser', 'web', 'src')
+const ENTRY_MODULES = ['live-view/main.js', 'experiments/main.js']
+
+function modules(root: string): Map<string, StaticFile> {
+  const dir = path.join(root, MODULES_DIR)
+  if (!existsSync(dir))
+    throw new Error(
+      `the pages' scripts are not built: ${dir} is missing; \`npm run build\` compiles them from web/src/`,
+    )
+  const out = new Map<string, StaticFile>()
+  for (const rel of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
+    if (!rel.endsWith('.js')) continue
+    const url = rel.split(path.sep).join('/')
+    out.set(`/live/${url}`, {
+      type: 'text/javascript; charset=utf-8',
+      body: readFileSync(path.join(dir, rel)),
+      hidden: !ENTRY_MODULES.includes(url),
+    })
+  }
+  for (const e of ENTRY_MODULES)
+    if (!out.has(`/live/${e}`)) throw new Error(`the pages' script ${e} is not among the modules built in ${dir}`)
+  return out
+}
+
+/**
+ * The pages and their files. Everything is served from this machine: the page
  * must work where nothing outside can be reached, so no CDN.
  *
  * uPlot draws the charts: it is made for live time series (tens of
  * thousands of points redrawn in a few ms on a canvas, setData() for updates,
  * time axes built in), about 50 KB minified with no dependencies, and ships a
  * plain browser build (uPlot.iife.min.js) that a page without a bundler can
- * load with a script tag.
+ * load with a script tag, ahead of the page's modules.
  */
-function staticFiles(): Map<string, { type: string; body: Buffer }> {
-  const web = path.join(repoRoot(), 'web', 'live-view')
+function staticFiles(): Map<string, StaticFile> {
+  const root = repoRoot()
+  const web = path.join(root, 'web', 'live-view')
   const require = createRequire(import.meta.url)
   const uplot = path.dirname(require.resolve('uplot/package.json'))
   const html = (file: string) => ({ type: 'text/html; charset=utf-8', body: readFileSync(path.join(web, file)) })
-  const js = (file: string) => ({ type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(web, file)) })
   const css = (file: string) => ({ type: 'text/css; charset=utf-8', body: readFileSync(path.join(web, file)) })
-  return new Map([
+  return new Map<string, StaticFile>([
     ['/', html('index.html')],
-    ['/live/live-view.js', js('live-view.js')],
     ['/live/live-view.css', css('live-view.css')],
     // The experiment page: it reads the experiment routes (services/api/experiments.ts) and embeds the page above.
     ['/experiments', html('experiments.html')],
-    ['/live/experiments.js', js('experiments.js')],
     ['/live/experiments.css', css('experiments.css')],
     [
       '/live/uPlot.iife.min.js',
@@ -92,7 +128,22 @@ function staticFiles(): Map<string, { type: string; body: Buffer }> {
       '/live/uPlot.min.css',
       { type: 'text/css; charset=utf-8', body: readFileSync(path.join(uplot, 'dist', 'uPlot.min.css')) },
     ],
+    ...modules(root),
   ])
+}
+
+/** A baseline run's event, as its stream names it: `baseline-snapshot`, ...; a problem is the stream's. */
+function asBaseline(e: FeedEvent): LiveEvent {
+  switch (e.type) {
+    case 'snapshot':
+      return { type: 'baseline-snapshot', data: e.data }
+    case 'update':
+      return { type: 'baseline-update', data: e.data }
+    case 'alerts':
+      return { type: 'baseline-alerts', data: e.data }
+    case 'problem':
+      return e
+  }
 }
 
 /** One open event stream. */
@@ -120,8 +171,8 @@ class Stream {
     this.every(HEARTBEAT_MS, () => this.write(': keep-alive\n\n'))
   }
 
-  send(event: string, data: unknown): void {
-    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  send(e: LiveEvent): void {
+    this.write(`event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`)
   }
 
   every(ms: number, fn: () => void): void {
@@ -211,7 +262,7 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
       const key = JSON.stringify(items.map((r) => [r.run_id, r.ended_at, r.origin]))
       if (key === last) return
       last = key
-      s.send('runs', { runs: items })
+      s.send({ type: 'runs', data: { runs: items } })
     }
     const tick = (): void => void push().catch((err: unknown) => opts.onError?.(err))
     tick()
@@ -237,7 +288,7 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
   const plugin = async (app: FastifyInstance): Promise<void> => {
     const typed = app.withTypeProvider<TypeBoxTypeProvider>()
     for (const [url, f] of files) {
-      typed.get(url, async (_req, reply) =>
+      typed.get(url, { schema: { hide: f.hidden === true } }, async (_req, reply) =>
         reply
           .type(f.type)
           .header('cache-control', 'no-cache')
@@ -280,9 +331,8 @@ export function liveView(rm: ReadModel, opts: LiveViewOptions): LiveView {
         }
         const s = start(reply)
         runList(s)
-        s.onEnd(watch(runId, (e) => s.send(e.type, e.data)))
-        if (baseline !== undefined)
-          s.onEnd(watch(baseline, (e) => s.send(e.type === 'problem' ? 'problem' : `baseline-${e.type}`, e.data)))
+        s.onEnd(watch(runId, (e) => s.send(e)))
+        if (baseline !== undefined) s.onEnd(watch(baseline, (e) => s.send(asBaseline(e))))
         return reply
       },
     )
