@@ -146,7 +146,7 @@ test('value problems reject only the bad event', () => {
   ])
 })
 
-test('large and small batches decode alike; a broken tail rejects the whole message before any event is visited', () => {
+test('large and small batches decode alike; a broken tail rejects the message before any event is visited', () => {
   // 70,000 events take the two-pass path (more than the column scratch holds), 4,096 the single pass.
   for (const n of [4096, 70_000]) {
     const w = new OpsBatchWriter('r', 'c', 1 << 20)

@@ -438,7 +438,10 @@ const scratch: DecodedOp = {
   bytes: 0,
 }
 
-/** Fields of one event in the column scratch: thread, op byte, status, zigzag start delta, latency, intended delta, bytes. */
+/**
+ * Fields of one event in the column scratch: thread, op byte, status, zigzag start delta, latency, intended delta,
+ * bytes.
+ */
 const FIELDS = 7
 /** Events whose fields are parsed once into the column scratch; a message with more takes the two-pass path. */
 const MAX_COLUMN_EVENTS = 65_536
