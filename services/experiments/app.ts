@@ -13,7 +13,8 @@
  * topic, the store and the run reader.
  */
 import { randomUUID } from 'node:crypto'
-import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../schemas/api.v1.js'
+import type { ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { ReportedRunReport, RunReport } from '../../schemas/run-reports-api.v1.js'
 import type {
   AgentHeartbeat,
   Assign,

@@ -28,7 +28,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
 import { Value } from 'typebox/value'
-import type { ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
+import type { ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import { ID_PATTERN } from '../../schemas/events.v1.js'
 import {
   ControlMessage,

@@ -15,7 +15,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
 import { Value } from 'typebox/value'
-import type { ComparedFigure, ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
+import type { ComparedFigure, ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import {
   ExperimentState,
   type Assign,
