@@ -13,7 +13,7 @@
  * holding the error answer's JSON, and the connection breaks).
  */
 import type { FastifyInstance } from 'fastify'
-import { type ErrorReply } from '../../schemas/api-common.v1.js'
+import type { ErrorReply } from '../../schemas/api-common.v1.js'
 import { QueryResult, SqlBody } from '../../schemas/sql-api.v1.js'
 import type { AdHocQueries, AdHocStream } from '../core/ports/ad-hoc-queries.js'
 import { errorBody } from './http-guards.js'
