@@ -19,17 +19,11 @@ import type {
   AgentHeartbeat,
   Assign,
   AssignmentStatus,
-  Attempt,
-  Cell,
-  ComparisonRecord,
   ControlMessage,
-  ExperimentState,
-  Plan,
   RunSpec,
-  Setup,
-  Step,
-  StepPhase,
-} from '../../schemas/experiments.v1.js'
+} from '../../schemas/experiment-control.v1.js'
+import type { Plan, Setup, Step, StepPhase } from '../../schemas/experiment-plan.v1.js'
+import type { Attempt, Cell, ComparisonRecord, ExperimentState } from '../../schemas/experiment-state.v1.js'
 import type { Logger } from '../common/logger.js'
 import { decideComparison, figureChange, untestedByConcern } from '../core/compare/decision.js'
 import { formatComparison } from '../core/compare/release-format.js'

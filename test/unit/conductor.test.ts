@@ -33,14 +33,14 @@ import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import { ID_PATTERN } from '../../schemas/events.v1.js'
 import {
   ControlMessage,
-  ExperimentState,
   type Assign,
   type AssignmentStatus,
   type ClockEstimate,
-  type ExperimentSummary,
   type Go,
-  type Plan,
-} from '../../schemas/experiments.v1.js'
+} from '../../schemas/experiment-control.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
+import { ExperimentState } from '../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../schemas/experiments-api.v1.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'
