@@ -157,9 +157,20 @@ test(
     const codes = await withTimeout('both clients ended', Promise.all(clients.map((c) => c.exited)), 120_000, clients)
     assert.deepEqual(codes, [0, 0], clients.map((c) => c.stderr.slice(-20).join('\n')).join('\n----\n'))
 
-    const res = await fetch(`${svc.apiUrl}/api/v1/runs/${runId}/report`)
-    assert.equal(res.status, 200)
-    const report = (await res.json()) as RunReport
+    // A client exits once its own --report-wait is over, complete or not (it says which in its report's header): on a
+    // busy machine the processor may count the end records later, so wait for the run's report to be complete.
+    const report = await waitFor(
+      `run ${runId}: both clients' end records and every event counted`,
+      async () => {
+        const res = await fetch(`${svc.apiUrl}/api/v1/runs/${runId}/report`)
+        if (res.status !== 200) return undefined
+        const r = (await res.json()) as RunReport
+        const done = r.run !== undefined && r.run.clients_ended >= 2 && r.completeness.counted === r.completeness.sent
+        return done ? r : undefined
+      },
+      120_000,
+      500,
+    )
     const run = report.run!
     t.diagnostic(
       `start skew ${run.start_skew_ms} ms, clients ended ${run.clients_ended} of ${run.expected_clients}, ` +
