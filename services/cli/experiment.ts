@@ -23,6 +23,8 @@ import { checkPlan } from '../core/experiments/plan.js'
 import { formatChain } from '../core/experiments/bisect.js'
 import { counts, formatMatrix } from '../core/experiments/state.js'
 import { Conductor } from '../experiments/app.js'
+import { readConductorConfig } from '../experiments/config.js'
+import type { ConductorDeps } from '../experiments/deps.js'
 import { BISECT_FLAGS, BISECT_USAGE, bisectCommand } from './bisect.js'
 import { apiOf, openReader } from './reader.js'
 
@@ -162,7 +164,7 @@ function conductor(
   const reader = openReader(process.env)
   const log = createLogger('benchstream-experiment', process.env)
   let last = ''
-  const c = new Conductor({
+  const deps: ConductorDeps = {
     bus: KafkaControlBus.create(infra.kafka, infra.topics.control, 'coordinator', infra.topics),
     store,
     runs: {
@@ -198,7 +200,8 @@ function conductor(
         )
       last = line
     },
-  })
+  }
+  const c = new Conductor(deps, readConductorConfig())
   return {
     c,
     store,

@@ -1,5 +1,5 @@
 /**
- * Repetitions until decided, for the coordinator (app.ts Conductor): after
+ * Repetitions until decided, for the coordinator (execution.ts): after
  * every round of runs, a look at each workload's comparisons at the share of
  * alpha the round gets (services/core/compare/sequential.ts), and one more
  * interleaved round for a workload whose figures are not all decided, until
@@ -7,8 +7,9 @@
  * look is a function of the complete runs and the round alone, so a resumed
  * coordinator looks again where the last one stopped and comes to the same.
  *
- * The decisions of every comparison (sequential or not), and the section of
- * comparison.md that says how many runs each setup took and why it stopped.
+ * The decisions of every comparison (sequential or not); the section of
+ * comparison.md that says how many runs each setup took and why it stopped is
+ * services/core/experiments/comparison-markdown.ts's decisionsMarkdown.
  */
 import type { ReleaseComparison } from '../../schemas/compare-api.v1.js'
 import type { Decisions, Look, StopReason } from '../../schemas/experiment-decisions.v1.js'
@@ -161,62 +162,4 @@ export async function look(state: ExperimentState, runs: ExperimentRuns, now: ()
     }
   }
   return out
-}
-
-const STOP_TEXT: Record<StopReason, string> = {
-  decided: 'every figure decided',
-  max: 'max repetitions reached',
-  budget: 'time budget spent',
-  fixed: 'fixed repetitions',
-  'unknown figure': 'a named figure is in no comparison',
-  'no runs': 'a setup has no complete run',
-  interrupted: 'interrupted',
-}
-
-/** Why a workload's repetitions stopped, in words. */
-export function stopText(stop: StopReason): string {
-  return STOP_TEXT[stop]
-}
-
-/**
- * The section of comparison.md on repetitions until decided: per comparison, the runs each setup took, why they
- * stopped, the level of the last look, and each figure decided or not (undecided ones with what they could have
- * found). Empty without a sequential design or a named figure.
- */
-export function decisionsMarkdown(state: ExperimentState): string[] {
-  const design = sequentialDesign(state.plan)
-  const withDecisions = state.comparisons.filter((c) => c.decisions !== undefined)
-  if (withDecisions.length === 0 || (design === undefined && state.plan.figures === undefined)) return []
-  const lines = ['', design === undefined ? '## Decisions' : '## Repetitions until decided', '']
-  if (design !== undefined)
-    lines.push(
-      `${design.min} to ${design.max} repetitions, a look after each round, alpha ${design.alpha} spent over the ` +
-        `looks (${design.spending === 'pocock' ? 'Pocock' : "O'Brien-Fleming"}-type; docs/design/sequential.md).`,
-      '',
-    )
-  lines.push(
-    '| baseline | candidate | workload | runs | stopped | level | decided | undecided |',
-    '| :--- | :--- | :--- | ---: | :--- | ---: | ---: | :--- |',
-  )
-  for (const c of withDecisions) {
-    const d = c.decisions!
-    const open = d.figures.filter((f) => f.decision === 'undecided')
-    lines.push(
-      `| ${c.baseline} | ${c.candidate} | ${c.workload} | ${c.baselineRuns.length} + ${c.candidateRuns.length} | ` +
-        `${stopText(d.stop)} | ${d.alpha.toPrecision(2)} | ` +
-        `${d.figures.length - open.length} of ${d.figures.length} | ` +
-        `${open.map((f) => `${f.label}: ${f.reason}`).join('; ') || '–'} |`,
-    )
-  }
-  const named = withDecisions.flatMap((c) =>
-    state.plan.figures === undefined ? [] : c.decisions!.figures.map((f) => ({ c, f })),
-  )
-  if (named.length > 0) {
-    lines.push('', '| comparison | figure | decision | why |', '| :--- | :--- | :--- | :--- |')
-    for (const { c, f } of named)
-      lines.push(`| ${c.candidate} vs ${c.baseline}, ${c.workload} | ${f.label} | ${f.decision} | ${f.reason} |`)
-  }
-  const unknown = [...new Set(withDecisions.flatMap((c) => c.decisions!.unknown))]
-  if (unknown.length > 0) lines.push('', `**Named figures no comparison has:** ${unknown.join(', ')}`)
-  return lines
 }

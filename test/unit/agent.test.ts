@@ -31,7 +31,8 @@ import {
   type RunSpec,
 } from '../../schemas/experiment-control.v1.js'
 import type { Step } from '../../schemas/experiment-plan.v1.js'
-import { build, READY_LINE, type Agent } from '../../services/agent/app.js'
+import { build, type Agent } from '../../services/agent/app.js'
+import { READY_LINE } from '../../services/agent/run-client.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import type { AgentConfig } from '../../services/agent/config.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'

@@ -50,6 +50,7 @@ import type { ExperimentRuns } from '../../services/core/ports/experiment-runs.j
 import type { ExperimentStore } from '../../services/core/ports/experiment-store.js'
 import { compareRuns } from '../../services/core/compare/release.js'
 import { Conductor } from '../../services/experiments/app.js'
+import { readConductorConfig, type ConductorConfig } from '../../services/experiments/config.js'
 import { fabricatedFigures, fabricatedRun } from '../helpers/fabricated-runs.js'
 
 /** The broker's clock is this far ahead of the coordinator's. */
@@ -475,22 +476,25 @@ function plan(extra: Record<string, unknown> = {}): Plan {
   )
 }
 
-function rig(agents: FakeAgent[] = AGENTS) {
+function rig(agents: FakeAgent[] = AGENTS, config: Partial<ConductorConfig> = {}) {
   const bus = new AgentsBus(agents)
   const store = new MemoryStore()
   const runs = new CompleteRuns(bus)
   const files = new Map<string, string>()
-  const conductor = new Conductor({
-    bus,
-    store,
-    runs,
-    now: () => Date.now(),
-    log: pino({ level: 'silent' }),
-    write: (id, name, text) => {
-      files.set(`${id}/${name}`, text)
-      return `/out/${id}/${name}`
+  const conductor = new Conductor(
+    {
+      bus,
+      store,
+      runs,
+      now: () => Date.now(),
+      log: pino({ level: 'silent' }),
+      write: (id, name, text) => {
+        files.set(`${id}/${name}`, text)
+        return `/out/${id}/${name}`
+      },
     },
-  })
+    readConductorConfig(config),
+  )
   return { bus, store, runs, files, conductor }
 }
 
@@ -587,6 +591,23 @@ test('2 setups x 2 repetitions: all done, shares, rotated order, go after every 
   assert.deepEqual(store.invalid, [])
   assert.deepEqual(bus.invalid, [])
   await conductor.close()
+})
+
+test('the configuration reaches the coordinator: a start lead of 1.5 s puts go that far after readies', async () => {
+  const { bus, conductor } = rig(AGENTS, { startLeadMs: 1500 })
+  await conductor.start()
+  const state = await conductor.run(plan({ setups: [{ name: 'A' }], repetitions: 1, compare: [] }), ID)
+  await conductor.close()
+  assert.equal(state.status, 'done')
+  const [go, ...more] = bus.published.filter((m): m is Go => m.type === 'go')
+  assert.equal(more.length, 0)
+  const readies = bus.delivered.filter(
+    (d) => d.m.type === 'assignment.status' && d.m.state === 'ready' && go!.assignments.includes(d.m.assignment),
+  )
+  assert.equal(readies.length, 2)
+  // The default lead (500 ms) would put go less than 1 s after the last ready.
+  const lead = go!.startAtMs - Math.max(...readies.map((r) => r.brokerTimeMs))
+  assert.ok(lead >= 1400 && lead < 3000, `go ${lead} ms after the last ready`)
 })
 
 test('a client that fails during a run: incomplete, others cancelled, run again as -k.2, that compared', async () => {

@@ -19,7 +19,7 @@ export interface RosterEntry {
   hb: AgentHeartbeat
   /**
    * When this heartbeat was heard, ms on the coordinator's timeline: the control topic's time as it hears it
-   * (services/experiments/app.ts, Conductor.topicMs), so a coordinator cut off takes no agent for silent.
+   * (services/experiments/control.ts, ControlChannel.topicMs), so a coordinator cut off takes no agent for silent.
    */
   seenAtMs: number
 }

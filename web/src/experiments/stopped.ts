@@ -4,7 +4,7 @@ import type { ComparisonRecord } from '../../../schemas/experiment-state.v1.js'
 import { el } from '../common/dom.js'
 import { fmtP } from './figures.js'
 
-/** Why a comparison's repetitions stopped, in words (services/experiments/sequential.ts stopText). */
+/** Why a comparison's repetitions stopped, in words (services/core/experiments/comparison-markdown.ts stopText). */
 const STOP_TEXT: Record<StopReason, string> = {
   decided: 'every figure decided',
   max: 'max repetitions reached',
