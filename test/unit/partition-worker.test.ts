@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
-import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import type { DeadLetterRecord, DeadLetterSink } from '../../services/core/ports/dead-letter-sink.js'
 import type {
