@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { CoreWorkload, REQUEST_DISTRIBUTIONS } from '../../services/core/workload/core-workload.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { fnvhash64 } from '../../services/core/workload/generators.js'
+import { fnvhash64 } from '../../services/core/workload/fnv-hash.js'
 import {
   CORE_WORKLOAD_PROPERTIES,
   mergeProperties,

@@ -5,6 +5,7 @@
  * allocation: a driver issues well over 500k ops/s (docs/design/workload.md).
  */
 import { BenchstreamError } from '../errors.js'
+import { fnvhash64 } from './fnv-hash.js'
 import {
   AcknowledgedCounterGenerator,
   ConstantIntegerGenerator,
@@ -12,14 +13,11 @@ import {
   DiscreteGenerator,
   ExponentialGenerator,
   HotspotIntegerGenerator,
-  ScrambledZipfianGenerator,
   SequentialGenerator,
-  SkewedLatestGenerator,
   UniformLongGenerator,
-  ZipfianGenerator,
-  fnvhash64,
-  type NumberGenerator,
 } from './generators.js'
+import type { NumberGenerator } from './number-generator.js'
+import { ScrambledZipfianGenerator, SkewedLatestGenerator, ZipfianGenerator } from './zipfian-generators.js'
 import type { Properties } from './properties.js'
 import { Rng } from './random.js'
 import {
