@@ -18,7 +18,7 @@
  */
 import { rmSync } from 'node:fs'
 import { BenchstreamError } from '../services/core/errors.js'
-import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../services/core/codec/ops-batch-writer.js'
 import { Rng } from '../services/core/workload/random.js'
 import {
   createTopic,

@@ -14,7 +14,8 @@ import { rmSync } from 'node:fs'
 import autocannon from 'autocannon'
 import type { Producer } from 'kafkajs'
 import { RECORD_KIND } from '../schemas/events.v1.js'
-import { encodeJsonRecord, OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../services/core/codec/ops-batch-writer.js'
+import { encodeJsonRecord } from '../services/core/codec/record-encoders.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import {
   createTopic,

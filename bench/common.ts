@@ -16,7 +16,7 @@ import { startLocalKafka, stopLocalKafka } from '../services/adapters/kafka/loca
 import type { Env } from '../services/common/config.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import { quantileRank } from '../services/core/stats/histogram.js'
-import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../services/core/codec/ops-batch-writer.js'
 import { Rng } from '../services/core/workload/random.js'
 
 // ---------------------------------------------------------------- flags

@@ -20,7 +20,7 @@
 import { rmSync } from 'node:fs'
 import os from 'node:os'
 import type { Producer } from 'kafkajs'
-import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../services/core/codec/ops-batch-writer.js'
 import { Rng } from '../services/core/workload/random.js'
 import {
   createTopic,

@@ -31,7 +31,7 @@
 import { rmSync } from 'node:fs'
 import os from 'node:os'
 import type { Producer } from 'kafkajs'
-import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../services/core/codec/ops-batch-writer.js'
 import { BenchstreamError } from '../services/core/errors.js'
 import {
   type Broker,

@@ -27,7 +27,7 @@ import { rmSync } from 'node:fs'
 import os from 'node:os'
 import { openClickHouse, queryRows, type ClickHouse } from '../services/adapters/clickhouse/client.js'
 import { readInfraConfig } from '../services/common/infra-config.js'
-import { OpsBatchWriter } from '../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../services/core/codec/ops-batch-writer.js'
 import { Rng } from '../services/core/workload/random.js'
 import {
   createTopic,

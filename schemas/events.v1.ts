@@ -12,7 +12,8 @@
  *   offset 3  u8  kind       one of RECORD_KIND
  *
  * The body of each kind is described next to its type below; the codec lives
- * in services/core/codec/event-codec.ts and follows this file, nothing else.
+ * in services/core/codec/ (event-codec.ts decodes, ops-batch-writer.ts and
+ * record-encoders.ts write) and follows this file, nothing else.
  * All integers are little-endian; "varint" is unsigned LEB128 and "zigzag" is
  * a signed varint (protobuf style).
  */

@@ -24,7 +24,8 @@
  * do not get them.
  */
 import type { AlertState } from '../../schemas/alert-rules.v1.js'
-import { AlertEvaluator, type AlertTransition, type RunContext } from '../core/alerting/alert-rules.js'
+import { AlertEvaluator } from '../core/alerting/alert-rules.js'
+import type { AlertTransition, RunContext } from '../core/alerting/alert-window.js'
 import {
   completeBefore,
   firstJudgedWindowMs,

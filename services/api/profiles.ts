@@ -22,7 +22,7 @@ import {
   ProfileListQuery,
   ProfileRunsQuery,
 } from '../../schemas/profile-api.v1.js'
-import { checkProfileBody } from '../core/codec/event-codec.js'
+import { checkProfileBody } from '../core/codec/json-record-decoders.js'
 import { BenchstreamError } from '../core/errors.js'
 import { diffFlameGraph, flameGraph, frameShareChanges } from '../core/profiles/flame-graph.js'
 import { flameGraphSvg } from '../core/profiles/flame-svg.js'

@@ -3,7 +3,7 @@
  * hands each to the PartitionWorker of its partition, which folds it into
  * state (windows, raw events, dead letters), writes that state to the
  * WindowStore and commits the offsets, exactly once into the store
- * (services/processor/partition-worker.ts has the protocol,
+ * (services/processor/flush-protocol.ts has the protocol,
  * docs/design/exactly-once.md the long explanation).
  *
  * This file routes: one worker per owned partition, created at the
@@ -19,14 +19,8 @@
 import type { SourceOutage } from '../core/ports/partition-source.js'
 import type { RunWindowRegistry } from '../core/ports/run-registry.js'
 import type { ProcessorConfig } from './config.js'
-import {
-  newProcessorStats,
-  PartitionWorker,
-  type PartitionSnapshot,
-  type ProcessorStats,
-  type WorkerContext,
-  type WorkerPorts,
-} from './partition-worker.js'
+import { PartitionWorker, type PartitionSnapshot } from './partition-worker.js'
+import { newProcessorStats, type ProcessorStats, type WorkerContext, type WorkerPorts } from './worker-context.js'
 import { RunWindows } from './run-windows.js'
 
 export type { ProcessorStats }

@@ -5,7 +5,7 @@
  */
 import type { Kafka, Producer } from 'kafkajs'
 import { OPERATIONS, type Operation } from '../../schemas/events.v1.js'
-import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
 
 export interface Truth {
   events: number

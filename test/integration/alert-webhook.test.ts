@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { WebhookNotifier } from '../../services/adapters/http/alert-webhook.js'
-import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
+import type { AlertTransition } from '../../services/core/alerting/alert-window.js'
 import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 
 const t: AlertTransition = {

@@ -8,7 +8,7 @@ import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window
 import { loadMigrations, migrate, openClickHouse, queryRows } from '../../services/adapters/clickhouse/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
 import { entriesFromMap, Histogram, quantileFromEntries } from '../../services/core/stats/histogram.js'
 import { PartitionState } from '../../services/core/stats/partition-state.js'
 import { migratedClickHouse } from '../helpers/clickhouse.js'

@@ -15,7 +15,7 @@ import { queryRows, type ClickHouse } from '../../services/adapters/clickhouse/c
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
 import { ClickHouseWindowStore } from '../../services/adapters/clickhouse/window-store.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
-import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
 import { mannWhitneyU } from '../../services/core/compare/mann-whitney.js'
 import { compareFigure } from '../../services/core/compare/verdict.js'
 import { welchTTest } from '../../services/core/compare/welch-t-test.js'

@@ -14,7 +14,7 @@ import { openClickHouse, queryRows, type Connection } from '../../services/adapt
 import { createKafka, ensureTopics } from '../../services/adapters/kafka/client.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
 import { readProcessorConfig } from '../../services/processor/config.js'
 import { startServer } from '../../services/server/main.js'
 import { build as buildProcessor } from '../../services/processor/app.js'

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes schemas/test-vectors/events.v1.json: inputs and the exact message bytes
-// the TypeScript codec (services/core/codec/event-codec.ts) produces for them. Every
+// the TypeScript codec (services/core/codec/ops-batch-writer.ts, record-encoders.ts) produces for them. Every
 // other encoder of schemas/events.v1.ts (the Java YCSB bridge in services/ycsb)
 // must produce the same bytes; test/unit/golden-vectors.test.ts and the bridge's
 // GoldenVectorsTest check both sides.
@@ -11,8 +11,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const { OpsBatchWriter, encodeIntervalHistogram, encodeJsonRecord, opCodes } = await import(
-  path.join(root, 'dist/services/core/codec/event-codec.js')
+const { OpsBatchWriter } = await import(path.join(root, 'dist/services/core/codec/ops-batch-writer.js'))
+const { encodeIntervalHistogram, encodeJsonRecord, opCodes } = await import(
+  path.join(root, 'dist/services/core/codec/record-encoders.js')
 )
 const { RECORD_KIND, MAX_LATENCY_US, MAX_BYTES, MAX_THREAD, OPERATIONS, STATUSES } = await import(
   path.join(root, 'dist/schemas/events.v1.js')
@@ -272,8 +273,8 @@ const hex = (b) => Buffer.from(b).toString('hex')
 const vectors = {
   schema: 'schemas/events.v1.ts (version 1)',
   generatedBy:
-    'node test/tools/gen-event-vectors.mjs (OpsBatchWriter, encodeJsonRecord and encodeIntervalHistogram ' +
-    'of services/core/codec/event-codec.ts); do not edit by hand',
+    'node test/tools/gen-event-vectors.mjs (OpsBatchWriter of services/core/codec/ops-batch-writer.ts, ' +
+    'encodeJsonRecord and encodeIntervalHistogram of services/core/codec/record-encoders.ts); do not edit by hand',
   ops: opsCases.map((c) => {
     const w = new OpsBatchWriter(c.runId, c.clientId)
     for (const e of c.events) {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { VsBaselineRule } from '../../schemas/alert-rules.v1.js'
-import { AlertEvaluator, type RunContext } from '../../services/core/alerting/alert-rules.js'
+import { AlertEvaluator } from '../../services/core/alerting/alert-rules.js'
+import type { RunContext } from '../../services/core/alerting/alert-window.js'
 import {
   buildBaselineProfile,
   exceedance,

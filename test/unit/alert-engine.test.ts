@@ -15,7 +15,7 @@ import type {
   DeliveryResult,
   WindowCountRow,
 } from '../../services/core/ports/alerts.js'
-import type { AlertTransition } from '../../services/core/alerting/alert-rules.js'
+import type { AlertTransition } from '../../services/core/alerting/alert-window.js'
 import type { RunProgress } from '../../services/core/stats/window-completeness.js'
 import type { BaselineWindowRow } from '../../services/core/alerting/baseline-profile.js'
 import type { SilenceSpec } from '../../services/core/alerting/silences.js'

@@ -23,12 +23,8 @@ import { test } from 'node:test'
 import type { AlertRule, BelowTargetRule, DropVsBaselineRule, VsBaselineRule } from '../../schemas/alert-rules.v1.js'
 import { loadAlertRules } from '../../services/alerts/rules-file.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import {
-  AlertEvaluator,
-  type AlertTransition,
-  type RunContext,
-  type WindowOpCount,
-} from '../../services/core/alerting/alert-rules.js'
+import { AlertEvaluator } from '../../services/core/alerting/alert-rules.js'
+import type { AlertTransition, RunContext, WindowOpCount } from '../../services/core/alerting/alert-window.js'
 import {
   buildBaselineProfile,
   judgeWindow,

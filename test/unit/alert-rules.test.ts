@@ -9,13 +9,8 @@ import { test } from 'node:test'
 import type { AlertRule } from '../../schemas/alert-rules.v1.js'
 import { loadAlertRules, validateAlertRules } from '../../services/alerts/rules-file.js'
 import { alertmanagerPayload, alertNotice, ZERO_TIME } from '../../services/core/alerting/notices.js'
-import {
-  AlertEvaluator,
-  alertFingerprint,
-  baselineOf,
-  type AlertTransition,
-  type RunContext,
-} from '../../services/core/alerting/alert-rules.js'
+import { AlertEvaluator, alertFingerprint, baselineOf } from '../../services/core/alerting/alert-rules.js'
+import type { AlertTransition, RunContext } from '../../services/core/alerting/alert-window.js'
 import {
   completeBefore,
   runWatermarkUs,

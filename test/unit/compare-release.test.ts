@@ -11,13 +11,9 @@ import type { OpFigures, RunFigures, RunInfo, WindowFigures } from '../../schema
 import { benjaminiHochberg } from '../../services/core/compare/multiple-testing.js'
 import { formatComparison } from '../../services/core/compare/release-format.js'
 import { profileComparison } from '../../services/core/compare/profile-changes.js'
-import {
-  compareReleases,
-  compareRuns,
-  parseSideRef,
-  runSetup,
-  type CompareSource,
-} from '../../services/core/compare/release.js'
+import { compareReleases, compareRuns } from '../../services/core/compare/release.js'
+import { parseSideRef, type CompareSource } from '../../services/core/compare/release-sides.js'
+import { runSetup } from '../../services/core/compare/workload-pairing.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import type { ProfileSelection } from '../../services/core/ports/profile-store.js'
 import type { RunFilter } from '../../services/core/ports/read-model.js'

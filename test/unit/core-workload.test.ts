@@ -7,9 +7,10 @@ import { readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { CoreWorkload, REQUEST_DISTRIBUTIONS } from '../../services/core/workload/core-workload.js'
+import { CoreWorkload } from '../../services/core/workload/core-workload.js'
+import { REQUEST_DISTRIBUTIONS } from '../../services/core/workload/core-workload-config.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
-import { fnvhash64 } from '../../services/core/workload/generators.js'
+import { fnvhash64 } from '../../services/core/workload/fnv-hash.js'
 import {
   CORE_WORKLOAD_PROPERTIES,
   mergeProperties,

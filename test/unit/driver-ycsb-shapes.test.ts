@@ -18,7 +18,7 @@ import { Histogram, quantileFromEntries } from '../../services/core/stats/histog
 import { parseHdrLog } from '../../services/core/ycsb/hdr-log.js'
 import { parseYcsbFile } from '../../services/core/ycsb/import.js'
 import type { SummaryReport } from '../../services/core/ycsb/report-types.js'
-import { opCodes } from '../../services/core/codec/event-codec.js'
+import { opCodes } from '../../services/core/codec/record-encoders.js'
 import { parseDriverArgs } from '../../services/driver/config.js'
 import { HdrLogSink } from '../../services/driver/hdr-log-sink.js'
 import { lognormalUs, prng } from '../helpers/ycsb-hdr.js'

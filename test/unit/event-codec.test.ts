@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { MAX_LATENCY_US, RECORD_KIND } from '../../schemas/events.v1.js'
-import {
-  decodeMessage,
-  encodeIntervalHistogram,
-  encodeJsonRecord,
-  OpsBatchWriter,
-  opCodes,
-  type DecodedOp,
-  type OpsVisitor,
-  type RejectReason,
-} from '../../services/core/codec/event-codec.js'
+import type { DecodedOp, OpsVisitor, RejectReason } from '../../services/core/codec/decode-result.js'
+import { decodeMessage } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
+import { encodeIntervalHistogram, encodeJsonRecord, opCodes } from '../../services/core/codec/record-encoders.js'
 
 const NOW = 1_764_680_000_000_000
 const limits = { minStartUs: NOW - 86_400e6, maxStartUs: NOW + 600e6 }

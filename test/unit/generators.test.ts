@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { isBenchstreamError } from '../../services/core/errors.js'
+import { fnvhash64, fnvhash64Mod } from '../../services/core/workload/fnv-hash.js'
 import {
   AcknowledgedCounterGenerator,
   ConstantIntegerGenerator,
@@ -14,16 +15,15 @@ import {
   DiscreteGenerator,
   ExponentialGenerator,
   HotspotIntegerGenerator,
-  ScrambledZipfianGenerator,
   SequentialGenerator,
-  SkewedLatestGenerator,
   UniformLongGenerator,
-  ZipfianGenerator,
-  fnvhash64,
-  fnvhash64Mod,
-  zeta,
-  zetaRange,
 } from '../../services/core/workload/generators.js'
+import { zeta, zetaRange } from '../../services/core/workload/zeta.js'
+import {
+  ScrambledZipfianGenerator,
+  SkewedLatestGenerator,
+  ZipfianGenerator,
+} from '../../services/core/workload/zipfian-generators.js'
 import { Rng } from '../../services/core/workload/random.js'
 
 const isWorkloadError = (err: unknown): boolean => isBenchstreamError(err, 'BS_ERR_WORKLOAD')

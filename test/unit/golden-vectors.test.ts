@@ -18,14 +18,10 @@ import {
   type RunLifecycle,
   type Status,
 } from '../../schemas/events.v1.js'
-import {
-  decodeMessage,
-  encodeIntervalHistogram,
-  encodeJsonRecord,
-  OpsBatchWriter,
-  opCodes,
-  type DecodedOp,
-} from '../../services/core/codec/event-codec.js'
+import type { DecodedOp } from '../../services/core/codec/decode-result.js'
+import { decodeMessage } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
+import { encodeIntervalHistogram, encodeJsonRecord, opCodes } from '../../services/core/codec/record-encoders.js'
 
 interface VectorEvent {
   thread: number

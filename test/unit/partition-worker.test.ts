@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
-import { OpsBatchWriter } from '../../services/core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../services/core/codec/ops-batch-writer.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import type { DeadLetterRecord, DeadLetterSink } from '../../services/core/ports/dead-letter-sink.js'
 import type {
@@ -23,7 +23,8 @@ import type { WindowStore, WriteOptions, WriteResult } from '../../services/core
 import type { FlushBatch } from '../../services/core/stats/partition-state.js'
 import { build } from '../../services/processor/app.js'
 import { readProcessorConfig } from '../../services/processor/config.js'
-import { newProcessorStats, PartitionWorker, type WorkerContext } from '../../services/processor/partition-worker.js'
+import { PartitionWorker } from '../../services/processor/partition-worker.js'
+import { newProcessorStats, type WorkerContext } from '../../services/processor/worker-context.js'
 import { RunWindows } from '../../services/processor/run-windows.js'
 
 /** Backoff long enough that only a tick() given a later time retries (no test waits for it). */

@@ -10,7 +10,8 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { MAGIC_0, MAGIC_1, MAX_PROFILE_RECORD_BYTES, RECORD_KIND, SCHEMA_VERSION } from '../../schemas/events.v1.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { decodeMessage, peekRunId, type DecodeResult } from '../../services/core/codec/event-codec.js'
+import type { DecodeResult } from '../../services/core/codec/decode-result.js'
+import { decodeMessage, peekRunId } from '../../services/core/codec/event-codec.js'
 import { parseFolded } from '../../services/core/profiles/folded.js'
 import {
   encodeProfileRecords,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { opCodes, type DecodedOp } from '../../services/core/codec/event-codec.js'
+import type { DecodedOp } from '../../services/core/codec/decode-result.js'
+import { opCodes } from '../../services/core/codec/record-encoders.js'
 import { WindowAggregator } from '../../services/core/stats/windows.js'
 
 const ev = (

@@ -13,7 +13,7 @@ import {
   type RuleType,
   type Severity,
 } from '../../../schemas/alert-rules.v1.js'
-import type { AlertTransition } from '../../core/alerting/alert-rules.js'
+import type { AlertTransition } from '../../core/alerting/alert-window.js'
 import type { SilenceSpec } from '../../core/alerting/silences.js'
 import { SILENCE_LABELS, type SilenceLabel } from '../../../schemas/alerts-api.v1.js'
 import type { RunProgress } from '../../core/stats/window-completeness.js'

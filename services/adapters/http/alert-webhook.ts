@@ -7,7 +7,7 @@
  */
 import type { AlertNotifier, DeliveryResult } from '../../core/ports/alerts.js'
 import { alertmanagerPayload } from '../../core/alerting/notices.js'
-import type { AlertTransition } from '../../core/alerting/alert-rules.js'
+import type { AlertTransition } from '../../core/alerting/alert-window.js'
 
 export interface WebhookOptions {
   url: string

@@ -7,7 +7,7 @@
 import type { Kafka, Producer } from 'kafkajs'
 import type { AlertNotifier, DeliveryResult } from '../../core/ports/alerts.js'
 import { alertNotice } from '../../core/alerting/notices.js'
-import type { AlertTransition } from '../../core/alerting/alert-rules.js'
+import type { AlertTransition } from '../../core/alerting/alert-window.js'
 import { partitioner } from './client.js'
 
 export class KafkaAlertPublisher implements AlertNotifier {

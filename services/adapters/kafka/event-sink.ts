@@ -33,7 +33,8 @@
  */
 import type { Kafka, Message, Producer } from 'kafkajs'
 import { OPERATIONS, RECORD_KIND, STATUSES, type RunLifecycle, type ServerMetrics } from '../../../schemas/events.v1.js'
-import { encodeJsonRecord, OpsBatchWriter } from '../../core/codec/event-codec.js'
+import { OpsBatchWriter } from '../../core/codec/ops-batch-writer.js'
+import { encodeJsonRecord } from '../../core/codec/record-encoders.js'
 import { OutageTracker, type OutageEvent } from '../../core/health/outage.js'
 import type { EventSink, SinkStats } from '../../core/ports/event-sink.js'
 import { lastKafkaProblem, partitioner } from './client.js'

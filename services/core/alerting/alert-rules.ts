@@ -8,82 +8,19 @@ import { createHash } from 'node:crypto'
 import {
   ALL_OPS,
   type AlertRule,
-  type AlertState,
   type BaselineMethod,
-  type BelowTargetRule,
   type DropVsBaselineRule,
-  type ErrorRateRule,
-  type NoDataRule,
-  type RuleType,
-  type Severity,
-  type VsBaselineRule,
 } from '../../../schemas/alert-rules.v1.js'
-import { judgeWindow, worstJudgement, type BaselineJudgement, type BaselineProfile } from './baseline-profile.js'
-
-/** Merged counts of one operation in one window. */
-export interface WindowOpCount {
-  op: string
-  count: number
-  errors: number
-  /** p50 and p99 of the window's successful operations, µs (vs_baseline rules); null or absent when unknown. */
-  p50Us?: number | null
-  p99Us?: number | null
-}
-
-/**
- * One complete window of a run. Operations without a row may be left out: they count as 0 once the run has seen them.
- */
-export interface CompleteWindow {
-  /** ms since epoch, a multiple of windowMs. */
-  startMs: number
-  windowMs: number
-  ops: readonly WindowOpCount[]
-}
-
-export interface RunContext {
-  runId: string
-  /** The run's target in ops/s, summed over its clients; 0 = none. */
-  targetOpsPerSec: number
-  /** What vs_baseline rules compare this run with, and where this run's first window is (offsets count from it). */
-  baseline?: { profile: BaselineProfile; firstWindowMs: number }
-}
-
-export interface AlertTransition {
-  state: AlertState
-  rule: string
-  ruleType: RuleType
-  severity: Severity
-  runId: string
-  /** An operation, or ALL for rules about the whole run. */
-  op: string
-  /** Same for the firing and the resolved transition of one incident. */
-  fingerprint: string
-  /** When the condition began: start of the first bad window (no_data: last data + seconds). */
-  startsAtMs: number
-  /** When it ended (resolved only): start of the first good window, or the run's end. */
-  endsAtMs: number | undefined
-  /** Start of the window whose evaluation made this change (no_data: the evaluation time). */
-  atWindowMs: number
-  /** The measured value at that window: ops/s, an error fraction, or seconds without data. */
-  value: number
-  /** The value it was compared with, same unit. */
-  threshold: number
-  summary: string
-  description: string
-  /**
-   * The silence that holds this incident's webhook back (services/core/alerting/silences.ts); set by the alert engine
-   * when the incident fires, never by the evaluator.
-   */
-  silencedBy?: string | undefined
-}
-
-/** Defaults for optional rule fields, in one place. */
-export const RULE_DEFAULTS = {
-  warmupWindows: 0,
-  baseline: 'median' as BaselineMethod,
-  minBaselineOpsPerSec: 1,
-  minOps: 1,
-} as const
+import { baselineText, noDataText, recoveredText, windowText } from './alert-texts.js'
+import {
+  RULE_DEFAULTS,
+  type AlertTransition,
+  type CompleteWindow,
+  type RunContext,
+  type WindowOpCount,
+  type WindowRule,
+} from './alert-window.js'
+import { judgeWindow, worstJudgement } from './baseline-profile.js'
 
 interface Streak {
   bad: number
@@ -115,8 +52,6 @@ interface RunState {
   noData: Map<string, NoDataState>
   lastWindowMs: number
 }
-
-type WindowRule = BelowTargetRule | DropVsBaselineRule | ErrorRateRule | VsBaselineRule
 
 export class AlertEvaluator {
   private readonly runs = new Map<string, RunState>()
@@ -446,103 +381,4 @@ export function baselineOf(values: readonly number[], method: BaselineMethod): n
   const s = [...values].sort((a, b) => a - b)
   const mid = s.length >> 1
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
-}
-
-const rate = (v: number): string => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1))
-const pct = (f: number): string => `${(f * 100).toFixed(f < 0.01 ? 2 : 1)}%`
-
-function windowText(
-  rule: WindowRule,
-  run: RunContext,
-  op: string,
-  value: number,
-  threshold: number,
-  windowMs: number,
-  base: number | undefined,
-): { summary: string; description: string } {
-  const span = `${rule.windows} consecutive complete ${windowMs} ms window${rule.windows === 1 ? '' : 's'}`
-  switch (rule.type) {
-    case 'below_target':
-      return {
-        summary:
-          `Run ${run.runId} throughput ${rate(value)} ops/s is below ${pct(rule.fraction)} of its target ` +
-          `${rate(run.targetOpsPerSec)} ops/s`,
-        description: `Total throughput over all operations stayed under ${rate(threshold)} ops/s for ${span}.`,
-      }
-    case 'drop_vs_baseline': {
-      const b = base ?? 0
-      return {
-        summary:
-          `${op} throughput of run ${run.runId} dropped to ${rate(value)} ` +
-          `ops/s, ${Math.round((1 - value / b) * 100)}% ` +
-          `below its baseline of ${rate(b)} ops/s`,
-        description:
-          `${op} stayed under ${rate(threshold)} ops/s (${rule.percent}% ` +
-          `below the ${rule.baseline ?? RULE_DEFAULTS.baseline} ` +
-          `of the previous ${rule.baselineWindows} good windows) for ${span}.`,
-      }
-    }
-    case 'error_rate':
-      return {
-        summary: `${op} error rate of run ${run.runId} is ${pct(value)}, above ${pct(threshold)}`,
-        description: `errors / operations of ${op} stayed above ${pct(threshold)} for ${span}.`,
-      }
-    case 'vs_baseline':
-      return { summary: `${op} of run ${run.runId} is beyond its baseline`, description: `for ${span}.` }
-  }
-}
-
-/** What a vs_baseline window says: the figure that decided, and the others judged beside it. */
-function baselineText(
-  rule: VsBaselineRule,
-  run: RunContext,
-  op: string,
-  j: BaselineJudgement,
-  all: readonly BaselineJudgement[],
-  ref: string,
-  windowMs: number,
-): { summary: string; description: string } {
-  const fig = (x: BaselineJudgement): string =>
-    x.figure === 'throughput'
-      ? `throughput ${rate(x.value)} ops/s vs ${rate(x.expected)}`
-      : `${x.figure} ${Math.round(x.value)} µs vs ${Math.round(x.expected)} µs`
-  const what =
-    j.figure === 'throughput'
-      ? `${Math.round((1 - j.value / j.expected) * 100)}% below`
-      : `${(j.value / j.expected).toFixed(1)}x`
-  return {
-    summary:
-      `${op} of run ${run.runId} is slower than baseline ${ref} at the same second: ${j.figure} ${what} ` +
-      `the baseline's (${fig(j)})`,
-    description:
-      `${all.map(fig).join('; ')} at the same offset from the start; beyond the baseline's window-to-window ` +
-      `noise (sigma ${j.figure === 'throughput' ? `${rate(j.sigma)} ops/s` : `${Math.round(j.sigma)} µs`}, ` +
-      `bar ${rule.sigmas ?? 4} sigma and ${rule.minPercent ?? 10}%) for ${rule.windows} consecutive ` +
-      `complete ${windowMs} ms window${rule.windows === 1 ? '' : 's'}.`,
-  }
-}
-
-function recoveredText(rule: WindowRule, run: RunContext, op: string, value: number, threshold: number): string {
-  switch (rule.type) {
-    case 'below_target':
-      return `Run ${run.runId} throughput is back to ${rate(value)} ops/s (alert threshold ${rate(threshold)} ops/s)`
-    case 'drop_vs_baseline':
-      return (
-        `${op} throughput of run ${run.runId} recovered to ${rate(value)} ` +
-        `ops/s (alert threshold ${rate(threshold)} ops/s)`
-      )
-    case 'error_rate':
-      return `${op} error rate of run ${run.runId} is back to ${pct(value)} (threshold ${pct(threshold)})`
-    case 'vs_baseline':
-      return `${op} of run ${run.runId} is back within its baseline's noise (${rate(value)}, bar ${rate(threshold)})`
-  }
-}
-
-function noDataText(rule: NoDataRule, run: RunContext, lastDataMs: number): { summary: string; description: string } {
-  return {
-    summary: `Run ${run.runId} has produced no operations for ${rule.seconds} s`,
-    description:
-      `The run has started and not ended, but its newest operation ended ` +
-      `at ${new Date(lastDataMs).toISOString()}.`,
-  }
 }

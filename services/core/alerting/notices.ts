@@ -5,7 +5,7 @@
  * can take Benchstream's alerts unchanged.
  */
 import type { AlertNotice } from '../../../schemas/alert-rules.v1.js'
-import type { AlertTransition } from './alert-rules.js'
+import type { AlertTransition } from './alert-window.js'
 
 /** Alertmanager's endsAt for an alert that has not ended. */
 export const ZERO_TIME = '0001-01-01T00:00:00Z'

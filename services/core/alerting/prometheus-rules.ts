@@ -12,7 +12,7 @@ import type {
   BelowTargetRule,
   NoDataRule,
 } from '../../../schemas/alert-rules.v1.js'
-import { RULE_DEFAULTS } from './alert-rules.js'
+import { RULE_DEFAULTS } from './alert-window.js'
 
 export interface PrometheusRulesOptions {
   /** Prometheus' evaluation (and scrape) interval in seconds: the length of one window. @default 15 */

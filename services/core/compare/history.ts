@@ -15,7 +15,7 @@ import { BenchstreamError } from '../errors.js'
 import type { ReadModel } from '../ports/read-model.js'
 import { eDivisive } from './change-points.js'
 import { formatFigureValue } from './format.js'
-import { runWorkload, workloadMatches } from './release.js'
+import { runWorkload, workloadMatches } from './release-sides.js'
 import { eventRunValues, figureSpec, reportedRunValues, type RunValues } from './run-values.js'
 import { median, relativeChange } from './sample-stats.js'
 

@@ -3,7 +3,7 @@
  * come from, where incidents are recorded, and who is notified. ClickHouse,
  * Kafka and HTTP implement them in services/adapters/.
  */
-import type { AlertTransition } from '../alerting/alert-rules.js'
+import type { AlertTransition } from '../alerting/alert-window.js'
 import type { BaselineWindowRow } from '../alerting/baseline-profile.js'
 import type { SilenceSpec } from '../alerting/silences.js'
 import type { RunProgress } from '../stats/window-completeness.js'

@@ -8,7 +8,7 @@ export interface DeadLetterRecord {
   sourceTopic: string
   sourcePartition: number
   sourceOffset: number
-  /** A stable reason name (services/core/codec/event-codec.ts REJECT_REASONS, or a store error class). */
+  /** A stable reason name (services/core/codec/decode-result.ts REJECT_REASONS, or a store error class). */
   reason: string
   /** Human-readable detail: what was wrong and what is allowed. */
   detail: string

@@ -14,13 +14,8 @@ import {
   type ServerMetrics,
   type SummaryReportRecord,
 } from '../../../schemas/events.v1.js'
-import {
-  decodeMessage,
-  type DecodedOp,
-  type DecodeLimits,
-  type OpsVisitor,
-  type RejectReason,
-} from '../codec/event-codec.js'
+import type { DecodedOp, DecodeLimits, OpsVisitor, RejectReason } from '../codec/decode-result.js'
+import { decodeMessage } from '../codec/event-codec.js'
 import { bucketValue } from './histogram.js'
 import { WindowAggregator, type WindowOptions, type WindowRow } from './windows.js'
 

@@ -6,7 +6,7 @@
  * event still counts, as late (docs/design/windows.md).
  */
 import { OPERATIONS, STATUSES, type Operation, type Status } from '../../../schemas/events.v1.js'
-import type { DecodedOp } from '../codec/event-codec.js'
+import type { DecodedOp } from '../codec/decode-result.js'
 import { Histogram } from './histogram.js'
 
 const STATUS_OK = 0

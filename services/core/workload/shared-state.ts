@@ -6,7 +6,8 @@
  * limit is cached behind a generation word (docs/design/workload.md).
  */
 import { BenchstreamError } from '../errors.js'
-import { ACK_WINDOW_DEFAULT, type NumberGenerator } from './generators.js'
+import { ACK_WINDOW_DEFAULT } from './generators.js'
+import type { NumberGenerator } from './number-generator.js'
 
 // BigInt64Array slots.
 const LOAD_NEXT = 0
