@@ -23,11 +23,9 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   nowMs,
   OP_READ,
   openProducer,
-  parseFlags,
   processorEnv,
   progress,
   quantile,
@@ -38,6 +36,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { ProcessorProcess } from './processor-process.js'
 
 const BENCH = 'api-load'

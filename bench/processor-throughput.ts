@@ -32,11 +32,9 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   median,
   nowMs,
   openProducer,
-  parseFlags,
   processorEnv,
   produceEvents,
   progress,
@@ -46,6 +44,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { consumerPerformance, type ConsumerPerf } from './consumer-performance.js'
 import { ProcessorProcess } from './processor-process.js'
 import { clickhouseEvents, cpuSeconds, engineLines, hotSpots, perfRecord, perfReport } from './processor-time-spent.js'
