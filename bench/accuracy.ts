@@ -29,12 +29,10 @@ import {
   fmtGrouped,
   fmtInt,
   gaussian,
-  KAFKA_FLAGS,
   lognormalUs,
   nowMs,
   OP_READ,
   openProducer,
-  parseFlags,
   processorEnv,
   progress,
   runMain,
@@ -43,6 +41,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { ProcessorProcess } from './processor-process.js'
 
 const BENCH = 'accuracy'

@@ -24,11 +24,9 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   nowMs,
   OP_READ,
   openProducer,
-  parseFlags,
   processorEnv,
   progress,
   quantile,
@@ -39,6 +37,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { ProcessorProcess } from './processor-process.js'
 
 const BENCH = 'api-load'

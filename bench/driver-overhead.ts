@@ -37,16 +37,15 @@ import {
   deleteTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   lognormalUs,
   median,
-  parseFlags,
   progress,
   runMain,
   shortId,
   withBroker,
   type Broker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 
 const BENCH = 'driver-overhead'
 const TARGET_RATIO = 0.98

@@ -29,11 +29,9 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   lognormalUs,
   nowMs,
   openProducer,
-  parseFlags,
   processorEnv,
   progress,
   quantile,
@@ -43,6 +41,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { ProcessorProcess, type WatchResult } from './processor-process.js'
 
 const BENCH = 'freshness'

@@ -41,11 +41,9 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   nowMs,
   OP_READ,
   openProducer,
-  parseFlags,
   processorEnv,
   progress,
   runMain,
@@ -54,8 +52,8 @@ import {
   STATUS_OK,
   tempDir,
   withBroker,
-  type Flags as FlagValues,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags, type Flags as FlagValues } from './flags.js'
 import { ProcessorProcess, type MemorySample } from './processor-process.js'
 
 const BENCH = 'many-runs'

@@ -22,10 +22,8 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   nowMs,
   openProducer,
-  parseFlags,
   processorEnv,
   produceEvents,
   progress,
@@ -36,6 +34,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { ProcessorProcess, type MemorySample } from './processor-process.js'
 
 const BENCH = 'memory'

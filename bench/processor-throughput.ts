@@ -20,13 +20,11 @@
  * --perf-basic-prof.
  *
  * Targets: >= 2,000,000 events/s with raw storage on, >= 5,000,000 with it off (issue 21 raised issue 4's 1M / 3M).
+ * ConsumerPerformance is run by consumer-performance.ts; profiles, perf and CPU by processor-time-spent.ts.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { repoRoot } from '../services/common/repo-root.js'
-import { BenchstreamError } from '../services/core/errors.js'
 import {
   createTopic,
   DATABASE,
@@ -34,22 +32,22 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   median,
   nowMs,
   openProducer,
-  parseFlags,
   processorEnv,
   produceEvents,
   progress,
   runMain,
   shortId,
-  statCpuSeconds,
   SyntheticStream,
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
+import { consumerPerformance, type ConsumerPerf } from './consumer-performance.js'
 import { ProcessorProcess } from './processor-process.js'
+import { clickhouseEvents, cpuSeconds, engineLines, hotSpots, perfRecord, perfReport } from './processor-time-spent.js'
 
 const BENCH = 'processor-throughput'
 const TARGET_RAW_ON_EVENTS_PER_S = 2_000_000
@@ -110,14 +108,6 @@ const FLAGS = {
   ...KAFKA_FLAGS,
 } as const
 
-interface ConsumerPerf {
-  mbPerS: number
-  msgsPerS: number
-  fetchMbPerS: number
-  fetchMsgsPerS: number
-  seconds: number
-}
-
 interface ProcessorRun {
   label: string
   round: number
@@ -141,257 +131,6 @@ interface ProcessorRun {
    * CPU seconds of the processor from group join until all events were counted: all threads, and the main (JS) thread.
    */
   cpu: { all: number; main: number }
-}
-
-function kafkaLibsDir(): string {
-  if (process.env.KAFKA_LIBS_DIR !== undefined && process.env.KAFKA_LIBS_DIR !== '') return process.env.KAFKA_LIBS_DIR
-  // The same version deploy/local/kafka.sh starts: KAFKA_VERSION when set, else the pom's default.
-  let version =
-    process.env.KAFKA_VERSION !== undefined && process.env.KAFKA_VERSION !== '' ? process.env.KAFKA_VERSION : undefined
-  if (version === undefined) {
-    const pom = readFileSync(path.join(repoRoot(), 'deploy', 'local', 'kafka-pom.xml'), 'utf8')
-    version = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(pom)?.[1]
-  }
-  if (version === undefined)
-    throw new BenchstreamError('BS_ERR_CONFIG', 'cannot read <kafka.version> from deploy/local/kafka-pom.xml')
-  const cache =
-    process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== ''
-      ? process.env.XDG_CACHE_HOME
-      : path.join(os.homedir(), '.cache')
-  return path.join(cache, 'benchstream', `kafka-${version}`, 'libs')
-}
-
-/** Runs Kafka's ConsumerPerformance over the whole topic and parses its summary line. */
-async function consumerPerformance(brokers: string, topic: string, messages: number): Promise<ConsumerPerf> {
-  const dir = tempDir('consumer-perf')
-  // Kafka 3.x logs through log4j 1 (reload4j), 4.x through log4j2: one config for each, each line ignores the other's
-  // flag.
-  const log4j = path.join(dir, 'log4j.properties')
-  writeFileSync(
-    log4j,
-    [
-      'log4j.rootLogger=ERROR, stderr',
-      'log4j.appender.stderr=org.apache.log4j.ConsoleAppender',
-      'log4j.appender.stderr.Target=System.err',
-      'log4j.appender.stderr.layout=org.apache.log4j.PatternLayout',
-      'log4j.appender.stderr.layout.ConversionPattern=%p %m%n',
-      '',
-    ].join('\n'),
-  )
-  const log4j2 = path.join(dir, 'log4j2.properties')
-  writeFileSync(
-    log4j2,
-    'status = warn\nappender.stderr.type = Console\nappender.stderr.name = STDERR\nappender.stderr.target ' +
-      '= SYSTEM_ERR\nappender.stderr.layout.type = PatternLayout\nappender.stderr.layout.pattern = ' +
-      '%p %m%n\nrootLogger.level = ERROR\nrootLogger.appenderRef.stderr.ref = STDERR\n',
-  )
-  const args = [
-    `-Dlog4j.configuration=file:${log4j}`,
-    `-Dlog4j2.configurationFile=${log4j2}`,
-    '-cp',
-    `${kafkaLibsDir()}/*`,
-    'org.apache.kafka.tools.ConsumerPerformance',
-    '--bootstrap-server',
-    brokers,
-    '--topic',
-    topic,
-    '--messages',
-    String(messages),
-    '--group',
-    `bench-consumer-perf-${shortId()}`,
-    '--timeout',
-    '30000',
-  ]
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(stdout)
-        : reject(new Error(`ConsumerPerformance exited with ${code}:\n${stdout}\n${stderr}`)),
-    )
-  }).finally(() => rmSync(dir, { recursive: true, force: true }))
-  // A header line of names and one line of values, both comma-separated.
-  const lines = out
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
-  const at = lines.findIndex((l) => l.startsWith('start.time'))
-  if (at === -1 || lines[at + 1] === undefined)
-    throw new Error(`cannot find ConsumerPerformance's summary in its output:\n${out}`)
-  const names = lines[at]!.split(',').map((s) => s.trim())
-  const values = lines[at + 1]!.split(',').map((s) => s.trim())
-  const get = (name: string): number => {
-    const i = names.indexOf(name)
-    const v = Number(values[i])
-    if (i === -1 || !Number.isFinite(v)) throw new Error(`ConsumerPerformance printed no number for ${name}:\n${out}`)
-    return v
-  }
-  const consumed = get('data.consumed.in.nMsg')
-  if (consumed !== messages)
-    throw new Error(`ConsumerPerformance read ${consumed} messages; the topic holds ${messages}`)
-  return {
-    mbPerS: get('MB.sec'),
-    msgsPerS: get('nMsg.sec'),
-    fetchMbPerS: get('fetch.MB.sec'),
-    fetchMsgsPerS: get('fetch.nMsg.sec'),
-    seconds: get('fetch.time.ms') / 1000,
-  }
-}
-
-interface ProfileNode {
-  id: number
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  children?: number[]
-}
-
-/** Self and inclusive time per function from a .cpuprofile, as printable lines. */
-function hotSpots(file: string, top: number): string {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: ProfileNode[]
-    samples: number[]
-    timeDeltas: number[]
-  }
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]))
-  const parent = new Map<number, number>()
-  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
-  const root = `file://${repoRoot()}/`
-  const key = (n: ProfileNode): string => {
-    const f = n.callFrame
-    if (f.url === '') return f.functionName === '' ? '(anonymous)' : f.functionName
-    return (
-      `${f.functionName === '' ? '(anonymous)' : f.functionName} ` +
-      ` ${f.url.replace(root, '').replace(/^node:/, 'node:')}:${f.lineNumber + 1}`
-    )
-  }
-  const self = new Map<string, number>()
-  const inclusive = new Map<string, number>()
-  let total = 0
-  let idle = 0
-  for (let i = 0; i < prof.samples.length; i++) {
-    const dt = prof.timeDeltas[i] ?? 0
-    const n = byId.get(prof.samples[i]!)
-    if (n === undefined) continue
-    if (n.callFrame.functionName === '(idle)') {
-      idle += dt
-      continue
-    }
-    total += dt
-    self.set(key(n), (self.get(key(n)) ?? 0) + dt)
-    const seen = new Set<string>()
-    for (let id: number | undefined = n.id; id !== undefined; id = parent.get(id)) {
-      const k = key(byId.get(id)!)
-      if (k === '(root)' || seen.has(k)) continue
-      seen.add(k)
-      inclusive.set(k, (inclusive.get(k) ?? 0) + dt)
-    }
-  }
-  const table = (m: Map<string, number>, n: number): string =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([k, us]) => `    ${fmt((100 * us) / total, 1).padStart(5)}%  ${fmt(us / 1000, 0).padStart(7)} ms  ${k}`)
-      .join('\n')
-  return [
-    `  profile: ${fmt(total / 1000, 0)} ms busy on the main thread, ${fmt(idle / 1000, 0)} ms idle ` +
-      `(chDB works on its own threads, which a JS profile does not show)`,
-    `  top ${top} by self time:`,
-    table(self, top),
-    `  top ${top} by inclusive time (program, GC and runtime frames excluded):`,
-    table(new Map([...inclusive].filter(([k]) => !k.startsWith('('))), top),
-  ].join('\n')
-}
-
-/**
- * CPU seconds (user + system) a process has used, all its threads and its
- * main thread alone (where JS runs; ClickHouse works on threads of its own).
- * CPU time is what other load on the machine moves least.
- */
-function cpuSeconds(pid: number): { all: number; main: number } {
-  return { all: statCpuSeconds(`/proc/${pid}/stat`), main: statCpuSeconds(`/proc/${pid}/task/${pid}/stat`) }
-}
-
-/** ClickHouse's cumulative counters in the processor's process (all of them started at its start). */
-async function clickhouseEvents(p: ProcessorProcess): Promise<Map<string, number>> {
-  const rows = await p.query<{ event: string; value: string }>(
-    'SELECT event, toString(value) AS value FROM system.events',
-  )
-  return new Map(rows.map((r) => [r.event, Number(r.value)]))
-}
-
-/** What the engine spent its time on during a run, from system.events, as printable lines. */
-function engineLines(e: Map<string, number>, events: number): string {
-  const g = (k: string): number => e.get(k) ?? 0
-  const s = (us: number): string => `${fmt(us / 1e6, 2)} s`
-  return [
-    `  ClickHouse's own counters (system.events; times summed over threads):`,
-    `    inserts: ${fmtInt(g('InsertQuery'))} queries, ${fmtInt(g('InsertedRows'))} ` +
-      `rows (${fmt(g('InsertedRows') / events, 2)} ` +
-      (`per event), ${s(g('InsertQueryTimeMicroseconds'))} in INSERT ` +
-        `queries; parts written: ${fmtInt(g('MergeTreeDataWriterBlocks'))} `) +
-      (`(${fmt(g('MergeTreeDataWriterCompressedBytes') / 1e6, 1)} MB ` +
-        `compressed of ${fmt(g('MergeTreeDataWriterUncompressedBytes') / 1e6, 1)} `) +
-      `MB), sorting ${s(g('MergeTreeDataWriterSortingBlocksMicroseconds'))}`,
-    `    merges: ${fmtInt(g('Merge'))} of ${fmtInt(g('MergeSourceParts'))} parts, ${fmtInt(g('MergedRows'))} ` +
-      `rows (${fmt(g('MergedRows') / events, 2)} per event), ${s(g('MergeTotalMilliseconds') * 1000)}`,
-    `    engine threads: user ${s(g('UserTimeMicroseconds'))}, system ${s(g('SystemTimeMicroseconds'))}; ` +
-      `files opened ${fmtInt(g('FileOpen'))}`,
-  ].join('\n')
-}
-
-/** `perf record` of every thread of a process until stop(); cpu-clock: hardware counters are not there in every VM. */
-function perfRecord(pid: number, file: string): { stop(): Promise<void> } {
-  const child: ChildProcess = spawn(
-    'perf',
-    ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  )
-  let stderr = ''
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
-  const exited = new Promise<number>((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve(code ?? 1))
-  })
-  return {
-    async stop() {
-      child.kill('SIGINT')
-      const code = await exited
-      // perf 6.1 exits with 1 after SIGINT even when it wrote everything: judge by its summary line.
-      if (!stderr.includes('Captured and wrote'))
-        throw new Error(`perf record exited with ${code}: ${stderr.slice(-2000)}`)
-    },
-  }
-}
-
-/** The busiest libraries and functions of a perf recording (self time), as printable lines. */
-function perfReport(file: string, top: number): string {
-  const report = (sort: string, limit: number): string[] => {
-    const r = spawnSync(
-      'perf',
-      ['report', '-i', file, '--no-children', '--sort', sort, '--stdio', '-g', 'none', '--percent-limit', '0.3'],
-      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-    )
-    if (r.status !== 0) throw new Error(`perf report failed: ${r.stderr.slice(-2000)}`)
-    return r.stdout
-      .split('\n')
-      .filter((l) => l.trim() !== '' && !l.startsWith('#'))
-      .slice(0, limit)
-      .map((l) => `    ${l.trim().replace(/\s{2,}/g, '  ')}`)
-  }
-  // libchdb.so ships stripped (its .gnu_debuglink names a libchdb.so.debug that is not published):
-  // its functions show as addresses, so the threads' names (ClickHouse names its pools) say what it does.
-  return [
-    `  perf (cpu-clock, all threads), by thread name:`,
-    ...report('comm', 12),
-    `  by library:`,
-    ...report('dso', 8),
-    `  top ${top} functions by self time:`,
-    ...report('dso,sym', top),
-  ].join('\n')
 }
 
 async function main(): Promise<void> {

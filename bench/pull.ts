@@ -39,10 +39,8 @@ import {
   createTopic,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   nowMs,
   openProducer,
-  parseFlags,
   processorEnv,
   produceEvents,
   progress,
@@ -53,6 +51,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 
 const BENCH = 'pull'
 const run = promisify(execFile)

@@ -36,11 +36,9 @@ import {
   derivedTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   lognormalUs,
   nowMs,
   openProducer,
-  parseFlags,
   processorEnv,
   produceEvents,
   progress,
@@ -49,6 +47,7 @@ import {
   tempDir,
   withBroker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import { ProcessorProcess } from './processor-process.js'
 
 const BENCH = 'storage'

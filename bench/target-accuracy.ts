@@ -25,14 +25,13 @@ import {
   fmt,
   fmtGrouped,
   fmtInt,
-  KAFKA_FLAGS,
-  parseFlags,
   progress,
   runMain,
   shortId,
   withBroker,
   type Broker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 
 const BENCH = 'target-accuracy'
 const TARGET_ERROR = 0.01

@@ -43,9 +43,7 @@ import {
   deleteTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   median,
-  parseFlags,
   processCpuMs,
   progress,
   runMain,
@@ -53,6 +51,7 @@ import {
   withBroker,
   type Broker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import {
   loadAverage,
   parseReport,

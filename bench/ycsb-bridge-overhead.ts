@@ -27,9 +27,7 @@ import {
   deleteTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   median,
-  parseFlags,
   processCpuMs,
   progress,
   runMain,
@@ -38,6 +36,7 @@ import {
   withBroker,
   type Broker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 
 const BENCH = 'ycsb-bridge-overhead'
 const TARGET_RATIO = 0.98

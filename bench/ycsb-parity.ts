@@ -40,15 +40,14 @@ import {
   deleteTopics,
   fmt,
   fmtInt,
-  KAFKA_FLAGS,
   median,
-  parseFlags,
   progress,
   runMain,
   shortId,
   withBroker,
   type Broker,
 } from './common.js'
+import { KAFKA_FLAGS, parseFlags } from './flags.js'
 import {
   loadAverage,
   parseReport,

@@ -3,7 +3,7 @@
  * Time series are drawn against seconds since each run's first window, so
  * two runs started at different times line up; the table compares whole runs
  * per YCSB measurement (READ, READ-FAILED, ...) with the same numbers as the
- * run report (services/adapters/clickhouse/read-model.ts runReport).
+ * run report (services/adapters/clickhouse/read-model-report.ts runReport).
  */
 import {
   CustomVariableBuilder,

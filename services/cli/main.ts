@@ -148,7 +148,7 @@ const COMMANDS: Record<string, Command> = {
   'import-ycsb': {
     summary: 'what YCSB wrote into a run: reports, raw data, interval logs (--follow: live from a running YCSB)',
     usage: async () => (await import('./usage.js')).IMPORT_YCSB_USAGE,
-    flags: async () => flagNames((await import('./import-ycsb.js')).IMPORT_YCSB_FLAGS),
+    flags: async () => flagNames((await import('./import-ycsb-args.js')).IMPORT_YCSB_FLAGS),
     run: async (argv) => (await import('./import-ycsb.js')).importYcsbMain(argv),
   },
   pe: {

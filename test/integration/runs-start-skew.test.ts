@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
-import { usToDateTime64 } from '../../services/adapters/clickhouse/window-store.js'
+import { usToDateTime64 } from '../../services/adapters/clickhouse/datetime64-text.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { migratedClickHouse } from '../helpers/clickhouse.js'
 import { testEnv } from '../helpers/env.js'

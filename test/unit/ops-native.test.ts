@@ -7,7 +7,7 @@ import {
   lowCardinalityColumn,
   nativeBlock,
 } from '../../services/adapters/clickhouse/native-insert.js'
-import { opsNative } from '../../services/adapters/clickhouse/window-store.js'
+import { opsNative } from '../../services/adapters/clickhouse/ops-native.js'
 import { RawOps } from '../../services/core/stats/partition-state.js'
 
 const join = (chunks: Uint8Array[]): Buffer => Buffer.concat(chunks)

@@ -5,86 +5,19 @@
  * offset range is dropped by ClickHouse instead of counted twice. A
  * verified write (a replay, a retry) then checks that the rows are there:
  * see writeStep for the one case where ClickHouse drops a replay that it
- * should have taken.
+ * should have taken. The rows come from window-store-rows.ts and
+ * ops-native.ts; refused data is isolated by insert-refusals.ts.
  */
-import { randomUUID } from 'node:crypto'
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import { Readable } from 'node:stream'
-import { finished } from 'node:stream/promises'
-import { Session } from 'chdb'
-import { CACHE_OUTCOMES, OPERATIONS, STATUSES, type SummaryReportRecord } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { FlushBatch, RawOps } from '../../core/stats/partition-state.js'
 import type { MissingRows, RefusedRow, WindowStore, WriteOptions, WriteResult } from '../../core/ports/window-store.js'
 import { queryRows, verifiedCountSql, writeTable, type ClickHouse } from './client.js'
+import { textToMs } from './datetime64-text.js'
+import { bisect, errorText, isDataError } from './insert-refusals.js'
+import { NativeInserter } from './native-inserter.js'
+import { OPS_COLUMNS, opsNative, opsRow } from './ops-native.js'
 import { knownStacks, profileRecordRows, type ProfileRows } from './profile-store.js'
-import {
-  fixedColumn,
-  indexArray,
-  int64Column,
-  lowCardinalityColumn,
-  nativeBlock,
-  type NativeColumn,
-} from './native-insert.js'
-
-/** `seconds.micros` text that DateTime64(6) parses exactly (no float rounding). */
-export function usToDateTime64(us: number): string {
-  const s = Math.floor(us / 1e6)
-  return `${s}.${String(us - s * 1e6).padStart(6, '0')}`
-}
-
-/** The ms of a `seconds.millis` DateTime64(3) text (as msToDateTime64 and the profile rows write it). */
-function textToMs(text: string): number {
-  const [s, ms = '0'] = text.split('.')
-  return Number(s) * 1000 + Number(ms.padEnd(3, '0').slice(0, 3))
-}
-
-function msToDateTime64(us: number): string {
-  const ms = Math.floor(us / 1000)
-  const s = Math.floor(ms / 1000)
-  return `${s}.${String(ms - s * 1000).padStart(3, '0')}`
-}
-
-/**
- * ClickHouse error codes that mean "this data cannot be stored", whatever
- * the retry: parse and type errors of a value. Anything else (connection
- * refused, timeouts, memory, too many parts, an error without a code) is
- * treated as retryable.
- */
-const NON_RETRYABLE_CODES = new Set([
-  6, // CANNOT_PARSE_TEXT
-  25, // CANNOT_PARSE_ESCAPE_SEQUENCE
-  26, // CANNOT_PARSE_QUOTED_STRING
-  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
-  32, // ATTEMPT_TO_READ_AFTER_EOF
-  38, // CANNOT_PARSE_DATE
-  41, // CANNOT_PARSE_DATETIME
-  43, // ILLEGAL_TYPE_OF_ARGUMENT
-  53, // TYPE_MISMATCH
-  69, // ARGUMENT_OUT_OF_BOUND
-  70, // CANNOT_CONVERT_TYPE
-  72, // CANNOT_PARSE_NUMBER
-  117, // INCORRECT_DATA
-  131, // TOO_LARGE_STRING_SIZE
-  321, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
-  349, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
-  1001, // STD_EXCEPTION (e.g. a malformed UTF-8 sequence)
-])
-
-/** The ClickHouse error code of an error from @clickhouse/client (HTTP or chDB), or undefined. */
-export function clickhouseErrorCode(err: unknown): number | undefined {
-  const e = err as { code?: unknown; message?: unknown }
-  if (typeof e.code === 'string' && /^\d+$/.test(e.code)) return Number(e.code)
-  const m = /\bCode: (\d+)\b/.exec(typeof e.message === 'string' ? e.message : '')
-  return m === null ? undefined : Number(m[1])
-}
-
-/** True when retrying the same insert cannot help: the data itself is refused. */
-export function isDataError(err: unknown): boolean {
-  const code = clickhouseErrorCode(err)
-  return code !== undefined && NON_RETRYABLE_CODES.has(code)
-}
+import { reportedRows, runClientRow, serverMetricRows, windowRow } from './window-store-rows.js'
 
 /**
  * Rows of one table that come from one source message (or one aggregated
@@ -95,9 +28,6 @@ interface Unit<R> {
   runId: string
   rows: R[]
 }
-
-/** Error text kept in a dead letter. */
-const MAX_ERROR_CHARS = 2000
 
 /** What writing one table's rows of a batch did. */
 interface StepResult {
@@ -121,10 +51,11 @@ interface TableStep {
 const MAX_RECOVERIES = 4
 
 export class ClickHouseWindowStore implements WindowStore {
-  /** The embedded engine's spool directory, once created. */
-  private spool: Promise<string> | undefined
+  private readonly native: NativeInserter
 
-  constructor(private readonly ch: ClickHouse) {}
+  constructor(private readonly ch: ClickHouse) {
+    this.native = new NativeInserter(ch)
+  }
 
   async write(b: FlushBatch, opts: WriteOptions = {}): Promise<WriteResult> {
     const refused: RefusedRow[] = []
@@ -215,32 +146,7 @@ export class ClickHouseWindowStore implements WindowStore {
       b.lifecycle.map(({ offset, record: r }) => ({
         offset,
         runId: r.runId,
-        rows: [
-          {
-            run_id: r.runId,
-            client_id: r.clientId,
-            phase: r.phase,
-            at: usToDateTime64(Math.round(r.atUs)),
-            labels: r.labels,
-            workload: r.workload,
-            binding: r.binding,
-            threads: r.threads,
-            target: r.target,
-            sent: r.sent ?? {},
-            undelivered: r.undelivered ?? 0,
-            runtime_ms: Math.round(r.runtimeMs ?? 0),
-            src_partition: b.partition,
-            src_offset: offset,
-            group_id: r.group ?? '',
-            repeat: r.repeat ?? 0,
-            properties: r.properties ?? {},
-            schedule_lag_max_ms: r.scheduleLagMaxMs ?? 0,
-            behind_schedule_episodes: r.behindScheduleEpisodes ?? 0,
-            expected_clients: r.expectedClients ?? 0,
-            clock_offset_ms: r.clockOffsetMs ?? null,
-            first_op_at: r.firstOpUs === undefined ? null : usToDateTime64(Math.round(r.firstOpUs)),
-          },
-        ],
+        rows: [runClientRow(r, b.partition, offset)],
       })),
       this.bySourceOffset(b, runsOf(b.lifecycle.map((l) => l.record.runId))),
     )
@@ -250,16 +156,7 @@ export class ClickHouseWindowStore implements WindowStore {
         .map(({ offset, record: r }) => ({
           offset,
           runId: r.runId,
-          rows: Object.entries(r.values).map(([name, value]) => ({
-            run_id: r.runId,
-            client_id: r.clientId,
-            at: usToDateTime64(Math.round(r.atUs)),
-            source: r.source,
-            name,
-            value,
-            src_partition: b.partition,
-            src_offset: offset,
-          })),
+          rows: serverMetricRows(r, b.partition, offset),
         }))
         .filter((u) => u.rows.length > 0),
       this.bySourceOffset(b, runsOf(b.serverMetrics.map((m) => m.record.runId))),
@@ -277,34 +174,7 @@ export class ClickHouseWindowStore implements WindowStore {
       b.windows.map((w) => ({
         offset: -1,
         runId: w.runId,
-        rows: [
-          {
-            run_id: w.runId,
-            client_id: w.clientId,
-            op: w.op,
-            status: w.status,
-            window_start: msToDateTime64(w.windowStartUs),
-            window_ms: Math.round(w.windowUs / 1000),
-            count: w.count,
-            errors: w.errors,
-            sum_us: w.sumUs,
-            min_us: w.minUs,
-            max_us: w.maxUs,
-            intended_sum_us: w.intendedSumUs,
-            intended_max_us: w.intendedMaxUs,
-            cache_hits: w.cacheHits,
-            cache_misses: w.cacheMisses,
-            bytes: w.bytes,
-            hist: w.hist.toMap(),
-            intended_hist: w.intendedHist.toMap(),
-            late_events: w.lateEvents,
-            first_start: usToDateTime64(w.firstStartUs),
-            last_end: usToDateTime64(w.lastEndUs),
-            src_partition: b.partition,
-            src_first_offset: b.firstOffset,
-            src_last_offset: b.lastOffset,
-          },
-        ],
+        rows: [windowRow(w, b)],
       })),
       {
         where:
@@ -481,7 +351,7 @@ export class ClickHouseWindowStore implements WindowStore {
   private async isolateOps(table: string, batchToken: string, ops: RawOps, partition: number): Promise<StepResult> {
     const token = `${batchToken}:${table}`
     try {
-      await this.insertNative(table, OPS_COLUMNS, opsNative(ops, partition, 0, ops.length), token)
+      await this.native.insert(table, OPS_COLUMNS, opsNative(ops, partition, 0, ops.length), token)
       return { refused: [], stored: ops.length }
     } catch (err) {
       if (!isDataError(err)) throw err
@@ -489,7 +359,7 @@ export class ClickHouseWindowStore implements WindowStore {
     const refused = await bisect(
       ops.length,
       `${token}/rows`,
-      (from, to, t) => this.insertNative(table, OPS_COLUMNS, opsNative(ops, partition, from, to), t),
+      (from, to, t) => this.native.insert(table, OPS_COLUMNS, opsNative(ops, partition, from, to), t),
       (i, err) => {
         const row = opsRow(ops, partition, i)
         return {
@@ -512,235 +382,8 @@ export class ClickHouseWindowStore implements WindowStore {
       clickhouse_settings: { insert_deduplication_token: token },
     })
   }
-
-  /**
-   * One INSERT of a Native block. @clickhouse/client's insert() takes text
-   * formats only, and its chDB connection turns every body into a JS string
-   * (binary would not survive), so: on a server the block is the body of a
-   * plain INSERT (exec); in the embedded engine it goes through a file that
-   * the engine reads itself (FROM INFILE), written just before and removed
-   * just after, on a chDB session of its own: one session runs one query at a
-   * time (measured: 4 concurrent inserts on one session finish one after the
-   * other; on 4 sessions of the same directory they overlap), so partitions'
-   * raw-event inserts neither wait for each other nor hold up the small
-   * inserts and lookups on the shared connection. A session on a directory
-   * the process has open costs well under a millisecond. The token is part of
-   * the statement: a SET on a shared session would outlive this insert.
-   */
-  private async insertNative(
-    table: string,
-    columns: readonly string[],
-    block: Uint8Array[],
-    token: string,
-  ): Promise<void> {
-    const head = `INSERT INTO ${writeTable(this.ch, table)} (${columns.join(', ')})`
-    const settings = `SETTINGS insert_deduplication_token = ${sqlString(token)}`
-    if (this.ch.mode === 'server') {
-      const r = await this.ch.client.exec({
-        query: `${head} ${settings} FORMAT Native`,
-        values: Readable.from(block, { objectMode: false }),
-      })
-      await finished(r.stream.resume())
-      return
-    }
-    const file = await this.spoolFile()
-    try {
-      await writeFile(file, block)
-      const session = new Session(this.ch.location)
-      try {
-        await session.queryAsync(`${head} FROM INFILE ${sqlString(file)} ${settings} FORMAT Native`)
-      } finally {
-        session.close()
-      }
-    } finally {
-      await rm(file, { force: true })
-    }
-  }
-
-  /**
-   * A fresh file name in the embedded engine's directory, insert-spool/. Files
-   * of other processes are left there only by a crash during an insert (one
-   * process owns the directory at a time): removed on first use.
-   */
-  private async spoolFile(): Promise<string> {
-    this.spool ??= (async () => {
-      const dir = path.join(this.ch.location, 'insert-spool')
-      await mkdir(dir, { recursive: true })
-      const mine = `${process.pid}-`
-      for (const f of await readdir(dir)) if (!f.startsWith(mine)) await rm(path.join(dir, f), { force: true })
-      return dir
-    })()
-    return path.join(await this.spool, `${process.pid}-${randomUUID()}.native`)
-  }
-}
-
-/**
- * Tries items [0, n) in one insert, then halves of a refused range, down to
- * single items, which are refused. Deterministic: the same refusals give the
- * same inserts with the same tokens.
- */
-async function bisect(
-  n: number,
-  token: string,
-  insertRange: (from: number, to: number, token: string) => Promise<void>,
-  refuse: (i: number, err: unknown) => RefusedRow,
-): Promise<RefusedRow[]> {
-  const refused: RefusedRow[] = []
-  const attempt = async (from: number, to: number, t: string): Promise<void> => {
-    if (from >= to) return
-    try {
-      await insertRange(from, to, t)
-    } catch (err) {
-      if (!isDataError(err)) throw err
-      if (to - from === 1) {
-        refused.push(refuse(from, err))
-        return
-      }
-      const mid = from + Math.ceil((to - from) / 2)
-      await attempt(from, mid, `${t}/a`)
-      await attempt(mid, to, `${t}/b`)
-    }
-  }
-  await attempt(0, n, token)
-  return refused
-}
-
-function errorText(err: unknown): string {
-  return String((err as Error).message ?? err)
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, MAX_ERROR_CHARS)
-}
-
-/** Rows of reported_measurements (schemas/clickhouse/0008-reported-summaries.sql) for one SUMMARY_REPORT record. */
-function reportedRows(r: SummaryReportRecord, partition: number, offset: number): Array<Record<string, unknown>> {
-  return r.measurements.map((m) => ({
-    run_id: r.runId,
-    client_id: r.clientId,
-    measurement: m.name,
-    kind: m.kind,
-    op: m.op,
-    latency: m.latency,
-    status: m.status,
-    origin: 'reported',
-    format: r.format,
-    source: r.source,
-    imported_at: usToDateTime64(Math.round(r.atUs)),
-    runtime_ms: r.runtimeMs ?? null,
-    throughput: r.throughputOpsPerSec ?? null,
-    operations: m.operations ?? null,
-    average_us: m.averageUs ?? null,
-    min_us: m.minUs ?? null,
-    max_us: m.maxUs ?? null,
-    percentiles_us: Object.fromEntries(m.percentiles.map((p) => [String(p.percentile), p.valueUs])),
-    percentiles_in_ms: m.percentiles.some((p) => p.unit === 'ms') ? 1 : 0,
-    returns: m.returns,
-    src_partition: partition,
-    src_offset: offset,
-  }))
 }
 
 function jsonPayload(rows: Array<Record<string, unknown>>): Buffer {
   return Buffer.from(JSON.stringify(rows))
-}
-
-/**
- * The columns of `ops` a raw-event insert writes (schemas/clickhouse/0007-ops-storage.sql); `intended_us` is latency_us
- * + wait_us.
- */
-const OPS_COLUMNS = [
-  'run_id',
-  'client_id',
-  'thread',
-  'op',
-  'start',
-  'latency_us',
-  'wait_us',
-  'status',
-  'cache',
-  'bytes',
-  'src_partition',
-  'src_offset',
-] as const
-
-/**
- * Raw events [from, to) as one Native block in OPS_COLUMNS order, written
- * straight from RawOps' typed arrays: most columns are views on them, and
- * only run and client ids (a dictionary index per row), the two 64-bit
- * columns and wait_us take a pass over the rows. No string per event.
- */
-export function opsNative(ops: RawOps, partition: number, from: number, to: number): Uint8Array[] {
-  const rows = to - from
-  // run_id and client_id: one dictionary entry per distinct id, an index per row.
-  const dictionary = (ids: readonly string[]): { keys: string[]; ofGroup: Uint32Array } => {
-    const at = new Map<string, number>()
-    const ofGroup = new Uint32Array(ids.length)
-    ids.forEach((id, g) => {
-      let k = at.get(id)
-      if (k === undefined) at.set(id, (k = at.size))
-      ofGroup[g] = k
-    })
-    return { keys: [...at.keys()], ofGroup }
-  }
-  const runs = dictionary(ops.runIds)
-  const clients = dictionary(ops.clientIds)
-  const runIndex = indexArray(runs.keys.length, rows)
-  const clientIndex = indexArray(clients.keys.length, rows)
-  const wait = new Uint32Array(rows)
-  const partitions = new Uint16Array(rows).fill(partition)
-  for (let i = 0; i < rows; i++) {
-    const g = ops.group[from + i]!
-    runIndex[i] = runs.ofGroup[g]!
-    clientIndex[i] = clients.ofGroup[g]!
-    // The wire format guarantees intendedUs >= latencyUs (schemas/events.v1.ts).
-    wait[i] = ops.intendedUs[from + i]! - ops.latencyUs[from + i]!
-  }
-  const columns: NativeColumn[] = [
-    { name: 'run_id', type: 'LowCardinality(String)', data: lowCardinalityColumn(runs.keys, runIndex, 0, rows) },
-    {
-      name: 'client_id',
-      type: 'LowCardinality(String)',
-      data: lowCardinalityColumn(clients.keys, clientIndex, 0, rows),
-    },
-    { name: 'thread', type: 'UInt16', data: fixedColumn(ops.thread, from, to) },
-    // opCode is 1-based: key 0 is never used.
-    { name: 'op', type: 'LowCardinality(String)', data: lowCardinalityColumn(OP_KEYS, ops.opCode, from, to) },
-    { name: 'start', type: "DateTime64(6, 'UTC')", data: int64Column(ops.startUs, from, to) },
-    { name: 'latency_us', type: 'UInt32', data: fixedColumn(ops.latencyUs, from, to) },
-    { name: 'wait_us', type: 'UInt32', data: fixedColumn(wait, 0, rows) },
-    { name: 'status', type: 'LowCardinality(String)', data: lowCardinalityColumn(STATUSES, ops.statusIndex, from, to) },
-    { name: 'cache', type: CACHE_ENUM, data: fixedColumn(ops.cacheIndex, from, to) },
-    { name: 'bytes', type: 'UInt32', data: fixedColumn(ops.bytes, from, to) },
-    { name: 'src_partition', type: 'UInt16', data: fixedColumn(partitions, 0, rows) },
-    { name: 'src_offset', type: 'UInt64', data: int64Column(ops.offset, from, to) },
-  ]
-  return nativeBlock(rows, columns)
-}
-
-const OP_KEYS = ['', ...OPERATIONS]
-/** The type of `ops.cache`: the enum's values are the indexes of CACHE_OUTCOMES. */
-const CACHE_ENUM = `Enum8(${CACHE_OUTCOMES.map((c, i) => `'${c}' = ${i}`).join(', ')})`
-
-/** One raw event as a row object (the payload of a refused row's dead letter). */
-function opsRow(ops: RawOps, partition: number, i: number): Record<string, string | number> & { run_id: string } {
-  const g = ops.group[i]!
-  return {
-    run_id: ops.runIds[g]!,
-    client_id: ops.clientIds[g]!,
-    thread: ops.thread[i]!,
-    op: OPERATIONS[ops.opCode[i]! - 1]!,
-    start: usToDateTime64(ops.startUs[i]!),
-    latency_us: ops.latencyUs[i]!,
-    intended_us: ops.intendedUs[i]!,
-    status: STATUSES[ops.statusIndex[i]!]!,
-    cache: CACHE_OUTCOMES[ops.cacheIndex[i]!]!,
-    bytes: ops.bytes[i]!,
-    src_partition: partition,
-    src_offset: ops.offset[i]!,
-  }
-}
-
-/** A ClickHouse string literal. */
-function sqlString(s: string): string {
-  return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
 }
