@@ -10,7 +10,7 @@ ALTER TABLE {db}.run_clients ADD COLUMN IF NOT EXISTS clock_offset_ms Nullable(F
 ALTER TABLE {db}.run_clients ADD COLUMN IF NOT EXISTS first_op_at Nullable(DateTime64(6, 'UTC'));
 
 -- Experiments as the coordinator stores them through the API: the whole
--- state of each as JSON (schemas/experiments.v1.ts ExperimentState), the
+-- state of each as JSON (schemas/experiment-state.v1.ts ExperimentState), the
 -- highest version kept.
 CREATE TABLE IF NOT EXISTS {db}.experiments
 (

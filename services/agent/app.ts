@@ -21,8 +21,8 @@ import type {
   ClockEstimate,
   ControlMessage,
   RunSpec,
-  Step,
-} from '../../schemas/experiments.v1.js'
+} from '../../schemas/experiment-control.v1.js'
+import type { Step } from '../../schemas/experiment-plan.v1.js'
 import type { Logger } from '../common/logger.js'
 import {
   claimWindowMs,

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'n
 import os from 'node:os'
 import path from 'node:path'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import { ENV_NAME } from '../../schemas/experiments.v1.js'
+import { ENV_NAME } from '../../schemas/experiment-common.v1.js'
 import { flagNames, parseFlags, type FlagSpecs } from '../common/args.js'
 import { freeze, type Env } from '../common/config.js'
 import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'

@@ -4,7 +4,7 @@
  * in): one read-only SELECT over Benchstream's tables, checked and run by the
  * guard (AdHocQueries), its result streamed (result-reply.ts).
  *
- * Without a format the answer is QueryResult (schemas/api.v1.ts), the rows
+ * Without a format the answer is QueryResult (schemas/sql-api.v1.ts), the rows
  * first and the counts after them; with one (`format`, or the query's FORMAT
  * clause) it is that text, with trailers X-Benchstream-Truncated and
  * X-Benchstream-Rows. Every row comes back unless the request asked for a cut
@@ -13,7 +13,8 @@
  * holding the error answer's JSON, and the connection breaks).
  */
 import type { FastifyInstance } from 'fastify'
-import { QueryResult, SqlBody, type ErrorReply } from '../../schemas/api.v1.js'
+import type { ErrorReply } from '../../schemas/api-common.v1.js'
+import { QueryResult, SqlBody } from '../../schemas/sql-api.v1.js'
 import type { AdHocQueries, AdHocStream } from '../core/ports/ad-hoc-queries.js'
 import { errorBody } from './http-guards.js'
 import { exceptionBlock, exceptionTag } from '../core/codec/exception-block.js'

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { AlertsQuery, SilenceBody, SilenceIdParams, SilencesQuery } from '../../schemas/api.v1.js'
+import { AlertsQuery, SilenceBody, SilenceIdParams, SilencesQuery } from '../../schemas/alerts-api.v1.js'
 import { expireSilence, newSilence, silenceState, silenceView } from '../core/alerting/silences.js'
 import { BenchstreamError } from '../core/errors.js'
 import type { SilenceStore } from '../core/ports/alerts.js'

@@ -8,15 +8,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import {
-  CompareQuery,
-  ErrorReply,
-  HistoryQuery,
-  ReportQuery,
-  RunIdParams,
-  RunsQuery,
-  TimelineQuery,
-} from '../../schemas/api.v1.js'
+import { ErrorReply, RunIdParams } from '../../schemas/api-common.v1.js'
+import { CompareQuery, HistoryQuery } from '../../schemas/compare-api.v1.js'
+import { ReportQuery } from '../../schemas/run-reports-api.v1.js'
+import { RunsQuery, TimelineQuery } from '../../schemas/runs-api.v1.js'
 import type { AdHocQueries } from '../core/ports/ad-hoc-queries.js'
 import type { SilenceStore } from '../core/ports/alerts.js'
 import type { ExperimentStore } from '../core/ports/experiment-store.js'

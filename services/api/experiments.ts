@@ -8,20 +8,15 @@
  *                                         CLI say it (services/core/experiments/decision.ts)
  *   PUT /api/v1/experiments/:id           the coordinator stores the state (the newest version wins)
  *
- * The body of a PUT is checked against schemas/experiments.v1.ts ExperimentState
+ * The body of a PUT is checked against schemas/experiment-state.v1.ts ExperimentState
  * like any other input: a state that is not one, or names another id, is
  * refused with what is wrong.
  */
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import {
-  ExperimentIdParams,
-  ExperimentList,
-  ExperimentState,
-  MAX_EXPERIMENT_STATE_BYTES,
-  type ExperimentReply,
-} from '../../schemas/experiments.v1.js'
+import { ExperimentState, MAX_EXPERIMENT_STATE_BYTES } from '../../schemas/experiment-state.v1.js'
+import { ExperimentIdParams, ExperimentList, type ExperimentReply } from '../../schemas/experiments-api.v1.js'
 import { BenchstreamError } from '../core/errors.js'
 import { decideExperiment } from '../core/experiments/decision.js'
 import type { ExperimentStore } from '../core/ports/experiment-store.js'

@@ -6,8 +6,9 @@
  * or --maven-repo); the coordinator that runs each step is wired by
  * services/cli/experiment.ts and handed in.
  */
-import type { ExperimentState, Plan } from '../../schemas/experiments.v1.js'
-import { FIGURE_NAME } from '../../schemas/experiments.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
+import type { ExperimentState } from '../../schemas/experiment-state.v1.js'
+import { FIGURE_NAME } from '../../schemas/experiment-plan.v1.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { fetchMavenMetadata, MAVEN_CENTRAL } from '../adapters/http/maven-metadata.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'

@@ -4,7 +4,7 @@
  * (reader.ts), computed and formatted by services/core/compare/.
  */
 import { parseFlags, type FlagSpecs } from '../common/args.js'
-import { FIGURE_KEYS } from '../../schemas/api.v1.js'
+import { FIGURE_KEYS } from '../../schemas/compare-api.v1.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
 import { outcomeExit, UNDECIDED_EXIT } from '../common/cli-env.js'
 import { decideComparison } from '../core/compare/decision.js'

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import path from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import type { ExperimentState } from '../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../schemas/experiment-state.v1.js'
 import { ApiExperimentStore } from '../adapters/http/experiment-api.js'
 import { KafkaControlBus } from '../adapters/kafka/control-bus.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'

@@ -9,7 +9,7 @@ import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
 import { parseFlags, type FlagSpecs } from '../common/args.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { ID_PATTERN, ID_RULE } from '../../schemas/events.v1.js'
-import type { RunInfo } from '../../schemas/api.v1.js'
+import type { RunInfo } from '../../schemas/runs-api.v1.js'
 import { BenchstreamError, isBenchstreamError } from '../core/errors.js'
 import type { RunFilter } from '../core/ports/read-model.js'
 import {

@@ -10,16 +10,10 @@ import { ClickHouseSilenceStore } from '../adapters/clickhouse/alerts.js'
 import { openClickHouse, type ClickHouse } from '../adapters/clickhouse/client.js'
 import { ClickHouseProfileStore } from '../adapters/clickhouse/profile-store.js'
 import { ClickHouseReadModel } from '../adapters/clickhouse/read-model.js'
-import type {
-  AlertsPage,
-  ReleaseComparison,
-  ReleaseHistory,
-  RunFigures,
-  RunInfo,
-  RunReport,
-  Silence,
-  SilenceBody,
-} from '../../schemas/api.v1.js'
+import type { AlertsPage, Silence, SilenceBody } from '../../schemas/alerts-api.v1.js'
+import type { ReleaseComparison, ReleaseHistory } from '../../schemas/compare-api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
+import type { RunFigures, RunInfo } from '../../schemas/runs-api.v1.js'
 import { readCliEnv } from '../common/cli-env.js'
 import type { Env } from '../common/config.js'
 import { readInfraConfig } from '../common/infra-config.js'

@@ -9,7 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { RunFigures, RunReport } from '../../schemas/api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
+import type { RunFigures } from '../../schemas/runs-api.v1.js'
 import { BINDING_NAMES } from '../adapters/datastores/names.js'
 import { readInfraConfig } from '../common/infra-config.js'
 import { analyzeSweep, type SweepAnalysis } from '../core/compare/saturation.js'

@@ -11,7 +11,7 @@
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { RunReport } from '../../schemas/api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import { HBaseJmxSampler } from '../adapters/datastores/hbase-jmx.js'
 import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
 import { KafkaEventSink } from '../adapters/kafka/event-sink.js'

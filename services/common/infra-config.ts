@@ -222,7 +222,7 @@ export interface TopicsConfig {
   events: string
   deadLetter: string
   alerts: string
-  /** Experiments: agents and the coordinator (schemas/experiments.v1.ts ControlMessage). */
+  /** Experiments: agents and the coordinator (schemas/experiment-control.v1.ts ControlMessage). */
   control: string
   /** One partition; the member of its group given partition 0 evaluates alerts (services/alerts/leadership.ts). */
   leader: string

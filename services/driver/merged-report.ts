@@ -3,7 +3,7 @@
  * the processor has counted every event the clients say they sent. Used to
  * check --threshold on the whole run rather than on one client.
  */
-import type { RunReport } from '../../schemas/api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 
 export interface MergedReport {
   report: RunReport

@@ -13,22 +13,17 @@
  * topic, the store and the run reader.
  */
 import { randomUUID } from 'node:crypto'
-import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../schemas/api.v1.js'
+import type { ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { ReportedRunReport, RunReport } from '../../schemas/run-reports-api.v1.js'
 import type {
   AgentHeartbeat,
   Assign,
   AssignmentStatus,
-  Attempt,
-  Cell,
-  ComparisonRecord,
   ControlMessage,
-  ExperimentState,
-  Plan,
   RunSpec,
-  Setup,
-  Step,
-  StepPhase,
-} from '../../schemas/experiments.v1.js'
+} from '../../schemas/experiment-control.v1.js'
+import type { Plan, Setup, Step, StepPhase } from '../../schemas/experiment-plan.v1.js'
+import type { Attempt, Cell, ComparisonRecord, ExperimentState } from '../../schemas/experiment-state.v1.js'
 import type { Logger } from '../common/logger.js'
 import { decideComparison, figureChange, untestedByConcern } from '../core/compare/decision.js'
 import { formatComparison } from '../core/compare/release-format.js'

@@ -8,7 +8,8 @@
  * step experiment already ended is read, one left running is resumed, one
  * never stored is started; then it goes on as it would have.
  */
-import type { ExperimentState, Plan } from '../../schemas/experiments.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
+import type { ExperimentState } from '../../schemas/experiment-state.v1.js'
 import type { Logger } from '../common/logger.js'
 import { classifyStep, newBisect, nextStep, regressedFigures, stepIdOf, stepPlan } from '../core/experiments/bisect.js'
 import { BenchstreamError } from '../core/errors.js'

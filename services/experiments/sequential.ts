@@ -10,8 +10,9 @@
  * The decisions of every comparison (sequential or not), and the section of
  * comparison.md that says how many runs each setup took and why it stopped.
  */
-import type { ReleaseComparison } from '../../schemas/api.v1.js'
-import type { Decisions, ExperimentState, Look, StopReason } from '../../schemas/experiments.v1.js'
+import type { ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { Decisions, Look, StopReason } from '../../schemas/experiment-decisions.v1.js'
+import type { ExperimentState } from '../../schemas/experiment-state.v1.js'
 import { decideFigures, figuresOf, lookAlpha } from '../core/compare/sequential.js'
 import { roundCells } from '../core/experiments/matrix.js'
 import { comparePairs, PLAN_DEFAULTS, sequentialDesign, workloadName } from '../core/experiments/plan.js'

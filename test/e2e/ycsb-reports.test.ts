@@ -14,13 +14,9 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import type {
-  ReleaseComparison,
-  ReleaseHistory,
-  ReportedRun,
-  ReportedRunReport,
-  RunInfo,
-} from '../../schemas/api.v1.js'
+import type { ReleaseComparison, ReleaseHistory } from '../../schemas/compare-api.v1.js'
+import type { ReportedRun, ReportedRunReport } from '../../schemas/run-reports-api.v1.js'
+import type { RunInfo } from '../../schemas/runs-api.v1.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
 import { generatedDir } from '../../dashboards/index.js'

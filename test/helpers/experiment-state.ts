@@ -5,7 +5,7 @@
  * early repetitions done, a run retried after an agent went silent, a cell
  * whose attempts are used up, one running, the rest left.
  */
-import type { Attempt, ExperimentState } from '../../schemas/experiments.v1.js'
+import type { Attempt, ExperimentState } from '../../schemas/experiment-state.v1.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'
 import { runIdOf } from '../../services/core/experiments/matrix.js'
 import { newExperiment } from '../../services/core/experiments/state.js'

@@ -4,7 +4,7 @@
  * gives them, READ's p50 as the test says, every other figure steady with 1 %
  * seeded noise. What is decided over them is the product's, not the test's.
  */
-import type { OpFigures, RunFigures, RunInfo } from '../../schemas/api.v1.js'
+import type { OpFigures, RunFigures, RunInfo } from '../../schemas/runs-api.v1.js'
 import { Rng } from '../../services/core/workload/random.js'
 
 /** `n` values 1 × (1 + relNoise × U(-√3, √3)): seeded noise of standard deviation relNoise. */

@@ -1,5 +1,5 @@
 /** Operation counts per OP/status as YCSB printed them and as Benchstream counted them, for exact comparisons. */
-import type { Report } from '../../schemas/api.v1.js'
+import type { Report } from '../../schemas/run-reports-api.v1.js'
 import type { SummaryReport } from '../../services/core/ycsb/report-types.js'
 
 /** YCSB's counts per OP/status (measured operations only). */

@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { ReportedClient, ReportedRun, RunInfo } from '../../schemas/api.v1.js'
+import type { ReportedClient, ReportedRun } from '../../schemas/run-reports-api.v1.js'
+import type { RunInfo } from '../../schemas/runs-api.v1.js'
 import { summaryBody } from '../../services/core/ycsb/import-plan.js'
 import { parseYcsbFile } from '../../services/core/ycsb/import.js'
 import type { SummaryReport } from '../../services/core/ycsb/report-types.js'

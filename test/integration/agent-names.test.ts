@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { pino } from 'pino'
-import type { AgentHeartbeat, ControlMessage } from '../../schemas/experiments.v1.js'
+import type { AgentHeartbeat, ControlMessage } from '../../schemas/experiment-control.v1.js'
 import { KafkaControlBus } from '../../services/adapters/kafka/control-bus.js'
 import { ChildProcessLauncher, netProbes } from '../../services/adapters/process/launcher.js'
 import { build, type Agent } from '../../services/agent/app.js'

@@ -29,8 +29,8 @@ import {
   type Assign,
   type AssignmentStatus,
   type RunSpec,
-  type Step,
-} from '../../schemas/experiments.v1.js'
+} from '../../schemas/experiment-control.v1.js'
+import type { Step } from '../../schemas/experiment-plan.v1.js'
 import { build, READY_LINE, type Agent } from '../../services/agent/app.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import type { AgentConfig } from '../../services/agent/config.js'

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Silence } from '../../schemas/api.v1.js'
+import type { Silence } from '../../schemas/alerts-api.v1.js'
 import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
 import type { SilenceSpec } from '../../services/core/alerting/silences.js'

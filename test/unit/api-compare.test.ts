@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { OpFigures, ReleaseComparison, ReleaseHistory, RunFigures, RunInfo } from '../../schemas/api.v1.js'
+import type { ReleaseComparison, ReleaseHistory } from '../../schemas/compare-api.v1.js'
+import type { OpFigures, RunFigures, RunInfo } from '../../schemas/runs-api.v1.js'
 import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
 import type { AdHocQueries } from '../../services/core/ports/ad-hoc-queries.js'

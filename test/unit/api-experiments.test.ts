@@ -10,7 +10,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ExperimentList, ExperimentState, ExperimentSummary } from '../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../schemas/experiment-state.v1.js'
+import type { ExperimentList, ExperimentSummary } from '../../schemas/experiments-api.v1.js'
 import { build } from '../../services/api/app.js'
 import { readApiConfig } from '../../services/api/config.js'
 import { decideExperiment } from '../../services/core/experiments/decision.js'

@@ -12,14 +12,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
 import { Value } from 'typebox/value'
-import {
-  ExperimentState,
-  type BisectState,
-  type Decisions,
-  type ExperimentSummary,
-  type FigureDecision,
-  type Plan,
-} from '../../schemas/experiments.v1.js'
+import type { BisectState, Decisions, FigureDecision } from '../../schemas/experiment-decisions.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
+import { ExperimentState } from '../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../schemas/experiments-api.v1.js'
 import {
   changesFor,
   classifyStep,

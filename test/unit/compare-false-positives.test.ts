@@ -22,14 +22,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type {
-  ComparedFigure,
-  OpFigures,
-  ReleaseComparison,
-  RunFigures,
-  RunInfo,
-  WindowFigures,
-} from '../../schemas/api.v1.js'
+import type { ComparedFigure, ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { OpFigures, RunFigures, RunInfo, WindowFigures } from '../../schemas/runs-api.v1.js'
 import { compareRuns } from '../../services/core/compare/release.js'
 import { Rng } from '../../services/core/workload/random.js'
 import { ar1Noise, gaussian } from './compare-synthetic.js'

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { OpFigures, RunFigures, RunInfo } from '../../schemas/api.v1.js'
+import type { OpFigures, RunFigures, RunInfo } from '../../schemas/runs-api.v1.js'
 import {
   formatHistory,
   naturalCompare,

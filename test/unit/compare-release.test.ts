@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { OpFigures, RunFigures, RunInfo, WindowFigures } from '../../schemas/api.v1.js'
+import type { OpFigures, RunFigures, RunInfo, WindowFigures } from '../../schemas/runs-api.v1.js'
 import { benjaminiHochberg } from '../../services/core/compare/multiple-testing.js'
 import { formatComparison } from '../../services/core/compare/release-format.js'
 import { profileComparison } from '../../services/core/compare/profile-changes.js'

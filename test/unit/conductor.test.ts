@@ -28,18 +28,19 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
 import { Value } from 'typebox/value'
-import type { ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
+import type { ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import { ID_PATTERN } from '../../schemas/events.v1.js'
 import {
   ControlMessage,
-  ExperimentState,
   type Assign,
   type AssignmentStatus,
   type ClockEstimate,
-  type ExperimentSummary,
   type Go,
-  type Plan,
-} from '../../schemas/experiments.v1.js'
+} from '../../schemas/experiment-control.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
+import { ExperimentState } from '../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../schemas/experiments-api.v1.js'
 import { isBenchstreamError } from '../../services/core/errors.js'
 import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'

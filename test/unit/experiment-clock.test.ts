@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ClockEstimate } from '../../schemas/experiments.v1.js'
+import type { ClockEstimate } from '../../schemas/experiment-control.v1.js'
 import { clockRefusal, clockWithin, estimateClock, type ClockSample } from '../../services/core/experiments/clock.js'
 
 const T0 = 1_750_000_000_000

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ID_PATTERN } from '../../schemas/events.v1.js'
-import type { Plan } from '../../schemas/experiments.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
 import {
   buildCells,
   cellKey,

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { test } from 'node:test'
-import type { Plan } from '../../schemas/experiments.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
 import { experimentMain, readPlanFile } from '../../services/cli/experiment.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { isBenchstreamError } from '../../services/core/errors.js'

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { AgentHeartbeat } from '../../schemas/experiments.v1.js'
+import type { AgentHeartbeat } from '../../schemas/experiment-control.v1.js'
 import { AgentRoster } from '../../services/core/experiments/roster.js'
 
 const TIMEOUT = 5000

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Attempt, ExperimentState } from '../../schemas/experiments.v1.js'
+import type { Attempt, ExperimentState } from '../../schemas/experiment-state.v1.js'
 import { runIdOf } from '../../services/core/experiments/matrix.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'
 import {

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Alert, RunReport } from '../../schemas/api.v1.js'
+import type { Alert } from '../../schemas/alerts-api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import { formatRunReport } from '../../services/core/reports/run-report-text.js'
 import { buildReport } from '../../services/core/reports/ycsb-report.js'
 import { Histogram } from '../../services/core/stats/histogram.js'

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { RunInfo, RunReport } from '../../schemas/api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
+import type { RunInfo } from '../../schemas/runs-api.v1.js'
 import { formatRunReport } from '../../services/core/reports/run-report-text.js'
 
 const run: RunInfo = {

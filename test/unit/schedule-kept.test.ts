@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Measurement, RunReport } from '../../schemas/api.v1.js'
+import type { Measurement, RunReport } from '../../schemas/run-reports-api.v1.js'
 import { scheduleVerdict } from '../../services/core/reports/schedule-kept.js'
 
 const m = (name: string, p99: number): Measurement =>

@@ -15,15 +15,12 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
 import { Value } from 'typebox/value'
-import type { ComparedFigure, ReleaseComparison, RunReport } from '../../schemas/api.v1.js'
-import {
-  ExperimentState,
-  type Assign,
-  type AssignmentStatus,
-  type ControlMessage,
-  type ExperimentSummary,
-  type Plan,
-} from '../../schemas/experiments.v1.js'
+import type { ComparedFigure, ReleaseComparison } from '../../schemas/compare-api.v1.js'
+import type { RunReport } from '../../schemas/run-reports-api.v1.js'
+import type { Assign, AssignmentStatus, ControlMessage } from '../../schemas/experiment-control.v1.js'
+import type { Plan } from '../../schemas/experiment-plan.v1.js'
+import { ExperimentState } from '../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../schemas/experiments-api.v1.js'
 import { lookAlpha } from '../../services/core/compare/sequential.js'
 import { compareFigure } from '../../services/core/compare/verdict.js'
 import { checkPlan } from '../../services/core/experiments/plan.js'

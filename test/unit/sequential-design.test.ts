@@ -27,7 +27,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ComparedFigure } from '../../schemas/api.v1.js'
+import type { ComparedFigure } from '../../schemas/compare-api.v1.js'
 import {
   alphaSpent,
   decideFigures,

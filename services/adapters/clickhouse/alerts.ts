@@ -15,7 +15,7 @@ import {
 } from '../../../schemas/alert-rules.v1.js'
 import type { AlertTransition } from '../../core/alerting/alert-rules.js'
 import type { SilenceSpec } from '../../core/alerting/silences.js'
-import { SILENCE_LABELS, type SilenceLabel } from '../../../schemas/api.v1.js'
+import { SILENCE_LABELS, type SilenceLabel } from '../../../schemas/alerts-api.v1.js'
 import type { RunProgress } from '../../core/stats/window-completeness.js'
 import type { BaselineWindowRow } from '../../core/alerting/baseline-profile.js'
 import { BenchstreamError } from '../../core/errors.js'

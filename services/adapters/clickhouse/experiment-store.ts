@@ -3,7 +3,8 @@
  * one row per stored version of an experiment's whole state, the newest
  * version winning (ReplacingMergeTree, and argMax when read, before merges).
  */
-import type { ExperimentState, ExperimentSummary } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../../schemas/experiments-api.v1.js'
 import { BenchstreamError } from '../../core/errors.js'
 import { summaryOf } from '../../core/experiments/state.js'
 import type { ExperimentStore } from '../../core/ports/experiment-store.js'

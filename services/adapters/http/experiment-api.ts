@@ -4,7 +4,8 @@
  * only the server can write its ClickHouse. PUT /api/v1/experiments/:id with
  * the whole state, GET it back, GET the list.
  */
-import type { ExperimentList, ExperimentState, ExperimentSummary } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
+import type { ExperimentList, ExperimentSummary } from '../../../schemas/experiments-api.v1.js'
 import { BenchstreamError, ERROR_CODES, type ErrorCode } from '../../core/errors.js'
 import type { ExperimentStore } from '../../core/ports/experiment-store.js'
 

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Consumer, Kafka, Producer } from 'kafkajs'
 import { Value } from 'typebox/value'
-import { ControlMessage, MAX_CONTROL_MESSAGE_BYTES } from '../../../schemas/experiments.v1.js'
+import { ControlMessage, MAX_CONTROL_MESSAGE_BYTES } from '../../../schemas/experiment-control.v1.js'
 import type { KafkaConfig, TopicsConfig } from '../../common/infra-config.js'
 import { BenchstreamError } from '../../core/errors.js'
 import type { ControlBus, ControlBusHandlers, Published } from '../../core/ports/control-bus.js'

@@ -19,7 +19,9 @@
  * may come after the last window: a final feed keeps reading the alerts while
  * one fires, for FINAL_ALERTS_WAIT_MS at most.
  */
-import type { Alert, LiveEvent, LiveFrontier, LiveSnapshot, LiveWindow, RunInfo } from '../../../schemas/api.v1.js'
+import type { Alert } from '../../../schemas/alerts-api.v1.js'
+import type { LiveEvent, LiveFrontier, LiveSnapshot, LiveWindow } from '../../../schemas/live-api.v1.js'
+import type { RunInfo } from '../../../schemas/runs-api.v1.js'
 import { completeBefore, progressSinceMs, type WindowCompleteness } from '../../core/stats/window-completeness.js'
 import type { ReadModel } from '../../core/ports/read-model.js'
 import { assembleWindows, LiveTotals } from './windows.js'

@@ -5,7 +5,7 @@
  * services/core/stats/histogram.ts (the run's report uses the same), never
  * from averaging or taking the max of per-client or per-window percentiles.
  */
-import type { LiveOpSummary, LiveOpWindow, LiveSummary, LiveWindow } from '../../../schemas/api.v1.js'
+import type { LiveOpSummary, LiveOpWindow, LiveSummary, LiveWindow } from '../../../schemas/live-api.v1.js'
 import type { ClientWindowRow, ServerCacheRow, WindowOpStatusRow } from '../../core/ports/read-model.js'
 import { Histogram, quantileFromEntries } from '../../core/stats/histogram.js'
 

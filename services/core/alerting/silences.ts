@@ -22,7 +22,7 @@ import {
   type SilenceBody,
   type SilenceLabel,
   type SilenceState,
-} from '../../../schemas/api.v1.js'
+} from '../../../schemas/alerts-api.v1.js'
 import { BenchstreamError } from '../errors.js'
 
 export interface SilenceMatcherSpec {

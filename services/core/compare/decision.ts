@@ -8,7 +8,7 @@
  * workloads not compared. A regression found is said whatever else is
  * undecided, with what is.
  */
-import type { ComparedFigure, ReleaseComparison } from '../../../schemas/api.v1.js'
+import type { ComparedFigure, ReleaseComparison } from '../../../schemas/compare-api.v1.js'
 
 export type ComparisonOutcome = 'regression' | 'no regression' | 'undecided'
 

@@ -9,7 +9,8 @@
  * of many releases (`import-ycsb --label version=...`) is a series like any
  * other.
  */
-import type { FigureKey, ReleaseHistory, RunInfo } from '../../../schemas/api.v1.js'
+import type { FigureKey, ReleaseHistory } from '../../../schemas/compare-api.v1.js'
+import type { RunInfo } from '../../../schemas/runs-api.v1.js'
 import { BenchstreamError } from '../errors.js'
 import type { ReadModel } from '../ports/read-model.js'
 import { eDivisive } from './change-points.js'

@@ -5,7 +5,7 @@
  * frameShareChanges: shares rather than counts, so profiles of different
  * lengths or sampling intervals compare.
  */
-import type { ProfileChanges } from '../../../schemas/api.v1.js'
+import type { ProfileChanges } from '../../../schemas/compare-api.v1.js'
 import { MAX_MERGED_STACKS, type ProfileStore } from '../ports/profile-store.js'
 import { frameShareChanges } from '../profiles/flame-graph.js'
 import { totalSamples } from '../profiles/folded.js'

@@ -9,7 +9,7 @@
  * percentiles YCSB printed (errors when there are any, and any other figure
  * with a verdict); the terminal and JSON keep every figure.
  */
-import type { ComparedFigure, ProfileChanges, ReleaseComparison } from '../../../schemas/api.v1.js'
+import type { ComparedFigure, ProfileChanges, ReleaseComparison } from '../../../schemas/compare-api.v1.js'
 import { decideComparison, figureChange, worseUntested } from './decision.js'
 import { formatMarkdownTable, formatTerminalTable, type ComparisonRow } from './format.js'
 

@@ -8,14 +8,9 @@
  * what their reports hold, paired by workload or --by, never pooled;
  * nothing to compare is BS_ERR_NOTHING_TO_COMPARE: docs/guides/ycsb-reports.md.
  */
-import type {
-  ComparedFigure,
-  ReleaseComparison,
-  ReportedRun,
-  RunFigures,
-  RunInfo,
-  WindowFigures,
-} from '../../../schemas/api.v1.js'
+import type { ComparedFigure, ReleaseComparison } from '../../../schemas/compare-api.v1.js'
+import type { ReportedRun } from '../../../schemas/run-reports-api.v1.js'
+import type { RunFigures, RunInfo, WindowFigures } from '../../../schemas/runs-api.v1.js'
 import { ID_PATTERN, ID_RULE } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../errors.js'
 import type { ReadModel, RunFilter } from '../ports/read-model.js'

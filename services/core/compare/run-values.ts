@@ -11,7 +11,8 @@
  *   and says so (clients > 1): the p99 of all operations cannot be computed
  *   from the clients' p99s, and their maximum would be biased upwards.
  */
-import type { OpFigures, ReportedRun, RunFigures, WindowFigures } from '../../../schemas/api.v1.js'
+import type { ReportedRun } from '../../../schemas/run-reports-api.v1.js'
+import type { OpFigures, RunFigures, WindowFigures } from '../../../schemas/runs-api.v1.js'
 import { isOkReturn, isPrimaryMeasurement } from '../reports/reported-report.js'
 import { median } from './sample-stats.js'
 import type { Direction } from './types.js'

@@ -24,8 +24,8 @@
  *
  * Why each choice, and the proofs: docs/design/sequential.md.
  */
-import type { ComparedFigure, ReleaseComparison } from '../../../schemas/api.v1.js'
-import type { Decisions, FigureDecision } from '../../../schemas/experiments.v1.js'
+import type { ComparedFigure, ReleaseComparison } from '../../../schemas/compare-api.v1.js'
+import type { Decisions, FigureDecision } from '../../../schemas/experiment-decisions.v1.js'
 import { closest } from '../suggest.js'
 import { logGamma, normalCdf, normalUpperTail, studentTQuantile, studentTTwoSided } from './distributions.js'
 import { benjaminiHochberg } from './multiple-testing.js'

@@ -19,15 +19,9 @@
  * Everything here is a function of the stored state, so a bisection resumed
  * after a crash takes the same steps.
  */
-import type {
-  BisectState,
-  BisectStep,
-  ComparisonRecord,
-  ExperimentState,
-  FigureDecision,
-  Plan,
-  Setup,
-} from '../../../schemas/experiments.v1.js'
+import type { BisectState, BisectStep, FigureDecision } from '../../../schemas/experiment-decisions.v1.js'
+import type { Plan, Setup } from '../../../schemas/experiment-plan.v1.js'
+import type { ComparisonRecord, ExperimentState } from '../../../schemas/experiment-state.v1.js'
 import { namesFigure } from '../compare/sequential.js'
 import { compareVersions } from './versions.js'
 import { checkPlan } from './plan.js'

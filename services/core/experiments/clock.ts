@@ -8,7 +8,7 @@
  * acknowledgement, so its time minus the midpoint is the offset, known to
  * within half the round trip.
  */
-import type { ClockEstimate } from '../../../schemas/experiments.v1.js'
+import type { ClockEstimate } from '../../../schemas/experiment-control.v1.js'
 
 export interface ClockSample {
   /** Agent's clock before the send and after the acknowledgement, ms. */

@@ -8,7 +8,8 @@
  * (n = 2 + 3)". A regression found is said whatever else is undecided, with
  * what is.
  */
-import type { ComparisonRecord, ExperimentDecision, ExperimentState } from '../../../schemas/experiments.v1.js'
+import type { ComparisonRecord, ExperimentState } from '../../../schemas/experiment-state.v1.js'
+import type { ExperimentDecision } from '../../../schemas/experiments-api.v1.js'
 import { counts } from './state.js'
 
 /** Untested figures named per comparison; the rest are counted. */

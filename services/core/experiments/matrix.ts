@@ -9,7 +9,8 @@
  * runs every run of a setup before the next, for setups that cannot run side
  * by side.
  */
-import type { Cell, Plan } from '../../../schemas/experiments.v1.js'
+import type { Plan } from '../../../schemas/experiment-plan.v1.js'
+import type { Cell } from '../../../schemas/experiment-state.v1.js'
 import { ID_PATTERN } from '../../../schemas/events.v1.js'
 import { firstRepetitions, workloadName } from './plan.js'
 

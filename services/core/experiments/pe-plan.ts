@@ -6,7 +6,7 @@
  * step (PE has no load phase of its own that an experiment could split), or
  * is there already (`load: none`). docs/guides/experiments.md#driver-pe.
  */
-import type { Plan } from '../../../schemas/experiments.v1.js'
+import type { Plan } from '../../../schemas/experiment-plan.v1.js'
 import { PE_COMMANDS } from '../pe/pe-tests.js'
 import { closest } from '../suggest.js'
 

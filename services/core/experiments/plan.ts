@@ -1,11 +1,11 @@
 /**
- * An experiment plan, checked whole before anything starts (schemas/experiments.v1.ts
+ * An experiment plan, checked whole before anything starts (schemas/experiment-plan.v1.ts
  * Plan): every problem at once, each naming its field and what is allowed,
  * then the rules a schema cannot say (names unique, comparisons naming real
  * setups, a run length). Pure: the plan's text comes in, a Plan or a
  * BS_ERR_PLAN goes out.
  */
-import { Plan, type Setup } from '../../../schemas/experiments.v1.js'
+import { Plan, type Setup } from '../../../schemas/experiment-plan.v1.js'
 import type { SequentialDesign } from '../compare/sequential.js'
 import { BenchstreamError } from '../errors.js'
 import { closest } from '../suggest.js'

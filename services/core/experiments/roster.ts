@@ -13,7 +13,7 @@
  * Without this the coordinator took each heartbeat for a restart and flapped
  * between the two.
  */
-import type { AgentHeartbeat } from '../../../schemas/experiments.v1.js'
+import type { AgentHeartbeat } from '../../../schemas/experiment-control.v1.js'
 
 export interface RosterEntry {
   hb: AgentHeartbeat

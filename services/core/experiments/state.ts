@@ -5,7 +5,9 @@
  * through the API after every change, and a resumed coordinator starts from
  * the stored one.
  */
-import type { Attempt, Cell, ExperimentState, ExperimentSummary, Plan } from '../../../schemas/experiments.v1.js'
+import type { Plan } from '../../../schemas/experiment-plan.v1.js'
+import type { Attempt, Cell, ExperimentState } from '../../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../../schemas/experiments-api.v1.js'
 import { buildCells } from './matrix.js'
 import { PLAN_DEFAULTS } from './plan.js'
 

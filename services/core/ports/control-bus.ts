@@ -2,11 +2,11 @@
  * The control topic (benchstream.control.v1) as the agents and the
  * coordinator see it: publish a message, receive every valid message
  * published after joining, and the broker's clock. Messages are checked
- * against schemas/experiments.v1.ts ControlMessage on the way in: anything
+ * against schemas/experiment-control.v1.ts ControlMessage on the way in: anything
  * else is refused, counted and reported to `onRejected`, never handed on.
  * services/adapters/kafka/control-bus.ts implements it over a client.
  */
-import type { ControlMessage } from '../../../schemas/experiments.v1.js'
+import type { ControlMessage } from '../../../schemas/experiment-control.v1.js'
 
 export interface Published {
   /** When the broker appended the message, its clock, ms (the topic uses LogAppendTime); undefined if unknown. */

@@ -4,7 +4,8 @@
  * every event it sent is counted), and the comparisons at the end. The CLI
  * wires a running server's API (services/cli/reader.ts).
  */
-import type { ReleaseComparison, ReportedRunReport, RunReport } from '../../../schemas/api.v1.js'
+import type { ReleaseComparison } from '../../../schemas/compare-api.v1.js'
+import type { ReportedRunReport, RunReport } from '../../../schemas/run-reports-api.v1.js'
 
 export interface ExperimentRuns {
   /** undefined while the run has no data yet; a summary run's (driver pe) is its clients' reports as reported. */

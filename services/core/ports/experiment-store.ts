@@ -4,7 +4,8 @@
  * in ClickHouse (services/adapters/clickhouse/experiment-store.ts); the
  * coordinator reaches them through the API (services/adapters/http/experiment-api.ts).
  */
-import type { ExperimentState, ExperimentSummary } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
+import type { ExperimentSummary } from '../../../schemas/experiments-api.v1.js'
 
 export interface ExperimentStore {
   /** Stores this version of the state; an older version than the one stored is ignored. */

@@ -4,19 +4,14 @@
  * ClickHouse; reports are always computed from merged histograms.
  */
 import type { AlertState } from '../../../schemas/alert-rules.v1.js'
+import type { Alert, AlertsPage } from '../../../schemas/alerts-api.v1.js'
 import type {
-  Alert,
-  AlertsPage,
-  OpFigures,
   ReportedClient,
   ReportedMeasurement,
   ReportedRun,
-  RunFigures,
-  RunInfo,
   RunReport,
-  TimelinePoint,
-  WindowFigures,
-} from '../../../schemas/api.v1.js'
+} from '../../../schemas/run-reports-api.v1.js'
+import type { OpFigures, RunFigures, RunInfo, TimelinePoint, WindowFigures } from '../../../schemas/runs-api.v1.js'
 import type { RunProgress } from '../stats/window-completeness.js'
 
 export type {

@@ -4,7 +4,7 @@
  * printed (reported-report.ts). `benchstream report` and
  * GET /api/v1/runs/:id/report answer both.
  */
-import type { ReportedRunReport, RunReport } from '../../../schemas/api.v1.js'
+import type { ReportedRunReport, RunReport } from '../../../schemas/run-reports-api.v1.js'
 import { isBenchstreamError } from '../errors.js'
 import type { ReadModel } from '../ports/read-model.js'
 import { formatReportedRun, reportedRunReport } from './reported-report.js'

@@ -13,8 +13,8 @@ import type {
   ReportedMeasurement,
   ReportedRun,
   ReportedRunReport,
-  RunInfo,
-} from '../../../schemas/api.v1.js'
+} from '../../../schemas/run-reports-api.v1.js'
+import type { RunInfo } from '../../../schemas/runs-api.v1.js'
 
 /** YCSB's report order of operations; others follow by name. */
 const OP_ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE']

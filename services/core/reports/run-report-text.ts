@@ -4,7 +4,8 @@
  * person reads one block and a YCSB report parser skips what it does not know.
  * The alerts the run raised come last, one `[ALERT]` line each, oldest first.
  */
-import type { Alert, RunReport } from '../../../schemas/api.v1.js'
+import type { Alert } from '../../../schemas/alerts-api.v1.js'
+import type { RunReport } from '../../../schemas/run-reports-api.v1.js'
 import { formatYcsb } from './ycsb-report.js'
 
 export function formatRunReport(r: RunReport): string {

@@ -6,7 +6,7 @@
  * latency figures describe the client's lateness, not the datastore. The demo
  * says which it was, with the schedule lag the driver measured.
  */
-import type { RunReport } from '../../../schemas/api.v1.js'
+import type { RunReport } from '../../../schemas/run-reports-api.v1.js'
 
 /** Intended p99 within this factor of measured p99 counts as a kept schedule (issue 21's bar). */
 export const KEPT_FACTOR = 2

@@ -5,7 +5,7 @@
  * user. The grammar: docs/reference/cli.md#thresholds.
  */
 import { OPERATIONS } from '../../../schemas/events.v1.js'
-import type { Report } from '../../../schemas/api.v1.js'
+import type { Report } from '../../../schemas/run-reports-api.v1.js'
 import { BenchstreamError } from '../errors.js'
 import { closest } from '../suggest.js'
 

@@ -7,7 +7,7 @@
  * (`[ {...}, {...} ]`), byte for byte the layout of Jackson's default
  * pretty printer that YCSB 0.17.0 uses (test/fixtures/ycsb-0.17.0).
  */
-import type { Measurement, Report } from '../../../schemas/api.v1.js'
+import type { Measurement, Report } from '../../../schemas/run-reports-api.v1.js'
 
 /** YCSB's exporter classes (0.17.0 `site.ycsb`, and `com.yahoo.ycsb` before 0.14). */
 export const YCSB_EXPORTERS = {

@@ -3,7 +3,7 @@
  * (operation, status) aggregates, whether they come from the driver's own
  * histograms or from merged ClickHouse windows, so both read the same.
  */
-import type { Measurement, Report } from '../../../schemas/api.v1.js'
+import type { Measurement, Report } from '../../../schemas/run-reports-api.v1.js'
 import { quantileFromEntries } from '../stats/histogram.js'
 
 export type { Report }

@@ -6,7 +6,7 @@
  * value wide) when one client ran.
  */
 import { STATUSES, type Status } from '../../../schemas/events.v1.js'
-import type { Report } from '../../../schemas/api.v1.js'
+import type { Report } from '../../../schemas/run-reports-api.v1.js'
 import type { SummaryReport } from './report-types.js'
 
 export interface ComparisonRow {

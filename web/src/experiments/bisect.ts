@@ -1,5 +1,5 @@
 /** A bisection's chain (services/core/experiments/bisect.ts formatChain): each step links to its experiment. */
-import type { ExperimentState } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
 import { byId, el, find } from '../common/dom.js'
 import { fmtChange, fmtP } from './figures.js'
 

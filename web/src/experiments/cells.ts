@@ -3,7 +3,8 @@
  * ✗ failed, · left). The page cannot import the server's code, so the rule is written here again, typed from the
  * same schema; test/e2e/experiment-page.test.ts checks every cell against cellStatus().
  */
-import type { Cell, ExperimentState, Plan } from '../../../schemas/experiments.v1.js'
+import type { Plan } from '../../../schemas/experiment-plan.v1.js'
+import type { Cell, ExperimentState } from '../../../schemas/experiment-state.v1.js'
 
 export type CellStatus = 'done' | 'running' | 'failed' | 'left'
 

@@ -1,5 +1,5 @@
 /** The comparisons written at the end: per pair of setups and workload, the runs, what regressed and improved. */
-import type { ExperimentState } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
 import { el, find } from '../common/dom.js'
 import { stoppedCell } from './stopped.js'
 

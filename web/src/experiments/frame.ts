@@ -2,7 +2,7 @@
  * The frame at the bottom: the live view of the experiment's current run (/?run=ID), else of the run started last,
  * moved to the next run when currentRun changes (not reloaded while it stays).
  */
-import type { ExperimentState } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
 import { byId } from '../common/dom.js'
 import { runToShow } from './cells.js'
 import type { PageState } from './page-state.js'

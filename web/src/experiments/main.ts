@@ -13,7 +13,7 @@
  * ?id=ID picks an experiment; without it the page follows the newest running one. For tests the page's state is on
  * window.benchstreamExperiments, and what it draws carries data-* attributes.
  */
-import type { ExperimentList, ExperimentReply } from '../../../schemas/experiments.v1.js'
+import type { ExperimentList, ExperimentReply } from '../../../schemas/experiments-api.v1.js'
 import { byId } from '../common/dom.js'
 import { fmtTime } from '../common/format.js'
 import { renderList } from './list.js'

@@ -3,7 +3,7 @@
  * formatMatrix's order); each cell its mark and attempts, its runs and why an attempt did not count in its tooltip,
  * and a link to its last run in the live view.
  */
-import type { Attempt, Cell, ExperimentState } from '../../../schemas/experiments.v1.js'
+import type { Attempt, Cell, ExperimentState } from '../../../schemas/experiment-state.v1.js'
 import { el, find } from '../common/dom.js'
 import { fmtInt, fmtMs, fmtTime } from '../common/format.js'
 import { cellStatus, MARK } from './cells.js'

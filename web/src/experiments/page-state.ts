@@ -1,5 +1,5 @@
 /** What the experiment page knows: the list, the experiment watched, and counters for tests. */
-import type { ExperimentReply, ExperimentSummary } from '../../../schemas/experiments.v1.js'
+import type { ExperimentReply, ExperimentSummary } from '../../../schemas/experiments-api.v1.js'
 
 /** The page's state (on window.benchstreamExperiments for tests). */
 export interface PageState {

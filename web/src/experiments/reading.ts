@@ -2,7 +2,7 @@
  * Reading the experiment routes: each read is given up after READ_TIMEOUT_MS, so that a stalled request never stops
  * the polling, and an answer that is not 2xx becomes an HttpProblem with the API's code and message.
  */
-import type { ErrorReply } from '../../../schemas/api.v1.js'
+import type { ErrorReply } from '../../../schemas/api-common.v1.js'
 
 /** A read that takes longer is given up. */
 const READ_TIMEOUT_MS = 10_000

@@ -1,5 +1,5 @@
 /** The experiment's lifecycle steps (with their output) and its notes, the newest NOTES_SHOWN of them. */
-import type { ExperimentState } from '../../../schemas/experiments.v1.js'
+import type { ExperimentState } from '../../../schemas/experiment-state.v1.js'
 import { byId, el, find } from '../common/dom.js'
 import { fmtTime } from '../common/format.js'
 

@@ -1,5 +1,6 @@
 /** How a comparison's repetitions ended, what is decided, and what the undecided could have found. */
-import type { ComparisonRecord, StopReason } from '../../../schemas/experiments.v1.js'
+import type { StopReason } from '../../../schemas/experiment-decisions.v1.js'
+import type { ComparisonRecord } from '../../../schemas/experiment-state.v1.js'
 import { el } from '../common/dom.js'
 import { fmtP } from './figures.js'
 

@@ -1,5 +1,5 @@
 /** The experiment's headline (what it decided) and its summary line: status, runs, setups, workloads, the plan. */
-import type { ExperimentReply } from '../../../schemas/experiments.v1.js'
+import type { ExperimentReply } from '../../../schemas/experiments-api.v1.js'
 import { byId, el } from '../common/dom.js'
 import { fmtDateMs, fmtInt } from '../common/format.js'
 import { countsOf, maxAttempts } from './cells.js'

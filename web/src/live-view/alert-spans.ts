@@ -7,7 +7,7 @@
  * for tests.
  */
 import type uPlot from 'uplot'
-import type { Alert } from '../../../schemas/api.v1.js'
+import type { Alert } from '../../../schemas/alerts-api.v1.js'
 import { fmtTime } from '../common/format.js'
 import type { Side } from './stream-state.js'
 

@@ -3,7 +3,7 @@
  * latency percentiles per operation, errors per status, client- and server-side cache-hit ratios, throughput per
  * client; a baseline run's total and p99 overlaid, aligned on seconds since each run's start.
  */
-import type { LiveOpWindow, LiveWindow } from '../../../schemas/api.v1.js'
+import type { LiveOpWindow, LiveWindow } from '../../../schemas/live-api.v1.js'
 import { byId } from '../common/dom.js'
 import { fmtRate, fmtUs } from '../common/format.js'
 import type { Charts, SeriesSpec } from './charts.js'

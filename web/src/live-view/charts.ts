@@ -12,7 +12,7 @@
  * uPlot instance is on window.benchstreamLive.charts[key].u.
  */
 import type uPlot from 'uplot'
-import type { Alert } from '../../../schemas/api.v1.js'
+import type { Alert } from '../../../schemas/alerts-api.v1.js'
 import { alertTip, drawAlerts } from './alert-spans.js'
 import type { Table } from './figures.js'
 import type { Side } from './stream-state.js'

@@ -3,7 +3,7 @@
  * window that says what the run sustained, and series of two runs joined on their x values. Nothing here averages
  * percentiles: those come from the server's merged histograms.
  */
-import type { LiveWindow } from '../../../schemas/api.v1.js'
+import type { LiveWindow } from '../../../schemas/live-api.v1.js'
 import type { Side } from './stream-state.js'
 
 /** YCSB's operations in its report's order; others follow by name. */

@@ -2,7 +2,7 @@
  * The run picker in the header: the runs the stream lists (newest first), the run shown kept in it even when the
  * list no longer has it. Picking one loads the page for it, keeping a baseline.
  */
-import type { LiveRunItem } from '../../../schemas/api.v1.js'
+import type { LiveRunItem } from '../../../schemas/live-api.v1.js'
 import { byId } from '../common/dom.js'
 
 const picker = (): HTMLSelectElement => byId('run-picker', HTMLSelectElement)

@@ -4,16 +4,16 @@
  * nothing here has to guess which window is still filling. One side is the run shown, the other a baseline run
  * (&baseline=ID) overlaid on it.
  */
+import type { Alert } from '../../../schemas/alerts-api.v1.js'
 import type {
-  Alert,
   LiveFrontier,
   LiveRunItem,
   LiveSnapshot,
   LiveSummary,
   LiveUpdate,
   LiveWindow,
-  RunInfo,
-} from '../../../schemas/api.v1.js'
+} from '../../../schemas/live-api.v1.js'
+import type { RunInfo } from '../../../schemas/runs-api.v1.js'
 
 /** The page keeps at most this many windows per run, as the server does (MAX_LIVE_WINDOWS). */
 const MAX_WINDOWS = 3600

@@ -5,7 +5,8 @@
  * are open, 404 for an unknown run) closes it: the page asks the address again for the error's text, shows it and
  * tries again later.
  */
-import type { ErrorReply, LiveEvents, LiveRunItem } from '../../../schemas/api.v1.js'
+import type { ErrorReply } from '../../../schemas/api-common.v1.js'
+import type { LiveEvents, LiveRunItem } from '../../../schemas/live-api.v1.js'
 import { showRuns } from './run-picker.js'
 import { reportedNote, setState, showProblem } from './status.js'
 import { applySnapshot, applyUpdate, emptySide, type LiveState } from './stream-state.js'
