@@ -19,30 +19,23 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import type { Alert, AlertsPage, Silence } from '../../schemas/alerts-api.v1.js'
 import type { RunReport } from '../../schemas/run-reports-api.v1.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
-import { openBrowser } from '../helpers/chromium.js'
+import { collectPageErrors, openBrowser } from '../helpers/chromium.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { STALL_MS, StalledBinding } from '../helpers/stalled-binding.js'
+import { loadClient, openClientSink } from '../helpers/driven-run.js'
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 
 const BIN = path.join(repoRoot(), 'bin', 'benchstream.js')
 const TARGET = 1000
@@ -127,18 +120,8 @@ test(
     'a silence holds its webhook back and keeps its row',
   { timeout: 180_000 },
   async (t) => {
-    // The webhook receiver.
-    const hooks: AlertmanagerPayload[] = []
-    const receiver = createServer((req, res) => {
-      let body = ''
-      req.on('data', (c: Buffer) => (body += c.toString('utf8')))
-      req.on('end', () => {
-        if (req.method === 'POST') hooks.push(JSON.parse(body) as AlertmanagerPayload)
-        res.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
-    t.after(() => receiver.close())
+    const receiver = await startWebhookReceiver(t, '/alerts')
+    const hooks = receiver.payloads
 
     const te = testEnv()
     t.after(te.cleanup)
@@ -174,7 +157,7 @@ test(
     const env = {
       ...te.env,
       ALERTS_RULES_FILE: rulesFile,
-      ALERTS_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/alerts`,
+      ALERTS_WEBHOOK_URL: receiver.url,
       ALERTS_INTERVAL_MS: '500',
       API_LIVE_INTERVAL_MS: '500',
       WINDOW_END_GRACE_MS: '3000',
@@ -235,56 +218,23 @@ test(
     // The page, open before the run exists: it follows the newest run by itself.
     const browser = await openBrowser(t)
     const page = await browser.newPage()
-    const pageErrors: string[] = []
-    page.on('pageerror', (err) => pageErrors.push(err.message))
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(m.text())
-    })
+    const pageErrors = collectPageErrors(page)
     await page.goto(`${svc.apiUrl}/`)
     await page.waitForSelector('#state[data-state="waiting"]')
 
     // The run: steady, then the datastore stalls from STALL_FROM_S to STALL_TO_S, then recovers.
     const infra = readInfraConfig(env)
-    const cfg = parseDriverArgs(
-      'run',
+    const { cfg, workload, binding } = await loadClient(
+      env,
       [
-        '-P',
-        'workloads/workloada',
-        '-p',
-        'recordcount=1000',
-        '-p',
-        'operationcount=100000000',
+        ...'-P workloads/workloada -p recordcount=1000 -p operationcount=100000000'.split(' '),
         '-p',
         `maxexecutiontime=${RUN_S}`,
-        '-threads',
-        '10',
-        '-target',
-        String(TARGET),
-        '-db',
-        'memory',
-        '--run-id',
-        runId,
-        '--client-id',
-        'c1',
+        ...`-threads 10 -target ${TARGET} -db memory --run-id ${runId} --client-id c1`.split(' '),
       ],
-      env,
-      { bindings: BINDING_NAMES },
+      (b) => new StalledBinding(b),
     )
-    const workload = CoreWorkload.fromProperties(cfg.properties)
-    const binding = new StalledBinding(createBinding(cfg.binding, cfg.properties))
-    await runPhase(workload, binding, new NullSink(), {
-      phase: 'load',
-      threads: 2,
-      target: 0,
-      operationCount: 0,
-      maxExecutionTimeS: 0,
-      statusIntervalS: 0,
-    })
-    const sink = await KafkaEventSink.open(createKafka(infra.kafka, 'e2e-surfaces'), {
-      topic: infra.topics.events,
-      runId,
-      clientId: 'c1',
-    })
+    const sink = await openClientSink(createKafka(infra.kafka, 'e2e-surfaces'), env, cfg)
     const stall = { fromMs: 0, toMs: 0 }
     const timers = [
       setTimeout(() => {

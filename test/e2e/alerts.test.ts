@@ -16,8 +16,6 @@
  */
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
 import { Value } from 'typebox/value'
@@ -25,22 +23,18 @@ import { AlertNotice } from '../../schemas/alert-rules.v1.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { ClickHouseAlertSource, ClickHouseAlertStore } from '../../services/adapters/clickhouse/alerts.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { build } from '../../services/alerts/app.js'
 import type { AlertNotifier } from '../../services/core/ports/alerts.js'
 import { readAlertsConfig } from '../../services/alerts/config.js'
 import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import type { AlertTransition } from '../../services/core/alerting/alert-window.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { runDriver } from '../../services/driver/app.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { STALL_MS, StalledBinding } from '../helpers/stalled-binding.js'
+import { loadClient, openClientSink } from '../helpers/driven-run.js'
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 
 const THREADS = 10
 const TARGET = 1000
@@ -52,19 +46,7 @@ test(
   'a throughput drop fires within 5 windows, resolves after recovery, and a steady run raises nothing',
   { timeout: 180_000 },
   async (t) => {
-    // The webhook receiver.
-    const hooks: AlertmanagerPayload[] = []
-    const server = createServer((req, res) => {
-      let body = ''
-      req.on('data', (c: Buffer) => (body += c.toString('utf8')))
-      req.on('end', () => {
-        if (req.method === 'POST') hooks.push(JSON.parse(body) as AlertmanagerPayload)
-        res.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-    t.after(() => server.close())
-    const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`
+    const { url: webhookUrl, payloads: hooks } = await startWebhookReceiver(t, '/alerts')
 
     const te = testEnv()
     t.after(te.cleanup)
@@ -121,44 +103,16 @@ test(
       cacheSize: number,
       throttle?: { fromS: number; toS: number; marks: { startMs: number; endMs: number } },
     ): Promise<void> => {
-      const cfg = parseDriverArgs(
-        'run',
-        [
-          '-P',
-          'workloads/workloada',
-          '-p',
-          'recordcount=1000',
-          '-p',
-          'operationcount=100000000',
-          '-p',
-          `maxexecutiontime=${seconds}`,
-          '-p',
-          `memory.cachesize=${cacheSize}`,
-          '-threads',
-          String(THREADS),
-          '-target',
-          String(TARGET),
-          '-db',
-          'memory',
-          '--run-id',
-          runId,
-          '--client-id',
-          'c1',
-        ],
+      const { cfg, workload, binding } = await loadClient(
         env,
-        { bindings: BINDING_NAMES },
+        [
+          ...'-P workloads/workloada -p recordcount=1000 -p operationcount=100000000'.split(' '),
+          ...`-p maxexecutiontime=${seconds} -p memory.cachesize=${cacheSize}`.split(' '),
+          ...`-threads ${THREADS} -target ${TARGET} -db memory --run-id ${runId} --client-id c1`.split(' '),
+        ],
+        (b) => new StalledBinding(b),
       )
-      const workload = CoreWorkload.fromProperties(cfg.properties)
-      const binding = new StalledBinding(createBinding(cfg.binding, cfg.properties))
-      await runPhase(workload, binding, new NullSink(), {
-        phase: 'load',
-        threads: 2,
-        target: 0,
-        operationCount: 0,
-        maxExecutionTimeS: 0,
-        statusIntervalS: 0,
-      })
-      const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: 'c1' })
+      const sink = await openClientSink(kafka, env, cfg)
       const timers: NodeJS.Timeout[] = []
       if (throttle !== undefined) {
         timers.push(

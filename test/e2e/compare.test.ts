@@ -29,29 +29,13 @@ import { normalizeHiddenClasses, parseFolded, type Folded } from '../../services
 import { startServer } from '../../services/server/main.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
+import { SCAN_MIX } from '../helpers/driven-run.js'
 
 const SECONDS = 3
 const PROFILES = path.join(repoRoot(), 'test', 'fixtures', 'profiles', 'async-profiler-4.6')
 const TARGET = 250
 /** What D's scans take on top: a scan of up to 20 rows in the memory binding takes well under a millisecond. */
 const SCAN_DELAY_US = 10_000
-/** READ 50 %, UPDATE 30 %, SCAN 20 % of short scans: three operations to tell apart. */
-const WORKLOAD = [
-  '-P',
-  'workloads/workloada',
-  '-p',
-  'recordcount=1000',
-  '-p',
-  'operationcount=0',
-  '-p',
-  'readproportion=0.5',
-  '-p',
-  'updateproportion=0.3',
-  '-p',
-  'scanproportion=0.2',
-  '-p',
-  'maxscanlength=20',
-]
 
 test(
   'compare: scans 10 ms slower are a regression in SCAN p50, throughput at target, values from the reports; ' +
@@ -70,7 +54,7 @@ test(
       const client = (id: string) =>
         cli(te.env, [
           'run',
-          ...WORKLOAD,
+          ...SCAN_MIX,
           ...extra,
           '-threads',
           '2',
@@ -359,7 +343,7 @@ test(
     const slowRun = `slow-${stamp}`
     const below = await cli(te.env, [
       'run',
-      ...WORKLOAD,
+      ...SCAN_MIX,
       '-p',
       'memory.delay.read=20000',
       '-threads',

@@ -23,16 +23,9 @@ import { test } from 'node:test'
 import type { ClickHouse } from '../../services/adapters/clickhouse/client.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { ClickHouseReadModel } from '../../services/adapters/clickhouse/read-model.js'
 import type { RunReport } from '../../services/core/ports/read-model.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
-import { runDriver } from '../../services/driver/app.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
 import { generateDashboards, generatedDir } from '../../dashboards/index.js'
 import { ALERT_STATE_VALUES } from '../../dashboards/live-run.js'
@@ -43,6 +36,7 @@ import type { SilenceSpec } from '../../services/core/alerting/silences.js'
 import { STALL_MS, StalledBinding } from '../helpers/stalled-binding.js'
 import { expandQuery, type ExpandContext } from '../helpers/grafana-macros.js'
 import { testEnv, waitFor } from '../helpers/env.js'
+import { driveClient, loadClient, runClient } from '../helpers/driven-run.js'
 
 interface Target {
   refId: string
@@ -200,37 +194,10 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   const drive = async (runId: string, clients: Array<{ id: string; args: string[] }>): Promise<RunOutcome> => {
     const outcomes = await Promise.all(
       clients.map(async (c) => {
-        const cfg = parseDriverArgs(
-          'run',
-          [
-            '-P',
-            'workloads/workloada',
-            '-p',
-            'recordcount=1000',
-            '-db',
-            'memory',
-            '--run-id',
-            runId,
-            '--client-id',
-            c.id,
-            ...c.args,
-          ],
-          te.env,
-          { bindings: BINDING_NAMES },
-        )
-        const workload = CoreWorkload.fromProperties(cfg.properties)
-        const binding = createBinding(cfg.binding, cfg.properties)
-        await runPhase(workload, binding, new NullSink(), {
-          phase: 'load',
-          threads: 2,
-          target: 0,
-          operationCount: 0,
-          maxExecutionTimeS: 0,
-          statusIntervalS: 0,
-        })
-        const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: c.id })
-        const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-        await sink.close()
+        const outcome = await driveClient(kafka, te.env, [
+          ...`-P workloads/workloada -p recordcount=1000 -db memory --run-id ${runId} --client-id ${c.id}`.split(' '),
+          ...c.args,
+        ])
         assert.equal(outcome.delivery.undelivered, 0)
         return outcome
       }),
@@ -255,47 +222,18 @@ test('every dashboard query runs on real data and shows the numbers the reports 
   ]
   // The stalled run: 10 threads at 200 ms per operation, at most 50 ops/s against a target of 1000.
   const stalled = async (runId: string): Promise<{ runId: string; sentEvents: number }> => {
-    const cfg = parseDriverArgs(
-      'run',
+    const stalledClient = await loadClient(
+      te.env,
       [
-        '-P',
-        'workloads/workloada',
-        '-p',
-        'recordcount=1000',
-        '-p',
-        'operationcount=100000000',
-        '-p',
-        'maxexecutiontime=5',
-        '-threads',
-        '10',
-        '-target',
-        '1000',
-        '-db',
-        'memory',
-        '--run-id',
-        runId,
-        '--client-id',
-        'stalled-a',
+        ...'-P workloads/workloada -p recordcount=1000 -p operationcount=100000000 -p maxexecutiontime=5'.split(' '),
+        ...`-threads 10 -target 1000 -db memory --run-id ${runId} --client-id stalled-a`.split(' '),
         '--label',
         'alerting=stalled',
       ],
-      te.env,
-      { bindings: BINDING_NAMES },
+      (b) => new StalledBinding(b),
     )
-    const workload = CoreWorkload.fromProperties(cfg.properties)
-    const binding = new StalledBinding(createBinding(cfg.binding, cfg.properties))
-    await runPhase(workload, binding, new NullSink(), {
-      phase: 'load',
-      threads: 2,
-      target: 0,
-      operationCount: 0,
-      maxExecutionTimeS: 0,
-      statusIntervalS: 0,
-    })
-    binding.delayMs = STALL_MS
-    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId: 'stalled-a' })
-    const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-    await sink.close()
+    stalledClient.binding.delayMs = STALL_MS
+    const outcome = await runClient(kafka, te.env, stalledClient)
     assert.equal(outcome.delivery.undelivered, 0)
     return { runId, sentEvents: outcome.delivery.sentEvents }
   }

@@ -29,23 +29,17 @@ import { test } from 'node:test'
 import type { Frame, Page } from 'playwright-core'
 import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import type { Cell, ExperimentState } from '../../schemas/experiment-state.v1.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
 import { decideExperiment } from '../../services/core/experiments/decision.js'
 import { runIdOf } from '../../services/core/experiments/matrix.js'
 import { cellStatus, counts } from '../../services/core/experiments/state.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
-import { runDriver } from '../../services/driver/app.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
-import { CHROMIUM, openBrowser } from '../helpers/chromium.js'
+import { CHROMIUM, collectPageErrors, openBrowser } from '../helpers/chromium.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 import { attempt, experimentState } from '../helpers/experiment-state.js'
+import { driveClient } from '../helpers/driven-run.js'
 
 /** The current run's clients and the clock offsets their agents measured, ms. */
 const CLIENTS = [
@@ -193,34 +187,15 @@ async function runClients(env: Record<string, string>, cell: Cell, runId: string
   const infra = readInfraConfig(env)
   const kafka = createKafka(infra.kafka, 'e2e-experiment-page')
   const outcomes = await Promise.all(
-    CLIENTS.map(async ({ clientId, clockOffsetMs }) => {
-      const cfg = parseDriverArgs(
-        'run',
-        [
-          ...`-P workloads/workloada -p recordcount=1000 -p operationcount=1000000 -p maxexecutiontime=4`.split(' '),
-          ...`-threads 2 -target 300 -db memory --label test=experiment-page`.split(' '),
-          ...`--run-id ${runId} --client-id ${clientId} --group ${cell.group}`.split(' '),
-          ...`--repetition ${cell.repetition} --expected-clients ${CLIENTS.length}`.split(' '),
-          ...`--clock-offset-ms ${clockOffsetMs}`.split(' '),
-        ],
-        env,
-        { bindings: BINDING_NAMES },
-      )
-      const workload = CoreWorkload.fromProperties(cfg.properties)
-      const binding = createBinding(cfg.binding, cfg.properties)
-      await runPhase(workload, binding, new NullSink(), {
-        phase: 'load',
-        threads: 2,
-        target: 0,
-        operationCount: 0,
-        maxExecutionTimeS: 0,
-        statusIntervalS: 0,
-      })
-      const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
-      const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-      await sink.close()
-      return outcome
-    }),
+    CLIENTS.map(({ clientId, clockOffsetMs }) =>
+      driveClient(kafka, env, [
+        ...`-P workloads/workloada -p recordcount=1000 -p operationcount=1000000 -p maxexecutiontime=4`.split(' '),
+        ...`-threads 2 -target 300 -db memory --label test=experiment-page`.split(' '),
+        ...`--run-id ${runId} --client-id ${clientId} --group ${cell.group}`.split(' '),
+        ...`--repetition ${cell.repetition} --expected-clients ${CLIENTS.length}`.split(' '),
+        ...`--clock-offset-ms ${clockOffsetMs}`.split(' '),
+      ]),
+    ),
   )
   return outcomes.reduce((a, o) => a + o.delivery.sentEvents, 0)
 }
@@ -271,12 +246,8 @@ test('the experiment page draws the stored matrix, follows changes and the curre
 
   const browser = await openBrowser(t)
   const page = await browser.newPage()
-  const pageErrors: string[] = []
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => {
-    // A live view in the frame of a run not known yet is answered 404 and says so itself; that load is not an error.
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text())
-  })
+  // A live view in the frame of a run not known yet is answered 404 and says so itself; that load is not an error.
+  const pageErrors = collectPageErrors(page, (text) => text.startsWith('Failed to load resource'))
 
   await page.goto(`${svc.apiUrl}/experiments?id=${s.id}`)
   await page.waitForSelector(`#experiment[data-id="${s.id}"][data-version="${s.version}"]`)

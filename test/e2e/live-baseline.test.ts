@@ -16,42 +16,21 @@
  */
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
 import type { AlertNotice } from '../../schemas/alert-rules.v1.js'
 import type { RunReport } from '../../schemas/run-reports-api.v1.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import type { AlertmanagerPayload } from '../../services/core/alerting/notices.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { startServer } from '../../services/server/main.js'
 import { cli } from '../helpers/cli.js'
 import { testEnv, waitFor } from '../helpers/env.js'
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
+import { SCAN_MIX } from '../helpers/driven-run.js'
 
-const WORKLOAD = [
-  '-P',
-  'workloads/workloada',
-  '-p',
-  'recordcount=1000',
-  '-p',
-  'operationcount=0',
-  '-p',
-  'readproportion=0.5',
-  '-p',
-  'updateproportion=0.3',
-  '-p',
-  'scanproportion=0.2',
-  '-p',
-  'maxscanlength=20',
-  '-threads',
-  '4',
-  '-target',
-  '300',
-  '-db',
-  'memory',
-]
+/** Compare's three operations, four threads at 300 ops/s. */
+const WORKLOAD = [...SCAN_MIX, ...'-threads 4 -target 300 -db memory'.split(' ')]
 const SLOW_AFTER_S = 5
 /** The candidate's scans from SLOW_AFTER_S on; 60 scans/s x 20 ms keep 1.2 of the 4 threads busy. */
 const SCAN_DELAY_US = 20_000
@@ -60,17 +39,8 @@ test(
   'live baseline: the candidate slows down mid-run and the alert fires before it finishes',
   { timeout: 180_000 },
   async (t) => {
-    const hooks: Array<{ at: number; payload: AlertmanagerPayload }> = []
-    const receiver = createServer((req, res) => {
-      let body = ''
-      req.on('data', (c: Buffer) => (body += c.toString('utf8')))
-      req.on('end', () => {
-        if (req.method === 'POST') hooks.push({ at: Date.now(), payload: JSON.parse(body) as AlertmanagerPayload })
-        res.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
-    t.after(() => receiver.close())
+    const receiver = await startWebhookReceiver(t, '/hook')
+    const hooks = receiver.received
     const te = testEnv()
     t.after(te.cleanup)
     // The shipped rule (deploy/alerts/rules.json), on the windows' p50 instead of throughput and p99.
@@ -98,7 +68,7 @@ test(
     const env = {
       ...te.env,
       ALERTS_RULES_FILE: rulesFile,
-      ALERTS_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      ALERTS_WEBHOOK_URL: receiver.url,
       ALERTS_INTERVAL_MS: '300',
       ALLOWED_LATENESS_MS: '500',
       METRICS_PORT: '0',

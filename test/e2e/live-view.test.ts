@@ -26,20 +26,15 @@ import path from 'node:path'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
 import type { RunReport } from '../../services/core/ports/read-model.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
-import { runDriver } from '../../services/driver/app.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { repoRoot } from '../../services/common/repo-root.js'
+import { runDriver } from '../../services/driver/app.js'
 import { startServer } from '../../services/server/main.js'
-import { openBrowser } from '../helpers/chromium.js'
-import { testEnv, waitFor } from '../helpers/env.js'
+import { collectPageErrors, openBrowser } from '../helpers/chromium.js'
+import { testEnv } from '../helpers/env.js'
+import { loadClient, openClientSink, waitForRun } from '../helpers/driven-run.js'
 
 const CLIENTS = ['client-a', 'client-b']
 /** Per client, ops/s. */
@@ -190,11 +185,7 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const shots = mkdtempSync(path.join(os.tmpdir(), 'benchstream-live-view-'))
   const browser = await openBrowser(t)
   const page = await browser.newPage()
-  const pageErrors: string[] = []
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(m.text())
-  })
+  const pageErrors = collectPageErrors(page)
 
   // The page before the run exists: it waits, on the run list's stream.
   await page.goto(`${svc.apiUrl}/`)
@@ -205,49 +196,14 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const kafka = createKafka(infra.kafka, 'e2e-live')
   const drivers = await Promise.all(
     CLIENTS.map(async (clientId, i) => {
-      const cfg = parseDriverArgs(
-        'run',
-        [
-          '-P',
-          'workloads/workloada',
-          '-p',
-          'recordcount=2000',
-          '-p',
-          'operationcount=10000000',
-          '-p',
-          `maxexecutiontime=${MAX_RUN_S}`,
-          '-p',
-          `memory.cachesize=${400 + 100 * i}`,
-          '-threads',
-          '4',
-          '-target',
-          String(TARGET),
-          '-db',
-          'memory',
-          '--run-id',
-          runId,
-          '--client-id',
-          clientId,
-          '--label',
-          'test=live-view',
-          '--label',
-          'build=e2e',
-        ],
-        te.env,
-        { bindings: BINDING_NAMES },
-      )
-      const workload = CoreWorkload.fromProperties(cfg.properties)
-      const binding = createBinding(cfg.binding, cfg.properties)
-      await runPhase(workload, binding, new NullSink(), {
-        phase: 'load',
-        threads: 2,
-        target: 0,
-        operationCount: 0,
-        maxExecutionTimeS: 0,
-        statusIntervalS: 0,
-      })
-      const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
-      return { cfg, workload, binding, sink }
+      const client = await loadClient(te.env, [
+        ...`-P workloads/workloada -p recordcount=2000 -p operationcount=10000000`.split(' '),
+        ...`-p maxexecutiontime=${MAX_RUN_S} -p memory.cachesize=${400 + 100 * i}`.split(' '),
+        ...`-threads 4 -target ${TARGET} -db memory --run-id ${runId} --client-id ${clientId}`.split(' '),
+        ...'--label test=live-view --label build=e2e'.split(' '),
+      ])
+      // The sinks connect before runStarted below: the run's time is the drivers' own, not a connect's.
+      return { ...client, sink: await openClientSink(kafka, te.env, client.cfg) }
     }),
   )
   let runGoing = true
@@ -255,13 +211,8 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
   const runStarted = Date.now()
   const running = Promise.all(
     drivers.map(async (d) => {
-      const outcome = await runDriver(d.cfg, {
-        workload: d.workload,
-        binding: d.binding,
-        sink: d.sink,
-        status: () => undefined,
-        signal: stop.signal,
-      })
+      const { workload, binding, sink } = d
+      const outcome = await runDriver(d.cfg, { workload, binding, sink, status: () => undefined, signal: stop.signal })
       await d.sink.close()
       return outcome
     }),
@@ -308,15 +259,7 @@ test('the live view draws complete windows pushed over SSE, with the numbers of 
 
   // Everything in ClickHouse, then the page final.
   const ch = svc.ch
-  await waitFor('all events and both end records in ClickHouse', async () => {
-    const [r] = await queryRows<{ n: string; ended: string }>(
-      ch,
-      `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS n, ` +
-        `(SELECT count() FROM benchstream.run_clients WHERE run_id = {runId:String} AND phase = 'end') AS ended`,
-      { runId },
-    )
-    return Number(r!.n) === delivered && Number(r!.ended) === CLIENTS.length ? true : undefined
-  })
+  await waitForRun(ch, runId, { events: delivered, clients: CLIENTS.length })
   await page.waitForSelector('#charts[data-final="true"]', { timeout: 90_000 })
   const f = await figures(page)
   await page.screenshot({ path: path.join(shots, 'live-view.png'), fullPage: true })

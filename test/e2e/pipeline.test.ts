@@ -9,16 +9,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
-import { runDriver } from '../../services/driver/app.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
 import { quantileRank } from '../../services/core/stats/histogram.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
+import { driveClient, waitForRun } from '../helpers/driven-run.js'
 import { testEnv, waitFor } from '../helpers/env.js'
 
 test('driver events land in ClickHouse exactly, percentiles within 1%, bad input dead-lettered', async (t) => {
@@ -35,44 +29,11 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   const sent: Record<string, number> = {}
   let delivered = 0
   for (const [i, clientId] of clients.entries()) {
-    const cfg = parseDriverArgs(
-      'run',
-      [
-        '-P',
-        'workloads/workloada',
-        '-p',
-        'recordcount=2000',
-        '-p',
-        `operationcount=${15_000 + i * 5000}`,
-        '-p',
-        `memory.cachesize=${300 + i}`,
-        '-threads',
-        '4',
-        '-db',
-        'memory',
-        '--run-id',
-        runId,
-        '--client-id',
-        clientId,
-        '--label',
-        'test=e2e',
-      ],
-      te.env,
-      { bindings: BINDING_NAMES },
-    )
-    const workload = CoreWorkload.fromProperties(cfg.properties)
-    const binding = createBinding(cfg.binding, cfg.properties)
-    await runPhase(workload, binding, new NullSink(), {
-      phase: 'load',
-      threads: 2,
-      target: 0,
-      operationCount: 0,
-      maxExecutionTimeS: 0,
-      statusIntervalS: 0,
-    })
-    const sink = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId, clientId })
-    const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-    await sink.close()
+    const outcome = await driveClient(kafka, te.env, [
+      ...`-P workloads/workloada -p recordcount=2000 -p operationcount=${15_000 + i * 5000}`.split(' '),
+      ...`-p memory.cachesize=${300 + i} -threads 4 -db memory`.split(' '),
+      ...`--run-id ${runId} --client-id ${clientId} --label test=e2e`.split(' '),
+    ])
     assert.equal(outcome.delivery.undelivered, 0)
     assert.equal(outcome.report.operations, 15_000 + i * 5000)
     delivered += outcome.delivery.sentEvents
@@ -90,15 +51,10 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   await producer.disconnect()
 
   const ch = svc.ch
-  await waitFor('all events and the end records in ClickHouse', async () => {
-    const [r] = await queryRows<{ n: string; ended: string; dl: string }>(
-      ch,
-      `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {runId:String}) AS n, ` +
-        `(SELECT count() FROM benchstream.run_clients WHERE run_id = {runId:String} AND phase = 'end') ` +
-        `AS ended, (SELECT count() FROM benchstream.dead_letters) AS dl`,
-      { runId },
-    )
-    return Number(r!.n) === delivered && Number(r!.ended) === 2 && Number(r!.dl) === 1 ? true : undefined
+  await waitForRun(ch, runId, { events: delivered, clients: 2 })
+  await waitFor('the malformed message in the dead letters', async () => {
+    const [r] = await queryRows<{ dl: string }>(ch, `SELECT count() AS dl FROM benchstream.dead_letters`)
+    return Number(r!.dl) === 1 ? true : undefined
   })
 
   // Exact counts per operation and status, against what the drivers sent.
@@ -167,56 +123,11 @@ test('driver events land in ClickHouse exactly, percentiles within 1%, bad input
   // throughput from the drivers' own counts and run times, averages and p99
   // from the raw events (exact), not from the windows.
   const runB = `${runId}-b`
-  const cfgB = parseDriverArgs(
-    'run',
-    [
-      '-P',
-      'workloads/workloadb',
-      '-p',
-      'recordcount=2000',
-      '-p',
-      'operationcount=12000',
-      '-p',
-      'memory.cachesize=50',
-      '-threads',
-      '2',
-      '-db',
-      'memory',
-      '--run-id',
-      runB,
-      '--client-id',
-      'client-c',
-    ],
-    te.env,
-    { bindings: BINDING_NAMES },
-  )
-  const workloadB = CoreWorkload.fromProperties(cfgB.properties)
-  const bindingB = createBinding(cfgB.binding, cfgB.properties)
-  await runPhase(workloadB, bindingB, new NullSink(), {
-    phase: 'load',
-    threads: 2,
-    target: 0,
-    operationCount: 0,
-    maxExecutionTimeS: 0,
-    statusIntervalS: 0,
-  })
-  const sinkB = await KafkaEventSink.open(kafka, { topic: infra.topics.events, runId: runB, clientId: 'client-c' })
-  const outcomeB = await runDriver(cfgB, {
-    workload: workloadB,
-    binding: bindingB,
-    sink: sinkB,
-    status: () => undefined,
-  })
-  await sinkB.close()
-  await waitFor('run B in ClickHouse', async () => {
-    const [r] = await queryRows<{ n: string; ended: string }>(
-      ch,
-      `SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {r:String}) AS n, (SELECT ` +
-        `count() FROM benchstream.run_clients WHERE run_id = {r:String} AND phase = 'end') AS ended`,
-      { r: runB },
-    )
-    return Number(r!.n) === outcomeB.delivery.sentEvents && Number(r!.ended) === 1 ? true : undefined
-  })
+  const outcomeB = await driveClient(kafka, te.env, [
+    ...'-P workloads/workloadb -p recordcount=2000 -p operationcount=12000 -p memory.cachesize=50'.split(' '),
+    ...`-threads 2 -db memory --run-id ${runB} --client-id client-c`.split(' '),
+  ])
+  await waitForRun(ch, runB, { events: outcomeB.delivery.sentEvents, clients: 1 })
   const exact = async (r: string): Promise<Map<string, { n: number; avg: number; p99: number }>> => {
     const rows = await queryRows<{ op: string; n: string; avg: number; s: number[] }>(
       ch,

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { TestContext } from 'node:test'
-import { chromium, type BrowserContext } from 'playwright-core'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** Without the background-networking flags Chromium keeps calling out to a network that is not there. */
@@ -47,4 +47,17 @@ export async function openBrowser(
     rmSync(profile, { recursive: true, force: true })
   })
   return browser
+}
+
+/**
+ * What a page reports as an error, from now on: uncaught exceptions and console errors, less those `expected` says
+ * the page meant (a test asserts the list is empty at its end).
+ */
+export function collectPageErrors(page: Page, expected: (text: string) => boolean = () => false): string[] {
+  const errors: string[] = []
+  page.on('pageerror', (err) => errors.push(err.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !expected(m.text())) errors.push(m.text())
+  })
+  return errors
 }

@@ -26,18 +26,12 @@ import { promisify } from 'node:util'
 import { generateDashboards } from '../../dashboards/index.js'
 import { expandQuery } from '../helpers/grafana-macros.js'
 import { queryRows } from '../../services/adapters/clickhouse/client.js'
-import { BINDING_NAMES, createBinding } from '../../services/adapters/datastores/index.js'
 import { createKafka } from '../../services/adapters/kafka/client.js'
-import { KafkaEventSink } from '../../services/adapters/kafka/event-sink.js'
 import { readInfraConfig } from '../../services/common/infra-config.js'
 import { repoRoot } from '../../services/common/repo-root.js'
-import { NullSink } from '../../services/core/ports/event-sink.js'
-import { CoreWorkload } from '../../services/core/workload/core-workload.js'
-import { runDriver } from '../../services/driver/app.js'
-import { parseDriverArgs } from '../../services/driver/config.js'
-import { runPhase } from '../../services/driver/runner.js'
 import { startServer } from '../../services/server/main.js'
-import { testEnv, waitFor } from '../helpers/env.js'
+import { testEnv } from '../helpers/env.js'
+import { driveClient, waitForRun } from '../helpers/driven-run.js'
 
 const TOKEN = 'integration-token-0123456789'
 /** The row limit of this server (API_MAX_QUERY_ROWS): a larger result fails. */
@@ -111,55 +105,11 @@ test(
 
     // One real run.
     const runId = `ch-http-${Date.now()}`
-    const cfg = parseDriverArgs(
-      'run',
-      [
-        '-P',
-        'workloads/workloada',
-        '-p',
-        'recordcount=500',
-        '-p',
-        'operationcount=4000',
-        '-threads',
-        '4',
-        '-db',
-        'memory',
-        '--run-id',
-        runId,
-        '--client-id',
-        'c1',
-        '--label',
-        'suite=ch-http',
-      ],
-      te.env,
-      { bindings: BINDING_NAMES },
-    )
-    const workload = CoreWorkload.fromProperties(cfg.properties)
-    const binding = createBinding(cfg.binding, cfg.properties)
-    await runPhase(workload, binding, new NullSink(), {
-      phase: 'load',
-      threads: 2,
-      target: 0,
-      operationCount: 0,
-      maxExecutionTimeS: 0,
-      statusIntervalS: 0,
-    })
-    const sink = await KafkaEventSink.open(createKafka(infra.kafka, 'it-ch-http'), {
-      topic: infra.topics.events,
-      runId,
-      clientId: 'c1',
-    })
-    const outcome = await runDriver(cfg, { workload, binding, sink, status: () => undefined })
-    await sink.close()
-    await waitFor('the run in ClickHouse', async () => {
-      const [r] = await queryRows<{ n: string; ended: string }>(
-        svc.ch,
-        'SELECT (SELECT sum(count) FROM benchstream.op_windows WHERE run_id = {id:String}) AS n, (SELECT ' +
-          'clients_ended FROM benchstream.runs WHERE run_id = {id:String}) AS ended',
-        { id: runId },
-      )
-      return Number(r?.n) === outcome.delivery.sentEvents && Number(r?.ended) === 1 ? true : undefined
-    })
+    const outcome = await driveClient(createKafka(infra.kafka, 'it-ch-http'), te.env, [
+      ...'-P workloads/workloada -p recordcount=500 -p operationcount=4000 -threads 4 -db memory'.split(' '),
+      ...`--run-id ${runId} --client-id c1 --label suite=ch-http`.split(' '),
+    ])
+    await waitForRun(svc.ch, runId, { events: outcome.delivery.sentEvents, clients: 1 })
 
     const apiQuery = async (
       sql: string,

@@ -10,7 +10,7 @@
  *  - its replicated table, created on each replica directly, registers in ZooKeeper but never leaves read-only
  *    mode: clickhouse-local starts no interserver listener, and a replica cannot activate without one.
  * So the cluster is not executed here: its statements stay checked by ClickHouse's parser
- * (test/unit/clickhouse-cluster-sql.test.ts), and a real cluster is needed for the rest.
+ * (test/integration/clickhouse-cluster-sql.test.ts), and a real cluster is needed for the rest.
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'

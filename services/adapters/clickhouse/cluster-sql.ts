@@ -11,9 +11,9 @@
  *    writes `t_local`.
  *
  * A statement of any other form is refused (BS_ERR_MIGRATION), never passed through: a new migration that needs
- * another rule fails the unit test (test/unit/clickhouse-cluster-sql.test.ts, which also parses every statement of
- * both forms with ClickHouse's own parser) instead of reaching a cluster half-replicated. Why one set of files and a
- * transform rather than a second set: docs/guides/deploy.md#clickhouse-cluster.
+ * another rule fails the integration test (test/integration/clickhouse-cluster-sql.test.ts, which also parses every
+ * statement of both forms with ClickHouse's own parser) instead of reaching a cluster half-replicated. Why one set of
+ * files and a transform rather than a second set: docs/guides/deploy.md#clickhouse-cluster.
  */
 import { BenchstreamError } from '../../core/errors.js'
 
@@ -144,7 +144,7 @@ function unsupported(sql: string, what: string): BenchstreamError {
   return new BenchstreamError(
     'BS_ERR_MIGRATION',
     `no cluster form for ${what}: "${head}". Give services/adapters/clickhouse/cluster-sql.ts a rule for it ` +
-      '(and test/unit/clickhouse-cluster-sql.test.ts a case)',
+      '(and test/integration/clickhouse-cluster-sql.test.ts a case)',
   )
 }
 
