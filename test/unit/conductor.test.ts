@@ -681,7 +681,10 @@ test('the control topic stalled for everyone (a broker isolated) for 2.5 x agent
   // Seen across a network: a broker isolated from the others holds every acks=all produce to the partitions it
   // follows until the controller fences it (about 9 s). Agents and coordinator alike waited; after it, the
   // coordinator's next heartbeat came before the agents' and the whole stall counted as their silence.
-  const { bus, conductor } = rig()
+  // The gap a stall may count is 2 s by default against the plan's default agentTimeoutS of 5: the test's timeout of
+  // 2 s takes a cap of 1 s, the same margin in proportion. With a cap equal to the timeout, the first message heard
+  // after the stall, before the agents' first beat (400 ms later, later still on a busy machine), took them for silent.
+  const { bus, conductor } = rig(AGENTS, { stallGapMs: 1000 })
   bus.stallAfterGo = { go: (g) => g.assignments[0]!.startsWith(`${runId('B', 1)}/`), ms: 5000 }
   await conductor.start()
   const state = await conductor.run(plan({ agentTimeoutS: 2 }), ID)
