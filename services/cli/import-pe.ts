@@ -16,7 +16,8 @@ import { readInfraConfig, type InfraConfig } from '../common/infra-config.js'
 import { encodeJsonRecord } from '../core/codec/record-encoders.js'
 import { BenchstreamError } from '../core/errors.js'
 import { pickTest, planPeImport, type PeImportPlan } from '../core/pe/pe-import.js'
-import { MAX_PE_FILE_BYTES, parsePeOutput, type PeOutput } from '../core/pe/pe-output.js'
+import { parsePeOutput } from '../core/pe/pe-output.js'
+import { MAX_PE_FILE_BYTES, type PeOutput } from '../core/pe/pe-result.js'
 import { IMPORT_PE_USAGE } from './usage.js'
 
 export const IMPORT_PE_FLAGS = {

@@ -11,7 +11,7 @@
  */
 import { ID_PATTERN, ID_RULE, type SummaryReportBody } from '../../../schemas/events.v1.js'
 import { BenchstreamError } from '../errors.js'
-import { PE_RESERVOIR, type PeClient, type PeOutput, type PeTest } from './pe-output.js'
+import { PE_RESERVOIR, type PeClient, type PeOutput, type PeTest } from './pe-result.js'
 
 /** One client of the run: its id and its SUMMARY_REPORT body (run, client and time are the sender's). */
 export interface PePlannedClient {
