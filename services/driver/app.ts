@@ -11,7 +11,8 @@ import type { Workload } from '../core/workload/workload-types.js'
 import type { Binding } from '../core/ports/binding.js'
 import { startRecordFields, type DriverConfig } from './config.js'
 import type { EventSink, SinkStats } from '../core/ports/event-sink.js'
-import { runPhase, type PhaseRunner, type ScheduleEvent, type ScheduleSummary, type StatusSnapshot } from './runner.js'
+import { runPhase, type PhaseRunner, type StatusSnapshot } from './runner.js'
+import type { ScheduleEvent, ScheduleSummary } from './schedule-keeping.js'
 import { startServerMetrics } from './server-metrics.js'
 
 export interface DriverDeps {

@@ -83,7 +83,7 @@ export class RingProducer implements EventVisitor {
    *   1 makes every record visible at once. Larger values save a fenced store
    *   (and the cache line's trip to the consumer's core) per record; publish()
    *   shows the rest, and the client threads call it whenever they step aside
-   *   or sleep (ThreadGroup in runner.ts).
+   *   or sleep (ThreadGroup in thread-group.ts).
    */
   constructor(
     sab: SharedArrayBuffer,

@@ -22,16 +22,25 @@
  * Schedule keeping is measured where the operations start: each JS thread
  * tracks how late its client threads start (ScheduleTracker), and the
  * client is behind while any of its JS threads is (ScheduleEpisodes).
+ *
+ * This file holds the phase's options and result and runPhase; the client
+ * thread's loop is in client-thread.ts, what the client threads of one JS
+ * thread share in thread-group.ts, schedule keeping in schedule-keeping.ts.
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises'
-import { CACHE_OUTCOMES } from '../../schemas/events.v1.js'
 import type { Histogram } from '../core/stats/histogram.js'
-import type { Transaction, Workload } from '../core/workload/workload-types.js'
+import type { Workload } from '../core/workload/workload-types.js'
 import { buildReport, type Report } from '../core/reports/ycsb-report.js'
-import { statusOf, type Binding, type OpResult } from '../core/ports/binding.js'
+import type { Binding } from '../core/ports/binding.js'
 import type { EventSink } from '../core/ports/event-sink.js'
-import type { EventVisitor } from './event-ring.js'
-import { Measurements, OP_CODE, STATUS_INDEX } from './measurements.js'
+import { runClientThread } from './client-thread.js'
+import { Measurements } from './measurements.js'
+import {
+  DEFAULT_MAX_SCHEDULE_LAG_MS,
+  ScheduleTracker,
+  type ScheduleEvent,
+  type ScheduleSummary,
+} from './schedule-keeping.js'
+import { ThreadGroup } from './thread-group.js'
 
 export interface PhaseOptions {
   phase: 'load' | 'run'
@@ -54,24 +63,6 @@ export interface PhaseOptions {
   onSchedule?: (e: ScheduleEvent) => void
   signal?: AbortSignal
 }
-
-/** The client fell behind its schedule, or caught up again. */
-export type ScheduleEvent =
-  | { kind: 'behind'; lagMs: number; elapsedMs: number }
-  | { kind: 'caught-up'; maxLagMs: number; durationMs: number; elapsedMs: number }
-
-/** How well the client kept its schedule over the phase (all zero without a target). */
-export interface ScheduleSummary {
-  /** Largest delay of an operation's start behind its scheduled start, ms. */
-  maxLagMs: number
-  /** Times the client fell behind by more than maxScheduleLagMs. */
-  episodes: number
-}
-
-/** Default of PhaseOptions.maxScheduleLagMs. */
-export const DEFAULT_MAX_SCHEDULE_LAG_MS = 100
-/** A client counts as caught up once no operation has started late for this long. */
-const CAUGHT_UP_AFTER_MS = 1000
 
 export interface StatusSnapshot {
   elapsedMs: number
@@ -96,16 +87,6 @@ export interface PhaseResult {
 /** Runs one phase with the options; how and where the client threads run is the runner's business. */
 export type PhaseRunner = (opts: PhaseOptions) => Promise<PhaseResult>
 
-/** Longest stretch client threads run without letting timers and I/O in, ms. */
-const YIELD_EVERY_MS = 5
-/**
- * A JS thread blocks for the next scheduled operation only when it is at most this far ahead; further, it sleeps on a
- * timer first, ms.
- */
-const BLOCK_AT_MOST_MS = 20
-
-const CACHE_INDEX = Object.fromEntries(CACHE_OUTCOMES.map((c, i) => [c, i])) as Record<string, number>
-
 /** The number of operations a phase does in all: the option, else the workload's count (0 = no limit). */
 export function phaseLimit(
   workload: Pick<Workload, 'loadCount' | 'operationCount'>,
@@ -125,353 +106,6 @@ export function phaseLimit(
 export function threadQuota(limit: number, threads: number, i: number): number {
   if (limit === 0) return 0
   return Math.floor(limit / threads) + (i < limit % threads ? 1 : 0)
-}
-
-/**
- * How late the operations of one JS thread's client threads start. Once
- * one starts more than `boundMs` late, they are behind until none has
- * started late for CAUGHT_UP_AFTER_MS (threads catch up one by one); one
- * 'behind' and one 'caught-up' event per episode.
- */
-export class ScheduleTracker {
-  /** Largest lag seen, ms. */
-  maxLagMs = 0
-  episodes = 0
-  private behindSince = -1
-  private lastLateAt = 0
-  private episodeMaxLagMs = 0
-
-  /**
-   * @param t0 the phase's origin in this thread's performance.now(): events' elapsedMs count from there.
-   */
-  constructor(
-    private readonly boundMs: number,
-    private readonly t0: number,
-    private readonly emit: (e: ScheduleEvent) => void,
-  ) {}
-
-  /** An operation scheduled for `intendedStart` starts at `start` (performance.now(), ms). */
-  started(start: number, intendedStart: number): void {
-    const lagMs = start - intendedStart
-    if (lagMs > this.maxLagMs) this.maxLagMs = lagMs
-    if (lagMs > this.boundMs) {
-      this.lastLateAt = start
-      if (this.behindSince < 0) {
-        this.behindSince = start
-        this.episodeMaxLagMs = 0
-        this.episodes++
-        this.emit({ kind: 'behind', lagMs, elapsedMs: start - this.t0 })
-      }
-      if (lagMs > this.episodeMaxLagMs) this.episodeMaxLagMs = lagMs
-    } else if (this.behindSince >= 0 && start - this.lastLateAt > CAUGHT_UP_AFTER_MS) {
-      this.emit({
-        kind: 'caught-up',
-        maxLagMs: this.episodeMaxLagMs,
-        durationMs: this.lastLateAt - this.behindSince,
-        elapsedMs: start - this.t0,
-      })
-      this.behindSince = -1
-    }
-  }
-}
-
-/**
- * The client's schedule episodes from those of its JS threads (worker
- * threads, each with a ScheduleTracker): the client falls behind when the
- * first of them does and has caught up when the last of them has, so it
- * warns once per episode however many threads are late.
- */
-export class ScheduleEpisodes {
-  episodes = 0
-  /** Sources behind now -> elapsedMs of their 'behind' event. */
-  private readonly behind = new Map<number, number>()
-  private since = 0
-  private lastLate = 0
-  private maxLagMs = 0
-
-  constructor(private readonly emit: ((e: ScheduleEvent) => void) | undefined) {}
-
-  /** Source `source` reported `e` (elapsedMs from the phase's common origin). */
-  add(source: number, e: ScheduleEvent): void {
-    if (e.kind === 'behind') {
-      if (this.behind.size === 0) {
-        this.episodes++
-        this.since = e.elapsedMs
-        this.lastLate = e.elapsedMs
-        this.maxLagMs = 0
-        this.emit?.(e)
-      }
-      this.behind.set(source, e.elapsedMs)
-      if (e.lagMs > this.maxLagMs) this.maxLagMs = e.lagMs
-      return
-    }
-    const from = this.behind.get(source)
-    if (from === undefined) return
-    this.behind.delete(source)
-    if (e.maxLagMs > this.maxLagMs) this.maxLagMs = e.maxLagMs
-    if (from + e.durationMs > this.lastLate) this.lastLate = from + e.durationMs
-    if (this.behind.size === 0)
-      this.emit?.({
-        kind: 'caught-up',
-        maxLagMs: this.maxLagMs,
-        durationMs: this.lastLate - this.since,
-        elapsedMs: e.elapsedMs,
-      })
-  }
-}
-
-interface Sleeper {
-  until: number
-  resolve: () => void
-}
-
-/**
- * What the client threads of one JS thread share: the measurements (the
- * status timer swaps `interval`), a turn of the event loop, the scheduler
- * of throttled operations and their schedule keeping.
- *
- * Throttled client threads sleep here until their next scheduled start.
- * When every client thread of this JS thread is asleep, nothing but the next
- * start can happen on it, so it blocks with Atomics.wait until then: precise
- * to tens of µs, as YCSB's threads park, and without burning a core. While
- * any thread is awake (an operation in flight, or behind schedule) the event
- * loop must run; the sleepers are looked at again whenever an operation
- * completes, and by a timer.
- */
-export class ThreadGroup {
-  readonly total: Measurements
-  /** undefined when no status lines are wanted. */
-  interval: Measurements | undefined
-  /** Client threads of this JS thread that are not asleep (running, waiting for a reply or for their turn). */
-  private active = 0
-  private yieldEpoch = 0
-  private lastYieldAt: number
-  private readonly sleepers: Sleeper[] = []
-  private timer: NodeJS.Timeout | undefined
-  private timerAt = 0
-  private readonly wake = (): void => {
-    this.timer = undefined
-    this.schedule()
-  }
-
-  /**
-   * @param intended keep intended latencies (the phase has a target).
-   * @param block a word that stays 0 while the phase runs: Atomics.wait
-   *   sleeps on it, and whoever stops the phase sets it and notifies.
-   * @param lag schedule keeping of throttled operations; undefined = unthrottled.
-   *   Settable later: a worker knows the phase's origin only at its start.
-   */
-  constructor(
-    status: boolean,
-    readonly intended: boolean,
-    readonly events: EventVisitor,
-    now: number,
-    private readonly block: { word: Int32Array; index: number },
-    public lag?: ScheduleTracker,
-  ) {
-    this.total = new Measurements(intended)
-    this.interval = status ? new Measurements(intended) : undefined
-    this.lastYieldAt = now
-  }
-
-  /**
-   * Bumps the epoch every YIELD_EVERY_MS; each thread yields once per epoch. The events recorded so far become
-   * visible to the delivery thread then (a ring publishes in steps), so none waits longer than that.
-   */
-  epoch(now: number): number {
-    if (now - this.lastYieldAt >= YIELD_EVERY_MS) {
-      this.lastYieldAt = now
-      this.yieldEpoch++
-      this.events.publish?.()
-    }
-    return this.yieldEpoch
-  }
-
-  /** A client thread starts. */
-  enter(): void {
-    this.active++
-  }
-
-  /** A client thread is done; the others may now be all asleep. */
-  leave(): void {
-    this.active--
-    if (this.active === 0) this.events.publish?.()
-    this.schedule()
-  }
-
-  /** Resolves at `until` (this thread's performance.now()), or at once when the phase is stopped. */
-  sleep(until: number): Promise<void> {
-    return new Promise((resolve) => {
-      this.sleepers.push({ until, resolve })
-      this.active--
-      this.schedule()
-    })
-  }
-
-  /**
-   * Wakes the sleepers that are due; blocks for the next one when every thread is asleep. Called on sleep, on
-   * completion, on leave, by the timer.
-   */
-  schedule(): void {
-    const sleepers = this.sleepers
-    for (;;) {
-      if (sleepers.length === 0) return
-      const now = performance.now()
-      const stopped = Atomics.load(this.block.word, this.block.index) !== 0
-      let earliest = Number.POSITIVE_INFINITY
-      let woke = false
-      for (let i = sleepers.length - 1; i >= 0; i--) {
-        const s = sleepers[i]!
-        if (s.until <= now || stopped) {
-          sleepers.splice(i, 1)
-          this.active++
-          s.resolve()
-          woke = true
-        } else if (s.until < earliest) earliest = s.until
-      }
-      // Woken threads run first (their continuations are queued); they come back here.
-      if (woke || sleepers.length === 0) break
-      const ahead = earliest - now
-      if (this.active > 0 || ahead > BLOCK_AT_MOST_MS) break
-      // Nothing runs on this thread until the next start: what it recorded goes out meanwhile.
-      this.events.publish?.()
-      Atomics.wait(this.block.word, this.block.index, 0, ahead)
-    }
-    if (sleepers.length === 0) {
-      if (this.timer !== undefined) clearTimeout(this.timer)
-      this.timer = undefined
-      return
-    }
-    let earliest = Number.POSITIVE_INFINITY
-    for (const s of sleepers) if (s.until < earliest) earliest = s.until
-    if (this.active === 0) this.events.publish?.()
-    // Far ahead: wake up a little early and block for the rest.
-    const at = earliest > performance.now() + BLOCK_AT_MOST_MS ? earliest - BLOCK_AT_MOST_MS / 2 : earliest - 1
-    if (this.timer !== undefined && this.timerAt <= at) return
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timerAt = at
-    this.timer = setTimeout(this.wake, Math.max(0, at - performance.now()))
-  }
-}
-
-export interface ClientThreadOptions {
-  /** Index among all the client's threads: the `thread` of its events. */
-  thread: number
-  threads: number
-  phase: 'load' | 'run'
-  workload: Workload
-  binding: Binding
-  group: ThreadGroup
-  /** Operations this thread does; 0 = until the deadline or stop. */
-  quota: number
-  /** ms between this thread's scheduled operations; 0 = unthrottled. */
-  intervalMs: number
-  /** Schedule origin and end, in this JS thread's performance.now(). */
-  t0: number
-  deadline: number
-  stopped: () => boolean
-}
-
-function execute(binding: Binding, tx: Transaction): Promise<OpResult> {
-  switch (tx.op) {
-    case 'READ':
-      return binding.read(tx.table, tx.key, tx.fields)
-    case 'UPDATE':
-      return binding.update(tx.table, tx.key, tx.values)
-    case 'INSERT':
-      return binding.insert(tx.table, tx.key, tx.values)
-    case 'SCAN':
-      return binding.scan(tx.table, tx.startKey, tx.count, tx.fields)
-    case 'DELETE':
-      return binding.delete(tx.table, tx.key)
-    case 'READ-MODIFY-WRITE':
-      // Measured as one operation: read, then write back, end to end.
-      return binding
-        .read(tx.table, tx.key, tx.fields)
-        .then((r) =>
-          r.status !== 'OK'
-            ? r
-            : binding
-                .update(tx.table, tx.key, tx.values)
-                .then((u) => ({ ...u, cache: r.cache, bytes: r.bytes + u.bytes })),
-        )
-  }
-}
-
-/**
- * One client thread's loop (YCSB's ClientThread). Per operation it allocates
- * nothing of its own: the transaction and the binding's promise and result
- * are the workload's and the binding's; the event goes into the sink's
- * preallocated buffer and the latency into preallocated histograms.
- */
-export async function runClientThread(c: ClientThreadOptions): Promise<void> {
-  c.group.enter()
-  try {
-    await clientLoop(c)
-  } finally {
-    c.group.leave()
-  }
-}
-
-async function clientLoop(c: ClientThreadOptions): Promise<void> {
-  const { workload, binding, group, quota, intervalMs, deadline } = c
-  const events = group.events
-  const origin = performance.timeOrigin
-  const load = c.phase === 'load'
-  // Each thread starts at a different phase of its schedule so that the
-  // client's operations are spread evenly over time, not in bursts.
-  const offsetMs = intervalMs > 0 ? (intervalMs * c.thread) / c.threads : 0
-  let seenEpoch = 0
-  let done = 0
-  for (;;) {
-    if ((quota > 0 && done >= quota) || c.stopped()) return
-    let intendedStart = 0
-    if (intervalMs > 0) {
-      intendedStart = c.t0 + offsetMs + done * intervalMs
-      if (performance.now() < intendedStart) await group.sleep(intendedStart)
-    }
-    const now = performance.now()
-    const epoch = group.epoch(now)
-    if (seenEpoch !== epoch) {
-      seenEpoch = epoch
-      await yieldToLoop()
-    }
-    if (performance.now() >= deadline || c.stopped()) return
-    const tx = load ? workload.nextLoad() : workload.nextTransaction()
-    if (tx === undefined) return
-    const start = performance.now()
-    if (intendedStart > 0) group.lag?.started(start, intendedStart)
-    let r: OpResult
-    try {
-      r = await execute(binding, tx)
-    } catch (err) {
-      r = { status: statusOf(err), cache: 'UNKNOWN', bytes: 0 }
-    }
-    const end = performance.now()
-    // Acknowledge every insert, failed or not (as YCSB does in a finally): a
-    // key left unacknowledged would freeze the 'latest' distribution.
-    if (tx.op === 'INSERT') workload.acknowledgeInsert(tx.keynum)
-    const latencyUs = Math.round((end - start) * 1000)
-    const intendedUs = intendedStart > 0 ? Math.max(latencyUs, Math.round((end - intendedStart) * 1000)) : latencyUs
-    const opCode = OP_CODE[tx.op]
-    const statusIndex = STATUS_INDEX[r.status]!
-    events.record(
-      c.thread,
-      opCode,
-      CACHE_INDEX[r.cache]!,
-      statusIndex,
-      Math.round((origin + start) * 1000),
-      latencyUs,
-      intendedUs,
-      r.bytes,
-    )
-    const key = opCode * 16 + statusIndex
-    group.total.add(key, latencyUs, intendedUs)
-    group.interval?.add(key, latencyUs, intendedUs)
-    done++
-    // Other threads' next starts may have come while this operation was in flight.
-    if (intervalMs > 0) group.schedule()
-  }
 }
 
 /**

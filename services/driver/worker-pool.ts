@@ -23,14 +23,8 @@ import { Worker } from 'node:worker_threads'
 import { buildReport } from '../core/reports/ycsb-report.js'
 import { CoreWorkload } from '../core/workload/core-workload.js'
 import { Measurements } from './measurements.js'
-import {
-  DEFAULT_MAX_SCHEDULE_LAG_MS,
-  phaseLimit,
-  ScheduleEpisodes,
-  threadQuota,
-  type PhaseOptions,
-  type PhaseResult,
-} from './runner.js'
+import { phaseLimit, threadQuota, type PhaseOptions, type PhaseResult } from './runner.js'
+import { DEFAULT_MAX_SCHEDULE_LAG_MS, ScheduleEpisodes } from './schedule-keeping.js'
 import { CONTROL, hrMs, workerError, type FromWorker, type ToWorker, type WorkerData } from './worker.js'
 
 /** How long a worker may take to close its connections after the phase, ms. */
@@ -48,7 +42,7 @@ export const MAX_WORKERS = 64
  * core serves several connections per turn of its event loop and keeps every
  * core busy. Throttled threads lose nothing by sharing a worker: the
  * worker blocks until the next scheduled start whenever all of its
- * client threads are asleep (ThreadGroup in runner.ts).
+ * client threads are asleep (ThreadGroup in thread-group.ts).
  */
 export function defaultWorkerCount(threads: number, cores = availableParallelism()): number {
   return Math.max(1, Math.min(threads, cores, MAX_WORKERS))

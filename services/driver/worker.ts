@@ -19,7 +19,9 @@ import { CoreWorkload } from '../core/workload/core-workload.js'
 import type { EventVisitor } from './event-ring.js'
 import { RingProducer } from './event-ring.js'
 import { Measurements, type WireCell } from './measurements.js'
-import { runClientThread, ScheduleTracker, ThreadGroup, type ScheduleEvent } from './runner.js'
+import { runClientThread } from './client-thread.js'
+import { ScheduleTracker, type ScheduleEvent } from './schedule-keeping.js'
+import { ThreadGroup } from './thread-group.js'
 
 /** Int32 words of the phase's control buffer. */
 export const CONTROL = { STOP: 0, WORDS: 4 } as const

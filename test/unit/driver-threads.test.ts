@@ -11,7 +11,8 @@ import { test } from 'node:test'
 import { CoreWorkload } from '../../services/core/workload/core-workload.js'
 import { createEventRing, RingConsumer, RingProducer, ringState } from '../../services/driver/event-ring.js'
 import { Measurements } from '../../services/driver/measurements.js'
-import { ScheduleEpisodes, ScheduleTracker, ThreadGroup, type ScheduleEvent } from '../../services/driver/runner.js'
+import { ScheduleEpisodes, ScheduleTracker, type ScheduleEvent } from '../../services/driver/schedule-keeping.js'
+import { ThreadGroup } from '../../services/driver/thread-group.js'
 import { defaultWorkerCount } from '../../services/driver/worker-pool.js'
 
 type Rec = [number, number, number, number, number, number, number, number]
