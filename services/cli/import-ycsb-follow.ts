@@ -81,8 +81,13 @@ export async function follow(
     }
     await sender.flush()
   }
-  /** Reads what every log grew by; true when something new came. */
-  const poll = (): boolean => {
+  /**
+   * Reads what every log grew by; true when something new came. Bytes from the first NUL on are not taken: two
+   * writers of one log (see IntervalLogFollower.rewind) leave a hole of NULs where the file was truncated under the
+   * one still writing further on, until the other writes those bytes; they are read once written. `last`: YCSB has
+   * exited, and a NUL still there is the file's content, refused.
+   */
+  const poll = (last = false): boolean => {
     let grew = false
     let names: string[] = []
     try {
@@ -102,20 +107,33 @@ export async function follow(
       const fd = openSync(file, 'r')
       try {
         const size = fstatSync(fd).size
-        const at = offsets.get(file)!
-        // YCSB opens its logs anew (truncating) at start: a file that shrank belongs to another run.
-        if (size < at)
-          throw new BenchstreamError(
-            'BS_ERR_DECODE',
-            `${file} shrank from ${at} to ${size} bytes: a new YCSB run is writing it; give each run its ` +
-              `own hdrhistogram.output.path and follow that`,
-          )
+        let at = offsets.get(file)!
+        // YCSB opens its logs anew (truncating) at start: a file that shrank after it gave intervals belongs to
+        // another run; one that shrank before is the same run's second writer of it, read again from the start.
+        if (size < at) {
+          if (!follower.rewind(file))
+            throw new BenchstreamError(
+              'BS_ERR_DECODE',
+              `${file} shrank from ${at} to ${size} bytes: a new YCSB run is writing it; give each run its ` +
+                `own hdrhistogram.output.path and follow that`,
+            )
+          at = 0
+          offsets.set(file, 0)
+        }
         if (size === at) continue
         const buf = Buffer.alloc(size - at)
         const r = readSync(fd, buf, 0, buf.length, at)
+        const nul = buf.subarray(0, r).indexOf(0)
+        if (nul !== -1 && last)
+          throw new BenchstreamError(
+            'BS_ERR_DECODE',
+            `${file}: a NUL byte at offset ${at + nul} after YCSB exited; expected an HdrHistogram interval log (text)`,
+          )
+        const n = nul === -1 ? r : nul
+        if (n === 0) continue
         // Only whole UTF-8 text matters here: the log is ASCII.
-        follower.feed(file, buf.toString('latin1', 0, r))
-        offsets.set(file, at + r)
+        follower.feed(file, buf.toString('latin1', 0, n))
+        offsets.set(file, at + n)
         grew = true
       } finally {
         closeSync(fd)
@@ -153,7 +171,7 @@ export async function follow(
       }
       await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS))
     }
-    poll()
+    poll(true)
     await sendIntervals(follower.ready(true))
     if (started)
       await sender.send([

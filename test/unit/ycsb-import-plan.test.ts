@@ -197,3 +197,29 @@ test('a measured interval waits for its intended twin while an Intended- log exi
     (err: unknown) => isBenchstreamError(err, 'BS_ERR_DECODE') && err.message.startsWith('UPDATE.hdr line 7: '),
   )
 })
+
+test(
+  "a log truncated and written anew before its first interval (YCSB's second writer of one measurement) is read " +
+    'again from the start; after an interval it is refused',
+  () => {
+    const dir = 'hdr-both'
+    const file = readdirSync(path.join(FIXTURES, dir)).find((f) => f.endsWith('READ.hdr'))!
+    const text = readFileSync(path.join(FIXTURES, dir, file), 'latin1')
+    const headerEnd = text.indexOf('\n', text.indexOf('StartTimestamp')) + 1
+    const whole = planImport([parse(`${dir}/${file}`)]).intervals
+    const follower = new IntervalLogFollower()
+    follower.add(file, measurementFromFileName(file)!.name)
+    // The first writer's header, part of it: then the second writer truncates and writes the whole log.
+    follower.feed(file, text.slice(0, headerEnd - 5))
+    assert.equal(follower.rewind(file), true)
+    follower.feed(file, text)
+    const records = follower.ready(true)
+    assert.equal(records.length, whole.length)
+    assert.deepEqual(
+      records.map((r) => r.buckets),
+      whole.map((r) => r.buckets),
+    )
+    // Once it gave intervals, a truncated log is another run's: no rewind.
+    assert.equal(follower.rewind(file), false)
+  },
+)

@@ -46,6 +46,21 @@ export class IntervalLogFollower {
   }
 
   /**
+   * A log truncated and written anew before it held an interval: read it again from the start. YCSB 0.17 can
+   * construct one operation's measurement twice when two client threads measure it first at the same moment
+   * (Measurements.getOpMeasurement's get-then-putIfAbsent); each opens the log with truncation and writes the header.
+   * False once the log gave an interval: then it is another run writing the file, which is refused.
+   */
+  rewind(file: string): boolean {
+    const f = this.files.get(file)
+    if (f === undefined || f.intervals > 0) return false
+    f.header = ''
+    f.lines = 0
+    f.partial = ''
+    return true
+  }
+
+  /**
    * The text a log grew by. Complete lines are parsed at once; a partial
    * last line (YCSB's writer prints a line in pieces) waits for the rest.
    * Throws BS_ERR_DECODE naming the file and line of a malformed line.
