@@ -129,11 +129,11 @@ export async function follow(
             'BS_ERR_DECODE',
             `${file}: a NUL byte at offset ${at + nul} after YCSB exited; expected an HdrHistogram interval log (text)`,
           )
-        const n = nul === -1 ? r : nul
-        if (n === 0) continue
+        const taken = nul === -1 ? r : nul
+        if (taken === 0) continue
         // Only whole UTF-8 text matters here: the log is ASCII.
-        follower.feed(file, buf.toString('latin1', 0, n))
-        offsets.set(file, at + n)
+        follower.feed(file, buf.toString('latin1', 0, taken))
+        offsets.set(file, at + taken)
         grew = true
       } finally {
         closeSync(fd)
