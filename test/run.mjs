@@ -391,7 +391,8 @@ async function runFiles(list, env, concurrency = 1) {
     console.log(`\n${problems.length} test(s) without a verdict (the run fails):`)
     for (const p of problems)
       console.log(
-        `  ${path.relative(root, p.file)}${p.line === undefined ? '' : `:${p.line}`}: ${p.name ?? '(the file)'}: ${p.why}`,
+        `  ${path.relative(root, p.file)}${p.line === undefined ? '' : `:${p.line}`}: ` +
+          `${p.name ?? '(the file)'}: ${p.why}`,
       )
   }
   // Top-level tests only: subtests are part of their test's result. A file reported as a test of its own and

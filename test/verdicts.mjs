@@ -12,7 +12,8 @@
 //   reported no test at all: that file passing is a file that ran nothing we saw.
 
 /**
- * @param {Array<{outcome: string, name: string, file: string, line?: number, column?: number, nesting: number}>} records
+ * @typedef {{outcome: string, name: string, file: string, line?: number, column?: number, nesting: number}} Result
+ * @param {Result[]} records
  * @returns {Array<{file: string, name: string | undefined, line: number | undefined, why: string}>}
  */
 export function unreported(records) {
