@@ -366,8 +366,12 @@ async function runFiles(list, env, concurrency = 1) {
   )
   running.add(child)
   let timedOut = false
+  let stillRunning = []
   const timer = setTimeout(() => {
     timedOut = true
+    // The test files whose processes are still there: Node's runner starts one per file, the file's path last.
+    const ps = spawnSync('ps', ['-o', 'args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+    stillRunning = (ps.stdout ?? '').split('\n').flatMap((l) => l.match(/\S+\.test\.js$/) ?? [])
     stopAll()
   }, PASS_TIMEOUT_S * 1000)
   const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
@@ -385,7 +389,10 @@ async function runFiles(list, env, concurrency = 1) {
       `\nthe tests did not end within ${PASS_TIMEOUT_S} s (TEST_PASS_TIMEOUT_S) and were stopped; ` +
         (problems.length > 0
           ? 'the tests below had not reported'
-          : 'every test had reported, so a test file did not exit after its tests (an open socket, timer or child)'),
+          : 'every test had reported, so a test file did not exit after its tests (an open socket, timer or child)') +
+        (stillRunning.length > 0
+          ? `; still running: ${stillRunning.map((f) => path.relative(root, f)).join(', ')}`
+          : ''),
     )
   if (problems.length > 0) {
     console.log(`\n${problems.length} test(s) without a verdict (the run fails):`)
@@ -404,7 +411,8 @@ async function runFiles(list, env, concurrency = 1) {
   return {
     code: code !== 0 ? code : timedOut || problems.length > 0 ? 1 : 0,
     passed: count('passed'),
-    failed: count('failed') + problems.length,
+    // A pass stopped at its time limit with every test reported fails as one: the file that did not exit.
+    failed: count('failed') + problems.length + (timedOut && problems.length === 0 ? 1 : 0),
     skipped: count('skipped'),
     tests,
   }

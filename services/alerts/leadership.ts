@@ -28,6 +28,8 @@ export class LeaderGatedAlerts {
   readonly leadership: LeadershipStats = { leader: false, sinceMs: undefined, why: undefined, terms: 0 }
   /** The last engine's counters, kept when it stops (status pages). */
   private lastStats: AlertEngineStats | undefined
+  /** Set by stop(): no engine starts after it, whatever the election reports late. */
+  private stopped = false
 
   constructor(
     private readonly election: LeaderElection,
@@ -53,6 +55,7 @@ export class LeaderGatedAlerts {
 
   /** Leaves the election and stops the engine, if one runs. */
   async stop(): Promise<void> {
+    this.stopped = true
     await this.election.close()
     this.chain = this.chain.then(() => this.stopEngine())
     await this.chain
@@ -74,7 +77,7 @@ export class LeaderGatedAlerts {
 
   private async startEngine(): Promise<void> {
     // Leadership may have gone again while an earlier stop was finishing.
-    if (this.engine !== undefined || !this.election.isLeader()) return
+    if (this.stopped || this.engine !== undefined || !this.election.isLeader()) return
     const engine = this.makeEngine()
     this.engine = engine
     engine.start()

@@ -31,7 +31,7 @@ import { openSqlGuard } from '../adapters/clickhouse/sql-guard.js'
 import { ClickHouseWindowStore } from '../adapters/clickhouse/window-store.js'
 import { WebhookNotifier } from '../adapters/http/alert-webhook.js'
 import { KafkaAlertPublisher } from '../adapters/kafka/alert-publisher.js'
-import { createKafka, ensureTopics } from '../adapters/kafka/client.js'
+import { closeLeftoverConnections, createKafka, ensureTopics } from '../adapters/kafka/client.js'
 import { KafkaDeadLetterSink } from '../adapters/kafka/dead-letter-sink.js'
 import { KafkaLeaderElection } from '../adapters/kafka/leader-election.js'
 import { useLocalKafka, type LocalKafka } from '../adapters/kafka/local-broker.js'
@@ -141,6 +141,15 @@ export async function startServer(env: Env, opts: ServerOptions): Promise<Server
   try {
     await migrate(ch, { opsTtlDays: cfg.infra.clickhouse.opsTtlDays })
     const kafka = createKafka(cfg.infra.kafka, 'server')
+    // Closed last (closers run in reverse): what kafkajs left open after every client of `kafka` disconnected.
+    closers.push(async () => {
+      const n = closeLeftoverConnections(kafka)
+      if (n > 0)
+        log.warn(
+          { connections: n },
+          'Kafka connections kafkajs left open after its clients disconnected (seen after a broker restart): closed',
+        )
+    })
     await ensureTopics(kafka, cfg.infra.kafka, cfg.infra.topics)
     const deadLetters = await KafkaDeadLetterSink.open(kafka, cfg.infra.topics.deadLetter)
     closers.push(() => deadLetters.close())

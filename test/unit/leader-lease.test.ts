@@ -245,3 +245,19 @@ test('the alert engine runs only while leading, a fresh one each term', async ()
   assert.equal(gate.leadership.terms, 3)
   assert.equal(gate.leadership.leader, false)
 })
+
+test('after stop(), a late "leader" from the election starts no engine (a consumer kafkajs restarted rejoins)', async () => {
+  const election = new FakeElection()
+  const log: string[] = []
+  let made = 0
+  const gate = new LeaderGatedAlerts(election, () => fakeEngine(log, ++made))
+  await gate.start()
+  election.set(true, 1)
+  await gate.settled()
+  await gate.stop()
+  // What the Kafka election did before it was closed for good: the group assigned the lease partition again.
+  election.set(true, 2)
+  await gate.settled()
+  assert.equal(gate.current, undefined)
+  assert.deepEqual(log, ['start 1', 'stop 1'])
+})

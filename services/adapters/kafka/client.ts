@@ -3,11 +3,14 @@
  * of the code sees producers and consumers only through the driver's sink and
  * the processor's source.
  */
+import net from 'node:net'
+import tls from 'node:tls'
 import {
   Kafka,
   logLevel,
   Partitioners,
   type Admin,
+  type ISocketFactory,
   type ITopicConfig,
   type KafkaConfig as KafkaJsConfig,
 } from 'kafkajs'
@@ -20,7 +23,9 @@ export function createKafka(cfg: KafkaConfig, clientIdSuffix: string): Kafka {
   fixKafkajsIdleLoop()
   const debug = process.env.KAFKAJS_LOG_LEVEL === 'debug'
   const seen: { problem: KafkaProblemSeen | undefined } = { problem: undefined }
+  const open = new Set<net.Socket>()
   const kafka = new Kafka({
+    socketFactory: recordingSocketFactory(open),
     clientId: `${cfg.clientId}-${clientIdSuffix}`,
     brokers: cfg.brokers,
     // Errors are kept (not printed): what kafkajs retried internally is the cause an outage report names
@@ -45,7 +50,48 @@ export function createKafka(cfg: KafkaConfig, clientIdSuffix: string): Kafka {
     ...securityOptions(cfg),
   })
   problems.set(kafka, seen)
+  connections.set(kafka, open)
   return kafka
+}
+
+/** kafkajs' own keep-alive delay for its sockets (src/network/socketFactory.js). */
+const KEEP_ALIVE_DELAY_MS = 60_000
+
+/**
+ * kafkajs' socket factory, the same connections, plus a record of the ones still open: kafkajs can leave a
+ * connection open after every client of an instance disconnected. Seen after a broker restart: a consumer that
+ * crashed and was stopped had opened new connections to its group coordinator (a heartbeat, the leave-group
+ * request) through a broker object the metadata refresh had already replaced, which its disconnect no longer
+ * reaches; the process then never exited. closeLeftoverConnections closes them.
+ */
+function recordingSocketFactory(open: Set<net.Socket>): ISocketFactory {
+  return ({ host, port, ssl, onConnect }) => {
+    const socket = ssl
+      ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...(ssl as object) }, onConnect)
+      : net.connect({ host, port }, onConnect)
+    socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS)
+    open.add(socket)
+    socket.once('close', () => open.delete(socket))
+    return socket
+  }
+}
+
+const connections = new WeakMap<Kafka, Set<net.Socket>>()
+
+/**
+ * Closes the connections of `kafka` (a createKafka instance) still open once every one of its clients has
+ * disconnected, and says how many there were. Call it only then: it cuts whatever still uses them.
+ */
+export function closeLeftoverConnections(kafka: Kafka): number {
+  const open = connections.get(kafka)
+  if (open === undefined) return 0
+  const n = open.size
+  // With an error, not plainly: kafkajs cleans a connection up (its request-timeout interval included) on the
+  // socket's 'error' or 'end', and a socket destroyed without an error emits neither.
+  for (const socket of open)
+    socket.destroy(new Error('closed by Benchstream: left open after its clients disconnected'))
+  open.clear()
+  return n
 }
 
 /** An error kafkajs logged (a connection refused, a leader that moved), and when. */

@@ -9,6 +9,12 @@
  * FETCH_WAIT_MS on the empty topic, and the heartbeat interval is a tenth of
  * the session timeout: the lease (half the session timeout) is renewed many
  * times over while the member is well.
+ *
+ * Closed means closed: kafkajs restarts a consumer that crashed on a retriable error (a broker restart) on a timer of
+ * its own, and a restart that was already under way when close() ran rejoined the group afterwards. The replica then
+ * became leader again after it had left, its alert engine ran against a closed ClickHouse every second, and the
+ * process never exited (seen in a test run once --test-force-exit no longer hid it). So a closed election refuses
+ * kafkajs' restarts, ignores the group's events, and disconnects a consumer that joins again anyway.
  */
 import type { Consumer, Kafka } from 'kafkajs'
 import { LeaderLease, type LeaseChange } from '../../core/leadership/leader-lease.js'
@@ -32,6 +38,7 @@ export class KafkaLeaderElection implements LeaderElection {
   private lease: LeaderLease | undefined
   private timer: NodeJS.Timeout | undefined
   private readonly sessionTimeoutMs: number
+  private closed = false
 
   constructor(
     kafka: Kafka,
@@ -45,6 +52,8 @@ export class KafkaLeaderElection implements LeaderElection {
       rebalanceTimeout: this.sessionTimeoutMs,
       heartbeatInterval: Math.max(100, Math.floor(this.sessionTimeoutMs / 10)),
       maxWaitTimeInMs: FETCH_WAIT_MS,
+      // kafkajs' own default for consumers (5 retries), plus: no restart once closed.
+      retry: { retries: 5, restartOnFailure: () => Promise.resolve(!this.closed) },
     })
   }
 
@@ -56,10 +65,16 @@ export class KafkaLeaderElection implements LeaderElection {
     let joined: () => void = () => undefined
     const firstJoin = new Promise<void>((resolve) => (joined = resolve))
     c.on(c.events.GROUP_JOIN, (e) => {
+      if (this.closed) {
+        void c.disconnect().catch(() => undefined)
+        return
+      }
       lease.assigned((e.payload.memberAssignment[this.opts.topic] ?? []).includes(0), Date.now())
       joined()
     })
-    c.on(c.events.HEARTBEAT, () => lease.heartbeat(Date.now()))
+    c.on(c.events.HEARTBEAT, () => {
+      if (!this.closed) lease.heartbeat(Date.now())
+    })
     c.on(c.events.REBALANCING, () => lease.revoked(Date.now(), 'the group is rebalancing'))
     c.on(c.events.CRASH, (e) => lease.revoked(Date.now(), `the group membership failed: ${e.payload.error.message}`))
     c.on(c.events.STOP, () => lease.revoked(Date.now(), 'left the election'))
@@ -76,10 +91,11 @@ export class KafkaLeaderElection implements LeaderElection {
   }
 
   isLeader(): boolean {
-    return this.lease?.isLeader(Date.now()) ?? false
+    return !this.closed && (this.lease?.isLeader(Date.now()) ?? false)
   }
 
   async close(): Promise<void> {
+    this.closed = true
     if (this.timer !== undefined) clearInterval(this.timer)
     this.lease?.revoked(Date.now(), 'left the election')
     await this.consumer.disconnect().catch(() => undefined)
