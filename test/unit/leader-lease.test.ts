@@ -246,7 +246,7 @@ test('the alert engine runs only while leading, a fresh one each term', async ()
   assert.equal(gate.leadership.leader, false)
 })
 
-test('after stop(), a late "leader" from the election starts no engine (a consumer kafkajs restarted rejoins)', async () => {
+test('after stop(), a late "leader" from the election starts no engine (kafkajs restarted the consumer)', async () => {
   const election = new FakeElection()
   const log: string[] = []
   let made = 0
