@@ -47,7 +47,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { unreported } from './verdicts.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -345,13 +345,11 @@ for (const signal of ['SIGINT', 'SIGTERM'])
 async function runFiles(list, env, concurrency = 1) {
   const results = path.join(mkdtempSync(path.join(os.tmpdir(), 'benchstream-results-')), 'results.jsonl')
   // No --test-force-exit: with it a child exits as soon as its tests are done, and can cut its last reports on the
-  // way to the runner (nodejs/node#64833; a CI run here lost four verdicts and passed). Instead each test file's
-  // process exits 2 s after its tests if it has not by then, its reports written first, and says what was still
-  // open (test/exit-after-tests.mjs); a file that hangs before that is stopped at the pass's time limit below.
+  // way to the runner (nodejs/node#64833; a CI run here lost four verdicts and passed). A file that does not exit
+  // after its tests (an open socket or timer) is a hang the pass's time limit below turns into a failure.
   const child = spawn(
     process.execPath,
     [
-      `--import=${pathToFileURL(path.join(root, 'test', 'exit-after-tests.mjs')).href}`,
       '--test',
       `--test-concurrency=${concurrency}`,
       '--test-reporter=spec',
