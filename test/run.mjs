@@ -323,14 +323,33 @@ if (!Number.isInteger(PASS_TIMEOUT_S) || PASS_TIMEOUT_S < 1) {
   console.error(`TEST_PASS_TIMEOUT_S must be a whole number of seconds, got ${process.env.TEST_PASS_TIMEOUT_S}`)
   process.exit(2)
 }
-// The runners still going, each its own process group, so an interrupt or a hang stops the test files it started.
+// The runners still going. Not process groups of their own (detached): a new session is a scheduling group of its own
+// under Linux's autogroup, which changed how the two cores were shared with anything else running (a CI run with a
+// hog on one core took npm test 527-536 s against 391-443 s). A runner and every process under it are found by
+// their parent ids and killed together.
 const running = new Set()
+/** `pid` and every process below it (ps). */
+function processTree(pid) {
+  const ps = spawnSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+  const children = new Map()
+  for (const line of (ps.stdout ?? '').split('\n')) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number)
+    if (p === undefined || pp === undefined || Number.isNaN(p)) continue
+    if (!children.has(pp)) children.set(pp, [])
+    children.get(pp).push(p)
+  }
+  const tree = [pid]
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []))
+  return tree
+}
 const stopAll = () => {
   for (const child of running) {
-    try {
-      process.kill(-child.pid, 'SIGKILL')
-    } catch {
-      // already gone
+    for (const pid of processTree(child.pid)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // already gone
+      }
     }
   }
 }
@@ -362,7 +381,7 @@ async function runFiles(list, env, concurrency = 1) {
       '--test-reporter-destination=stdout',
       ...list,
     ],
-    { env: { ...env, BENCHSTREAM_TEST_RESULTS: results }, stdio: 'inherit', detached: true },
+    { env: { ...env, BENCHSTREAM_TEST_RESULTS: results }, stdio: 'inherit' },
   )
   running.add(child)
   let timedOut = false
