@@ -342,16 +342,18 @@ function processTree(pid) {
   for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []))
   return tree
 }
-const stopAll = () => {
-  for (const child of running) {
-    for (const pid of processTree(child.pid)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // already gone
-      }
+/** Kills a runner and every process under it. */
+const stopTree = (child) => {
+  for (const pid of processTree(child.pid)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // already gone
     }
   }
+}
+const stopAll = () => {
+  for (const child of running) stopTree(child)
 }
 for (const signal of ['SIGINT', 'SIGTERM'])
   process.on(signal, () => {
@@ -391,7 +393,8 @@ async function runFiles(list, env, concurrency = 1) {
     // The test files whose processes are still there: Node's runner starts one per file, the file's path last.
     const ps = spawnSync('ps', ['-o', 'args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
     stillRunning = (ps.stdout ?? '').split('\n').flatMap((l) => l.match(/\S+\.test\.js$/) ?? [])
-    stopAll()
+    // This pass only: another running beside it (the unit tier beside processor-resilience) ends on its own.
+    stopTree(child)
   }, PASS_TIMEOUT_S * 1000)
   const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)))
   clearTimeout(timer)
